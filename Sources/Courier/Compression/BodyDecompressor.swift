@@ -1,0 +1,86 @@
+import Foundation
+import CompressNIO
+import NIOCore
+
+/// Decodes a gzip or deflate body chunk by chunk, refusing it as soon as it passes the size or ratio limit,
+/// so a decompression bomb costs at most one chunk's worth of work past the limit.
+final class BodyDecompressor {
+    enum Encoding: String {
+        case gzip, deflate
+    }
+
+    private let decompressor: ZlibDecompressor
+    private let limits: ResponseLimits
+    private let encoding: Encoding
+    private var compressedBytes = 0
+    private var decompressedBytes = 0
+    private var finished = false
+
+    /// `nil` when `contentEncoding` names nothing Courier decodes (identity, or an encoding it leaves alone).
+    init?(contentEncoding: String?, limits: ResponseLimits) throws {
+        guard let value = contentEncoding?.trimmingCharacters(in: .whitespaces).lowercased() else { return nil }
+        switch value {
+        case "gzip", "x-gzip": encoding = .gzip
+        case "deflate": encoding = .deflate
+        default: return nil
+        }
+        // RFC 9110's "deflate" is the zlib format; servers that send raw deflate are rare, and zlib's window bits
+        // of 15 + 32 would auto-detect, but CompressNIO asks for the algorithm, so zlib it is.
+        self.decompressor = try ZlibDecompressor(algorithm: encoding == .gzip ? .gzip : .zlib)
+        self.limits = limits
+    }
+
+    /// Decompresses one chunk of the body; the result may be empty.
+    func decompress(_ input: ByteBuffer) throws -> ByteBuffer {
+        var input = input
+        compressedBytes += input.readableBytes
+        var output = ByteBufferAllocator().buffer(capacity: max(input.readableBytes * 4, 16 * 1024))
+        var needsMoreOutput = false
+        repeat {
+            needsMoreOutput = false
+            let before = output.writerIndex
+            do {
+                try decompressor.inflate(from: &input, to: &output)
+                // Z_STREAM_END when input is left over; otherwise all input was consumed.
+                if input.readableBytes > 0 { finished = true }
+            } catch let error as CompressNIOError where error == .bufferOverflow {
+                needsMoreOutput = true
+            } catch let error as CompressNIOError where error == .inputBufferOverflow {
+                // All input consumed; wait for the next chunk.
+            } catch {
+                throw CourierError(code: .decompression, message: "the \(encoding.rawValue) body is corrupt", underlying: error)
+            }
+            decompressedBytes += output.writerIndex - before
+            try checkLimits()
+            if needsMoreOutput { output.reserveCapacity(minimumWritableBytes: min(output.capacity, 1 << 20)) }
+        } while !finished && (input.readableBytes > 0 || needsMoreOutput)
+        return output
+    }
+
+    /// Confirms the compressed stream ended; a body cut short is an error, not a silently short answer.
+    func finish() throws {
+        guard !finished else { return }
+        var empty = ByteBufferAllocator().buffer(capacity: 16)
+        var output = ByteBufferAllocator().buffer(capacity: 64)
+        do {
+            try decompressor.inflate(from: &empty, to: &output)
+        } catch {
+            throw CourierError(code: .decompression, message: "the \(encoding.rawValue) body ended before its compressed stream did")
+        }
+        if output.readableBytes > 0 {
+            throw CourierError(code: .decompression, message: "the \(encoding.rawValue) body ended before its compressed stream did")
+        }
+        finished = true
+    }
+
+    private func checkLimits() throws {
+        if decompressedBytes > limits.maxBodyBytes {
+            throw CourierError(code: .bodyTooLarge, message: "the decompressed body exceeds the limit of \(limits.maxBodyBytes) bytes")
+        }
+        if decompressedBytes > limits.ratioCheckFloor && compressedBytes > 0
+            && decompressedBytes / compressedBytes > limits.maxDecompressionRatio {
+            throw CourierError(code: .decompression,
+                               message: "the body expands more than \(limits.maxDecompressionRatio)× when decompressed (a decompression bomb?)")
+        }
+    }
+}

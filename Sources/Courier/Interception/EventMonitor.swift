@@ -1,0 +1,27 @@
+/// Told about each request's life (HLNetworking's will/did-send hooks, RBEFireworks' accessories).
+///
+/// Every method has an empty default; implement the ones you need. Monitors are called on the task that runs
+/// the request, so keep them quick, and hand slow work to a task of your own.
+public protocol EventMonitor: Sendable {
+    /// The request is about to go to the transport (after adapters), once per attempt.
+    func willSend(_ request: PreparedRequest)
+    /// The transport sent the request and the response head arrived.
+    func didSend(_ request: PreparedRequest)
+    /// The complete response arrived, before validation and decoding.
+    func didReceive(_ response: ResponseBody, for request: PreparedRequest)
+    /// The request is about to be retried after `delay`.
+    func willRetry(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError)
+    /// The request is being cancelled.
+    func willCancel(_ request: PreparedRequest)
+    /// The request finished, with its final outcome and timing.
+    func didComplete(_ request: PreparedRequest, result: Result<ResponseBody, CourierError>, timing: Timing)
+}
+
+extension EventMonitor {
+    public func willSend(_ request: PreparedRequest) {}
+    public func didSend(_ request: PreparedRequest) {}
+    public func didReceive(_ response: ResponseBody, for request: PreparedRequest) {}
+    public func willRetry(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError) {}
+    public func willCancel(_ request: PreparedRequest) {}
+    public func didComplete(_ request: PreparedRequest, result: Result<ResponseBody, CourierError>, timing: Timing) {}
+}

@@ -1,0 +1,56 @@
+import Foundation
+import HTTPTypes
+import Logging
+
+/// The debug messages of one request (HLNetworking's debug message, XZNetworking's detail log): request line,
+/// headers and body preview, then status, headers, body preview and duration. Everything passes the
+/// configuration's ``Redactor`` first.
+struct DebugLog {
+    private let logger: Logger
+    private let redactor: Redactor
+    private let enabled: Bool
+    private static let previewLimit = 1024
+
+    init(configuration: Configuration) {
+        var logger = configuration.logger
+        if configuration.debugLogging { logger.logLevel = min(logger.logLevel, .debug) }
+        self.logger = logger
+        self.redactor = configuration.redactor
+        self.enabled = configuration.debugLogging || logger.logLevel <= .debug
+    }
+
+    func request(_ request: PreparedRequest) {
+        guard enabled else { return }
+        var lines = ["→ \(request.method.rawValue) \(redactor.redact(url: request.url))"]
+        if !request.headers.isEmpty { lines.append(redactor.redact(request.headers)) }
+        switch request.body {
+        case .empty: break
+        case .bytes(let data): lines.append(BodyPreview.text(data, limit: Self.previewLimit).map(redactor.redact(body:)) ?? "")
+        case .file(let url, let length): lines.append("<file \(url.lastPathComponent), \(length) bytes>")
+        case .stream(_, let length): lines.append("<stream\(length.map { ", \($0) bytes" } ?? "")>")
+        }
+        logger.debug("\(lines.joined(separator: "\n"))")
+    }
+
+    func response(_ body: ResponseBody, for request: PreparedRequest, duration: Duration) {
+        guard enabled else { return }
+        var lines = ["← \(body.status.code) \(request.method.rawValue) \(redactor.redact(url: request.url)) in \(duration.formattedSeconds)"]
+        if !body.headers.isEmpty { lines.append(redactor.redact(body.headers)) }
+        if let preview = BodyPreview.text(body.data, limit: Self.previewLimit) { lines.append(redactor.redact(body: preview)) }
+        logger.debug("\(lines.joined(separator: "\n"))")
+    }
+
+    func redirect(from request: PreparedRequest, status: HTTPResponse.Status, to url: URL) {
+        guard enabled else { return }
+        logger.debug("↪ \(status.code) \(redactor.redact(url: request.url)) → \(redactor.redact(url: url))")
+    }
+
+    func retry(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError) {
+        logger.info("retrying \(request.method.rawValue) \(redactor.redact(url: request.url)) (attempt \(attempt + 1)) in \(delay.formattedSeconds) after \(error.code)")
+    }
+
+    func failure(_ request: PreparedRequest, _ error: CourierError, duration: Duration) {
+        guard enabled else { return }
+        logger.debug("✗ \(request.method.rawValue) \(redactor.redact(url: request.url)) failed in \(duration.formattedSeconds): \(error)")
+    }
+}

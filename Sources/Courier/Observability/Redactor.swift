@@ -1,0 +1,87 @@
+public import Foundation
+public import HTTPTypes
+
+/// Decides what never reaches a log: credential headers, and values of sensitive keys in URLs and bodies.
+///
+/// Authorization, Cookie, Set-Cookie and Proxy-Authorization are always hidden; add your own header names and
+/// parameter keys (`token`, `password`, … are there by default).
+public struct Redactor: Sendable, Hashable {
+    /// Header names whose values are replaced.
+    public var sensitiveHeaders: Set<HTTPField.Name>
+    /// Parameter and JSON keys whose values are replaced, compared case-insensitively.
+    public var sensitiveKeys: Set<String>
+    /// What replaces a hidden value.
+    public var placeholder: String
+
+    /// Creates a redactor.
+    public init(sensitiveHeaders: Set<HTTPField.Name> = Redactor.credentialHeaders,
+                sensitiveKeys: Set<String> = ["token", "access_token", "refresh_token", "password", "passwd", "secret",
+                                              "api_key", "apikey", "client_secret", "signature", "sign"],
+                placeholder: String = "<redacted>") {
+        self.sensitiveHeaders = sensitiveHeaders.union(Redactor.credentialHeaders)
+        self.sensitiveKeys = Set(sensitiveKeys.map { $0.lowercased() })
+        self.placeholder = placeholder
+    }
+
+    /// Headers that carry credentials; always redacted.
+    public static let credentialHeaders: Set<HTTPField.Name> = [.authorization, .cookie, .setCookie, .proxyAuthorization]
+
+    /// The default redactor.
+    public static let standard = Redactor()
+
+    /// Hides nothing. Use it only for output that never leaves the user's terminal.
+    public static let none: Redactor = {
+        var redactor = Redactor()
+        redactor.sensitiveHeaders = []
+        redactor.sensitiveKeys = []
+        return redactor
+    }()
+
+    /// The header's value, or the placeholder when the header is sensitive.
+    public func redact(_ field: HTTPField) -> String {
+        sensitiveHeaders.contains(field.name) ? placeholder : field.value
+    }
+
+    /// Headers as `Name: value` lines, sensitive values hidden.
+    public func redact(_ fields: HTTPFields) -> String {
+        fields.map { "\($0.name.rawName): \(redact($0))" }.joined(separator: "\n")
+    }
+
+    /// The URL with user info removed and sensitive query values hidden.
+    public func redact(url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
+        if components.password != nil { components.password = placeholder }
+        if let items = components.percentEncodedQueryItems, !sensitiveKeys.isEmpty {
+            components.percentEncodedQueryItems = items.map { item in
+                isSensitive(key: item.name.removingPercentEncoding ?? item.name)
+                    ? URLQueryItem(name: item.name, value: placeholder) : item
+            }
+        }
+        return components.string ?? url.absoluteString
+    }
+
+    /// Text with `"key": value` (JSON) and `key=value` (form) pairs of sensitive keys hidden.
+    public func redact(body text: String) -> String {
+        guard !sensitiveKeys.isEmpty else { return text }
+        var result = text
+        for key in sensitiveKeys {
+            let escaped = NSRegularExpression.escapedPattern(for: key)
+            result = Self.replace(in: result, pattern: "(\"\(escaped)\"\\s*:\\s*)(\"(?:[^\"\\\\]|\\\\.)*\"|[^,}\\]\\s]+)",
+                                  template: "$1\"\(placeholder)\"")
+            result = Self.replace(in: result, pattern: "((?:^|[&?])\(escaped)=)[^&\\s]*", template: "$1\(placeholder)")
+        }
+        return result
+    }
+
+    private func isSensitive(key: String) -> Bool {
+        let lowered = key.lowercased()
+        return sensitiveKeys.contains(lowered) || sensitiveKeys.contains(where: { lowered.hasSuffix("[\($0)]") })
+    }
+
+    private static func replace(in text: String, pattern: String, template: String) -> String {
+        guard let regex = try? NSRegularExpression(pattern: pattern, options: [.caseInsensitive]) else { return text }
+        let range = NSRange(text.startIndex..., in: text)
+        return regex.stringByReplacingMatches(in: text, range: range, withTemplate: NSRegularExpression.escapedTemplate(for: template)
+            .replacingOccurrences(of: "\\$1", with: "$1"))
+    }
+}

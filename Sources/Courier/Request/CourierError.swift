@@ -1,0 +1,184 @@
+import Foundation
+public import HTTPTypes
+
+/// The one error type Courier throws.
+///
+/// Like `HTTPClientError` in AsyncHTTPClient it is a struct over a private code enum, so new codes can be
+/// added without breaking anyone who switches on ``code``. Compare codes, not descriptions:
+///
+/// ```swift
+/// do { _ = try await session.send(.get("/slow")) }
+/// catch let error as CourierError where error.code == .timeout { … }
+/// ```
+public struct CourierError: Error, Sendable, CustomStringConvertible {
+    /// A stable identifier of what went wrong; its ``rawValue`` never changes once published.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Sendable {
+            case invalidURL, invalidHeader, invalidParameter, encoding, fileAccess
+            case timeout, cancelled, connectionFailed, connectionClosed, connectionReset, tls
+            case invalidResponse, httpStatus, validation, decoding, bodyTooLarge, decompression
+            case redirectLoop, tooManyRedirects, ignored, sessionClosed, transport
+        }
+        private let base: Base
+
+        /// The stable text of the code, for logs and exit messages.
+        public var rawValue: String { base.rawValue }
+        public var description: String { base.rawValue }
+
+        /// A URL could not be parsed, has no host, or uses a scheme other than http/https.
+        public static let invalidURL = Code(base: .invalidURL)
+        /// A header name or value holds bytes that could split the request (CR, LF, NUL, other controls).
+        public static let invalidHeader = Code(base: .invalidHeader)
+        /// A parameter could not be encoded where the request asked for it.
+        public static let invalidParameter = Code(base: .invalidParameter)
+        /// The request body could not be encoded (for example an `Encodable` threw).
+        public static let encoding = Code(base: .encoding)
+        /// A file named as a request body could not be opened or read.
+        public static let fileAccess = Code(base: .fileAccess)
+        /// A connect, read-idle or total timeout elapsed; ``CourierError/timeoutKind`` says which.
+        public static let timeout = Code(base: .timeout)
+        /// The calling task was cancelled, or the request was cancelled explicitly.
+        public static let cancelled = Code(base: .cancelled)
+        /// No connection could be made (refused, unreachable, name not resolved).
+        public static let connectionFailed = Code(base: .connectionFailed)
+        /// The server closed the connection (FIN) before the response was complete.
+        public static let connectionClosed = Code(base: .connectionClosed)
+        /// The connection was reset (RST) by the peer.
+        public static let connectionReset = Code(base: .connectionReset)
+        /// The TLS handshake or the TLS stream failed.
+        public static let tls = Code(base: .tls)
+        /// The server sent bytes that are not valid HTTP (bad framing, bad chunking, oversized head).
+        public static let invalidResponse = Code(base: .invalidResponse)
+        /// A status validator rejected the status code; ``CourierError/status`` and ``CourierError/bodyPreview`` say more.
+        public static let httpStatus = Code(base: .httpStatus)
+        /// A response validator rejected the response; ``CourierError/keyPath`` names the offending key when known.
+        public static let validation = Code(base: .validation)
+        /// The body could not be decoded into the requested type.
+        public static let decoding = Code(base: .decoding)
+        /// The response body exceeded the configured size limit (checked while streaming).
+        public static let bodyTooLarge = Code(base: .bodyTooLarge)
+        /// A compressed body was corrupt, truncated, or exceeded the decompression size or ratio limit.
+        public static let decompression = Code(base: .decompression)
+        /// A redirect led back to a URL already visited.
+        public static let redirectLoop = Code(base: .redirectLoop)
+        /// More redirects than the policy allows.
+        public static let tooManyRedirects = Code(base: .tooManyRedirects)
+        /// A validator chose to ignore the response; the request has no result.
+        public static let ignored = Code(base: .ignored)
+        /// The session was shut down before or while the request ran.
+        public static let sessionClosed = Code(base: .sessionClosed)
+        /// Any other failure of the transport; ``CourierError/underlying`` holds the original error.
+        public static let transport = Code(base: .transport)
+    }
+
+    /// Which timeout elapsed, for ``Code/timeout`` errors.
+    public enum TimeoutKind: String, Sendable {
+        /// Establishing the connection took too long.
+        case connect
+        /// No byte arrived for longer than the read-idle timeout.
+        case readIdle
+        /// The whole request (including redirects and the body) took too long.
+        case total
+    }
+
+    /// What went wrong, as a stable code.
+    public let code: Code
+    /// A human-readable explanation; secrets are never included.
+    public let message: String
+    /// The HTTP status, for ``Code/httpStatus`` (and validation errors raised on a response).
+    public var status: HTTPResponse.Status?
+    /// The first bytes of the response body as text, for ``Code/httpStatus``; redacted and truncated.
+    public var bodyPreview: String?
+    /// The offending key path (`data.items[2].id`) for ``Code/validation``.
+    public var keyPath: String?
+    /// Which timeout elapsed, for ``Code/timeout``.
+    public var timeoutKind: TimeoutKind?
+    /// The error Courier translated, when there was one.
+    public var underlying: (any Error)?
+    var retryAfterValue: String?
+
+    /// Creates an error; prefer the static factories such as ``invalidURL(_:)``.
+    public init(code: Code, message: String, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+
+    /// `code: message`, one line, suitable for a CLI's stderr.
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+extension CourierError {
+    /// A malformed URL; the offending string is quoted.
+    public static func invalidURL(_ string: String, reason: String = "not a valid http(s) URL") -> CourierError {
+        CourierError(code: .invalidURL, message: "\(reason): \"\(Self.printable(string))\"")
+    }
+
+    /// A header that may not be sent; the name is quoted, the value never is (it may be a secret).
+    public static func invalidHeader(name: String, reason: String) -> CourierError {
+        CourierError(code: .invalidHeader, message: "header \"\(Self.printable(name))\" \(reason)")
+    }
+
+    /// A timeout of the given kind.
+    public static func timeout(_ kind: TimeoutKind, after duration: Duration? = nil, url: String? = nil) -> CourierError {
+        var text = "\(kind.rawValue) timeout"
+        if let duration { text += " of \(duration.formattedSeconds)" }
+        text += " elapsed"
+        if let url { text += " for \(url)" }
+        var error = CourierError(code: .timeout, message: text)
+        error.timeoutKind = kind
+        return error
+    }
+
+    /// The request was cancelled.
+    public static func cancelled(_ detail: String = "the request was cancelled") -> CourierError {
+        CourierError(code: .cancelled, message: detail)
+    }
+
+    /// A rejected status code with a preview of the body.
+    public static func httpStatus(_ status: HTTPResponse.Status, bodyPreview: String?, url: String? = nil) -> CourierError {
+        var text = "HTTP \(status.code)"
+        if !status.reasonPhrase.isEmpty { text += " \(status.reasonPhrase)" }
+        if let url { text += " from \(url)" }
+        var error = CourierError(code: .httpStatus, message: text)
+        error.status = status
+        error.bodyPreview = bodyPreview
+        return error
+    }
+
+    /// A validation failure, optionally naming the key path it concerns.
+    public static func validation(_ message: String, keyPath: String? = nil) -> CourierError {
+        var error = CourierError(code: .validation, message: keyPath.map { "\(message) at \($0)" } ?? message)
+        error.keyPath = keyPath
+        return error
+    }
+
+    /// Replaces control characters so a hostile string cannot break a log line.
+    static func printable(_ string: String, limit: Int = 200) -> String {
+        var out = ""
+        for scalar in string.unicodeScalars.prefix(limit) {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                out += String(format: "\\x%02X", scalar.value)
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        if string.unicodeScalars.count > limit { out += "…" }
+        return out
+    }
+}
+
+extension CourierError: Equatable {
+    /// Two errors are equal when their code and message match; the underlying error is not compared.
+    public static func == (lhs: CourierError, rhs: CourierError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message
+    }
+}
+
+extension Duration {
+    /// `1.5 s`, `250 ms`: the form every Courier message uses.
+    var formattedSeconds: String {
+        let ms = Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
+        return ms < 1000 ? "\(Int(ms.rounded())) ms" : String(format: "%.3g s", ms / 1000)
+    }
+}

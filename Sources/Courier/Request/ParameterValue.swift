@@ -1,0 +1,82 @@
+import Foundation
+
+/// Request parameters: an unordered map of names to values; encoders sort by name so the output is stable.
+public typealias Parameters = [String: ParameterValue]
+
+/// One parameter value: the JSON data model, written with literals.
+///
+/// ```swift
+/// let parameters: Parameters = ["page": 2, "tags": ["a", "b"], "filter": ["active": true]]
+/// ```
+public enum ParameterValue: Sendable, Hashable {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+    case array([ParameterValue])
+    case object([String: ParameterValue])
+    case null
+}
+
+extension ParameterValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int) { self = .int(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: ParameterValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, ParameterValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+    public init(nilLiteral: ()) { self = .null }
+}
+
+extension ParameterValue: Codable {
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .int(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .bool(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        case .null: try container.encodeNil()
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+        else if let value = try? container.decode(Int.self) { self = .int(value) }
+        else if let value = try? container.decode(Double.self) { self = .double(value) }
+        else if let value = try? container.decode(String.self) { self = .string(value) }
+        else if let value = try? container.decode([ParameterValue].self) { self = .array(value) }
+        else { self = .object(try container.decode([String: ParameterValue].self)) }
+    }
+}
+
+extension ParameterValue: CustomStringConvertible {
+    /// The value as it appears in a query string before percent-encoding.
+    public var description: String {
+        switch self {
+        case .string(let value): value
+        case .int(let value): String(value)
+        case .double(let value): value.formatted(.number.grouping(.never))
+        case .bool(let value): value ? "true" : "false"
+        case .null: ""
+        case .array, .object: (try? String(decoding: JSONEncoder.sorted.encode(self), as: UTF8.self)) ?? ""
+        }
+    }
+}
+
+extension JSONEncoder {
+    /// A JSON encoder with sorted keys, so equal values always encode to equal bytes.
+    static var sorted: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+}

@@ -1,0 +1,77 @@
+public import Foundation
+public import HTTPTypes
+
+/// The answer to a ``Request``: the decoded value with the status, headers, body bytes and timing.
+public struct Response<Value: Sendable>: Sendable {
+    /// The decoded value.
+    public let value: Value
+    /// The request as it was finally sent (after adapters and redirects).
+    public let request: PreparedRequest
+    /// The status.
+    public let status: HTTPResponse.Status
+    /// The headers.
+    public let headers: HTTPFields
+    /// The body bytes, decompressed.
+    public let body: Data
+    /// Whether the answer came from a cache rather than the network.
+    public let isFromCache: Bool
+    /// When the request started, when its first byte arrived and when it ended.
+    public let timing: Timing
+
+    /// Creates a response; sessions and stub transports build these.
+    public init(value: Value, request: PreparedRequest, status: HTTPResponse.Status, headers: HTTPFields, body: Data,
+                isFromCache: Bool = false, timing: Timing) {
+        self.value = value
+        self.request = request
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.isFromCache = isFromCache
+        self.timing = timing
+    }
+
+    /// The final URL.
+    public var url: URL { request.url }
+
+    /// The body as UTF-8 text, or `nil` when it is not valid UTF-8.
+    public var string: String? { String(data: body, encoding: .utf8) }
+
+    /// Decodes the body as JSON into `T`.
+    public func decode<T: Decodable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder()) throws -> T {
+        do { return try decoder.decode(T.self, from: body) } catch {
+            throw CourierError(code: .decoding, message: "could not decode \(T.self): \(DecodingFailure.describe(error))",
+                               underlying: error)
+        }
+    }
+
+    /// The same response with its value transformed.
+    public func map<T: Sendable>(_ transform: (Value) throws -> T) rethrows -> Response<T> {
+        Response<T>(value: try transform(value), request: request, status: status, headers: headers, body: body,
+                    isFromCache: isFromCache, timing: timing)
+    }
+}
+
+/// Points in time of one request, on the monotonic clock, and the wall-clock start.
+public struct Timing: Sendable, Hashable {
+    /// Wall-clock time the request started, for logs.
+    public var startDate: Date
+    /// When the request started.
+    public var start: ContinuousClock.Instant
+    /// When the response head arrived (after the last redirect).
+    public var firstByte: ContinuousClock.Instant?
+    /// When the body was complete.
+    public var end: ContinuousClock.Instant
+
+    /// Creates a timing value.
+    public init(startDate: Date, start: ContinuousClock.Instant, firstByte: ContinuousClock.Instant?, end: ContinuousClock.Instant) {
+        self.startDate = startDate
+        self.start = start
+        self.firstByte = firstByte
+        self.end = end
+    }
+
+    /// Start to end.
+    public var total: Duration { start.duration(to: end) }
+    /// Start to the first byte of the response.
+    public var timeToFirstByte: Duration? { firstByte.map { start.duration(to: $0) } }
+}

@@ -1,0 +1,80 @@
+public import Foundation
+public import HTTPTypes
+
+/// A received body with the head it came with: what a request's decoding and validators look at.
+public struct ResponseBody: Sendable {
+    /// The status.
+    public var status: HTTPResponse.Status
+    /// The headers.
+    public var headers: HTTPFields
+    /// The body bytes, already decompressed.
+    public var data: Data
+
+    /// Creates a body value; transports and tests use it, sessions build it themselves.
+    public init(status: HTTPResponse.Status, headers: HTTPFields, data: Data) {
+        self.status = status
+        self.headers = headers
+        self.data = data
+    }
+
+    /// The body as UTF-8 text, or `nil` when it is not valid UTF-8.
+    public var string: String? { String(data: data, encoding: .utf8) }
+
+    /// The default decoding for a `Decodable` type: raw bytes for `Data`, text for `String`, nothing for ``Empty``,
+    /// JSON for the rest.
+    static func decoder<T: Decodable & Sendable>(for type: T.Type, using decoder: JSONDecoder) -> @Sendable (ResponseBody) throws -> T {
+        if T.self == Data.self { return { body in body.data as! T } }  // the check above makes the cast certain
+        if T.self == String.self {
+            return { body in
+                guard let text = body.string else {
+                    throw CourierError(code: .decoding, message: "the body is not valid UTF-8 text")
+                }
+                return text as! T  // certain, as above
+            }
+        }
+        if T.self == Empty.self { return { _ in Empty() as! T } }  // certain, as above
+        let box = JSONDecoderBox(decoder)
+        return { body in
+            do { return try box.decoder.decode(T.self, from: body.data) } catch {
+                throw CourierError(code: .decoding, message: "could not decode \(T.self): \(DecodingFailure.describe(error))",
+                                   underlying: error)
+            }
+        }
+    }
+}
+
+/// `JSONDecoder` is not declared `Sendable` everywhere Foundation runs; `decode` does not mutate it and the box
+/// is made from a decoder the caller handed over, so sharing it between tasks is safe.
+private struct JSONDecoderBox: @unchecked Sendable {
+    let decoder: JSONDecoder
+    init(_ decoder: JSONDecoder) { self.decoder = decoder }
+}
+
+/// Turns `DecodingError` into one readable line with the key path.
+enum DecodingFailure {
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        func path(_ context: DecodingError.Context) -> String {
+            let text = KeyPathText.render(context.codingPath)
+            return text.isEmpty ? "the top level" : text
+        }
+        switch error {
+        case .typeMismatch(let type, let context): return "expected \(type) at \(path(context))"
+        case .valueNotFound(let type, let context): return "missing \(type) value at \(path(context))"
+        case .keyNotFound(let key, let context): return "missing key \"\(key.stringValue)\" at \(path(context))"
+        case .dataCorrupted(let context): return "\(context.debugDescription) at \(path(context))"
+        @unknown default: return "\(error)"
+        }
+    }
+}
+
+/// Renders coding paths as `data.items[2].id`.
+enum KeyPathText {
+    static func render(_ path: [any CodingKey]) -> String {
+        var text = ""
+        for key in path {
+            if let index = key.intValue { text += "[\(index)]" } else { text += text.isEmpty ? key.stringValue : ".\(key.stringValue)" }
+        }
+        return text
+    }
+}

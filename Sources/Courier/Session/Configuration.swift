@@ -1,0 +1,93 @@
+public import Foundation
+public import HTTPTypes
+public import Logging
+
+/// Everything a ``Session`` applies to every request; each request can override most of it.
+///
+/// ```swift
+/// let config = Configuration {
+///     $0.baseURL = URL(string: "https://api.example.com")
+///     $0.apiVersion = "v2"
+///     $0.defaultHeaders[.authorization] = "Bearer \(token)"
+///     $0.retryPolicy = .exponential(maxAttempts: 3)
+/// }
+/// ```
+public struct Configuration: Sendable {
+    /// The base URL relative paths are resolved against.
+    public var baseURL: URL?
+    /// Named services, each with its own base URL (XZNetworking's service registry).
+    public var services: [ServiceID: URL]
+    /// The CDN base URL, used by requests with ``Request/usesCDN``.
+    public var cdnURL: URL?
+    /// A path segment inserted between the base URL and the request path (`v2` gives `base/v2/path`).
+    public var apiVersion: String?
+    /// Parameters added to every request: to the query for GET, HEAD and DELETE, to the body for the rest.
+    public var defaultParameters: Parameters
+    /// Headers added to every request unless it sets the same name.
+    public var defaultHeaders: HTTPFields
+    /// How body parameters are encoded when a request does not say (WYNetwork's request serializer).
+    public var parameterEncoding: ParameterEncoding
+    /// Connect, read-idle and total timeouts (30 s each by default).
+    public var timeouts: Timeouts
+    /// Adapters applied in order to every request before it is sent.
+    public var adapters: [any RequestAdapter]
+    /// Validators applied in order to every response; by default only 2xx statuses pass.
+    public var validators: [any ResponseValidator]
+    /// The retry policy; `nil` never retries.
+    public var retryPolicy: RetryPolicy?
+    /// Monitors told about each request's life.
+    public var monitors: [any EventMonitor]
+    /// How redirects are followed.
+    public var redirects: RedirectPolicy
+    /// Size and decompression limits, enforced while the body streams in.
+    public var limits: ResponseLimits
+    /// Ask for and decode gzip and deflate bodies.
+    public var decompressesResponses: Bool
+    /// Where Courier logs; requests and responses are logged at `.debug` when ``debugLogging`` is on.
+    public var logger: Logger
+    /// Log each request line, headers, body preview, status and duration (HLNetworking's debug message).
+    public var debugLogging: Bool
+    /// What is hidden from logs, error previews and cURL exports.
+    public var redactor: Redactor
+
+    /// Creates a configuration with Courier's defaults, then lets `configure` change it.
+    public init(_ configure: (inout Configuration) -> Void = { _ in }) {
+        baseURL = nil
+        services = [:]
+        cdnURL = nil
+        apiVersion = nil
+        defaultParameters = [:]
+        defaultHeaders = [:]
+        parameterEncoding = .form
+        timeouts = Timeouts()
+        adapters = []
+        validators = [StatusCodeValidator.successful]
+        retryPolicy = nil
+        monitors = []
+        redirects = RedirectPolicy()
+        limits = ResponseLimits()
+        decompressesResponses = true
+        logger = Logger(label: "courier")
+        debugLogging = false
+        redactor = .standard
+        configure(&self)
+    }
+}
+
+/// Limits on what a response may make Courier hold, checked chunk by chunk as the body arrives.
+public struct ResponseLimits: Sendable, Hashable {
+    /// The largest body kept in memory, after decompression (default 256 MiB).
+    public var maxBodyBytes: Int
+    /// The largest ratio of decompressed to compressed bytes (default 200), checked once the output passes
+    /// ``ratioCheckFloor`` so a small, very repetitive body is not refused.
+    public var maxDecompressionRatio: Int
+    /// Output size below which the ratio is not checked (default 1 MiB).
+    public var ratioCheckFloor: Int
+
+    /// Creates limits.
+    public init(maxBodyBytes: Int = 256 << 20, maxDecompressionRatio: Int = 200, ratioCheckFloor: Int = 1 << 20) {
+        self.maxBodyBytes = maxBodyBytes
+        self.maxDecompressionRatio = maxDecompressionRatio
+        self.ratioCheckFloor = ratioCheckFloor
+    }
+}

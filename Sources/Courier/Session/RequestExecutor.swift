@@ -1,0 +1,164 @@
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+
+/// Runs one request from start to end: prepare, send (following redirects), read the body within limits,
+/// validate, decode, and retry when the policy says so. A value type holding a configuration snapshot, so
+/// requests run in parallel without going through the session actor.
+struct RequestExecutor: Sendable {
+    let configuration: Configuration
+    let transport: any Transport
+
+    func run<R>(_ request: Request<R>) async throws -> Response<R> {
+        let startDate = Date()
+        let start = ContinuousClock.now
+        let prepared: PreparedRequest
+        do { prepared = try await RequestPreparation(configuration: configuration).prepare(request) } catch {
+            throw Self.normalize(error)
+        }
+        let timeouts = configuration.timeouts.applying(request.timeouts)
+        let deadline = start + timeouts.total
+        var limits = configuration.limits
+        if let max = request.maxResponseBytes { limits.maxBodyBytes = max }
+        let policy = request.retryPolicy ?? configuration.retryPolicy
+        let host = prepared.url.host() ?? ""
+        policy?.budget?.deposit(host: host)
+        let log = DebugLog(configuration: configuration)
+
+        var attempt = 1
+        while true {
+            do {
+                let (sent, body, firstByte) = try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, log: log, start: start)
+                for monitor in configuration.monitors { monitor.didReceive(body, for: sent) }
+                try validate(body, for: sent, extra: request.validators)
+                let value = try request.decode(body)
+                let timing = Timing(startDate: startDate, start: start, firstByte: firstByte, end: .now)
+                for monitor in configuration.monitors { monitor.didComplete(sent, result: .success(body), timing: timing) }
+                return Response(value: value, request: sent, status: body.status, headers: body.headers, body: body.data, timing: timing)
+            } catch {
+                var failure = Self.normalize(error)
+                if failure.code == .cancelled {
+                    for monitor in configuration.monitors { monitor.willCancel(prepared) }
+                } else if let policy, case .retry(let delay) = policy.decide(attempt: attempt, request: prepared, error: failure),
+                          ContinuousClock.now + delay < deadline {
+                    for monitor in configuration.monitors { monitor.willRetry(prepared, attempt: attempt, delay: delay, error: failure) }
+                    log.retry(prepared, attempt: attempt, delay: delay, error: failure)
+                    do { try await Task.sleep(for: delay) } catch {
+                        failure = .cancelled()
+                        for monitor in configuration.monitors { monitor.willCancel(prepared) }
+                        complete(prepared, failure, startDate: startDate, start: start, log: log)
+                        throw failure
+                    }
+                    attempt += 1
+                    continue
+                }
+                complete(prepared, failure, startDate: startDate, start: start, log: log)
+                throw failure
+            }
+        }
+    }
+
+    private func complete(_ request: PreparedRequest, _ failure: CourierError, startDate: Date, start: ContinuousClock.Instant, log: DebugLog) {
+        let timing = Timing(startDate: startDate, start: start, firstByte: nil, end: .now)
+        log.failure(request, failure, duration: timing.total)
+        for monitor in configuration.monitors { monitor.didComplete(request, result: .failure(failure), timing: timing) }
+    }
+
+    /// Sends `request`, following redirects, and reads the final body.
+    private func exchange(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant,
+                          limits: ResponseLimits, log: DebugLog, start: ContinuousClock.Instant)
+        async throws -> (PreparedRequest, ResponseBody, ContinuousClock.Instant)
+    {
+        var current = request
+        var redirects = RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
+        while true {
+            try HeaderValidation.check(current.headers)
+            for monitor in configuration.monitors { monitor.willSend(current) }
+            log.request(current)
+            let response = try await transport.send(TransportRequest(method: current.method, url: current.url, headers: current.headers,
+                                                                      body: current.body, timeouts: timeouts, deadline: deadline))
+            let firstByte = ContinuousClock.now
+            for monitor in configuration.monitors { monitor.didSend(current) }
+            let action = try redirects.next(method: current.method, url: current.url, status: response.status,
+                                            location: response.headers[.location], bodyIsReplayable: current.body.isReplayable)
+            switch action {
+            case .deliver:
+                let data = try await BodyCollector(limits: limits, decompresses: configuration.decompressesResponses,
+                                                   deadline: deadline, timeout: timeouts.total)
+                    .collect(response, method: current.method)
+                let body = ResponseBody(status: response.status, headers: response.headers, data: data)
+                log.response(body, for: current, duration: start.duration(to: .now))
+                return (current, body, firstByte)
+            case .follow(let method, let url, let dropsBody, let stripsCredentials):
+                log.redirect(from: current, status: response.status, to: url)
+                for try await _ in response.body {}  // let the connection be reused
+                current.method = method
+                current.url = url
+                if dropsBody {
+                    current.body = .empty
+                    current.headers[.contentType] = nil
+                    current.headers[.contentLength] = nil
+                }
+                if stripsCredentials {
+                    for name in configuration.redirects.crossOriginStrippedHeaders { current.headers[name] = nil }
+                }
+            }
+        }
+    }
+
+    private func validate(_ body: ResponseBody, for request: PreparedRequest, extra: [any ResponseValidator]) throws {
+        for validator in configuration.validators + extra {
+            switch validator.validate(body, for: request) {
+            case .accept: continue
+            case .ignore: throw CourierError(code: .ignored, message: "a validator ignored the response")
+            case .reject(let error):
+                var failure = (error as? CourierError)
+                    ?? CourierError(code: .validation, message: "the response was rejected: \(error)", underlying: error)
+                failure.retryAfterValue = body.headers[.retryAfter]
+                if failure.status == nil { failure.status = body.status }
+                throw failure
+            }
+        }
+    }
+
+    /// Every error leaving Courier is a ``CourierError``.
+    static func normalize(_ error: any Error) -> CourierError {
+        if let error = error as? CourierError { return error }
+        if error is CancellationError { return .cancelled() }
+        return CourierError(code: .transport, message: "\(error)", underlying: error)
+    }
+}
+
+/// Reads a response body into memory within the limits, decompressing as it goes.
+struct BodyCollector {
+    let limits: ResponseLimits
+    let decompresses: Bool
+    let deadline: ContinuousClock.Instant
+    let timeout: Duration
+
+    func collect(_ response: TransportResponse, method: HTTPRequest.Method) async throws -> Data {
+        let encoding = decompresses && !response.isContentDecoded ? response.headers[.contentEncoding] : nil
+        let decompressor = try BodyDecompressor(contentEncoding: encoding, limits: limits)
+        let declared = response.headers[.contentLength].flatMap(Int.init)
+        if decompressor == nil, let declared, declared > limits.maxBodyBytes {
+            throw CourierError(code: .bodyTooLarge, message: "the body of \(declared) bytes exceeds the limit of \(limits.maxBodyBytes) bytes")
+        }
+        var data = Data()
+        if decompressor == nil, let declared, method != .head { data.reserveCapacity(declared) }
+        for try await chunk in response.body {
+            if ContinuousClock.now > deadline { throw CourierError.timeout(.total, after: timeout) }
+            if let decompressor {
+                let output = try decompressor.decompress(chunk)
+                data.append(contentsOf: output.readableBytesView)
+            } else {
+                guard data.count + chunk.readableBytes <= limits.maxBodyBytes else {
+                    throw CourierError(code: .bodyTooLarge, message: "the body exceeds the limit of \(limits.maxBodyBytes) bytes")
+                }
+                data.append(contentsOf: chunk.readableBytesView)
+            }
+        }
+        if method != .head { try decompressor?.finish() }
+        return data
+    }
+}

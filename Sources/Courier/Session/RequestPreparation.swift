@@ -1,0 +1,81 @@
+import Foundation
+import HTTPTypes
+
+/// Turns a ``Request`` into the ``PreparedRequest`` that goes to the transport: URL building, parameter
+/// placement, default and raw headers, body encoding, then the adapters.
+struct RequestPreparation {
+    let configuration: Configuration
+
+    /// Methods whose parameters travel in the query.
+    private static let queryMethods: Set<HTTPRequest.Method> = [.get, .head, .delete]
+
+    func prepare<R>(_ request: Request<R>) async throws -> PreparedRequest {
+        let prepared = request.isRaw ? try prepareRaw(request) : try prepareConfigured(request)
+        guard !request.isRaw else { return prepared }
+        var adapted = prepared
+        for adapter in configuration.adapters {
+            do { adapted = try await adapter.adapt(adapted) } catch let error as CourierError { throw error } catch {
+                throw CourierError(code: .encoding, message: "an adapter refused the request: \(error)", underlying: error)
+            }
+        }
+        guard URLBuilder.absoluteURL(adapted.url.absoluteString) != nil else { throw CourierError.invalidURL(adapted.url.absoluteString) }
+        return adapted
+    }
+
+    private func prepareRaw<R>(_ request: Request<R>) throws -> PreparedRequest {
+        try URLBuilder.validateCharacters(request.path)
+        guard let url = URLBuilder.absoluteURL(request.path) else {
+            throw CourierError.invalidURL(request.path, reason: "a raw request needs an absolute http(s) URL")
+        }
+        let body = try request.body.prepare()
+        var headers = request.headers
+        try Self.overlay(rawHeaders: request.rawHeaders, onto: &headers)
+        if headers[.contentType] == nil, !request.body.isEmpty, let type = request.body.contentType { headers[.contentType] = type }
+        return PreparedRequest(method: request.method, url: URLBuilder.appending(request.query, to: url), headers: headers,
+                               body: body, tag: request.tag, userInfo: request.userInfo)
+    }
+
+    private func prepareConfigured<R>(_ request: Request<R>) throws -> PreparedRequest {
+        let bases = URLBuilder.Bases(requestBase: request.baseURL, service: request.service, usesCDN: request.usesCDN,
+                                     ignoresBase: request.ignoresBaseURL, apiVersion: request.apiVersion)
+        var url = try URLBuilder.resolve(path: request.path, bases: bases, configuration: configuration)
+
+        var parameters = request.includesDefaultParameters ? configuration.defaultParameters : [:]
+        parameters.merge(request.parameters) { _, own in own }
+        var query = request.query
+        var bodyDescription = request.body
+        if Self.queryMethods.contains(request.method) || !request.body.isEmpty {
+            query.merge(parameters) { own, _ in own }  // explicit bodies keep their bytes; parameters go to the query
+        } else if !parameters.isEmpty {
+            switch request.parameterEncoding ?? configuration.parameterEncoding {
+            case .form: bodyDescription = .form(parameters)
+            case .json: bodyDescription = .json(ParameterValue.object(parameters))
+            }
+        }
+        url = URLBuilder.appending(query, to: url)
+
+        var headers = request.includesDefaultHeaders ? configuration.defaultHeaders : HTTPFields()
+        for name in Set(request.headers.map(\.name)) {
+            headers[values: name] = request.headers[values: name]
+        }
+        try Self.overlay(rawHeaders: request.rawHeaders, onto: &headers)
+        if headers[.contentType] == nil, !bodyDescription.isEmpty, let type = bodyDescription.contentType {
+            headers[.contentType] = type
+        }
+        if configuration.decompressesResponses, headers[.acceptEncoding] == nil {
+            headers[.acceptEncoding] = "gzip, deflate"
+        }
+        return PreparedRequest(method: request.method, url: url, headers: headers, body: try bodyDescription.prepare(),
+                               tag: request.tag, userInfo: request.userInfo)
+    }
+
+    /// Validates string headers and sets them, replacing earlier values of the same name.
+    private static func overlay(rawHeaders: [(name: String, value: String)], onto headers: inout HTTPFields) throws {
+        var replaced = Set<HTTPField.Name>()
+        for (name, value) in rawHeaders {
+            let field = try HeaderValidation.field(name: name, value: value)
+            if replaced.insert(field.name).inserted { headers[values: field.name] = [] }
+            headers.append(field)
+        }
+    }
+}

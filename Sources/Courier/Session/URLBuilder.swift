@@ -1,0 +1,80 @@
+import Foundation
+
+/// Resolves a request's path against the bases, pure and separately tested.
+///
+/// Priority: an absolute URL in the path > the request's base URL > its service > the CDN URL when asked >
+/// the session's base URL. ``Request/ignoresBaseURL`` skips every base.
+enum URLBuilder {
+    struct Bases {
+        var requestBase: URL?
+        var service: ServiceID?
+        var usesCDN = false
+        var ignoresBase = false
+        var apiVersion: String?
+    }
+
+    static func resolve(path: String, bases: Bases, configuration: Configuration) throws -> URL {
+        try validateCharacters(path)
+        if let absolute = absoluteURL(path) { return absolute }
+        if bases.ignoresBase { throw CourierError.invalidURL(path, reason: "a request that ignores the base URL needs an absolute URL") }
+        let base: URL
+        if let requestBase = bases.requestBase {
+            base = requestBase
+        } else if let service = bases.service {
+            guard let url = configuration.services[service] else {
+                throw CourierError.invalidURL(path, reason: "no base URL is registered for service \"\(service)\", requested by")
+            }
+            base = url
+        } else if bases.usesCDN, let cdn = configuration.cdnURL {
+            base = cdn
+        } else if let global = configuration.baseURL {
+            base = global
+        } else {
+            throw CourierError.invalidURL(path, reason: "a relative path needs a base URL")
+        }
+        guard absoluteURL(base.absoluteString) != nil else { throw CourierError.invalidURL(base.absoluteString) }
+        return try join(base: base, version: bases.apiVersion ?? configuration.apiVersion, path: path)
+    }
+
+    /// `base` + `/version` + `/path`, with exactly one slash at each joint; the path's own query is kept.
+    static func join(base: URL, version: String?, path: String) throws -> URL {
+        var text = base.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        if let version, !version.isEmpty {
+            text += "/" + version.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        }
+        if !path.isEmpty { text += path.hasPrefix("/") ? path : "/" + path }
+        guard let url = absoluteURL(text) else { throw CourierError.invalidURL(text) }
+        return url
+    }
+
+    /// The URL when `string` is an absolute http(s) URL with a host.
+    static func absoluteURL(_ string: String) -> URL? {
+        guard let components = URLComponents(string: string),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = components.host, !host.isEmpty
+        else { return nil }
+        return components.url
+    }
+
+    /// Rejects spaces and control characters: a URL holding them is malformed, not something to "fix".
+    static func validateCharacters(_ string: String) throws {
+        if string.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+            throw CourierError.invalidURL(string, reason: "URL contains a space or control character")
+        }
+    }
+
+    /// `url` with `parameters` appended to its query; with `overwrite` false an existing name is kept.
+    static func appending(_ parameters: Parameters, to url: URL, overwrite: Bool = true) -> URL {
+        guard !parameters.isEmpty, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+        var added = parameters
+        if !overwrite, let existing = components.percentEncodedQueryItems {
+            for item in existing { added[item.name.removingPercentEncoding ?? item.name] = nil }
+        }
+        let encoded = FormEncoding.encode(added)
+        guard !encoded.isEmpty else { return url }
+        let current = components.percentEncodedQuery ?? ""
+        components.percentEncodedQuery = current.isEmpty ? encoded : current + "&" + encoded
+        return components.url ?? url
+    }
+}

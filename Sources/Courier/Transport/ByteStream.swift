@@ -1,0 +1,48 @@
+public import NIOCore
+
+/// A type-erased, single-pass stream of byte chunks: request bodies going out and response bodies coming in.
+///
+/// Iterate it once. Wrapping keeps the ``Transport`` protocol free of generics while every transport keeps
+/// its own backpressure: the next chunk is asked for only when the consumer wants it.
+public struct ByteStream: AsyncSequence, Sendable {
+    public typealias Element = ByteBuffer
+
+    private let makeIterator: @Sendable () -> AsyncIterator
+
+    /// Wraps any sendable sequence of `ByteBuffer`s.
+    public init<Source: AsyncSequence & Sendable>(_ source: Source) where Source.Element == ByteBuffer {
+        makeIterator = {
+            let box = IteratorBox(source.makeAsyncIterator())
+            return AsyncIterator { try await box.next() }
+        }
+    }
+
+    /// A stream of the given chunks, already in memory.
+    public init(chunks: [ByteBuffer]) {
+        makeIterator = {
+            var remaining = chunks[...]
+            return AsyncIterator { remaining.popFirst() }
+        }
+    }
+
+    /// An empty stream.
+    public static var empty: ByteStream { ByteStream(chunks: []) }
+
+    public func makeAsyncIterator() -> AsyncIterator { makeIterator() }
+
+    /// Produces the next chunk, or `nil` at the end.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        private let nextChunk: () async throws -> ByteBuffer?
+
+        init(_ next: @escaping () async throws -> ByteBuffer?) { nextChunk = next }
+
+        public mutating func next() async throws -> ByteBuffer? { try await nextChunk() }
+    }
+}
+
+/// Holds an iterator so a closure can advance it; lives inside one iteration, never shared between tasks.
+private final class IteratorBox<Base: AsyncIteratorProtocol> where Base.Element == ByteBuffer {
+    private var base: Base
+    init(_ base: Base) { self.base = base }
+    func next() async throws -> ByteBuffer? { try await base.next() }
+}

@@ -1,0 +1,67 @@
+public import Foundation
+public import HTTPTypes
+
+/// The only code that touches sockets. A transport sends one request and returns the response head with a
+/// body stream; it does not follow redirects, decompress, retry or validate — the session does those the
+/// same way for every transport.
+///
+/// Courier ships ``AsyncHTTPClientTransport`` (the default), ``URLSessionTransport``, and, in
+/// `CourierTesting`, a stub transport for unit tests.
+public protocol Transport: Sendable {
+    /// Sends `request`; returns once the response head has arrived.
+    ///
+    /// Throws ``CourierError`` (transports translate their own errors). Cancelling the calling task must
+    /// cancel the request promptly, also while the body is being read.
+    func send(_ request: TransportRequest) async throws -> TransportResponse
+
+    /// Releases connections and threads. The session calls it once, when it shuts down.
+    func shutdown() async throws
+}
+
+/// What a transport sends.
+public struct TransportRequest: Sendable {
+    /// The method.
+    public var method: HTTPRequest.Method
+    /// The absolute URL.
+    public var url: URL
+    /// The headers, validated.
+    public var headers: HTTPFields
+    /// The body.
+    public var body: PreparedBody
+    /// Connect and read-idle timeouts; ``deadline`` bounds the whole exchange.
+    public var timeouts: Timeouts
+    /// When the whole exchange, body included, must be over.
+    public var deadline: ContinuousClock.Instant
+
+    /// Creates a transport request.
+    public init(method: HTTPRequest.Method, url: URL, headers: HTTPFields, body: PreparedBody, timeouts: Timeouts,
+                deadline: ContinuousClock.Instant) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeouts = timeouts
+        self.deadline = deadline
+    }
+}
+
+/// What a transport returns: the head, and the body still arriving.
+public struct TransportResponse: Sendable {
+    /// The status.
+    public var status: HTTPResponse.Status
+    /// The headers.
+    public var headers: HTTPFields
+    /// The body; iterate it once. Errors thrown while iterating are ``CourierError``s.
+    public var body: ByteStream
+    /// `true` when the transport already removed the `Content-Encoding` (URLSession does), so the session
+    /// must not decode again.
+    public var isContentDecoded: Bool
+
+    /// Creates a response.
+    public init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteStream, isContentDecoded: Bool = false) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.isContentDecoded = isContentDecoded
+    }
+}

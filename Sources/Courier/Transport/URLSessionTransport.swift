@@ -1,0 +1,246 @@
+import Foundation
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+import HTTPTypes
+import NIOCore
+import Synchronization
+
+/// A transport over `URLSession` (FoundationNetworking on Linux), for code that wants nothing but Foundation.
+///
+/// Bodies stream in through the session delegate. Differences from ``AsyncHTTPClientTransport``: URLSession
+/// has no separate connect timeout (the read-idle timeout covers connecting), it decodes gzip itself (the
+/// session's ratio limit then cannot apply, only the size limit), and a ``PreparedBody/stream(_:length:)`` body
+/// is gathered in memory before sending, since URLSession reads request bodies from an `InputStream`.
+public final class URLSessionTransport: Transport {
+    private let session: URLSession
+    private let delegate: StreamingDelegate
+
+    /// Creates a transport with its own `URLSession`; redirects are left to the Courier session.
+    public init(configuration: URLSessionConfiguration = .default) {
+        let delegate = StreamingDelegate()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        self.delegate = delegate
+        self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
+    }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method.rawValue
+        urlRequest.timeoutInterval = Double(request.timeouts.readIdle.components.seconds) + 0.001
+        for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName) }
+        switch request.body {
+        case .empty: break
+        case .bytes(let data): urlRequest.httpBody = data
+        case .file(let url, _):
+            guard let stream = InputStream(url: url) else {
+                throw CourierError(code: .fileAccess, message: "cannot read body file \"\(url.path(percentEncoded: false))\"")
+            }
+            urlRequest.httpBodyStream = stream
+        case .stream(let chunks, _):
+            var data = Data()
+            for try await chunk in chunks { data.append(contentsOf: chunk.readableBytesView) }
+            urlRequest.httpBody = data
+        }
+
+        let task = session.dataTask(with: urlRequest)
+        let exchange = delegate.register(task)
+        let timer = Task {
+            try await Task.sleep(until: request.deadline, clock: .continuous)
+            exchange.fail(.timeout(.total, after: request.timeouts.total, url: Redactor.standard.redact(url: request.url)))
+            task.cancel()
+        }
+        exchange.onFinish { timer.cancel() }
+        task.resume()
+        let head = try await withTaskCancellationHandler {
+            try await exchange.head()
+        } onCancel: {
+            exchange.fail(.cancelled())
+            task.cancel()
+        }
+        let body = BodyStream(exchange: exchange, cancel: { task.cancel() })
+        return TransportResponse(status: head.status, headers: head.headers, body: ByteStream(body), isContentDecoded: true)
+    }
+
+    public func shutdown() async throws {
+        session.invalidateAndCancel()
+    }
+}
+
+/// The delegate that routes each task's events to its ``Exchange``.
+private final class StreamingDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private let exchanges = Mutex<[Int: Exchange]>([:])
+
+    func register(_ task: URLSessionDataTask) -> Exchange {
+        let exchange = Exchange()
+        exchanges.withLock { $0[task.taskIdentifier] = exchange }
+        return exchange
+    }
+
+    private func exchange(for task: URLSessionTask) -> Exchange? {
+        exchanges.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        if let http = response as? HTTPURLResponse {
+            var fields = HTTPFields()
+            for (key, value) in http.allHeaderFields {
+                guard let key = key as? String, let name = HTTPField.Name(key), let value = value as? String else { continue }
+                fields.append(HTTPField(name: name, value: value))
+            }
+            exchange(for: dataTask)?.receive(head: .init(status: HTTPResponse.Status(code: http.statusCode), headers: fields))
+        }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        exchange(for: dataTask)?.receive(data: data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        completionHandler(nil)  // the Courier session follows redirects itself
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let exchange = exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        if let error { exchange?.fail(Self.translate(error)) } else { exchange?.complete() }
+    }
+
+    static func translate(_ error: any Error) -> CourierError {
+        let nsError = error as NSError
+        guard nsError.domain == NSURLErrorDomain else { return CourierError(code: .transport, message: "\(error)", underlying: error) }
+        switch nsError.code {
+        case NSURLErrorCancelled: return .cancelled()
+        case NSURLErrorTimedOut: return CourierError.timeout(.readIdle)
+        case NSURLErrorCannotConnectToHost, NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed, NSURLErrorNotConnectedToInternet:
+            return CourierError(code: .connectionFailed, message: "could not connect: \(nsError.localizedDescription)", underlying: error)
+        case NSURLErrorNetworkConnectionLost:
+            return CourierError(code: .connectionClosed, message: "the connection was lost", underlying: error)
+        case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasBadDate:
+            return CourierError(code: .tls, message: "TLS failed: \(nsError.localizedDescription)", underlying: error)
+        case NSURLErrorBadServerResponse, NSURLErrorCannotParseResponse, NSURLErrorCannotDecodeContentData:
+            return CourierError(code: .invalidResponse, message: "the server sent a malformed response", underlying: error)
+        default:
+            return CourierError(code: .transport, message: nsError.localizedDescription, underlying: error)
+        }
+    }
+}
+
+/// One request's events, turned into an awaited head and a pull-based body. Buffers what the delegate
+/// delivers before the consumer asks; URLSession has no backpressure, which is one reason it is not the default.
+private final class Exchange: Sendable {
+    struct Head: Sendable {
+        var status: HTTPResponse.Status
+        var headers: HTTPFields
+    }
+
+    private struct State {
+        var head: Head?
+        var chunks: [Data] = []
+        var finished = false
+        var error: CourierError?
+        var headWaiter: CheckedContinuation<Head, any Error>?
+        var bodyWaiter: CheckedContinuation<Data?, any Error>?
+        var onFinish: (@Sendable () -> Void)?
+    }
+
+    private let state = Mutex(State())
+
+    func onFinish(_ action: @escaping @Sendable () -> Void) { state.withLock { $0.onFinish = action } }
+
+    func head() async throws -> Head {
+        try await withCheckedThrowingContinuation { continuation in
+            state.withLock { state in
+                if let head = state.head { continuation.resume(returning: head) }
+                else if let error = state.error { continuation.resume(throwing: error) }
+                else if state.finished { continuation.resume(throwing: CourierError(code: .invalidResponse, message: "no response head")) }
+                else { state.headWaiter = continuation }
+            }
+        }
+    }
+
+    func nextChunk() async throws -> Data? {
+        try await withCheckedThrowingContinuation { continuation in
+            state.withLock { state in
+                if !state.chunks.isEmpty { continuation.resume(returning: state.chunks.removeFirst()) }
+                else if let error = state.error { continuation.resume(throwing: error) }
+                else if state.finished { continuation.resume(returning: nil) }
+                else { state.bodyWaiter = continuation }
+            }
+        }
+    }
+
+    func receive(head: Head) {
+        state.withLock { state in
+            state.head = head
+            state.headWaiter?.resume(returning: head)
+            state.headWaiter = nil
+        }
+    }
+
+    func receive(data: Data) {
+        state.withLock { state in
+            if let waiter = state.bodyWaiter {
+                state.bodyWaiter = nil
+                waiter.resume(returning: data)
+            } else {
+                state.chunks.append(data)
+            }
+        }
+    }
+
+    func complete() { finish(with: nil) }
+
+    func fail(_ error: CourierError) { finish(with: error) }
+
+    private func finish(with error: CourierError?) {
+        let action = state.withLock { state -> (@Sendable () -> Void)? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            state.error = error
+            if let waiter = state.headWaiter {
+                state.headWaiter = nil
+                waiter.resume(throwing: error ?? CourierError(code: .invalidResponse, message: "no response head"))
+            }
+            if let waiter = state.bodyWaiter {
+                state.bodyWaiter = nil
+                if let error { waiter.resume(throwing: error) } else { waiter.resume(returning: nil) }
+            }
+            defer { state.onFinish = nil }
+            return state.onFinish
+        }
+        action?()
+    }
+}
+
+/// The body of one exchange as chunks; cancelling the consuming task cancels the URLSession task.
+private struct BodyStream: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let exchange: Exchange
+    let cancel: @Sendable () -> Void
+
+    func makeAsyncIterator() -> Iterator { Iterator(exchange: exchange, cancel: cancel) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        let exchange: Exchange
+        let cancel: @Sendable () -> Void
+
+        mutating func next() async throws -> ByteBuffer? {
+            let exchange = self.exchange
+            let cancel = self.cancel
+            let chunk = try await withTaskCancellationHandler {
+                try await exchange.nextChunk()
+            } onCancel: {
+                exchange.fail(.cancelled())
+                cancel()
+            }
+            return chunk.map { ByteBuffer(bytes: $0) }
+        }
+    }
+}

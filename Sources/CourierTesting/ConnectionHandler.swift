@@ -1,0 +1,102 @@
+import Crypto
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// One request as the server saw it: head, and a body summary (the first bytes, length and SHA-256).
+struct ServerRequest: Sendable {
+    var head: HTTPRequestHead
+    var body: ByteBuffer
+    var bodyLength: Int
+    var bodySHA256: String
+    var path: String
+    var query: [String: String]
+
+    /// The first value of a request header.
+    func header(_ name: String) -> String? { head.headers.first(name: name) }
+    /// A query parameter as an integer.
+    func int(_ name: String) -> Int? { query[name].flatMap(Int.init) }
+}
+
+/// Serves one connection: reads requests, routes each, and writes raw bytes back so any fault can be sent.
+struct ConnectionHandler {
+    /// The most body bytes kept for echoing; the rest is counted and hashed only.
+    static let keptBodyBytes = 8 << 20
+    let state: ServerState
+
+    func run(_ connection: NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>) async {
+        let channel = connection.channel
+        try? await connection.executeThenClose { inbound, outbound in
+            var head: HTTPRequestHead?
+            var body = ByteBuffer()
+            var length = 0
+            var hasher = SHA256()
+            for try await part in inbound {
+                switch part {
+                case .head(let next):
+                    head = next
+                    body.clear()
+                    length = 0
+                    hasher = SHA256()
+                case .body(var chunk):
+                    length += chunk.readableBytes
+                    chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+                    if body.readableBytes < Self.keptBodyBytes { body.writeBuffer(&chunk) }
+                case .end:
+                    guard let requestHead = head else { continue }
+                    let components = URLComponents(string: requestHead.uri)
+                    var query: [String: String] = [:]
+                    for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+                    let request = ServerRequest(head: requestHead, body: body, bodyLength: length,
+                                                bodySHA256: hasher.finalize().map { String(format: "%02x", $0) }.joined(),
+                                                path: components?.path ?? requestHead.uri, query: query)
+                    state.recordHit(request.path)
+                    let writer = ResponseWriter(outbound: outbound, channel: channel)
+                    let keepAlive = try await Routes(state: state).respond(to: request, writer: writer)
+                    if !keepAlive || !requestHead.isKeepAlive { return }
+                }
+            }
+        }
+    }
+}
+
+/// Writes a response byte by byte as a route wants it, including the broken ones.
+struct ResponseWriter {
+    let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    let channel: any Channel
+
+    /// Writes `HTTP/1.1 status` and the headers as given (nothing added).
+    func writeHead(status: Int, reason: String? = nil, headers: [(String, String)]) async throws {
+        var text = "HTTP/1.1 \(status) \(reason ?? HTTPResponseStatus(statusCode: status).reasonPhrase)\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        text += "\r\n"
+        try await outbound.write(ByteBuffer(string: text))
+    }
+
+    /// Writes raw bytes.
+    func write(_ buffer: ByteBuffer) async throws {
+        guard buffer.readableBytes > 0 else { return }
+        try await outbound.write(buffer)
+    }
+
+    /// A complete response with `Content-Length`.
+    func respond(status: Int = 200, headers: [(String, String)] = [], body: ByteBuffer = ByteBuffer(), includeBody: Bool = true) async throws {
+        var all = headers
+        if !all.contains(where: { $0.0.lowercased() == "content-length" }) { all.append(("Content-Length", String(body.readableBytes))) }
+        try await writeHead(status: status, headers: all)
+        if includeBody { try await write(body) }
+    }
+
+    /// A complete response with a text body.
+    func respond(status: Int = 200, contentType: String = "text/plain; charset=utf-8", text: String, extraHeaders: [(String, String)] = []) async throws {
+        try await respond(status: status, headers: [("Content-Type", contentType)] + extraHeaders, body: ByteBuffer(string: text))
+    }
+
+    /// Resets the connection (RST) instead of closing it politely.
+    func reset() async {
+        if let provider = channel as? any SocketOptionProvider {
+            try? await provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+        }
+        try? await channel.close()
+    }
+}

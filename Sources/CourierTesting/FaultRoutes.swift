@@ -1,0 +1,72 @@
+import CompressNIO
+import NIOCore
+
+/// `/fault/...`: responses that break HTTP on purpose. Each returns whether the connection stays usable.
+struct FaultRoutes {
+    let request: ServerRequest
+    let parts: [String]
+    let writer: ResponseWriter
+
+    private var argument: Int? { parts.count > 2 ? Int(parts[2]) : nil }
+
+    func serve() async throws -> Bool {
+        switch parts.count > 1 ? parts[1] : "" {
+        case "close-at":
+            // Promise `size` bytes, send the first K, then close (FIN).
+            let size = request.int("size") ?? 64 * 1024
+            let cut = min(argument ?? size / 2, size)
+            try await writer.writeHead(status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Length", String(size))])
+            try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: 0, count: cut)))
+            return false
+        case "reset":
+            // Reset before any response, or after K body bytes of a promised megabyte.
+            if let after = request.int("after") {
+                try await writer.writeHead(status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Length", String(1 << 20))])
+                try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: 0, count: after)))
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            await writer.reset()
+            return false
+        case "wrong-length":
+            let claimed = request.int("claimed") ?? 100
+            let actual = request.int("actual") ?? 50
+            try await writer.writeHead(status: 200, headers: [("Content-Type", "text/plain"), ("Content-Length", String(claimed))])
+            try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: 0, count: actual)))
+            return false
+        case "bad-chunked":
+            try await writer.writeHead(status: 200, headers: [("Content-Type", "text/plain"), ("Transfer-Encoding", "chunked")])
+            try await writer.write(ByteBuffer(string: "5\r\nhello\r\nzz\r\nnot a chunk\r\n"))
+            return false
+        case "stall":
+            // Stall before the head (`?at=head`), or after the head and some bytes (the default).
+            if request.query["at"] != "head" {
+                try await writer.writeHead(status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Length", "1000")])
+                try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: 0, count: 10)))
+            }
+            try await Task.sleep(for: .seconds(3600))
+            return false
+        case "bad-gzip":
+            let garbage = ByteBuffer(bytes: ServerFiles.bytes(offset: 7, count: 512))
+            try await writer.respond(headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")], body: garbage)
+            return false
+        case "truncated-gzip":
+            var plain = ByteBuffer(string: ServerFiles.jsonDocument(items: 50))
+            let full = try plain.compress(with: .gzip())
+            let cut = full.getSlice(at: full.readerIndex, length: full.readableBytes / 2) ?? full
+            try await writer.respond(headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")], body: cut)
+            return true
+        case "bomb":
+            let body = try ServerFiles.zeroBomb()
+            try await writer.respond(headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", "gzip")], body: body)
+            return true
+        case "huge-header":
+            let size = request.int("size") ?? 1 << 20
+            try await writer.writeHead(status: 200, headers: [("X-Huge", String(repeating: "a", count: size)), ("Content-Length", "2")])
+            try await writer.write(ByteBuffer(string: "ok"))
+            return false
+        default:
+            try await writer.respond(status: 404, text: "no fault named \(request.path)")
+            return true
+        }
+    }
+}

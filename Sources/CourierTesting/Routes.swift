@@ -1,0 +1,147 @@
+import CompressNIO
+import Crypto
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// The routes of ``TestServer``. Each returns whether the connection may serve another request.
+struct Routes {
+    let state: ServerState
+
+    func respond(to request: ServerRequest, writer: ResponseWriter) async throws -> Bool {
+        let parts = request.path.split(separator: "/").map(String.init)
+        let isHead = request.head.method == .HEAD
+        switch parts.first ?? "" {
+        case "echo": try await echo(request, writer)
+        case "small": try await writer.respond(headers: [("Content-Type", "text/plain")], body: ServerFiles.small, includeBody: !isHead)
+        case "status":
+            let code = parts.count > 1 ? Int(parts[1]) ?? 200 : 200
+            var headers: [(String, String)] = [("Content-Type", "text/plain")]
+            if let retryAfter = request.query["retry-after"] { headers.append(("Retry-After", retryAfter)) }
+            let body = (100..<200).contains(code) || code == 204 || code == 304 ? ByteBuffer() : ByteBuffer(string: "status \(code)")
+            try await writer.respond(status: code, headers: headers, body: body, includeBody: !isHead)
+        case "delay":
+            let ms = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            try await Task.sleep(for: .milliseconds(ms))
+            try await writer.respond(text: "waited \(ms) ms")
+        case "flaky":
+            let key = parts.count > 1 ? parts[1] : "default"
+            let count = state.increment(key)
+            if count <= request.int("failures") ?? 2 {
+                var headers: [(String, String)] = []
+                if let retryAfter = request.query["retry-after"] { headers.append(("Retry-After", retryAfter)) }
+                try await writer.respond(status: request.int("status") ?? 503, contentType: "text/plain", text: "failure \(count)", extraHeaders: headers)
+            } else {
+                try await writer.respond(text: "ok after \(count - 1) failures")
+            }
+        case "redirect": try await redirect(request, parts, writer)
+        case "redirect-loop": try await writer.respond(status: 302, headers: [("Location", "/redirect-loop-b")])
+        case "redirect-loop-b": try await writer.respond(status: 302, headers: [("Location", "/redirect-loop")])
+        case "redirect-to":
+            try await writer.respond(status: request.int("status") ?? 302, headers: [("Location", request.query["url"] ?? "/echo")])
+        case "gzip", "deflate": try await compressed(parts[0], writer)
+        case "bytes":
+            let count = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            try await bytes(count: count, chunked: request.query["chunked"] != nil, writer: writer, includeBody: !isHead)
+        case "file": try await FileRoute(request: request, parts: parts, writer: writer).serve()
+        case "drip": try await drip(request, writer)
+        case "json": try await json(request, writer)
+        case "response-headers":
+            let headers = request.query.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+            try await writer.respond(headers: headers, body: ByteBuffer(string: "{}"))
+        case "multipart": try await writer.respond(contentType: "application/json", text: MultipartEcho.describe(request))
+        case "fault": return try await FaultRoutes(request: request, parts: parts, writer: writer).serve()
+        default: try await writer.respond(status: 404, text: "no route for \(request.path)")
+        }
+        return true
+    }
+
+    private func echo(_ request: ServerRequest, _ writer: ResponseWriter) async throws {
+        var headers: [String: [String]] = [:]
+        for (name, value) in request.head.headers { headers[name.lowercased(), default: []].append(value) }
+        let object: [String: Any] = [
+            "method": request.head.method.rawValue,
+            "path": request.path,
+            "uri": request.head.uri,
+            "query": request.query,
+            "headers": headers,
+            "body": String(buffer: request.body),
+            "bodyLength": request.bodyLength,
+            "bodySHA256": request.bodySHA256,
+        ]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        try await writer.respond(headers: [("Content-Type", "application/json")], body: ByteBuffer(bytes: data),
+                                 includeBody: request.head.method != .HEAD)
+    }
+
+    private func redirect(_ request: ServerRequest, _ parts: [String], _ writer: ResponseWriter) async throws {
+        let remaining = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+        let status = request.int("status") ?? 302
+        if remaining <= 0 {
+            try await echo(request, writer)
+        } else {
+            let query = request.head.uri.split(separator: "?", maxSplits: 1).dropFirst().first.map { "?" + $0 } ?? ""
+            try await writer.respond(status: status, headers: [("Location", "/redirect/\(remaining - 1)\(query)")])
+        }
+    }
+
+    private func compressed(_ kind: String, _ writer: ResponseWriter) async throws {
+        var plain = ByteBuffer(string: ServerFiles.jsonDocument(items: 200))
+        let body = try plain.compress(with: kind == "gzip" ? .gzip() : .zlib())
+        try await writer.respond(headers: [("Content-Type", "application/json"), ("Content-Encoding", kind)], body: body)
+    }
+
+    private func bytes(count: Int, chunked: Bool, writer: ResponseWriter, includeBody: Bool) async throws {
+        let chunkSize = 64 * 1024
+        if chunked {
+            try await writer.writeHead(status: 200, headers: [("Content-Type", "application/octet-stream"), ("Transfer-Encoding", "chunked")])
+            var offset = 0
+            while offset < count {
+                let size = min(chunkSize, count - offset)
+                var frame = ByteBuffer(string: String(size, radix: 16) + "\r\n")
+                frame.writeBytes(ServerFiles.bytes(offset: offset, count: size))
+                frame.writeString("\r\n")
+                try await writer.write(frame)
+                offset += size
+            }
+            try await writer.write(ByteBuffer(string: "0\r\n\r\n"))
+        } else {
+            try await writer.writeHead(status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Length", String(count))])
+            guard includeBody else { return }
+            var offset = 0
+            while offset < count {
+                let size = min(chunkSize, count - offset)
+                try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: offset, count: size)))
+                offset += size
+            }
+        }
+    }
+
+    private func drip(_ request: ServerRequest, _ writer: ResponseWriter) async throws {
+        let size = request.int("size") ?? 10
+        let chunk = max(1, request.int("chunk") ?? 1)
+        let interval = request.int("interval") ?? 100
+        try await writer.writeHead(status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Length", String(size))])
+        var offset = 0
+        while offset < size {
+            let count = min(chunk, size - offset)
+            try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: offset, count: count)))
+            offset += count
+            if offset < size { try await Task.sleep(for: .milliseconds(interval)) }
+        }
+    }
+
+    private func json(_ request: ServerRequest, _ writer: ResponseWriter) async throws {
+        let etag = "\"json-\(request.query["version"] ?? "1")\""
+        var headers: [(String, String)] = [("Content-Type", "application/json"), ("ETag", etag),
+                                           ("Last-Modified", "Sat, 21 Nov 2026 12:00:00 GMT")]
+        if let maxAge = request.query["max-age"] { headers.append(("Cache-Control", "max-age=\(maxAge)")) }
+        if let cacheControl = request.query["cache-control"] { headers.append(("Cache-Control", cacheControl)) }
+        if request.header("If-None-Match") == etag {
+            try await writer.respond(status: 304, headers: headers)
+            return
+        }
+        let hit = state.hits(request.path)
+        try await writer.respond(headers: headers, body: ByteBuffer(string: "{\"id\":1,\"name\":\"courier\",\"served\":\(hit)}"))
+    }
+}

@@ -1,0 +1,39 @@
+public import Foundation
+import CompressNIO
+import NIOCore
+import Synchronization
+
+/// The content the test server serves, generated so tests can compute what they should receive.
+public enum ServerFiles {
+    /// Byte `i` of every deterministic body the server sends (`/bytes/N`, `/file/N`, `/drip`, faults).
+    @inline(__always)
+    public static func byte(at index: Int) -> UInt8 { UInt8(truncatingIfNeeded: (index &* 31 &+ index >> 8 &+ 7) % 251) }
+
+    /// `count` deterministic bytes starting at `offset`.
+    public static func bytes(offset: Int, count: Int) -> [UInt8] {
+        (offset..<offset + count).map(byte(at:))
+    }
+
+    /// The deterministic bytes as `Data`.
+    public static func data(offset: Int = 0, count: Int) -> Data { Data(bytes(offset: offset, count: count)) }
+
+    /// The 1 KiB body of `/small`.
+    static let small = ByteBuffer(string: String(repeating: "courier-", count: 128))
+
+    /// A JSON document of `items` objects, compressible the way API answers are.
+    public static func jsonDocument(items: Int) -> String {
+        let rows = (0..<items).map { "{\"id\":\($0),\"name\":\"item \($0)\",\"active\":\($0 % 2 == 0)}" }
+        return "{\"count\":\(items),\"items\":[\(rows.joined(separator: ","))]}"
+    }
+
+    private static let bomb = Mutex<ByteBuffer?>(nil)
+
+    /// 64 MiB of zeros, gzip-compressed to about 64 KiB: a decompression bomb. Built once.
+    static func zeroBomb() throws -> ByteBuffer {
+        if let cached = bomb.withLock({ $0 }) { return cached }
+        var zeros = ByteBuffer(repeating: 0, count: 64 << 20)
+        let compressed = try zeros.compress(with: .gzip())
+        bomb.withLock { $0 = compressed }
+        return compressed
+    }
+}

@@ -1,0 +1,125 @@
+public import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// A real HTTP/1.1 server on 127.0.0.1 for tests and demos, with routes that echo, redirect, compress, serve
+/// ranges, drip and inject faults (see ``TestServer`` routes in the docs). Every integration test uses it.
+///
+/// ```swift
+/// try await withTestServer { server in
+///     let url = server.url("/status/503")
+///     …
+///     #expect(server.hits("/status/503") == 1)
+/// }
+/// ```
+public final class TestServer: Sendable {
+    /// The port the server listens on.
+    public let port: Int
+    /// `http://127.0.0.1:PORT`.
+    public let baseURL: URL
+
+    let state: ServerState
+    private let serverTask: Task<Void, Never>
+    private let closeServer: @Sendable () -> Void
+
+    private init(port: Int, state: ServerState, task: Task<Void, Never>, close: @escaping @Sendable () -> Void) {
+        self.port = port
+        // The literal is a well-formed URL for any port number, so this cannot fail.
+        self.baseURL = URL(string: "http://127.0.0.1:\(port)")!
+        self.state = state
+        self.serverTask = task
+        self.closeServer = close
+    }
+
+    /// Starts a server on `host` (loopback only) and `port` (0 picks a free one).
+    public static func start(host: String = "127.0.0.1", port: Int = 0) async throws -> TestServer {
+        let state = ServerState()
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(.backlog, value: 512)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .bind(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
+                    return try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        let boundPort = server.channel.localAddress?.port ?? port
+        let channel = server.channel
+        let task = Task<Void, Never> {
+            _ = try? await server.executeThenClose { connections in
+                await withDiscardingTaskGroup { group in
+                    do {
+                        for try await connection in connections {
+                            group.addTask { await ConnectionHandler(state: state).run(connection) }
+                        }
+                    } catch {}
+                    group.cancelAll()
+                }
+            }
+        }
+        return TestServer(port: boundPort, state: state, task: task, close: { channel.close(promise: nil) })
+    }
+
+    /// The absolute URL of `path` (which may carry a query) on this server.
+    public func url(_ path: String) -> URL {
+        URL(string: baseURL.absoluteString + (path.hasPrefix("/") ? path : "/" + path)) ?? baseURL
+    }
+
+    /// How many requests reached `path` (without its query) since the server started.
+    public func hits(_ path: String) -> Int { state.hits(path) }
+
+    /// Requests received in all.
+    public var totalHits: Int { state.totalHits }
+
+    /// Stops listening and ends every open connection, stalled ones included.
+    public func shutdown() async {
+        closeServer()
+        serverTask.cancel()
+        await serverTask.value
+    }
+}
+
+/// Runs `body` with a started server and shuts it down afterwards.
+public func withTestServer<Result>(
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (TestServer) async throws -> Result
+) async throws -> Result {
+    let server = try await TestServer.start()
+    do {
+        let result = try await body(server)
+        await server.shutdown()
+        return result
+    } catch {
+        await server.shutdown()
+        throw error
+    }
+}
+
+/// Counters and per-key state shared by every connection of one server.
+final class ServerState: Sendable {
+    private let counters = Mutex<[String: Int]>([:])
+
+    /// Counts a hit on `path` and returns the new count.
+    @discardableResult
+    func recordHit(_ path: String) -> Int {
+        counters.withLock { counters in
+            counters[path, default: 0] += 1
+            counters["*", default: 0] += 1
+            return counters[path, default: 0]
+        }
+    }
+
+    /// Increments and returns a named counter (for `/flaky/KEY`).
+    func increment(_ key: String) -> Int {
+        counters.withLock { counters in
+            counters["#" + key, default: 0] += 1
+            return counters["#" + key, default: 0]
+        }
+    }
+
+    func hits(_ path: String) -> Int { counters.withLock { $0[path] ?? 0 } }
+    var totalHits: Int { counters.withLock { $0["*"] ?? 0 } }
+}
