@@ -58,6 +58,7 @@ let package = Package(
             dependencies: [
                 "Courier",
                 "CourierTesting",
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

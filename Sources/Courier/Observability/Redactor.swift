@@ -47,17 +47,21 @@ public struct Redactor: Sendable, Hashable {
         fields.map { "\($0.name.rawName): \(redact($0))" }.joined(separator: "\n")
     }
 
-    /// The URL with user info removed and sensitive query values hidden.
+    /// The URL with its password and sensitive query values hidden; text for logs, not a URL to send.
     public func redact(url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
-        if components.password != nil { components.password = placeholder }
-        if let items = components.percentEncodedQueryItems, !sensitiveKeys.isEmpty {
-            components.percentEncodedQueryItems = items.map { item in
-                isSensitive(key: item.name.removingPercentEncoding ?? item.name)
-                    ? URLQueryItem(name: item.name, value: placeholder) : item
-            }
+        var text = url.absoluteString
+        if let password = url.password(percentEncoded: true), !password.isEmpty,
+           let range = text.range(of: ":" + password + "@") {
+            text.replaceSubrange(range, with: ":" + placeholder + "@")
         }
-        return components.string ?? url.absoluteString
+        guard !sensitiveKeys.isEmpty, let queryStart = text.firstIndex(of: "?") else { return text }
+        let fragmentStart = text[queryStart...].firstIndex(of: "#") ?? text.endIndex
+        let query = text[text.index(after: queryStart)..<fragmentStart]
+        let pairs = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            let name = pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            return isSensitive(key: name.removingPercentEncoding ?? name) ? "\(name)=\(placeholder)" : String(pair)
+        }
+        return String(text[...queryStart]) + pairs.joined(separator: "&") + String(text[fragmentStart...])
     }
 
     /// Text with `"key": value` (JSON) and `key=value` (form) pairs of sensitive keys hidden.

@@ -41,6 +41,11 @@ public struct RequestBody: Sendable {
         return RequestBody(storage: .encoded { try box.encoder.encode(value) }, contentType: "application/json")
     }
 
+    /// A JSON object or array written as a literal: `.json(["name": "ada", "tags": ["a"]])`.
+    public static func json(_ value: ParameterValue) -> RequestBody {
+        json(value, encoder: nil)
+    }
+
     /// Parameters as `application/x-www-form-urlencoded`.
     public static func form(_ parameters: Parameters) -> RequestBody {
         RequestBody(storage: .bytes(Data(FormEncoding.encode(parameters).utf8)),

@@ -1,0 +1,71 @@
+import Courier
+import CourierTesting
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+/// Runs `body` with a loopback server and a session whose base URL points at it.
+func withServerSession<T>(
+    transport: (any Transport)? = nil,
+    _ configure: (inout Configuration) -> Void = { _ in },
+    _ body: (Session, TestServer) async throws -> T
+) async throws -> T {
+    try await withTestServer { server in
+        var configuration = Configuration { $0.baseURL = server.baseURL }
+        configure(&configuration)
+        return try await withSession(configuration, transport: transport) { session in
+            try await body(session, server)
+        }
+    }
+}
+
+/// Runs `body` expecting a ``CourierError`` and returns it.
+func courierError(_ body: () async throws -> Void) async -> CourierError? {
+    do {
+        try await body()
+        Issue.record("expected an error, got success")
+        return nil
+    } catch let error as CourierError {
+        return error
+    } catch {
+        Issue.record("expected a CourierError, got \(error)")
+        return nil
+    }
+}
+
+/// The JSON `/echo` answers with.
+struct Echo: Decodable, Sendable {
+    var method: String
+    var path: String
+    var uri: String
+    var query: [String: String]
+    var headers: [String: [String]]
+    var body: String
+    var bodyLength: Int
+    var bodySHA256: String
+
+    func header(_ name: String) -> String? { headers[name.lowercased()]?.first }
+}
+
+/// A log handler that keeps every message, to check what Courier logs.
+final class CapturedLogs: Sendable {
+    private let lines = Mutex<[String]>([])
+    var all: String { lines.withLock { $0.joined(separator: "\n") } }
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+
+    func logger() -> Logger {
+        Logger(label: "test") { _ in CapturingHandler(sink: self) }
+    }
+}
+
+struct CapturingHandler: LogHandler {
+    let sink: CapturedLogs
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) { sink.append("\(event.level): \(event.message)") }
+}

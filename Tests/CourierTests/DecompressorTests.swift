@@ -1,0 +1,59 @@
+import CompressNIO
+import Foundation
+import NIOCore
+import Testing
+@testable import Courier
+
+@Suite("Streaming decompression")
+struct DecompressorTests {
+    func compressed(_ text: String, _ algorithm: CompressionAlgorithm) throws -> ByteBuffer {
+        var buffer = ByteBuffer(string: text)
+        return try buffer.compress(with: algorithm)
+    }
+
+    func inflate(_ input: ByteBuffer, encoding: String, chunk: Int, limits: ResponseLimits = ResponseLimits()) throws -> String {
+        guard let decompressor = try BodyDecompressor(contentEncoding: encoding, limits: limits) else { return "" }
+        var output = ByteBuffer()
+        var rest = input
+        while rest.readableBytes > 0 {
+            let piece = rest.readSlice(length: min(chunk, rest.readableBytes)) ?? ByteBuffer()
+            var out = try decompressor.decompress(piece)
+            output.writeBuffer(&out)
+        }
+        try decompressor.finish()
+        return String(buffer: output)
+    }
+
+    @Test(arguments: [1, 7, 1024, 1 << 20])
+    func gzipAndDeflateDecodeInAnyChunking(chunk: Int) throws {
+        let text = String(repeating: "courier streams bodies ", count: 5000)
+        #expect(try inflate(try compressed(text, .gzip()), encoding: "gzip", chunk: chunk) == text)
+        #expect(try inflate(try compressed(text, .zlib()), encoding: "deflate", chunk: chunk) == text)
+    }
+
+    @Test func identityAndUnknownEncodingsAreLeftAlone() throws {
+        #expect(try BodyDecompressor(contentEncoding: nil, limits: ResponseLimits()) == nil)
+        #expect(try BodyDecompressor(contentEncoding: "identity", limits: ResponseLimits()) == nil)
+        #expect(try BodyDecompressor(contentEncoding: "br", limits: ResponseLimits()) == nil)
+    }
+
+    @Test func truncatedAndCorruptStreamsFail() throws {
+        let full = try compressed(String(repeating: "abc", count: 10000), .gzip())
+        let half = full.getSlice(at: 0, length: full.readableBytes / 2) ?? full
+        let truncated = #expect(throws: CourierError.self) { try inflate(half, encoding: "gzip", chunk: 100) }
+        #expect(truncated?.code == .decompression)
+        let corrupt = #expect(throws: CourierError.self) { try inflate(ByteBuffer(string: "definitely not gzip"), encoding: "gzip", chunk: 100) }
+        #expect(corrupt?.code == .decompression)
+    }
+
+    @Test func aBombIsRefusedWhileStreaming() throws {
+        var zeros = ByteBuffer(repeating: 0, count: 32 << 20)
+        let bomb = try zeros.compress(with: .gzip())
+        let ratio = #expect(throws: CourierError.self) { try inflate(bomb, encoding: "gzip", chunk: 16 * 1024) }
+        #expect(ratio?.code == .decompression)
+        let size = #expect(throws: CourierError.self) {
+            try inflate(bomb, encoding: "gzip", chunk: 16 * 1024, limits: ResponseLimits(maxBodyBytes: 1 << 20, maxDecompressionRatio: 10_000))
+        }
+        #expect(size?.code == .bodyTooLarge)
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import HTTPTypes
+import Testing
+@testable import Courier
+
+@Suite("Redaction")
+struct RedactorTests {
+    let redactor = Redactor()
+
+    @Test func credentialHeadersAreHidden() {
+        let fields: HTTPFields = [.authorization: "Bearer s3cret", .cookie: "sid=abc", .setCookie: "sid=abc",
+                                  .proxyAuthorization: "Basic x", .accept: "text/plain"]
+        let text = redactor.redact(fields)
+        #expect(!text.contains("s3cret") && !text.contains("sid=abc") && !text.contains("Basic x"))
+        #expect(text.contains("Accept: text/plain"))
+    }
+
+    @Test func sensitiveQueryValuesAndPasswordsAreHidden() {
+        let url = URL(string: "https://user:pw@h.example.com/p?token=abc&page=2&user%5Bpassword%5D=x")!
+        let text = redactor.redact(url: url)
+        #expect(!text.contains("abc") && !text.contains(":pw@") && !text.contains("=x"))
+        #expect(text.contains("page=2"))
+    }
+
+    @Test func sensitiveBodyKeysAreHiddenInJSONAndForms() {
+        #expect(redactor.redact(body: #"{"user":"ada","password":"hunter2","n":{"token": "t"}}"#)
+            == #"{"user":"ada","password":"<redacted>","n":{"token": "<redacted>"}}"#)
+        #expect(redactor.redact(body: "user=ada&password=hunter2&x=1") == "user=ada&password=<redacted>&x=1")
+    }
+
+    @Test func customHeadersAndKeysCanBeAdded() {
+        let custom = Redactor(sensitiveHeaders: [HTTPField.Name("X-Api-Key")!], sensitiveKeys: ["pin"])
+        #expect(custom.redact(HTTPField(name: HTTPField.Name("X-Api-Key")!, value: "k")) == "<redacted>")
+        #expect(custom.redact(HTTPField(name: .authorization, value: "k")) == "<redacted>")
+        #expect(custom.redact(body: #"{"pin":1234}"#) == #"{"pin":"<redacted>"}"#)
+    }
+
+    @Test func curlExportRedactsByDefault() {
+        let request = PreparedRequest(method: .post, url: URL(string: "https://h.example.com/login?token=t1")!,
+                                      headers: [.authorization: "Bearer s3cret", .contentType: "application/json"],
+                                      body: .bytes(Data(#"{"password":"p","it's":1}"#.utf8)))
+        let curl = request.curlCommand
+        #expect(curl.hasPrefix("curl -X POST"))
+        #expect(!curl.contains("s3cret") && !curl.contains("t1") && !curl.contains("\"p\""))
+        #expect(curl.contains(#""it'\''s""#))
+        #expect(request.curlCommand(redactor: .none).contains("Bearer s3cret"))
+        #expect(request.description == "POST https://h.example.com/login?token=<redacted>")
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+@testable import Courier
+
+@Suite("URL building")
+struct URLBuilderTests {
+    let configuration = Configuration {
+        $0.baseURL = URL(string: "https://api.example.com/base/")
+        $0.cdnURL = URL(string: "https://cdn.example.com")
+        $0.services["pay"] = URL(string: "https://pay.example.com/api")
+    }
+
+    func resolve(_ path: String, _ bases: URLBuilder.Bases = .init()) throws -> String {
+        try URLBuilder.resolve(path: path, bases: bases, configuration: configuration).absoluteString
+    }
+
+    @Test func relativePathJoinsTheGlobalBase() throws {
+        #expect(try resolve("/users/1") == "https://api.example.com/base/users/1")
+        #expect(try resolve("users/1") == "https://api.example.com/base/users/1")
+    }
+
+    @Test func priorityIsAbsoluteThenRequestBaseThenServiceThenGlobal() throws {
+        #expect(try resolve("https://other.example.com/x", .init(requestBase: URL(string: "https://r.example.com"))) == "https://other.example.com/x")
+        #expect(try resolve("/x", .init(requestBase: URL(string: "https://r.example.com"), service: "pay")) == "https://r.example.com/x")
+        #expect(try resolve("/x", .init(service: "pay")) == "https://pay.example.com/api/x")
+        #expect(try resolve("/x", .init(usesCDN: true)) == "https://cdn.example.com/x")
+    }
+
+    @Test func apiVersionSitsBetweenBaseAndPath() throws {
+        var config = configuration
+        config.apiVersion = "v2"
+        #expect(try URLBuilder.resolve(path: "/users", bases: .init(), configuration: config).absoluteString == "https://api.example.com/base/v2/users")
+        #expect(try URLBuilder.resolve(path: "/users", bases: .init(apiVersion: ""), configuration: config).absoluteString == "https://api.example.com/base/users")
+    }
+
+    @Test func ignoringTheBaseNeedsAnAbsoluteURL() throws {
+        let error = #expect(throws: CourierError.self) { try resolve("/x", .init(ignoresBase: true)) }
+        #expect(error?.code == .invalidURL)
+        #expect(try resolve("http://h.example.com/y", .init(ignoresBase: true)) == "http://h.example.com/y")
+    }
+
+    @Test func unknownServiceAndMissingBaseAreClearErrors() throws {
+        let unknown = #expect(throws: CourierError.self) { try resolve("/x", .init(service: "nope")) }
+        #expect(unknown?.message.contains("nope") == true)
+        let noBase = #expect(throws: CourierError.self) {
+            try URLBuilder.resolve(path: "/x", bases: .init(), configuration: Configuration())
+        }
+        #expect(noBase?.code == .invalidURL)
+    }
+
+    @Test(arguments: ["/a b", "/a\r\nHost: evil", "/nul\u{0}", "ht!tp://x", "ftp://example.com/file", "http://"])
+    func malformedURLsAreRejectedWithTheOffendingString(_ bad: String) throws {
+        let error = #expect(throws: CourierError.self) { try resolve(bad, .init(ignoresBase: true)) }
+        #expect(error?.code == .invalidURL)
+        #expect(error?.message.contains("\"") == true)
+    }
+
+    @Test func queryParametersAreAppendedSorted() {
+        let url = URLBuilder.appending(["b": 2, "a": "x y"], to: URL(string: "https://h.example.com/p?z=1")!)
+        #expect(url.absoluteString == "https://h.example.com/p?z=1&a=x%20y&b=2")
+        let kept = URLBuilder.appending(["z": 9, "c": 3], to: URL(string: "https://h.example.com/p?z=1")!, overwrite: false)
+        #expect(kept.absoluteString == "https://h.example.com/p?z=1&c=3")
+    }
+}
