@@ -64,13 +64,17 @@ public struct Redactor: Sendable, Hashable {
         return String(text[...queryStart]) + pairs.joined(separator: "&") + String(text[fragmentStart...])
     }
 
-    /// Text with `"key": value` (JSON) and `key=value` (form) pairs of sensitive keys hidden.
+    /// Text with `"key": value` (JSON, also inside an escaped JSON string) and `key=value` (form) pairs of
+    /// sensitive keys hidden. Sensitive header names count as keys too, so an echoed header stays hidden.
     public func redact(body text: String) -> String {
-        guard !sensitiveKeys.isEmpty else { return text }
+        let keys = sensitiveKeys.union(sensitiveHeaders.map { $0.canonicalName.lowercased() })
+        guard !keys.isEmpty else { return text }
         var result = text
-        for key in sensitiveKeys {
+        for key in keys.sorted() {
             let escaped = NSRegularExpression.escapedPattern(for: key)
-            result = Self.replace(in: result, pattern: "(\"\(escaped)\"\\s*:\\s*)(\"(?:[^\"\\\\]|\\\\.)*\"|[^,}\\]\\s]+)",
+            let quote = #"\\?""#
+            let jsonValue = #"(?:\\?"(?:[^"\\]|\\.)*?\\?"|[^,}\]\s]+)"#
+            result = Self.replace(in: result, pattern: "(\(quote)\(escaped)\(quote)\\s*:\\s*\\[?\\s*)\(jsonValue)",
                                   template: "$1\"\(placeholder)\"")
             result = Self.replace(in: result, pattern: "((?:^|[&?])\(escaped)=)[^&\\s]*", template: "$1\(placeholder)")
         }

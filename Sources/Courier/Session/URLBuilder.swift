@@ -16,6 +16,9 @@ enum URLBuilder {
     static func resolve(path: String, bases: Bases, configuration: Configuration) throws -> URL {
         try validateCharacters(path)
         if let absolute = absoluteURL(path) { return absolute }
+        if path.range(of: "^[A-Za-z][A-Za-z0-9+.-]*:", options: .regularExpression) != nil {
+            throw CourierError.invalidURL(path)  // has a scheme, yet is not an absolute http(s) URL with a host
+        }
         if bases.ignoresBase { throw CourierError.invalidURL(path, reason: "a request that ignores the base URL needs an absolute URL") }
         let base: URL
         if let requestBase = bases.requestBase {

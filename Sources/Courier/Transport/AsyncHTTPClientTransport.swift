@@ -115,6 +115,9 @@ public final class AsyncHTTPClientTransport: Transport {
         if error is NIOConnectionError || error is ChannelError && "\(error)".contains("connect") {
             return CourierError(code: .connectionFailed, message: "could not connect to \(shownURL)", underlying: error)
         }
+        if let parserError = error as? HTTPParserError, parserError == .invalidEOFState {
+            return CourierError(code: .connectionClosed, message: "the server closed the connection before the body was complete", underlying: error)
+        }
         if error is HTTPParserError || error is NIOTooManyBytesError {
             return CourierError(code: .invalidResponse, message: "the server sent a malformed response (\(error))", underlying: error)
         }

@@ -1,0 +1,114 @@
+import Courier
+import CourierTesting
+import Crypto
+import Foundation
+import HTTPTypes
+import Synchronization
+import Testing
+
+/// Records the order of monitor calls.
+final class RecordingMonitor: EventMonitor {
+    private let events = Mutex<[String]>([])
+    var all: [String] { events.withLock { $0 } }
+    private func add(_ event: String) { events.withLock { $0.append(event) } }
+
+    func willSend(_ request: PreparedRequest) { add("willSend \(request.url.path())") }
+    func didSend(_ request: PreparedRequest) { add("didSend") }
+    func didReceive(_ response: ResponseBody, for request: PreparedRequest) { add("didReceive \(response.status.code)") }
+    func willRetry(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError) { add("willRetry \(attempt)") }
+    func willCancel(_ request: PreparedRequest) { add("willCancel") }
+    func didComplete(_ request: PreparedRequest, result: Result<ResponseBody, CourierError>, timing: Timing) {
+        switch result {
+        case .success: add("didComplete ok")
+        case .failure(let error): add("didComplete \(error.code)")
+        }
+    }
+}
+
+@Suite("Interceptors", .timeLimit(.minutes(1)))
+struct InterceptorTests {
+    @Test func adaptersRewriteAddAndSign() async throws {
+        let secret = Data("s3cret".utf8)
+        let signer = HMACSigningAdapter(secret: secret, clock: { Date(timeIntervalSince1970: 1_700_000_000) })
+        try await withServerSession({
+            $0.adapters = [
+                URLRewriteAdapter { url in URL(string: url.absoluteString.replacingOccurrences(of: "/old/", with: "/")) ?? url },
+                QueryParametersAdapter(["device": "linux"]),
+                HeaderAdapter(HTTPField.Name("X-Token")!) { "fresh-token" },
+                signer,
+            ]
+        }) { session, _ in
+            let echo = try await session.send(Request<Echo>.post("/old/echo", body: .text("payload"))).value
+            #expect(echo.path == "/echo")
+            #expect(echo.query["device"] == "linux")
+            #expect(echo.header("x-token") == "fresh-token")
+            #expect(echo.header("x-timestamp") == "1700000000")
+            let bodyHash = SHA256.hash(data: Data("payload".utf8)).map { String(format: "%02x", $0) }.joined()
+            let expected = signer.signature(method: "POST", pathAndQuery: echo.uri, timestamp: "1700000000", bodyHash: bodyHash)
+            #expect(echo.header("x-signature") == expected)
+        }
+    }
+
+    @Test func anAdapterThatThrowsStopsTheRequestBeforeSending() async throws {
+        struct Refusal: Error {}
+        try await withServerSession({ $0.adapters = [ClosureAdapter { _ in throw Refusal() }] }) { session, server in
+            let error = await courierError { _ = try await session.send(Request<Data>.get("/echo")) }
+            #expect(error?.code == .encoding)
+            #expect(server.totalHits == 0)
+        }
+    }
+
+    @Test func businessValidationRejectsAndIgnores() async throws {
+        let validator = BusinessCodeValidator { json in
+            json["name"]?.stringValue == "courier" ? .reject(CourierError.validation("business code", keyPath: "name")) : .accept
+        }
+        try await withServerSession { session, _ in
+            let rejected = await courierError { _ = try await session.send(Request<Data>.get("/json").validate(validator)) }
+            #expect(rejected?.code == .validation && rejected?.keyPath == "name")
+            let ignored = await courierError {
+                _ = try await session.send(Request<Data>.get("/json").validate(ClosureValidator { _, _ in .ignore }))
+            }
+            #expect(ignored?.code == .ignored)
+            let shape = await courierError {
+                _ = try await session.send(Request<Data>.get("/json").validate(JSONShapeValidator(["id": .string])))
+            }
+            #expect(shape?.keyPath == "id")
+        }
+    }
+
+    @Test func statusErrorsCarryAPreview() async throws {
+        try await withServerSession { session, _ in
+            let error = await courierError { _ = try await session.send(Request<Data>.get("/status/404")) }
+            #expect(error?.code == .httpStatus)
+            #expect(error?.status == .notFound)
+            #expect(error?.bodyPreview == "status 404")
+        }
+    }
+
+    @Test func monitorsSeeEveryStepInOrder() async throws {
+        let monitor = RecordingMonitor()
+        try await withServerSession({
+            $0.monitors = [monitor]
+            $0.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1))
+        }) { session, _ in
+            _ = try await session.send(Request<Data>.get("/small"))
+            _ = await courierError { _ = try await session.send(Request<Data>.get("/status/500")) }
+        }
+        #expect(monitor.all == [
+            "willSend /small", "didSend", "didReceive 200", "didComplete ok",
+            "willSend /status/500", "didSend", "didReceive 500", "willRetry 1",
+            "willSend /status/500", "didSend", "didReceive 500", "didComplete httpStatus",
+        ])
+    }
+
+    @Test func monitorsHearOfCancellation() async throws {
+        let monitor = RecordingMonitor()
+        try await withServerSession({ $0.monitors = [monitor] }) { session, _ in
+            let task = Task { try await session.send(Request<Data>.get("/delay/5000")) }
+            try await Task.sleep(for: .milliseconds(200))
+            task.cancel()
+            _ = await task.result
+        }
+        #expect(monitor.all.suffix(2) == ["willCancel", "didComplete cancelled"])
+    }
+}

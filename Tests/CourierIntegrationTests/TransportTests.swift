@@ -1,0 +1,39 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+@Suite("Transports", .timeLimit(.minutes(1)))
+struct TransportTests {
+    @Test func urlSessionTransportRunsTheSameRequests() async throws {
+        try await withServerSession(transport: URLSessionTransport()) { session, server in
+            let echo = try await session.send(Request<Echo>.post("/echo", body: .json(["a": 1])).query(["q": "1"])).value
+            #expect(echo.method == "POST" && echo.body == #"{"a":1}"# && echo.query == ["q": "1"])
+            let bytes = try await session.send(Request<Data>.get("/bytes/200000")).value
+            #expect(bytes == ServerFiles.data(count: 200_000))
+            let redirected = try await session.send(Request<Echo>.get("/redirect/2")).value
+            #expect(redirected.path == "/redirect/0")
+            let gzip = try await session.send(Request<[String: ParameterValue]>.get("/gzip")).value
+            #expect(gzip["count"] == 200)
+            let status = await courierError { _ = try await session.send(Request<Data>.get("/status/418")) }
+            #expect(status?.status?.code == 418)
+            let timeout = await courierError { _ = try await session.send(Request<Data>.get("/delay/3000").timeout(.milliseconds(300))) }
+            #expect(timeout?.code == .timeout)
+        }
+    }
+
+    @Test func stubTransportAnswersWithoutSockets() async throws {
+        let stub = StubTransport { request in
+            request.url.path() == "/users/1" ? .json(#"{"id":1}"#) : .status(.notFound)
+        }
+        try await withSession(Configuration { $0.baseURL = URL(string: "https://api.example.com") }, transport: stub) { session in
+            struct User: Decodable, Sendable { var id: Int }
+            let user = try await session.send(Request<User>.get("/users/1")).value
+            #expect(user.id == 1)
+            let missing = await courierError { _ = try await session.send(Request<User>.get("/users/2")) }
+            #expect(missing?.status == .notFound)
+        }
+        #expect(stub.requests.map(\.url.absoluteString) == ["https://api.example.com/users/1", "https://api.example.com/users/2"])
+    }
+}
