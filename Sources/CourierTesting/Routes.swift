@@ -65,7 +65,7 @@ struct Routes {
             "uri": request.head.uri,
             "query": request.query,
             "headers": headers,
-            "body": String(buffer: request.body),
+            "body": request.bodyLength <= 64 * 1024 ? String(buffer: request.body) : "",  // larger: length and hash only
             "bodyLength": request.bodyLength,
             "bodySHA256": request.bodySHA256,
         ]

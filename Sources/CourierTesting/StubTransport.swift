@@ -49,6 +49,7 @@ public final class StubTransport: Transport {
     /// Every request sent so far, in order.
     public var requests: [TransportRequest] { recorded.withLock { $0 } }
 
+    /// Sends the request; see ``Transport/send(_:)``.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         recorded.withLock { $0.append(request) }
         let answer = try await self.answer(request)
@@ -56,5 +57,6 @@ public final class StubTransport: Transport {
                                  body: ByteStream(chunks: answer.body.isEmpty ? [] : [ByteBuffer(bytes: answer.body)]))
     }
 
+    /// Releases what the transport holds; see ``Transport/shutdown()``.
     public func shutdown() async throws {}
 }

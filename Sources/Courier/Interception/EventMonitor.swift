@@ -17,11 +17,18 @@ public protocol EventMonitor: Sendable {
     func didComplete(_ request: PreparedRequest, result: Result<ResponseBody, CourierError>, timing: Timing)
 }
 
+/// Empty defaults, so a monitor implements only what it needs.
 extension EventMonitor {
+    /// Does nothing.
     public func willSend(_ request: PreparedRequest) {}
+    /// Does nothing.
     public func didSend(_ request: PreparedRequest) {}
+    /// Does nothing.
     public func didReceive(_ response: ResponseBody, for request: PreparedRequest) {}
+    /// Does nothing.
     public func willRetry(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError) {}
+    /// Does nothing.
     public func willCancel(_ request: PreparedRequest) {}
+    /// Does nothing.
     public func didComplete(_ request: PreparedRequest, result: Result<ResponseBody, CourierError>, timing: Timing) {}
 }

@@ -26,6 +26,7 @@ public struct HMACSigningAdapter: RequestAdapter {
         self.clock = clock
     }
 
+    /// Returns the adapted request.
     public func adapt(_ request: PreparedRequest) async throws -> PreparedRequest {
         var request = request
         let timestamp = String(Int(clock().timeIntervalSince1970))

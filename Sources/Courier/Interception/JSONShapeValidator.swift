@@ -2,7 +2,16 @@ import Foundation
 
 /// The expected shape of a JSON value, for ``JSONShapeValidator``.
 public indirect enum JSONShape: Sendable, Hashable {
-    case string, number, bool, null, any
+    /// A JSON string.
+    case string
+    /// A JSON number.
+    case number
+    /// `true` or `false`.
+    case bool
+    /// `null`.
+    case null
+    /// Any value, but the key must be present.
+    case any
     /// An object with at least these keys, each of this shape.
     case object([String: JSONShape])
     /// An array whose every element has this shape.
@@ -39,6 +48,7 @@ public struct JSONShapeValidator: ResponseValidator {
     /// Requires the body to match `shape`.
     public init(shape: JSONShape) { self.shape = shape }
 
+    /// Decides about the response.
     public func validate(_ response: ResponseBody, for request: PreparedRequest) -> ValidationResult {
         guard let value = try? JSONDecoder().decode(ParameterValue.self, from: response.data) else {
             return .reject(CourierError.validation("the body is not JSON"))

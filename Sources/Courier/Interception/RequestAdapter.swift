@@ -15,6 +15,7 @@ public struct ClosureAdapter: RequestAdapter {
     private let body: @Sendable (PreparedRequest) async throws -> PreparedRequest
     /// Creates an adapter that runs `body`.
     public init(_ body: @escaping @Sendable (PreparedRequest) async throws -> PreparedRequest) { self.body = body }
+    /// Returns the adapted request.
     public func adapt(_ request: PreparedRequest) async throws -> PreparedRequest { try await body(request) }
 }
 
@@ -23,6 +24,7 @@ public struct URLRewriteAdapter: RequestAdapter {
     private let rewrite: @Sendable (URL) throws -> URL
     /// Creates an adapter that maps every URL through `rewrite`.
     public init(_ rewrite: @escaping @Sendable (URL) throws -> URL) { self.rewrite = rewrite }
+    /// Returns the adapted request.
     public func adapt(_ request: PreparedRequest) async throws -> PreparedRequest {
         var request = request
         request.url = try rewrite(request.url)
@@ -36,6 +38,7 @@ public struct QueryParametersAdapter: RequestAdapter {
     public var parameters: Parameters
     /// Creates an adapter adding `parameters`.
     public init(_ parameters: Parameters) { self.parameters = parameters }
+    /// Returns the adapted request.
     public func adapt(_ request: PreparedRequest) async throws -> PreparedRequest {
         var request = request
         request.url = URLBuilder.appending(parameters, to: request.url, overwrite: false)
@@ -52,6 +55,7 @@ public struct HeaderAdapter: RequestAdapter {
         self.name = name
         self.value = value
     }
+    /// Returns the adapted request.
     public func adapt(_ request: PreparedRequest) async throws -> PreparedRequest {
         guard request.headers[name] == nil, let value = try await value() else { return request }
         var request = request

@@ -33,6 +33,7 @@ public struct StatusCodeValidator: ResponseValidator {
     /// Accepts 200–299.
     public static let successful = StatusCodeValidator(200..<300)
 
+    /// Decides about the response.
     public func validate(_ response: ResponseBody, for request: PreparedRequest) -> ValidationResult {
         if acceptable.contains(response.status.code) { return .accept }
         let preview = BodyPreview.text(response.data, limit: 512).map(redactor.redact(body:))
@@ -48,6 +49,7 @@ public struct ContentTypeValidator: ResponseValidator {
     /// Creates a validator.
     public init(_ acceptable: [String]) { self.acceptable = acceptable.map { $0.lowercased() } }
 
+    /// Decides about the response.
     public func validate(_ response: ResponseBody, for request: PreparedRequest) -> ValidationResult {
         if response.data.isEmpty && response.headers[.contentType] == nil { return .accept }
         let mediaType = (response.headers[.contentType] ?? "").split(separator: ";").first
@@ -75,6 +77,7 @@ public struct BusinessCodeValidator: ResponseValidator {
     /// Runs `decide` on the body parsed as JSON; a body that is not JSON is rejected as a validation error.
     public init(_ decide: @escaping @Sendable (ParameterValue) -> ValidationResult) { self.decide = decide }
 
+    /// Decides about the response.
     public func validate(_ response: ResponseBody, for request: PreparedRequest) -> ValidationResult {
         guard let json = try? JSONDecoder().decode(ParameterValue.self, from: response.data) else {
             return .reject(CourierError.validation("the body is not JSON"))
@@ -88,6 +91,7 @@ public struct ClosureValidator: ResponseValidator {
     private let body: @Sendable (ResponseBody, PreparedRequest) -> ValidationResult
     /// Creates a validator that runs `body`.
     public init(_ body: @escaping @Sendable (ResponseBody, PreparedRequest) -> ValidationResult) { self.body = body }
+    /// Decides about the response.
     public func validate(_ response: ResponseBody, for request: PreparedRequest) -> ValidationResult { body(response, request) }
 }
 

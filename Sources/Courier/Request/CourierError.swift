@@ -23,6 +23,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
 
         /// The stable text of the code, for logs and exit messages.
         public var rawValue: String { base.rawValue }
+        /// The same as ``rawValue``.
         public var description: String { base.rawValue }
 
         /// A URL could not be parsed, has no host, or uses a scheme other than http/https.
@@ -97,7 +98,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     public var underlying: (any Error)?
     var retryAfterValue: String?
 
-    /// Creates an error; prefer the static factories such as ``invalidURL(_:)``.
+    /// Creates an error; prefer the static factories such as ``invalidURL(_:reason:)``.
     public init(code: Code, message: String, underlying: (any Error)? = nil) {
         self.code = code
         self.message = message

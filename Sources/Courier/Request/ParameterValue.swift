@@ -9,30 +9,45 @@ public typealias Parameters = [String: ParameterValue]
 /// let parameters: Parameters = ["page": 2, "tags": ["a", "b"], "filter": ["active": true]]
 /// ```
 public enum ParameterValue: Sendable, Hashable {
+    /// Text.
     case string(String)
+    /// A whole number.
     case int(Int)
+    /// A number with a fraction.
     case double(Double)
+    /// `true` or `false`.
     case bool(Bool)
+    /// An ordered list (`a[]=1&a[]=2` in a form, an array in JSON).
     case array([ParameterValue])
+    /// Named values (`a[b]=c` in a form, an object in JSON).
     case object([String: ParameterValue])
+    /// No value (an empty string in a form, `null` in JSON).
     case null
 }
 
 extension ParameterValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
 {
+    /// A ``string(_:)``.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// An ``int(_:)``.
     public init(integerLiteral value: Int) { self = .int(value) }
+    /// A ``double(_:)``.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// A ``bool(_:)``.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// An ``array(_:)``.
     public init(arrayLiteral elements: ParameterValue...) { self = .array(elements) }
+    /// An ``object(_:)``; a repeated key keeps its last value.
     public init(dictionaryLiteral elements: (String, ParameterValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
+    /// ``null``.
     public init(nilLiteral: ()) { self = .null }
 }
 
 extension ParameterValue: Codable {
+    /// Encodes the value as the matching JSON value.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
@@ -46,6 +61,7 @@ extension ParameterValue: Codable {
         }
     }
 
+    /// Decodes any JSON value.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .null }

@@ -10,6 +10,8 @@ public struct ServiceID: Hashable, Sendable, ExpressibleByStringLiteral, CustomS
     public let name: String
     /// Creates an identifier.
     public init(_ name: String) { self.name = name }
+    /// A service named by a literal.
     public init(stringLiteral value: String) { self.name = value }
+    /// The name.
     public var description: String { name }
 }

@@ -31,6 +31,7 @@ public final class AsyncHTTPClientTransport: Transport {
         self.baseConfiguration = configuration
     }
 
+    /// Sends the request; see ``Transport/send(_:)``.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         let client = try client(for: request.timeouts)
         var outgoing = HTTPClientRequest(url: request.url.absoluteString)
@@ -59,6 +60,7 @@ public final class AsyncHTTPClientTransport: Transport {
         }
     }
 
+    /// Releases what the transport holds; see ``Transport/shutdown()``.
     public func shutdown() async throws {
         guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let all = clients.withLock { clients in

@@ -5,6 +5,7 @@ public import NIOCore
 /// Iterate it once. Wrapping keeps the ``Transport`` protocol free of generics while every transport keeps
 /// its own backpressure: the next chunk is asked for only when the consumer wants it.
 public struct ByteStream: AsyncSequence, Sendable {
+    /// Each chunk is a `ByteBuffer`.
     public typealias Element = ByteBuffer
 
     private let makeIterator: @Sendable () -> AsyncIterator
@@ -28,6 +29,7 @@ public struct ByteStream: AsyncSequence, Sendable {
     /// An empty stream.
     public static var empty: ByteStream { ByteStream(chunks: []) }
 
+    /// Starts the (single) iteration.
     public func makeAsyncIterator() -> AsyncIterator { makeIterator() }
 
     /// Produces the next chunk, or `nil` at the end.
@@ -36,6 +38,7 @@ public struct ByteStream: AsyncSequence, Sendable {
 
         init(_ next: @escaping () async throws -> ByteBuffer?) { nextChunk = next }
 
+        /// The next chunk, or `nil` at the end.
         public mutating func next() async throws -> ByteBuffer? { try await nextChunk() }
     }
 }

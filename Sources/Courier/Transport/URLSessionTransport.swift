@@ -28,6 +28,7 @@ public final class URLSessionTransport: Transport {
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
 
+    /// Sends the request; see ``Transport/send(_:)``.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
@@ -66,6 +67,7 @@ public final class URLSessionTransport: Transport {
         return TransportResponse(status: head.status, headers: head.headers, body: ByteStream(body), isContentDecoded: true)
     }
 
+    /// Releases what the transport holds; see ``Transport/shutdown()``.
     public func shutdown() async throws {
         session.invalidateAndCancel()
     }
