@@ -46,6 +46,13 @@ struct FaultTests {
         #expect(error?.timeoutKind == .readIdle)
     }
 
+    @Test func aBodyStalledPastTheTotalTimeoutEndsThere() async throws {
+        let start = ContinuousClock.now
+        let error = try await failure("/fault/stall") { $0.timeouts.total = .milliseconds(400) }
+        #expect(error?.timeoutKind == .total)
+        #expect(start.duration(to: .now) < .seconds(5))
+    }
+
     @Test func slowBodyHitsTheTotalTimeout() async throws {
         let error = try await failure("/drip?size=100&chunk=1&interval=50") { $0.timeouts.total = .milliseconds(400) }
         #expect(error?.code == .timeout)

@@ -46,7 +46,8 @@ struct DebugLog {
     }
 
     func retry(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError) {
-        logger.info("retrying \(request.method.rawValue) \(redactor.redact(url: request.url)) (attempt \(attempt + 1)) in \(delay.formattedSeconds) after \(error.code)")
+        guard enabled else { return }
+        logger.debug("retrying \(request.method.rawValue) \(redactor.redact(url: request.url)) (attempt \(attempt + 1)) in \(delay.formattedSeconds) after \(error.code)")
     }
 
     func failure(_ request: PreparedRequest, _ error: CourierError, duration: Duration) {

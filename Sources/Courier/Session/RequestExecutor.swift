@@ -28,35 +28,61 @@ struct RequestExecutor: Sendable {
 
         var attempt = 1
         while true {
+            let failure: CourierError
             do {
                 let (sent, body, firstByte) = try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, log: log, start: start)
                 for monitor in configuration.monitors { monitor.didReceive(body, for: sent) }
+                // A retryable status is retried whether or not a validator would reject it, so a caller that
+                // validates the status itself (the CLI does) still gets its retries.
+                if let policy, policy.retryableStatuses.contains(body.status.code) {
+                    var statusError = CourierError.httpStatus(body.status, bodyPreview: nil)
+                    statusError.retryAfterValue = body.headers[.retryAfter]
+                    if let delay = retryDelay(policy, attempt: attempt, request: prepared, error: statusError, deadline: deadline) {
+                        try await pause(prepared, attempt: attempt, delay: delay, error: statusError, log: log)
+                        attempt += 1
+                        continue
+                    }
+                }
                 try validate(body, for: sent, extra: request.validators)
                 let value = try request.decode(body)
                 let timing = Timing(startDate: startDate, start: start, firstByte: firstByte, end: .now)
                 for monitor in configuration.monitors { monitor.didComplete(sent, result: .success(body), timing: timing) }
                 return Response(value: value, request: sent, status: body.status, headers: body.headers, body: body.data, timing: timing)
             } catch {
-                var failure = Self.normalize(error)
-                if failure.code == .cancelled {
-                    for monitor in configuration.monitors { monitor.willCancel(prepared) }
-                } else if let policy, case .retry(let delay) = policy.decide(attempt: attempt, request: prepared, error: failure),
-                          ContinuousClock.now + delay < deadline {
-                    for monitor in configuration.monitors { monitor.willRetry(prepared, attempt: attempt, delay: delay, error: failure) }
-                    log.retry(prepared, attempt: attempt, delay: delay, error: failure)
-                    do { try await Task.sleep(for: delay) } catch {
-                        failure = .cancelled()
-                        for monitor in configuration.monitors { monitor.willCancel(prepared) }
-                        complete(prepared, failure, startDate: startDate, start: start, log: log)
-                        throw failure
-                    }
+                failure = Self.normalize(error)
+            }
+            if failure.code == .cancelled {
+                for monitor in configuration.monitors { monitor.willCancel(prepared) }
+            } else if failure.code != .httpStatus,  // statuses were decided above, before validation
+                      let policy, let delay = retryDelay(policy, attempt: attempt, request: prepared, error: failure, deadline: deadline) {
+                do {
+                    try await pause(prepared, attempt: attempt, delay: delay, error: failure, log: log)
                     attempt += 1
                     continue
+                } catch {
+                    for monitor in configuration.monitors { monitor.willCancel(prepared) }
+                    complete(prepared, .cancelled(), startDate: startDate, start: start, log: log)
+                    throw CourierError.cancelled()
                 }
-                complete(prepared, failure, startDate: startDate, start: start, log: log)
-                throw failure
             }
+            complete(prepared, failure, startDate: startDate, start: start, log: log)
+            throw failure
         }
+    }
+
+    /// The wait before another attempt, when the policy allows one that can still finish before the deadline.
+    private func retryDelay(_ policy: RetryPolicy, attempt: Int, request: PreparedRequest, error: CourierError,
+                            deadline: ContinuousClock.Instant) -> Duration? {
+        guard case .retry(let delay) = policy.decide(attempt: attempt, request: request, error: error),
+              ContinuousClock.now + delay < deadline else { return nil }
+        return delay
+    }
+
+    /// Tells the monitors and the log, then waits; throws `CancellationError` if the task is cancelled meanwhile.
+    private func pause(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError, log: DebugLog) async throws {
+        for monitor in configuration.monitors { monitor.willRetry(request, attempt: attempt, delay: delay, error: error) }
+        log.retry(request, attempt: attempt, delay: delay, error: error)
+        try await Task.sleep(for: delay)
     }
 
     private func complete(_ request: PreparedRequest, _ failure: CourierError, startDate: Date, start: ContinuousClock.Instant, log: DebugLog) {
@@ -84,9 +110,12 @@ struct RequestExecutor: Sendable {
                                             location: response.headers[.location], bodyIsReplayable: current.body.isReplayable)
             switch action {
             case .deliver:
-                let data = try await BodyCollector(limits: limits, decompresses: configuration.decompressesResponses,
-                                                   deadline: deadline, timeout: timeouts.total)
-                    .collect(response, method: current.method)
+                let collector = BodyCollector(limits: limits, decompresses: configuration.decompressesResponses)
+                let method = current.method
+                let data = try await Deadline.race(deadline, failure: .timeout(.total, after: timeouts.total,
+                                                                              url: configuration.redactor.redact(url: current.url))) {
+                    try await collector.collect(response, method: method)
+                }
                 let body = ResponseBody(status: response.status, headers: response.headers, data: data)
                 log.response(body, for: current, duration: start.duration(to: .now))
                 return (current, body, firstByte)
@@ -131,11 +160,9 @@ struct RequestExecutor: Sendable {
 }
 
 /// Reads a response body into memory within the limits, decompressing as it goes.
-struct BodyCollector {
+struct BodyCollector: Sendable {
     let limits: ResponseLimits
     let decompresses: Bool
-    let deadline: ContinuousClock.Instant
-    let timeout: Duration
 
     func collect(_ response: TransportResponse, method: HTTPRequest.Method) async throws -> Data {
         let encoding = decompresses && !response.isContentDecoded ? response.headers[.contentEncoding] : nil
@@ -147,7 +174,6 @@ struct BodyCollector {
         var data = Data()
         if decompressor == nil, let declared, method != .head { data.reserveCapacity(declared) }
         for try await chunk in response.body {
-            if ContinuousClock.now > deadline { throw CourierError.timeout(.total, after: timeout) }
             if let decompressor {
                 let output = try decompressor.decompress(chunk)
                 data.append(contentsOf: output.readableBytesView)

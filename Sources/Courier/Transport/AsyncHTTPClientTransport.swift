@@ -22,12 +22,14 @@ public final class AsyncHTTPClientTransport: Transport {
     private let clients = Mutex<[ClientKey: HTTPClient]>([:])
     private let isShutDown = Atomic<Bool>(false)
 
-    /// Creates a transport. Redirects and decompression are turned off in `configuration`: the session does both,
-    /// with its own limits.
+    /// Creates a transport. Redirects, decompression and connection retries are turned off in `configuration`:
+    /// the session does all three, with its own limits and retry policy (so a refused connection fails at once
+    /// instead of being retried silently until the connect timeout).
     public init(configuration: HTTPClient.Configuration = HTTPClient.Configuration()) {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
+        configuration.connectionPool.retryConnectionEstablishment = false
         self.baseConfiguration = configuration
     }
 

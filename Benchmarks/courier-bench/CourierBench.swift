@@ -1,0 +1,53 @@
+import ArgumentParser
+import CourierTesting
+import Foundation
+
+/// `courier-bench`: measures Courier side by side with raw AsyncHTTPClient and URLSession, contenders taking
+/// turns within one run so their ratio holds on a noisy machine.
+@main
+struct CourierBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "courier-bench",
+        abstract: "Benchmark Courier against raw AsyncHTTPClient and URLSession.",
+        discussion: """
+            Scenarios: \(Scenario.all.map(\.name).joined(separator: ", ")).
+            Example: swift run -c release courier-bench --scenario get-small-c64 --json bench.json
+            """
+    )
+
+    @Option(name: .customLong("scenario"), help: "A scenario to run (repeatable; default: all).")
+    var scenarios: [String] = []
+
+    @Option(help: "A server to measure against instead of the in-process one; it must serve /small (1 KiB).")
+    var url: String?
+
+    @Option(help: "Also write the results as JSON to PATH.")
+    var json: String?
+
+    @Flag(help: "One short round per contender: checks the harness, not the speed.")
+    var quick = false
+
+    func validate() throws {
+        let unknown = scenarios.filter { name in !Scenario.all.contains { $0.name == name } }
+        if !unknown.isEmpty { throw ValidationError("unknown scenario \(unknown.joined(separator: ", "))") }
+        if let url, URL(string: url)?.host() == nil { throw ValidationError("--url must be an absolute http URL") }
+    }
+
+    func run() async throws {
+        let selected = scenarios.isEmpty ? Scenario.all : Scenario.all.filter { scenarios.contains($0.name) }
+        let server = url == nil ? try await TestServer.start() : nil
+        let base = url.flatMap(URL.init(string:)) ?? server?.baseURL
+        guard let base else { throw ValidationError("no server to measure") }
+        let plan = quick ? RoundPlan.quick : RoundPlan.full
+        var results: [ScenarioResult] = []
+        for scenario in selected {
+            FileHandle.standardError.write(Data("running \(scenario.name) against \(base.absoluteString)…\n".utf8))
+            results.append(try await scenario.run(base, plan))
+        }
+        await server?.shutdown()
+        print(Report.markdown(results))
+        if let json {
+            try Report.json(results).write(to: URL(filePath: json), options: .atomic)
+        }
+    }
+}

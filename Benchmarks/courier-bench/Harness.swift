@@ -1,0 +1,72 @@
+import Foundation
+
+/// How long each contender runs, and how many times the contenders take turns.
+struct RoundPlan: Sendable {
+    var rounds: Int
+    var duration: Duration
+    var warmup: Duration
+
+    static let full = RoundPlan(rounds: 5, duration: .seconds(3), warmup: .seconds(1))
+    static let quick = RoundPlan(rounds: 1, duration: .milliseconds(300), warmup: .milliseconds(100))
+}
+
+/// One contender in a throughput scenario: something that sends one request and waits for the whole body.
+struct Contender: Sendable {
+    var name: String
+    var prepare: @Sendable () async throws -> Void = {}
+    var request: @Sendable () async throws -> Void
+    var finish: @Sendable () async throws -> Void = {}
+}
+
+/// What a scenario produced.
+struct ScenarioResult: Sendable {
+    var name: String
+    var unit: String
+    var higherIsBetter: Bool
+    var results: [String: Double]
+    var metrics: [String: [String: Double]] = [:]
+    var notes: String
+}
+
+enum Throughput {
+    /// Runs `concurrency` workers that send requests back to back until `duration` passes; returns requests/s.
+    static func measure(_ contender: Contender, concurrency: Int, duration: Duration) async throws -> Double {
+        let start = ContinuousClock.now
+        let deadline = start + duration
+        let completed = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<concurrency {
+                group.addTask {
+                    var count = 0
+                    while ContinuousClock.now < deadline {
+                        try await contender.request()
+                        count += 1
+                    }
+                    return count
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        let elapsed = start.duration(to: .now)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return Double(completed) / seconds
+    }
+
+    /// Lets every contender run in turn, `plan.rounds` times, and reports each one's median rate.
+    static func compare(_ contenders: [Contender], concurrency: Int, plan: RoundPlan) async throws -> [String: Double] {
+        for contender in contenders { try await contender.prepare() }
+        for contender in contenders { _ = try await measure(contender, concurrency: concurrency, duration: plan.warmup) }
+        var samples: [String: [Double]] = [:]
+        for round in 0..<plan.rounds {
+            // Alternate the order each round so no contender always runs first (or right after another).
+            let order = round % 2 == 0 ? contenders : contenders.reversed()
+            for contender in order {
+                samples[contender.name, default: []].append(try await measure(contender, concurrency: concurrency, duration: plan.duration))
+            }
+        }
+        for contender in contenders { try await contender.finish() }
+        return samples.mapValues { values in
+            let sorted = values.sorted()
+            return sorted[sorted.count / 2]
+        }
+    }
+}

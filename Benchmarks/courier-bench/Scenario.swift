@@ -1,0 +1,56 @@
+import AsyncHTTPClient
+import Courier
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NIOCore
+import NIOPosix
+
+/// A named benchmark scenario.
+struct Scenario: Sendable {
+    var name: String
+    var run: @Sendable (URL, RoundPlan) async throws -> ScenarioResult
+
+    static let all: [Scenario] = [getSmall(concurrency: 1), getSmall(concurrency: 64)]
+
+    /// `get-small-cN`: 1 KiB GETs over keep-alive connections, N at a time.
+    static func getSmall(concurrency: Int) -> Scenario {
+        Scenario(name: "get-small-c\(concurrency)") { base, plan in
+            let url = base.appending(path: "small")
+            let session = Session(configuration: Configuration { $0.validators = [] })
+            let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+            let urlSession = URLSession(configuration: .ephemeral)
+            let courierRequest = Request<Data>.get(url.absoluteString)
+            let contenders = [
+                Contender(name: "courier") {
+                    let response = try await session.send(courierRequest)
+                    guard response.body.count == 1024 else { throw BenchError.unexpected("courier got \(response.body.count) bytes") }
+                },
+                Contender(name: "ahc") {
+                    let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(30))
+                    let body = try await response.body.collect(upTo: 1 << 20)
+                    guard body.readableBytes == 1024 else { throw BenchError.unexpected("ahc got \(body.readableBytes) bytes") }
+                },
+                Contender(name: "urlsession") {
+                    let (data, _) = try await urlSession.data(from: url)
+                    guard data.count == 1024 else { throw BenchError.unexpected("urlsession got \(data.count) bytes") }
+                },
+            ]
+            let results = try await Throughput.compare(contenders, concurrency: concurrency, plan: plan)
+            try await session.shutdown()
+            try await client.shutdown()
+            urlSession.invalidateAndCancel()
+            let ratio = (results["courier"] ?? 0) / max(results["ahc"] ?? 1, 1)
+            return ScenarioResult(
+                name: "get-small-c\(concurrency)", unit: "req/s", higherIsBetter: true, results: results,
+                notes: String(format: "courier/ahc = %.3f (target >= 0.95); %d rounds of %@ each, median; default connection pools",
+                              ratio, plan.rounds, "\(plan.duration)"))
+        }
+    }
+}
+
+enum BenchError: Error, CustomStringConvertible {
+    case unexpected(String)
+    var description: String { if case .unexpected(let text) = self { text } else { "" } }
+}

@@ -1,0 +1,60 @@
+import Foundation
+public import HTTPTypes
+
+/// Parsers for request parts written as text, as on a command line (`-H 'K: V'`, `--param k=v`, `--json '{…}'`).
+/// Each rejects bad input with a ``CourierError`` that says what was wrong, and never echoes a header value.
+public enum CommandLineInput {
+    /// `Name: value` as a validated header field.
+    public static func header(_ line: String) throws -> HTTPField {
+        guard let colon = line.firstIndex(of: ":") else {
+            throw CourierError.invalidHeader(name: line.count > 60 ? String(line.prefix(60)) + "…" : line,
+                                             reason: "is not of the form 'Name: value'")
+        }
+        let name = String(line[..<colon])
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+        return try HeaderValidation.field(name: name, value: value)
+    }
+
+    /// `key=value` pairs as parameters; a repeated key collects its values into an array.
+    public static func parameters(_ pairs: [String]) throws -> Parameters {
+        var parameters = Parameters()
+        for pair in pairs {
+            guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
+                throw CourierError(code: .invalidParameter, message: "parameter \"\(CourierError.printable(pair))\" is not of the form key=value")
+            }
+            let key = String(pair[..<equals])
+            let value = ParameterValue.string(String(pair[pair.index(after: equals)...]))
+            switch parameters[key] {
+            case nil: parameters[key] = value
+            case .array(let values)?: parameters[key] = .array(values + [value])
+            case let existing?: parameters[key] = .array([existing, value])
+            }
+        }
+        return parameters
+    }
+
+    /// JSON text as a body, checked to be valid JSON first.
+    public static func jsonBody(_ text: String) throws -> RequestBody {
+        let data = Data(text.utf8)
+        do { _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) } catch {
+            throw CourierError(code: .encoding, message: "the JSON body is not valid JSON")
+        }
+        return .bytes(data, contentType: "application/json")
+    }
+
+    /// A method name (`get`, `POST`) as a method.
+    public static func method(_ name: String) throws -> HTTPRequest.Method {
+        guard let method = HTTPRequest.Method(name.uppercased()) else {
+            throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(name))\" is not an HTTP method")
+        }
+        return method
+    }
+
+    /// Seconds as a duration; rejects negative, zero and non-numbers.
+    public static func seconds(_ text: String) throws -> Duration {
+        guard let value = Double(text), value > 0, value.isFinite, value < 1e9 else {
+            throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(text))\" is not a positive number of seconds")
+        }
+        return .milliseconds(Int64(value * 1000))
+    }
+}

@@ -1,0 +1,21 @@
+import ArgumentParser
+
+/// `courier`: a curl-like tool built on the Courier library. Parsing and printing only.
+@main
+struct CourierCLI: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "courier",
+        abstract: "HTTP requests, the loopback test server and an offline tour of the Courier library.",
+        discussion: """
+            Examples:
+              courier get https://httpbin.org/get --param q=swift -H 'Accept: application/json'
+              courier post http://127.0.0.1:8080/echo --json '{"name":"ada"}'
+              courier serve --port 8080
+              courier demo
+            """,
+        subcommands: [
+            MethodCommand.Get.self, MethodCommand.Post.self, MethodCommand.Put.self, MethodCommand.Delete.self,
+            MethodCommand.Patch.self, MethodCommand.Head.self, Serve.self, Demo.self,
+        ]
+    )
+}

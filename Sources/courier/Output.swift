@@ -1,0 +1,34 @@
+import ArgumentParser
+import Courier
+import Foundation
+
+/// Where the CLI writes, and how it turns failures into one line and an exit code.
+enum Output {
+    static func stdout(_ data: Data) { FileHandle.standardOutput.write(data) }
+
+    static func stdout(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+    static func stderr(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+
+    /// Writes to a temporary file beside `path` and renames it into place, so `path` is never half-written.
+    static func writeAtomically(_ data: Data, to path: String) throws {
+        do { try data.write(to: URL(filePath: path), options: .atomic) } catch {
+            throw CourierError(code: .fileAccess, message: "cannot write \"\(path)\": \(error.localizedDescription)")
+        }
+    }
+
+    /// Runs `body`; a ``CourierError`` or any other error becomes one line on stderr and exit code 1.
+    static func exitOnFailure(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let exit as ExitCode {
+            throw exit
+        } catch let error as CourierError {
+            stderr("courier: \(error)")
+            throw ExitCode(1)
+        } catch {
+            stderr("courier: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import ArgumentParser
+import Courier
+import Foundation
+import HTTPTypes
+import Logging
+
+/// The options every request command shares.
+struct RequestOptions: ParsableArguments {
+    @Argument(help: "The URL to request (http or https).")
+    var url: String
+
+    @Option(name: [.customShort("H"), .customLong("header")], help: "A header, 'Name: value'. Repeatable.")
+    var headers: [String] = []
+
+    @Option(name: .customLong("param"), help: "A query parameter (a body parameter with --form), key=value. Repeatable.")
+    var params: [String] = []
+
+    @Option(help: "A JSON body, sent as application/json.")
+    var json: String?
+
+    @Option(help: "A form field, key=value, sent as application/x-www-form-urlencoded. Repeatable.")
+    var form: [String] = []
+
+    @Option(name: .shortAndLong, help: "Write the body to FILE (atomically) instead of stdout.")
+    var output: String?
+
+    @Flag(name: .shortAndLong, help: "Log the request and response (credentials redacted) to stderr.")
+    var verbose = false
+
+    @Option(help: "Total timeout in seconds (default 30).")
+    var timeout: String?
+
+    @Option(help: "Retries of transient failures for idempotent methods (default 0).")
+    var retries: Int = 0
+
+    func validate() throws {
+        if json != nil && !form.isEmpty { throw ValidationError("--json and --form cannot be combined") }
+        if retries < 0 || retries > 20 { throw ValidationError("--retries must be between 0 and 20") }
+    }
+
+    /// The request these options describe.
+    func request(method: HTTPRequest.Method) throws -> Request<Data> {
+        var request = Request<Data>(method: method, path: url, query: try CommandLineInput.parameters(params))
+        for line in headers { request.headers.append(try CommandLineInput.header(line)) }
+        if let json { request.body = try CommandLineInput.jsonBody(json) }
+        if !form.isEmpty { request.body = .form(try CommandLineInput.parameters(form)) }
+        if let timeout { request.timeouts.total = try CommandLineInput.seconds(timeout) }
+        if retries > 0 { request.retryPolicy = RetryPolicy(maxAttempts: retries + 1, baseDelay: .milliseconds(250)) }
+        return request
+    }
+
+    /// The session configuration: no base URL, no status validation (the CLI reports the status itself).
+    func configuration() -> Configuration {
+        Configuration {
+            $0.validators = []
+            if verbose {
+                $0.debugLogging = true
+                $0.logger = Logger(label: "courier") { StreamLogHandler.standardError(label: $0) }
+            }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import CourierTesting
+import Foundation
+import Testing
+
+/// Runs the built `courier` binary as a child process.
+struct CLI {
+    struct Outcome {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var stdoutData: Data
+    }
+
+    /// The `courier` executable beside the test bundle in the build folder.
+    static var executable: URL {
+        var directory = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: directory.appending(path: "courier").path()) && directory.pathComponents.count > 1 {
+            directory.deleteLastPathComponent()
+        }
+        return directory.appending(path: "courier")
+    }
+
+    /// Runs `courier` with `arguments`. Output goes to files, and exit is awaited through the termination
+    /// handler, so no thread of the cooperative pool blocks (the loopback server in this process needs them).
+    static func run(_ arguments: [String]) async throws -> Outcome {
+        let directory = FileManager.default.temporaryDirectory
+        let outURL = directory.appending(path: "courier-cli-\(UUID().uuidString).out")
+        let errURL = directory.appending(path: "courier-cli-\(UUID().uuidString).err")
+        _ = FileManager.default.createFile(atPath: outURL.path(), contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path(), contents: nil)
+        defer {
+            try? FileManager.default.removeItem(at: outURL)
+            try? FileManager.default.removeItem(at: errURL)
+        }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardOutput = try FileHandle(forWritingTo: outURL)
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        process.standardInput = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { finished in continuation.resume(returning: finished.terminationStatus) }
+            do { try process.run() } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        let outData = (try? Data(contentsOf: outURL)) ?? Data()
+        let errData = (try? Data(contentsOf: errURL)) ?? Data()
+        return Outcome(status: status, stdout: String(decoding: outData, as: UTF8.self),
+                       stderr: String(decoding: errData, as: UTF8.self), stdoutData: outData)
+    }
+}
+
+@Suite("The courier CLI", .timeLimit(.minutes(2)))
+struct CLITests {
+    @Test func getWritesTheBodyToStdoutAndTheStatusToStderr() async throws {
+        try await withTestServer { server in
+            let outcome = try await CLI.run(["get", server.url("/echo").absoluteString, "--param", "q=1", "-H", "X-Trace: 7"])
+            #expect(outcome.status == 0)
+            #expect(outcome.stderr == "HTTP 200\n")
+            #expect(outcome.stdout.contains(#""q":"1""#) && outcome.stdout.contains(#""x-trace":["7"]"#))
+        }
+    }
+
+    @Test func everyMethodAndBodyKind() async throws {
+        try await withTestServer { server in
+            let echo = server.url("/echo").absoluteString
+            let post = try await CLI.run(["post", echo, "--json", #"{"a":1}"#])
+            #expect(post.status == 0 && post.stdout.contains(#""body":"{\"a\":1}""#) && post.stdout.contains(#""method":"POST""#))
+            let put = try await CLI.run(["put", echo, "--form", "name=ada", "--form", "x=a b"])
+            #expect(put.status == 0 && put.stdout.contains(#""body":"name=ada&x=a%20b""#))
+            for method in ["delete", "patch"] {
+                let outcome = try await CLI.run([method, echo])
+                #expect(outcome.status == 0 && outcome.stdout.contains(#""method":"\#(method.uppercased())""#))
+            }
+            let head = try await CLI.run(["head", server.url("/bytes/100").absoluteString])
+            #expect(head.status == 0 && head.stdout.isEmpty && head.stderr == "HTTP 200\n")
+        }
+    }
+
+    @Test func outputFileIsWrittenWhole() async throws {
+        let path = FileManager.default.temporaryDirectory.appending(path: "courier-cli-\(UUID().uuidString)").path()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try await withTestServer { server in
+            let outcome = try await CLI.run(["get", server.url("/bytes/50000").absoluteString, "-o", path])
+            #expect(outcome.status == 0 && outcome.stdout.isEmpty)
+            #expect(FileManager.default.contents(atPath: path) == ServerFiles.data(count: 50_000))
+            let failed = try await CLI.run(["get", server.url("/fault/close-at/10").absoluteString, "-o", path + ".broken"])
+            #expect(failed.status == 1)
+            #expect(!FileManager.default.fileExists(atPath: path + ".broken"))
+        }
+    }
+
+    @Test func httpErrorsExitNonZeroWithTheStatus() async throws {
+        try await withTestServer { server in
+            let notFound = try await CLI.run(["get", server.url("/status/404").absoluteString])
+            #expect(notFound.status == 4 && notFound.stderr == "HTTP 404\n" && notFound.stdout == "status 404")
+            let serverError = try await CLI.run(["get", server.url("/status/503").absoluteString])
+            #expect(serverError.status == 5)
+        }
+    }
+
+    @Test func retriesAndTimeouts() async throws {
+        try await withTestServer { server in
+            let retried = try await CLI.run(["get", server.url("/flaky/cli?failures=1").absoluteString, "--retries", "2"])
+            #expect(retried.status == 0 && server.hits("/flaky/cli") == 2)
+            let slow = try await CLI.run(["get", server.url("/delay/3000").absoluteString, "--timeout", "0.3"])
+            #expect(slow.status == 1)
+            #expect(slow.stderr.hasPrefix("courier: timeout: total timeout of 300 ms elapsed"))
+        }
+    }
+
+    @Test(arguments: [
+        (["get", "http://127.0.0.1:1/x", "-H", "X-Evil: a\r\nInjected: 1"], "courier: invalidHeader: header \"X-Evil\" has a value containing CR"),
+        (["get", "http://127.0.0.1:1/x", "-H", "no colon"], "courier: invalidHeader: header \"no colon\" is not of the form 'Name: value'"),
+        (["get", "not a url"], "courier: invalidURL: URL contains a space or control character: \"not a url\""),
+        (["get", "ftp://example.com/x"], "courier: invalidURL: not a valid http(s) URL: \"ftp://example.com/x\""),
+        (["post", "http://127.0.0.1:1/x", "--json", "{nope"], "courier: encoding: the JSON body is not valid JSON"),
+        (["get", "http://127.0.0.1:1/x", "--param", "novalue"], "courier: invalidParameter: parameter \"novalue\" is not of the form key=value"),
+        (["get", "http://127.0.0.1:1/x", "--timeout=-1"], "courier: invalidParameter: \"-1\" is not a positive number of seconds"),
+    ])
+    func badInputIsOneClearLine(arguments: [String], message: String) async throws {
+        let outcome = try await CLI.run(arguments)
+        #expect(outcome.status == 1)
+        #expect(outcome.stderr == message + "\n")
+        #expect(outcome.stdout.isEmpty)
+    }
+
+    @Test func connectionFailureIsOneLine() async throws {
+        let outcome = try await CLI.run(["get", "http://127.0.0.1:1/x", "--timeout", "5"])
+        #expect(outcome.status == 1)
+        #expect(outcome.stderr.hasPrefix("courier: connectionFailed:"))
+        #expect(outcome.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func verboseLogsWithoutSecrets() async throws {
+        try await withTestServer { server in
+            let outcome = try await CLI.run(["get", server.url("/small").absoluteString, "-v", "-H", "Authorization: Bearer cli-secret"])
+            #expect(outcome.status == 0)
+            #expect(outcome.stderr.contains("→ GET") && outcome.stderr.contains("← 200"))
+            #expect(!outcome.stderr.contains("cli-secret"))
+        }
+    }
+
+    @Test func helpHasExamplesAndUsageErrorsAreShort() async throws {
+        for command in [["--help"], ["get", "--help"], ["serve", "--help"], ["demo", "--help"]] {
+            let help = try await CLI.run(command)
+            #expect(help.status == 0 && help.stdout.contains("Example"), "\(command)")
+        }
+        let missing = try await CLI.run(["get"])
+        #expect(missing.status != 0 && !missing.stderr.contains("Fatal error"))
+    }
+
+    @Test func demoRunsOfflineAndPasses() async throws {
+        let outcome = try await CLI.run(["demo"])
+        #expect(outcome.status == 0, "\(outcome.stdout)\n\(outcome.stderr)")
+        #expect(outcome.stdout.contains("steps behaved as expected"))
+        #expect(!outcome.stdout.contains("✘"))
+    }
+}
