@@ -14,8 +14,7 @@ struct CourierCLI: AsyncParsableCommand {
               courier demo
             """,
         subcommands: [
-            MethodCommand.Get.self, MethodCommand.Post.self, MethodCommand.Put.self, MethodCommand.Delete.self,
-            MethodCommand.Patch.self, MethodCommand.Head.self, Serve.self, Demo.self,
+            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, Serve.self, Demo.self,
         ]
     )
 }

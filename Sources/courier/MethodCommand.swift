@@ -4,10 +4,25 @@ import Foundation
 import HTTPTypes
 
 /// `courier get|post|put|delete|patch|head URL`: one request; the body to stdout, `HTTP <code>` to stderr.
-enum MethodCommand {
-    static func run(_ method: HTTPRequest.Method, _ options: RequestOptions) async throws {
+protocol MethodCommand: AsyncParsableCommand {
+    /// The method this subcommand sends.
+    static var method: HTTPRequest.Method { get }
+    /// The shared request options.
+    var options: RequestOptions { get }
+}
+
+extension MethodCommand {
+    /// The subcommand's name, abstract and example, from its method.
+    static func configuration(example arguments: String) -> CommandConfiguration {
+        let name = method.rawValue.lowercased()
+        return CommandConfiguration(commandName: name, abstract: "Send a \(method.rawValue) request.",
+                                    discussion: "Example: courier \(name) \(arguments)")
+    }
+
+    func run() async throws {
+        let options = self.options
         try await Output.exitOnFailure {
-            let request = try options.request(method: method)
+            let request = try options.request(method: Self.method)
             let response = try await withSession(options.configuration()) { session in try await session.send(request) }
             if let path = options.output {
                 try Output.writeAtomically(response.body, to: path)
@@ -20,46 +35,40 @@ enum MethodCommand {
             }
         }
     }
+}
 
-    struct Get: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "get", abstract: "Send a GET request.",
-                                                        discussion: "Example: courier get http://127.0.0.1:8080/echo --param q=1 -H 'X-Trace: 7'")
-        @OptionGroup var options: RequestOptions
-        func run() async throws { try await MethodCommand.run(.get, options) }
-    }
+struct Get: MethodCommand {
+    static let method = HTTPRequest.Method.get
+    static let configuration = configuration(example: "http://127.0.0.1:8080/echo --param q=1 -H 'X-Trace: 7'")
+    @OptionGroup var options: RequestOptions
+}
 
-    struct Post: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "post", abstract: "Send a POST request.",
-                                                        discussion: "Example: courier post http://127.0.0.1:8080/echo --json '{\"a\":1}'")
-        @OptionGroup var options: RequestOptions
-        func run() async throws { try await MethodCommand.run(.post, options) }
-    }
+struct Post: MethodCommand {
+    static let method = HTTPRequest.Method.post
+    static let configuration = configuration(example: #"http://127.0.0.1:8080/echo --json '{"a":1}'"#)
+    @OptionGroup var options: RequestOptions
+}
 
-    struct Put: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "put", abstract: "Send a PUT request.",
-                                                        discussion: "Example: courier put http://127.0.0.1:8080/echo --form name=ada")
-        @OptionGroup var options: RequestOptions
-        func run() async throws { try await MethodCommand.run(.put, options) }
-    }
+struct Put: MethodCommand {
+    static let method = HTTPRequest.Method.put
+    static let configuration = configuration(example: "http://127.0.0.1:8080/echo --form name=ada")
+    @OptionGroup var options: RequestOptions
+}
 
-    struct Delete: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "delete", abstract: "Send a DELETE request.",
-                                                        discussion: "Example: courier delete http://127.0.0.1:8080/echo --param id=3")
-        @OptionGroup var options: RequestOptions
-        func run() async throws { try await MethodCommand.run(.delete, options) }
-    }
+struct Delete: MethodCommand {
+    static let method = HTTPRequest.Method.delete
+    static let configuration = configuration(example: "http://127.0.0.1:8080/echo --param id=3")
+    @OptionGroup var options: RequestOptions
+}
 
-    struct Patch: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "patch", abstract: "Send a PATCH request.",
-                                                        discussion: "Example: courier patch http://127.0.0.1:8080/echo --json '{\"name\":\"ada\"}'")
-        @OptionGroup var options: RequestOptions
-        func run() async throws { try await MethodCommand.run(.patch, options) }
-    }
+struct Patch: MethodCommand {
+    static let method = HTTPRequest.Method.patch
+    static let configuration = configuration(example: #"http://127.0.0.1:8080/echo --json '{"name":"ada"}'"#)
+    @OptionGroup var options: RequestOptions
+}
 
-    struct Head: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "head", abstract: "Send a HEAD request.",
-                                                        discussion: "Example: courier head http://127.0.0.1:8080/bytes/1000 -v")
-        @OptionGroup var options: RequestOptions
-        func run() async throws { try await MethodCommand.run(.head, options) }
-    }
+struct Head: MethodCommand {
+    static let method = HTTPRequest.Method.head
+    static let configuration = configuration(example: "http://127.0.0.1:8080/bytes/1000 -v")
+    @OptionGroup var options: RequestOptions
 }
