@@ -70,11 +70,11 @@ let package = Package(
             name: "courier-bench",
             dependencies: [
                 "Courier",
-                "CourierTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Benchmarks/courier-bench",
             swiftSettings: strictSettings

@@ -1,5 +1,4 @@
 import ArgumentParser
-import CourierTesting
 import Foundation
 
 /// `courier-bench`: measures Courier side by side with raw AsyncHTTPClient and URLSession, contenders taking
@@ -35,7 +34,7 @@ struct CourierBench: AsyncParsableCommand {
 
     func run() async throws {
         let selected = scenarios.isEmpty ? Scenario.all : Scenario.all.filter { scenarios.contains($0.name) }
-        let server = url == nil ? try await TestServer.start() : nil
+        let server = url == nil ? try await BenchServer.start() : nil
         let base = url.flatMap(URL.init(string:)) ?? server?.baseURL
         guard let base else { throw ValidationError("no server to measure") }
         let plan = quick ? RoundPlan.quick : RoundPlan.full
@@ -44,7 +43,7 @@ struct CourierBench: AsyncParsableCommand {
             FileHandle.standardError.write(Data("running \(scenario.name) against \(base.absoluteString)…\n".utf8))
             results.append(try await scenario.run(base, plan))
         }
-        await server?.shutdown()
+        try await server?.shutdown()
         print(Report.markdown(results))
         if let json {
             try Report.json(results).write(to: URL(filePath: json), options: .atomic)

@@ -6,7 +6,7 @@ struct RoundPlan: Sendable {
     var duration: Duration
     var warmup: Duration
 
-    static let full = RoundPlan(rounds: 5, duration: .seconds(3), warmup: .seconds(1))
+    static let full = RoundPlan(rounds: 15, duration: .seconds(1), warmup: .seconds(1))
     static let quick = RoundPlan(rounds: 1, duration: .milliseconds(300), warmup: .milliseconds(100))
 }
 

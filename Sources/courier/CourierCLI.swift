@@ -8,7 +8,7 @@ struct CourierCLI: AsyncParsableCommand {
         abstract: "HTTP requests, the loopback test server and an offline tour of the Courier library.",
         discussion: """
             Examples:
-              courier get https://httpbin.org/get --param q=swift -H 'Accept: application/json'
+              courier get http://127.0.0.1:8080/echo --param q=swift -H 'Accept: application/json'
               courier post http://127.0.0.1:8080/echo --json '{"name":"ada"}'
               courier serve --port 8080
               courier demo

@@ -33,12 +33,16 @@ enum RedirectAction: Equatable {
 /// The redirect decisions of one request, as a pure value: it sees each response and answers what to do.
 struct RedirectState {
     let policy: RedirectPolicy
-    private(set) var visited: [String]
+    private let initialMethod: HTTPRequest.Method
+    private let initialURL: URL
+    /// Filled on the first redirect, so a request that is not redirected pays nothing.
+    private(set) var visited: [String] = []
     private(set) var hops = 0
 
     init(policy: RedirectPolicy, initial method: HTTPRequest.Method, url: URL) {
         self.policy = policy
-        self.visited = [Self.key(method, url)]
+        self.initialMethod = method
+        self.initialURL = url
     }
 
     mutating func next(method: HTTPRequest.Method, url: URL, status: HTTPResponse.Status, location: String?,
@@ -58,6 +62,7 @@ struct RedirectState {
         if !dropsBody && !bodyIsReplayable {
             return .deliver  // a streamed body cannot be sent twice; hand the redirect to the caller
         }
+        if visited.isEmpty { visited.append(Self.key(initialMethod, initialURL)) }
         let key = Self.key(newMethod, target)
         if visited.contains(key) {
             throw CourierError(code: .redirectLoop, message: "redirect loop: \(Redactor.standard.redact(url: target)) was already visited")

@@ -112,10 +112,7 @@ struct RequestExecutor: Sendable {
             case .deliver:
                 let collector = BodyCollector(limits: limits, decompresses: configuration.decompressesResponses)
                 let method = current.method
-                let data = try await Deadline.race(deadline, failure: .timeout(.total, after: timeouts.total,
-                                                                              url: configuration.redactor.redact(url: current.url))) {
-                    try await collector.collect(response, method: method)
-                }
+                let data = try await collector.collect(response, method: method)  // the transport bounds it by the deadline
                 let body = ResponseBody(status: response.status, headers: response.headers, data: data)
                 log.response(body, for: current, duration: start.duration(to: .now))
                 return (current, body, firstByte)

@@ -11,7 +11,7 @@ struct RequestPreparation {
 
     func prepare<R>(_ request: Request<R>) async throws -> PreparedRequest {
         let prepared = request.isRaw ? try prepareRaw(request) : try prepareConfigured(request)
-        guard !request.isRaw else { return prepared }
+        guard !request.isRaw, !configuration.adapters.isEmpty else { return prepared }
         var adapted = prepared
         for adapter in configuration.adapters {
             do { adapted = try await adapter.adapt(adapted) } catch let error as CourierError { throw error } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The entry point: owns the configuration and the transport, and sends requests.
 ///
@@ -13,22 +14,21 @@ import Foundation
 /// Requests run in parallel: ``send(_:)`` reads a snapshot of the configuration from the actor, then runs
 /// outside it, so a slow request never holds up another.
 public actor Session {
-    private var configuration: Configuration
+    private let state: Mutex<(configuration: Configuration, isShutDown: Bool)>
     private let transport: any Transport
-    private var isShutDown = false
 
     /// Creates a session; without a transport it uses ``AsyncHTTPClientTransport``. Call ``shutdown()`` when done.
     public init(configuration: Configuration = Configuration(), transport: (any Transport)? = nil) {
-        self.configuration = configuration
+        self.state = Mutex((configuration, false))
         self.transport = transport ?? AsyncHTTPClientTransport()
     }
 
     /// The configuration requests start with now.
-    public var currentConfiguration: Configuration { configuration }
+    public nonisolated var currentConfiguration: Configuration { state.withLock { $0.configuration } }
 
     /// Changes the configuration for requests sent from now on (a token after login, a new base URL).
     public func updateConfiguration(_ change: @Sendable (inout Configuration) -> Void) {
-        change(&configuration)
+        state.withLock { change(&$0.configuration) }
     }
 
     /// Sends `request` and returns its decoded response.
@@ -40,12 +40,16 @@ public actor Session {
 
     /// Shuts the transport down; later requests fail with ``CourierError/Code/sessionClosed``.
     public func shutdown() async throws {
-        guard !isShutDown else { return }
-        isShutDown = true
+        let wasShutDown = state.withLock { state in
+            defer { state.isShutDown = true }
+            return state.isShutDown
+        }
+        guard !wasShutDown else { return }
         try await transport.shutdown()
     }
 
-    private func executor() throws -> RequestExecutor {
+    private nonisolated func executor() throws -> RequestExecutor {
+        let (configuration, isShutDown) = state.withLock { ($0.configuration, $0.isShutDown) }
         guard !isShutDown else { throw CourierError(code: .sessionClosed, message: "the session has been shut down") }
         return RequestExecutor(configuration: configuration, transport: transport)
     }

@@ -53,11 +53,10 @@ enum URLBuilder {
 
     /// The URL when `string` is an absolute http(s) URL with a host.
     static func absoluteURL(_ string: String) -> URL? {
-        guard let components = URLComponents(string: string),
-              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = components.host, !host.isEmpty
+        guard let url = URL(string: string), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host(), !host.isEmpty
         else { return nil }
-        return components.url
+        return url
     }
 
     /// Rejects spaces and control characters: a URL holding them is malformed, not something to "fix".

@@ -1,0 +1,75 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// The in-process server the scenarios measure against: a plain SwiftNIO handler on its own event loop that
+/// answers `/small` with 1 KiB, like a static file server. It runs no Swift tasks, so it does not compete with
+/// the contenders for the cooperative thread pool (the fault-injecting test server would).
+final class BenchServer: Sendable {
+    private let group: MultiThreadedEventLoopGroup
+    private let channel: any Channel
+    let baseURL: URL
+
+    static let small = String(repeating: "courier-", count: 128)
+
+    private init(group: MultiThreadedEventLoopGroup, channel: any Channel, baseURL: URL) {
+        self.group = group
+        self.channel = channel
+        self.baseURL = baseURL
+    }
+
+    static func start() async throws -> BenchServer {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(SmallHandler())
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = channel.localAddress?.port ?? 0
+        guard let url = URL(string: "http://127.0.0.1:\(port)") else { throw BenchError.unexpected("no port") }
+        return BenchServer(group: group, channel: channel, baseURL: url)
+    }
+
+    func shutdown() async throws {
+        try await channel.close()
+        try await group.shutdownGracefully()
+    }
+}
+
+/// Answers every request with the 1 KiB body of `/small` (404 for other paths), keeping the connection open.
+private final class SmallHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private var path = ""
+    private var keepAlive = true
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            path = head.uri
+            keepAlive = head.isKeepAlive
+        case .body:
+            break
+        case .end:
+            let found = path.hasPrefix("/small")
+            let body = ByteBuffer(string: found ? BenchServer.small : "not found")
+            var headers = HTTPHeaders([("Content-Type", "text/plain"), ("Content-Length", String(body.readableBytes))])
+            if !keepAlive { headers.add(name: "Connection", value: "close") }
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: found ? .ok : .notFound, headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+            let keepAlive = self.keepAlive
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+                if !keepAlive { loopBound.value.close(promise: nil) }
+            }
+        }
+    }
+}

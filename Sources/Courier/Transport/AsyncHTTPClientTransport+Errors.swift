@@ -1,0 +1,64 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+extension AsyncHTTPClientTransport {
+    /// Maps AsyncHTTPClient's and SwiftNIO's errors to ``CourierError``.
+    static func translate(_ error: any Error, timeouts: Timeouts, url: URL) -> CourierError {
+        if let error = error as? CourierError { return error }
+        let shownURL = Redactor.standard.redact(url: url)
+        if error is CancellationError { return .cancelled() }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .cancelled, .requestStreamCancelled: return .cancelled()
+            case .connectTimeout, .tlsHandshakeTimeout: return .timeout(.connect, after: timeouts.connect, url: shownURL)
+            case .readTimeout: return .timeout(.readIdle, after: timeouts.readIdle, url: shownURL)
+            case .deadlineExceeded: return .timeout(.total, after: timeouts.total, url: shownURL)
+            case .remoteConnectionClosed:
+                return CourierError(code: .connectionClosed, message: "the server closed the connection before the response was complete", underlying: error)
+            case .alreadyShutdown: return CourierError(code: .sessionClosed, message: "the transport has been shut down", underlying: error)
+            case .invalidURL, .emptyHost, .emptyScheme: return .invalidURL(url.absoluteString)
+            case .bodyLengthMismatch:
+                return CourierError(code: .encoding, message: "the request body's length differs from its declared length", underlying: error)
+            default: break
+            }
+            if "\(error)".contains("unsupportedScheme") { return .invalidURL(url.absoluteString, reason: "unsupported scheme") }
+        }
+        if let error = error as? IOError {
+            if error.errnoCode == ECONNRESET || error.errnoCode == EPIPE {
+                return CourierError(code: .connectionReset, message: "the connection was reset by the peer", underlying: error)
+            }
+            if error.errnoCode == ECONNREFUSED {
+                return CourierError(code: .connectionFailed, message: "connection refused by \(shownURL)", underlying: error)
+            }
+        }
+        if error is NIOConnectionError || error is ChannelError && "\(error)".contains("connect") {
+            return CourierError(code: .connectionFailed, message: "could not connect to \(shownURL)", underlying: error)
+        }
+        if let parserError = error as? HTTPParserError, parserError == .invalidEOFState {
+            return CourierError(code: .connectionClosed, message: "the server closed the connection before the body was complete", underlying: error)
+        }
+        if error is HTTPParserError || error is NIOTooManyBytesError {
+            return CourierError(code: .invalidResponse, message: "the server sent a malformed response (\(error))", underlying: error)
+        }
+        if error is ChannelError {
+            return CourierError(code: .connectionClosed, message: "the connection closed unexpectedly (\(error))", underlying: error)
+        }
+        let text = String(describing: type(of: error))
+        if text.contains("SSL") || text.contains("TLS") || text.contains("BoringSSL") {
+            return CourierError(code: .tls, message: "TLS failed: \(error)", underlying: error)
+        }
+        return CourierError(code: .transport, message: "\(error)", underlying: error)
+    }
+}
+
+extension TimeAmount {
+    /// A NIO time amount from a Swift duration, in nanoseconds.
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow
+            ? Int64.max : seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

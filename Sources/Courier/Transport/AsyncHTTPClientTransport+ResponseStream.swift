@@ -1,0 +1,157 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// One exchange of ``AsyncHTTPClientTransport``: receives AsyncHTTPClient's delegate calls on the event loop,
+/// hands the head to the waiting caller, and feeds body parts into a backpressured async sequence.
+final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducerDelegate {
+    typealias Response = Void
+    typealias Producer = NIOThrowingAsyncSequenceProducer<
+        ByteBuffer, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, ResponseStream
+    >
+
+    private struct State {
+        var head: CheckedContinuation<TransportResponse, any Error>?
+        var task: HTTPClient.Task<Void>?
+        var source: Producer.Source?
+        var cancelled = false
+        /// The future `didReceiveBodyPart` returned while the consumer is full; completed by `produceMore`.
+        var demand: EventLoopPromise<Void>?
+        /// `produceMore` arrived before the pause it ends was recorded.
+        var earlyDemand = false
+    }
+
+    private let state = Mutex(State())
+    private let timeouts: Timeouts
+    private let url: URL
+
+    init(timeouts: Timeouts, url: URL) {
+        self.timeouts = timeouts
+        self.url = url
+    }
+
+    // MARK: Caller side
+
+    func awaitHead(_ continuation: CheckedContinuation<TransportResponse, any Error>) {
+        state.withLock { $0.head = continuation }
+    }
+
+    func attach(_ task: HTTPClient.Task<Void>) {
+        let cancelNow = state.withLock { state in
+            state.task = task
+            return state.cancelled
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    func cancel() {
+        let task = state.withLock { state in
+            state.cancelled = true
+            return state.task
+        }
+        task?.cancel()
+    }
+
+    // MARK: HTTPClientResponseDelegate (on the task's event loop)
+
+    func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        var fields = HTTPFields()
+        for (name, value) in head.headers {
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+        }
+        let produced = Producer.makeSequence(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8),
+                                             finishOnDeinit: true, delegate: self)
+        let continuation = state.withLock { state in
+            state.source = produced.source
+            defer { state.head = nil }
+            return state.head
+        }
+        let body = TranslatingBody(base: produced.sequence, timeouts: timeouts, url: url)
+        continuation?.resume(returning: TransportResponse(
+            status: HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase),
+            headers: fields, body: ByteStream(body)))
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        guard let source = state.withLock({ $0.source }) else { return task.eventLoop.makeSucceededVoidFuture() }
+        switch source.yield(buffer) {
+        case .produceMore, .dropped:
+            return task.eventLoop.makeSucceededVoidFuture()
+        case .stopProducing:
+            return state.withLock { state in
+                if state.earlyDemand {
+                    state.earlyDemand = false
+                    return task.eventLoop.makeSucceededVoidFuture()
+                }
+                let promise = task.eventLoop.makePromise(of: Void.self)
+                state.demand = promise
+                return promise.futureResult
+            }
+        }
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Void>) throws {
+        state.withLock { $0.source }?.finish()
+    }
+
+    func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+        let failure = AsyncHTTPClientTransport.translate(error, timeouts: timeouts, url: url)
+        let (continuation, source, demand) = state.withLock { state in
+            defer {
+                state.head = nil
+                state.demand = nil
+            }
+            return (state.head, state.source, state.demand)
+        }
+        if let continuation {
+            continuation.resume(throwing: failure)
+        } else {
+            source?.finish(failure)
+        }
+        demand?.succeed()
+    }
+
+    // MARK: NIOAsyncSequenceProducerDelegate (the consumer's side)
+
+    func produceMore() {
+        let demand = state.withLock { state in
+            guard let demand = state.demand else {
+                state.earlyDemand = true
+                return nil as EventLoopPromise<Void>?
+            }
+            state.demand = nil
+            return demand
+        }
+        demand?.succeed()
+    }
+
+    func didTerminate() {
+        cancel()  // the consumer stopped reading or was cancelled: stop the request
+    }
+}
+
+/// The body sequence with AsyncHTTPClient's and SwiftNIO's errors translated to ``CourierError``.
+struct TranslatingBody<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable where Base.Element == ByteBuffer {
+    typealias Element = ByteBuffer
+    let base: Base
+    let timeouts: Timeouts
+    let url: URL
+
+    func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), timeouts: timeouts, url: url) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var base: Base.AsyncIterator
+        let timeouts: Timeouts
+        let url: URL
+
+        mutating func next() async throws -> ByteBuffer? {
+            do { return try await base.next() } catch {
+                throw AsyncHTTPClientTransport.translate(error, timeouts: timeouts, url: url)
+            }
+        }
+    }
+}
