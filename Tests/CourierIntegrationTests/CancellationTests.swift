@@ -29,8 +29,9 @@ struct CancellationTests {
     }
 
     @Test func cancellingDuringRetryBackoffStops() async throws {
+        // Retry-After fixes the wait at 5 s; a jittered backoff could be shorter than the 200 ms below.
         try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 5, baseDelay: .seconds(5)) }) { session, server in
-            let task = Task { try await session.send(Request<Data>.get("/status/503")) }
+            let task = Task { try await session.send(Request<Data>.get("/status/503?retry-after=5")) }
             try await Task.sleep(for: .milliseconds(200))
             task.cancel()
             guard case .failure(let error) = await task.result else { Issue.record("finished"); return }
