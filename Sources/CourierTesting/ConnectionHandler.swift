@@ -48,7 +48,7 @@ struct ConnectionHandler {
                     var query: [String: String] = [:]
                     for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
                     let request = ServerRequest(head: requestHead, body: body, bodyLength: length,
-                                                bodySHA256: hasher.finalize().map { String(format: "%02x", $0) }.joined(),
+                                                bodySHA256: hex(hasher.finalize()),
                                                 path: components?.path ?? requestHead.uri, query: query)
                     state.recordHit(request.path)
                     let writer = ResponseWriter(outbound: outbound, channel: channel)

@@ -29,7 +29,7 @@ enum MultipartEcho {
             let headerText = String(decoding: part[part.startIndex..<split.lowerBound], as: UTF8.self)
             let content = part[split.upperBound...]
             var description: [String: Any] = ["length": content.count,
-                                              "sha256": SHA256.hash(data: content).map { String(format: "%02x", $0) }.joined()]
+                                              "sha256": hex(SHA256.hash(data: content))]
             for line in headerText.components(separatedBy: "\r\n") {
                 let lower = line.lowercased()
                 if lower.hasPrefix("content-disposition:") {

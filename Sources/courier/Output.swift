@@ -17,15 +17,13 @@ enum Output {
         }
     }
 
-    /// Runs `body`; a ``CourierError`` or any other error becomes one line on stderr and exit code 1.
+    /// Runs `body`; any error but an exit code becomes one line on stderr (a ``CourierError`` prints as
+    /// `code: message`) and exit code 1.
     static func exitOnFailure(_ body: () async throws -> Void) async throws {
         do {
             try await body()
         } catch let exit as ExitCode {
             throw exit
-        } catch let error as CourierError {
-            stderr("courier: \(error)")
-            throw ExitCode(1)
         } catch {
             stderr("courier: \(error)")
             throw ExitCode(1)

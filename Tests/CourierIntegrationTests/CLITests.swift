@@ -8,7 +8,6 @@ struct CLI {
         var status: Int32
         var stdout: String
         var stderr: String
-        var stdoutData: Data
     }
 
     /// The `courier` executable beside the test bundle in the build folder.
@@ -48,7 +47,7 @@ struct CLI {
         let outData = (try? Data(contentsOf: outURL)) ?? Data()
         let errData = (try? Data(contentsOf: errURL)) ?? Data()
         return Outcome(status: status, stdout: String(decoding: outData, as: UTF8.self),
-                       stderr: String(decoding: errData, as: UTF8.self), stdoutData: outData)
+                       stderr: String(decoding: errData, as: UTF8.self))
     }
 }
 

@@ -1,4 +1,5 @@
 import Crypto
+import NIOCore
 public import Foundation
 public import HTTPTypes
 
@@ -34,7 +35,7 @@ public struct HMACSigningAdapter: RequestAdapter {
         switch request.body {
         case .empty: bodyHash = Self.hex(SHA256.hash(data: Data()))
         case .bytes(let data): bodyHash = Self.hex(SHA256.hash(data: data))
-        case .file(let url, _): bodyHash = try Self.hashFile(url)
+        case .file(let url, _): bodyHash = try await Self.hashFile(url)
         case .stream: bodyHash = "UNSIGNED-PAYLOAD"
         }
         let pathAndQuery = request.url.path(percentEncoded: true) + (request.url.query(percentEncoded: true).map { "?" + $0 } ?? "")
@@ -50,11 +51,11 @@ public struct HMACSigningAdapter: RequestAdapter {
         return Self.hex(HMAC<SHA256>.authenticationCode(for: Data(message.utf8), using: key))
     }
 
-    private static func hashFile(_ url: URL) throws -> String {
+    private static func hashFile(_ url: URL) async throws -> String {
         var hasher = SHA256()
-        let handle = try FileHandle(forReadingFrom: url)
-        defer { try? handle.close() }
-        while let chunk = try handle.read(upToCount: 64 * 1024), !chunk.isEmpty { hasher.update(data: chunk) }
+        for try await chunk in FileChunks(url: url) {
+            chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+        }
         return hex(hasher.finalize())
     }
 

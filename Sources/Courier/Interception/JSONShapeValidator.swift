@@ -50,8 +50,10 @@ public struct JSONShapeValidator: ResponseValidator {
 
     /// Decides about the response.
     public func validate(_ response: ResponseBody, for request: PreparedRequest) -> ValidationResult {
-        guard let value = try? JSONDecoder().decode(ParameterValue.self, from: response.data) else {
-            return .reject(CourierError.validation("the body is not JSON"))
+        let value: ParameterValue
+        switch DecodingFailure.json(response) {
+        case .success(let json): value = json
+        case .failure(let error): return .reject(error)
         }
         if let mismatch = Self.firstMismatch(value, shape, path: "") { return .reject(mismatch) }
         return .accept

@@ -79,10 +79,10 @@ public struct BusinessCodeValidator: ResponseValidator {
 
     /// Decides about the response.
     public func validate(_ response: ResponseBody, for request: PreparedRequest) -> ValidationResult {
-        guard let json = try? JSONDecoder().decode(ParameterValue.self, from: response.data) else {
-            return .reject(CourierError.validation("the body is not JSON"))
+        switch DecodingFailure.json(response) {
+        case .success(let json): return decide(json)
+        case .failure(let error): return .reject(error)
         }
-        return decide(json)
     }
 }
 

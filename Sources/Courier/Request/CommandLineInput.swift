@@ -42,14 +42,6 @@ public enum CommandLineInput {
         return .bytes(data, contentType: "application/json")
     }
 
-    /// A method name (`get`, `POST`) as a method.
-    public static func method(_ name: String) throws -> HTTPRequest.Method {
-        guard let method = HTTPRequest.Method(name.uppercased()) else {
-            throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(name))\" is not an HTTP method")
-        }
-        return method
-    }
-
     /// Seconds as a duration; rejects negative, zero and non-numbers.
     public static func seconds(_ text: String) throws -> Duration {
         guard let value = Double(text), value > 0, value.isFinite, value < 1e9 else {

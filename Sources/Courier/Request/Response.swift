@@ -39,8 +39,7 @@ public struct Response<Value: Sendable>: Sendable {
     /// Decodes the body as JSON into `T`.
     public func decode<T: Decodable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder()) throws -> T {
         do { return try decoder.decode(T.self, from: body) } catch {
-            throw CourierError(code: .decoding, message: "could not decode \(T.self): \(DecodingFailure.describe(error))",
-                               underlying: error)
+            throw DecodingFailure.error(decoding: T.self, error)
         }
     }
 

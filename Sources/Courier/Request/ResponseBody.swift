@@ -36,8 +36,7 @@ public struct ResponseBody: Sendable {
         let box = JSONDecoderBox(decoder)
         return { body in
             do { return try box.decoder.decode(T.self, from: body.data) } catch {
-                throw CourierError(code: .decoding, message: "could not decode \(T.self): \(DecodingFailure.describe(error))",
-                                   underlying: error)
+                throw DecodingFailure.error(decoding: T.self, error)
             }
         }
     }
@@ -52,6 +51,19 @@ private struct JSONDecoderBox: @unchecked Sendable {
 
 /// Turns `DecodingError` into one readable line with the key path.
 enum DecodingFailure {
+    /// The ``CourierError/Code/decoding`` error for a failure to decode `type`.
+    static func error<T>(decoding type: T.Type, _ error: any Error) -> CourierError {
+        CourierError(code: .decoding, message: "could not decode \(T.self): \(describe(error))", underlying: error)
+    }
+
+    /// The body parsed as JSON, or the validation error every JSON-reading validator reports.
+    static func json(_ body: ResponseBody) -> Result<ParameterValue, CourierError> {
+        guard let value = try? JSONDecoder().decode(ParameterValue.self, from: body.data) else {
+            return .failure(CourierError.validation("the body is not JSON"))
+        }
+        return .success(value)
+    }
+
     static func describe(_ error: any Error) -> String {
         guard let error = error as? DecodingError else { return "\(error)" }
         func path(_ context: DecodingError.Context) -> String {
