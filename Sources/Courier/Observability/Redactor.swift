@@ -57,11 +57,15 @@ public struct Redactor: Sendable, Hashable {
         guard !sensitiveKeys.isEmpty, let queryStart = text.firstIndex(of: "?") else { return text }
         let fragmentStart = text[queryStart...].firstIndex(of: "#") ?? text.endIndex
         let query = text[text.index(after: queryStart)..<fragmentStart]
-        let pairs = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+        return String(text[...queryStart]) + redact(query: String(query)) + String(text[fragmentStart...])
+    }
+
+    /// A form-encoded query (`a=1&token=x`) with the values of sensitive keys hidden.
+    func redact(query: String) -> String {
+        query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
             let name = pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
             return isSensitive(key: name.removingPercentEncoding ?? name) ? "\(name)=\(placeholder)" : String(pair)
-        }
-        return String(text[...queryStart]) + pairs.joined(separator: "&") + String(text[fragmentStart...])
+        }.joined(separator: "&")
     }
 
     /// Text with `"key": value` (JSON, also inside an escaped JSON string) and `key=value` (form) pairs of

@@ -18,6 +18,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case timeout, cancelled, connectionFailed, connectionClosed, connectionReset, tls
             case invalidResponse, httpStatus, validation, decoding, bodyTooLarge, decompression
             case redirectLoop, tooManyRedirects, ignored, sessionClosed, transport
+            case tooFrequent, offline, batchFailed, chainFailed
         }
         private let base: Base
 
@@ -70,6 +71,17 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         public static let sessionClosed = Code(base: .sessionClosed)
         /// Any other failure of the transport; ``CourierError/underlying`` holds the original error.
         public static let transport = Code(base: .transport)
+        /// A rate limit refused the request (HLNetworking's "requests sent too fast"); ``CourierError/retryAfter``
+        /// says in how many seconds the next one is allowed.
+        public static let tooFrequent = Code(base: .tooFrequent)
+        /// The network is unreachable from this machine (no route to any network).
+        public static let offline = Code(base: .offline)
+        /// A batch member failed in fail-fast mode; ``CourierError/step`` is its index and ``CourierError/underlying``
+        /// its error.
+        public static let batchFailed = Code(base: .batchFailed)
+        /// A chain step failed; ``CourierError/step`` is its index, ``CourierError/stepName`` its name and
+        /// ``CourierError/underlying`` its error.
+        public static let chainFailed = Code(base: .chainFailed)
     }
 
     /// Which timeout elapsed, for ``Code/timeout`` errors.
@@ -96,6 +108,12 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     public var timeoutKind: TimeoutKind?
     /// The error Courier translated, when there was one.
     public var underlying: (any Error)?
+    /// A text fit to show a user, from ``Configuration/userMessages`` (HLNetworking's tips); `nil` when none fits.
+    public var userMessage: String?
+    /// The index of the failing batch member or chain step.
+    public var step: Int?
+    /// The name of the failing chain step.
+    public var stepName: String?
     var retryAfterValue: String?
 
     /// Creates an error; prefer the static factories such as ``invalidURL(_:reason:)``.
@@ -152,6 +170,17 @@ extension CourierError {
         var error = CourierError(code: .validation, message: keyPath.map { "\(message) at \($0)" } ?? message)
         error.keyPath = keyPath
         return error
+    }
+
+    /// The error of a failing batch member or chain step, wrapping `error` and naming the step.
+    static func failedStep(_ code: Code, index: Int, name: String?, error: CourierError) -> CourierError {
+        let label = name.map { "step \(index) (\(printable($0)))" } ?? "\(code == .batchFailed ? "request" : "step") \(index)"
+        var wrapped = CourierError(code: code, message: "\(label) failed: \(error.description)", underlying: error)
+        wrapped.step = index
+        wrapped.stepName = name
+        wrapped.status = error.status
+        wrapped.userMessage = error.userMessage
+        return wrapped
     }
 
     /// Replaces control characters so a hostile string cannot break a log line.

@@ -16,11 +16,16 @@ enum FormEncoding {
 
     /// `a=1&b=x%20y`, keys sorted so the output is stable.
     static func encode(_ parameters: Parameters) -> String {
+        pairs(parameters).joined(separator: "&")
+    }
+
+    /// The escaped `key=value` pairs of `parameters`, keys sorted.
+    static func pairs(_ parameters: Parameters) -> [String] {
         var pairs: [(String, String)] = []
         for key in parameters.keys.sorted() {
             flatten(key: key, value: parameters[key] ?? .null, into: &pairs)
         }
-        return pairs.map { "\(escape($0.0))=\(escape($0.1))" }.joined(separator: "&")
+        return pairs.map { "\(escape($0.0))=\(escape($0.1))" }
     }
 
     static func escape(_ string: String) -> String {

@@ -53,4 +53,14 @@ extension Request {
     public func raw() -> Self {
         with { $0.isRaw = true }
     }
+
+    /// Sets the priority in the ``RequestPool``.
+    public func priority(_ priority: RequestPriority) -> Self {
+        with { $0.priority = priority }
+    }
+
+    /// Makes the request its own call even when an identical one is in flight.
+    public func withoutCoalescing() -> Self {
+        with { $0.coalesces = false }
+    }
 }

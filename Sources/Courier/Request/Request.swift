@@ -58,6 +58,11 @@ public struct Request<Response: Sendable>: Sendable {
     /// When `true` the request is sent as built: no base URL, API version, default parameters, default headers
     /// or adapters (RBEFireworks' custom request). Validation, redirects and limits still apply.
     public var isRaw: Bool
+    /// When the request starts compared with others waiting in the ``RequestPool`` (default `.normal`).
+    public var priority: RequestPriority
+    /// Whether the request may share the call of an identical one in flight (default `true`; see
+    /// ``SchedulingOptions/coalescesRequests``).
+    public var coalesces: Bool
 
     let decode: @Sendable (ResponseBody) throws -> Response
 
@@ -93,6 +98,8 @@ public struct Request<Response: Sendable>: Sendable {
         self.tag = nil
         self.userInfo = [:]
         self.isRaw = false
+        self.priority = .normal
+        self.coalesces = true
         self.decode = decode
     }
 
@@ -132,6 +139,8 @@ public struct Request<Response: Sendable>: Sendable {
         tag = other.tag
         userInfo = other.userInfo
         isRaw = other.isRaw
+        priority = other.priority
+        coalesces = other.coalesces
     }
 }
 

@@ -49,6 +49,10 @@ public struct Configuration: Sendable {
     public var debugLogging: Bool
     /// What is hidden from logs, error previews and cURL exports.
     public var redactor: Redactor
+    /// Concurrency limits, rate limits and coalescing of the session's ``RequestPool``.
+    public var scheduling: SchedulingOptions
+    /// Texts for users, put in ``CourierError/userMessage`` of failures they fit.
+    public var userMessages: UserMessages
 
     /// Creates a configuration with Courier's defaults, then lets `configure` change it.
     public init(_ configure: (inout Configuration) -> Void = { _ in }) {
@@ -70,6 +74,8 @@ public struct Configuration: Sendable {
         logger = Logger(label: "courier")
         debugLogging = false
         redactor = .standard
+        scheduling = SchedulingOptions()
+        userMessages = UserMessages()
         configure(&self)
     }
 }

@@ -9,18 +9,30 @@ import NIOCore
 struct RequestExecutor: Sendable {
     let configuration: Configuration
     let transport: any Transport
+    let pool: RequestPool
+    let coalescer: Coalescer<ExchangeResult>
 
     func run<R>(_ request: Request<R>) async throws -> Response<R> {
-        let startDate = Date()
-        let start = ContinuousClock.now
-        let prepared: PreparedRequest
-        do { prepared = try await RequestPreparation(configuration: configuration).prepare(request) } catch {
-            throw Self.normalize(error)
+        do {
+            let startDate = Date()
+            let start = ContinuousClock.now
+            let prepared = try await RequestPreparation(configuration: configuration).prepare(request)
+            return try await pool.track(PoolTicket(prepared, from: request)) { id in
+                try await attempts(request, prepared: prepared, id: id, startDate: startDate, start: start)
+            }
+        } catch {
+            var failure = Self.normalize(error)
+            failure.userMessage = failure.userMessage ?? configuration.userMessages.message(for: failure)
+            throw failure
         }
+    }
+
+    /// Sends the request until it succeeds, fails for good, or runs out of retries.
+    private func attempts<R>(_ request: Request<R>, prepared: PreparedRequest, id: RequestID, startDate: Date,
+                             start: ContinuousClock.Instant) async throws -> Response<R> {
         let timeouts = configuration.timeouts.applying(request.timeouts)
         let deadline = start + timeouts.total
-        var limits = configuration.limits
-        if let max = request.maxResponseBytes { limits.maxBodyBytes = max }
+        let limits = request.maxResponseBytes.map { ResponseLimits(copying: configuration.limits, maxBodyBytes: $0) } ?? configuration.limits
         let policy = request.retryPolicy ?? configuration.retryPolicy
         let host = prepared.url.host() ?? ""
         policy?.budget?.deposit(host: host)
@@ -30,7 +42,10 @@ struct RequestExecutor: Sendable {
         while true {
             let failure: CourierError
             do {
-                let (sent, body, firstByte) = try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, log: log, start: start)
+                let exchanged = try await fetch(request, prepared: prepared, id: id) {
+                    try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, log: log, start: start)
+                }
+                let (sent, body, firstByte) = (exchanged.sent, exchanged.body, exchanged.firstByte)
                 for monitor in configuration.monitors { monitor.didReceive(body, for: sent) }
                 // A retryable status is retried whether or not a validator would reject it, so a caller that
                 // validates the status itself (the CLI does) still gets its retries.
@@ -91,11 +106,22 @@ struct RequestExecutor: Sendable {
         for monitor in configuration.monitors { monitor.didComplete(request, result: .failure(failure), timing: timing) }
     }
 
+    /// Runs one attempt's `exchange` when the pool gives the request a slot, or shares the call of an identical
+    /// request in flight. The shared call runs with the settings (timeouts, limits) of the request that started it.
+    private func fetch<R>(_ request: Request<R>, prepared: PreparedRequest, id: RequestID,
+                          _ exchange: @escaping @Sendable () async throws -> ExchangeResult) async throws -> ExchangeResult {
+        let send: @Sendable () async throws -> ExchangeResult = { [pool] in
+            try await pool.withSlot(id, url: prepared.url, priority: request.priority) { try await exchange() }
+        }
+        let scheduling = configuration.scheduling
+        guard request.coalesces, scheduling.coalescesRequests,
+              let key = CoalescingKey(prepared, varyingHeaders: scheduling.coalescingHeaders) else { return try await send() }
+        return try await coalescer.run(key, joined: { [pool] in pool.joinedSharedCall(id) }, send)
+    }
+
     /// Sends `request`, following redirects, and reads the final body.
     private func exchange(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant,
-                          limits: ResponseLimits, log: DebugLog, start: ContinuousClock.Instant)
-        async throws -> (PreparedRequest, ResponseBody, ContinuousClock.Instant)
-    {
+                          limits: ResponseLimits, log: DebugLog, start: ContinuousClock.Instant) async throws -> ExchangeResult {
         var current = request
         var redirects = RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
         while true {
@@ -115,7 +141,7 @@ struct RequestExecutor: Sendable {
                 let data = try await collector.collect(response, method: method)  // the transport bounds it by the deadline
                 let body = ResponseBody(status: response.status, headers: response.headers, data: data)
                 log.response(body, for: current, duration: start.duration(to: .now))
-                return (current, body, firstByte)
+                return ExchangeResult(sent: current, body: body, firstByte: firstByte)
             case .follow(let method, let url, let dropsBody, let stripsCredentials):
                 log.redirect(from: current, status: response.status, to: url)
                 for try await _ in response.body {}  // let the connection be reused
@@ -154,6 +180,22 @@ struct RequestExecutor: Sendable {
         if error is CancellationError { return .cancelled() }
         return CourierError(code: .transport, message: "\(error)", underlying: error)
     }
+}
+
+extension ResponseLimits {
+    /// `limits` with another body size limit.
+    init(copying limits: ResponseLimits, maxBodyBytes: Int) {
+        self = limits
+        self.maxBodyBytes = maxBodyBytes
+    }
+}
+
+/// What one attempt brought back: the request as finally sent (after redirects), the body, and when its head
+/// arrived. Shared by every caller of a coalesced call.
+struct ExchangeResult: Sendable {
+    let sent: PreparedRequest
+    let body: ResponseBody
+    let firstByte: ContinuousClock.Instant
 }
 
 /// Reads a response body into memory within the limits, decompressing as it goes.

@@ -19,11 +19,16 @@ public actor Session {
     /// the actor, so changes stay ordered.
     private let state: Mutex<(configuration: Configuration, isShutDown: Bool)>
     private let transport: any Transport
+    private let coalescer = Coalescer<ExchangeResult>()
+
+    /// Every request of this session in flight: query, cancel, suspend, observe.
+    public nonisolated let pool: RequestPool
 
     /// Creates a session; without a transport it uses ``AsyncHTTPClientTransport``. Call ``shutdown()`` when done.
     public init(configuration: Configuration = Configuration(), transport: (any Transport)? = nil) {
         self.state = Mutex((configuration, false))
         self.transport = transport ?? AsyncHTTPClientTransport()
+        self.pool = RequestPool(scheduling: configuration.scheduling)
     }
 
     /// The configuration requests start with now.
@@ -31,7 +36,11 @@ public actor Session {
 
     /// Changes the configuration for requests sent from now on (a token after login, a new base URL).
     public func updateConfiguration(_ change: @Sendable (inout Configuration) -> Void) {
-        state.withLock { change(&$0.configuration) }
+        let scheduling = state.withLock { state in
+            change(&state.configuration)
+            return state.configuration.scheduling
+        }
+        pool.apply(scheduling)
     }
 
     /// Sends `request` and returns its decoded response.
@@ -54,7 +63,7 @@ public actor Session {
     private nonisolated func executor() throws -> RequestExecutor {
         let (configuration, isShutDown) = state.withLock { ($0.configuration, $0.isShutDown) }
         guard !isShutDown else { throw CourierError(code: .sessionClosed, message: "the session has been shut down") }
-        return RequestExecutor(configuration: configuration, transport: transport)
+        return RequestExecutor(configuration: configuration, transport: transport, pool: pool, coalescer: coalescer)
     }
 }
 

@@ -34,6 +34,10 @@ extension AsyncHTTPClientTransport {
                 return CourierError(code: .connectionFailed, message: "connection refused by \(shownURL)", underlying: error)
             }
         }
+        if let error = error as? NIOConnectionError, !error.connectionErrors.isEmpty,
+           error.connectionErrors.allSatisfy({ [ENETUNREACH, EHOSTUNREACH].contains(($0.error as? IOError)?.errnoCode) }) {
+            return CourierError(code: .offline, message: "no route to \(shownURL): the network is unreachable", underlying: error)
+        }
         if error is NIOConnectionError || error is ChannelError && "\(error)".contains("connect") {
             return CourierError(code: .connectionFailed, message: "could not connect to \(shownURL)", underlying: error)
         }

@@ -120,7 +120,9 @@ private final class StreamingDelegate: NSObject, URLSessionDataDelegate, Sendabl
         switch nsError.code {
         case NSURLErrorCancelled: return .cancelled()
         case NSURLErrorTimedOut: return CourierError.timeout(.readIdle)
-        case NSURLErrorCannotConnectToHost, NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed, NSURLErrorNotConnectedToInternet:
+        case NSURLErrorNotConnectedToInternet:
+            return CourierError(code: .offline, message: "not connected to a network", underlying: error)
+        case NSURLErrorCannotConnectToHost, NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed:
             return CourierError(code: .connectionFailed, message: "could not connect: \(nsError.localizedDescription)", underlying: error)
         case NSURLErrorNetworkConnectionLost:
             return CourierError(code: .connectionClosed, message: "the connection was lost", underlying: error)

@@ -1,0 +1,65 @@
+public import Foundation
+public import HTTPTypes
+
+/// One request in flight, as a ``RequestPool`` snapshot shows it (WYNetwork's "log all requests").
+public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
+    /// Whether the request waits for its turn or uses the network.
+    public enum State: String, Sendable, Hashable {
+        /// Queued behind a concurrency limit, a rate limit or a suspended pool.
+        case waiting
+        /// Sending, receiving, or sharing an identical request's call.
+        case running
+    }
+
+    /// The id, for ``RequestPool/cancel(_:)``.
+    public let id: RequestID
+    /// The method.
+    public let method: HTTPRequest.Method
+    /// The URL without its query.
+    public let url: URL
+    /// The request's own parameters and query items, sorted and form-encoded: the same parameters give the same
+    /// signature whatever their order.
+    public let parameterSignature: String
+    /// The request's tag.
+    public let tag: String?
+    /// The priority.
+    public let priority: RequestPriority
+    /// Waiting or running.
+    public internal(set) var state: State
+    /// `true` while the request shares the call of an identical request instead of making its own.
+    public internal(set) var isCoalesced: Bool
+    /// When the request entered the pool.
+    public let startDate: Date
+
+    /// `#3 GET https://host/path [page=2] tag=feed high running 0.120 s`, with sensitive parameters redacted.
+    public var description: String { line(now: Date(), redactor: .standard) }
+
+    func line(now: Date, redactor: Redactor) -> String {
+        var text = "\(id) \(method.rawValue) \(redactor.redact(url: url))"
+        if !parameterSignature.isEmpty { text += " [\(redactor.redact(query: parameterSignature))]" }
+        if let tag { text += " tag=\(CourierError.printable(tag))" }
+        text += " \(priority) \(state.rawValue)"
+        if isCoalesced { text += " (coalesced)" }
+        text += String(format: " %.3f s", now.timeIntervalSince(startDate))
+        return text
+    }
+}
+
+/// What happened to a request in a ``RequestPool``; see ``RequestPool/events``.
+public enum PoolEvent: Sendable {
+    /// The request began using the network (or joined an identical request's call).
+    case started(PooledRequest)
+    /// The request finished with a response (its status is in the second value).
+    case finished(PooledRequest, HTTPResponse.Status)
+    /// The request failed.
+    case failed(PooledRequest, CourierError)
+    /// The request was cancelled.
+    case cancelled(PooledRequest)
+
+    /// The request the event is about.
+    public var request: PooledRequest {
+        switch self {
+        case .started(let request), .finished(let request, _), .failed(let request, _), .cancelled(let request): request
+        }
+    }
+}

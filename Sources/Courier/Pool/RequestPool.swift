@@ -1,0 +1,204 @@
+public import Foundation
+public import HTTPTypes
+import Synchronization
+
+/// Every request a ``Session`` has in flight: what runs and what waits, and the controls over them (WYNetwork's
+/// request management, HLNetworking's observers, RBEFireworks' suspend).
+///
+/// ```swift
+/// let pool = session.pool
+/// print(await pool.log())                 // one line per request
+/// await pool.cancelAll(tag: "feed")       // callers get .cancelled
+/// for await event in pool.events { … }    // started / finished / failed / cancelled
+/// ```
+///
+/// Limits, priorities and rate limits come from ``Configuration/scheduling``.
+public actor RequestPool {
+    /// The pool's state sits behind a lock rather than the actor's executor: every request registers and asks
+    /// for a slot, and a hop onto the actor per request costs measurable throughput. The public controls still
+    /// go through the actor, so they run one at a time.
+    private let state: Mutex<PoolState>
+    private let broadcaster = EventBroadcaster<PoolEvent>(replaysLatest: false)
+
+    init(scheduling: SchedulingOptions) {
+        state = Mutex(PoolState(scheduling: scheduling))
+    }
+
+    // MARK: Queries
+
+    /// How many requests are in flight, waiting or running.
+    public var count: Int { state.withLock { $0.entries.count } }
+
+    /// Whether no request is in flight.
+    public var isEmpty: Bool { state.withLock { $0.entries.isEmpty } }
+
+    /// The requests in flight, oldest first.
+    public func snapshot() -> [PooledRequest] {
+        state.withLock { $0.entries.values.map(\.info) }.sorted { $0.id < $1.id }
+    }
+
+    /// A readable report: a summary line, then one line per request with sensitive parameters redacted.
+    public func log(redactor: Redactor = .standard) -> String {
+        let requests = snapshot()
+        let waiting = requests.filter { $0.state == .waiting }.count
+        var lines = ["\(requests.count) in flight: \(requests.count - waiting) running, \(waiting) waiting"]
+        let now = Date()
+        lines += requests.map { $0.line(now: now, redactor: redactor) }
+        return lines.joined(separator: "\n")
+    }
+
+    /// What happens to requests from now on. Each call gives a new stream; end it by leaving the loop.
+    public nonisolated var events: AsyncStream<PoolEvent> { broadcaster.subscribe() }
+
+    // MARK: Cancelling
+
+    /// Cancels one request; `false` when it is no longer in flight.
+    @discardableResult
+    public func cancel(_ id: RequestID) -> Bool {
+        cancel { $0.id == id } > 0
+    }
+
+    /// Cancels every request to `url`, whatever its query or parameters; returns how many.
+    @discardableResult
+    public func cancelAll(url: URL) -> Int {
+        let target = PoolTicket.stripQuery(url)
+        return cancel { $0.url == target }
+    }
+
+    /// Cancels the requests with this method, URL and parameters (the URL's own query items count as
+    /// parameters; order does not matter); returns how many.
+    @discardableResult
+    public func cancel(method: HTTPRequest.Method, url: URL, parameters: Parameters = [:]) -> Int {
+        let target = PoolTicket.stripQuery(url)
+        let signature = PoolTicket.signature(parameters, url: url)
+        return cancel { $0.method == method && $0.url == target && $0.parameterSignature == signature }
+    }
+
+    /// Cancels every request with this tag; returns how many.
+    @discardableResult
+    public func cancelAll(tag: String) -> Int {
+        cancel { $0.tag == tag }
+    }
+
+    /// Cancels every request in flight; returns how many.
+    @discardableResult
+    public func cancelAll() -> Int {
+        cancel { _ in true }
+    }
+
+    private func cancel(where matches: (PooledRequest) -> Bool) -> Int {
+        let handles = state.withLock { $0.requestCancel(where: matches) }
+        for cancel in handles.compactMap({ $0 }) { cancel() }
+        return handles.count
+    }
+
+    // MARK: Suspending
+
+    /// Stops starting waiting requests; running ones go on. New requests wait too.
+    public func suspend() {
+        state.withLock { $0.scheduler.suspend() }
+    }
+
+    /// Starts waiting requests again.
+    public func resume() {
+        let started = state.withLock { $0.start($0.scheduler.resume()) }
+        Self.wake(started)
+    }
+
+    /// Whether the pool is suspended.
+    public var isSuspended: Bool { state.withLock { $0.scheduler.isSuspended } }
+
+    // MARK: Running requests (used by the session)
+
+    /// Applies new limits and rate-limit rules (after ``Session/updateConfiguration(_:)``).
+    nonisolated func apply(_ scheduling: SchedulingOptions) {
+        let started = state.withLock { $0.apply(scheduling) }
+        Self.wake(started)
+    }
+
+    /// Registers the request, runs `operation` in a task of its own so ``cancel(_:)`` can reach it, and
+    /// reports the outcome as an event. Cancelling the caller cancels the operation.
+    nonisolated func track<R>(_ ticket: PoolTicket, _ operation: @escaping @Sendable (RequestID) async throws -> Response<R>)
+        async throws -> Response<R>
+    {
+        let id = state.withLock { $0.register(ticket) }
+        let task = Task {
+            let outcome: Result<Response<R>, CourierError>
+            do { outcome = .success(try await operation(id)) } catch { outcome = .failure(RequestExecutor.normalize(error)) }
+            if let info = self.state.withLock({ $0.entries.removeValue(forKey: id)?.info }) {
+                switch outcome {
+                case .success(let response): broadcaster.yield(.finished(info, response.status))
+                case .failure(let error) where error.code == .cancelled: broadcaster.yield(.cancelled(info))
+                case .failure(let error): broadcaster.yield(.failed(info, error))
+                }
+            }
+            return try outcome.get()
+        }
+        let cancelledEarly = state.withLock { $0.attach({ task.cancel() }, to: id) }
+        if cancelledEarly { task.cancel() }
+        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
+
+    /// Runs `body` once the request `id` may use the network: after its rate limit allows it and a slot under
+    /// the concurrency limits is free. Releases the slot afterwards.
+    nonisolated func withSlot<T>(_ id: RequestID, url: URL, priority: RequestPriority, _ body: () async throws -> T) async throws -> T {
+        try await waitForRateLimit(id, url: url)
+        let host = url.host()?.lowercased() ?? ""
+        let action = state.withLock { $0.scheduler.enqueue(id, host: host, priority: priority) }
+        if action == .wait {
+            state.withLock { $0.entries[id]?.info.state = .waiting }
+            try await waitForSlot(id)
+        }
+        if let info = state.withLock({ $0.markRunning(id, coalesced: false) }) { broadcaster.yield(.started(info)) }
+        defer { Self.wake(state.withLock { $0.start($0.scheduler.finish(id)) }) }
+        return try await body()
+    }
+
+    /// The request `id` shares an identical request's call.
+    nonisolated func joinedSharedCall(_ id: RequestID) {
+        if let info = state.withLock({ $0.markRunning(id, coalesced: true) }) { broadcaster.yield(.started(info)) }
+    }
+
+    private nonisolated func waitForRateLimit(_ id: RequestID, url: URL) async throws {
+        let decision = state.withLock { $0.takeRateLimitToken(for: url, now: .now) }
+        switch decision {
+        case nil, .proceed?: return
+        case .refuse(let retryAfter)?:
+            var error = CourierError(code: .tooFrequent, message: "requests to \(Redactor.standard.redact(url: url)) are sent too often; "
+                                         + "the next one is allowed in \(retryAfter.formattedSeconds)")
+            error.retryAfterValue = String(Int(retryAfter.seconds.rounded(.up)))
+            throw error
+        case .wait(let wait)?:
+            state.withLock { $0.entries[id]?.info.state = .waiting }
+            try await Task.sleep(for: wait)
+        }
+    }
+
+    private nonisolated func waitForSlot(_ id: RequestID) async throws {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let resumeNow = state.withLock { state -> Result<Void, any Error>? in
+                    if state.scheduler.isRunning(id) { return .success(()) }  // started before we got here
+                    if state.slotWaiters.removeValue(forKey: id) != nil { return .failure(CancellationError()) }  // cancelled first
+                    state.slotWaiters[id] = .waiting(continuation)
+                    return nil
+                }
+                if let resumeNow { continuation.resume(with: resumeNow) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> SlotWaiter? in
+                guard state.scheduler.cancelWaiting(id) else { return nil }  // already started: it runs and releases
+                guard let waiter = state.slotWaiters.removeValue(forKey: id) else {
+                    state.slotWaiters[id] = .cancelledBeforeWaiting
+                    return nil
+                }
+                return waiter
+            }
+            if case .waiting(let continuation)? = waiter { continuation.resume(throwing: CancellationError()) }
+        }
+    }
+
+    private static func wake(_ continuations: [CheckedContinuation<Void, any Error>]) {
+        for continuation in continuations { continuation.resume() }
+    }
+}

@@ -1,0 +1,126 @@
+import DequeModule
+
+/// Decides which requests may use the network now: a global limit, a per-host limit, three priorities that are
+/// first-in first-out inside, and suspension. A pure value: each event returns what to start, and the
+/// ``RequestPool`` that owns it does the starting.
+///
+/// The invariant after every event: no waiting request could start. So a new request starts at once exactly
+/// when it has room, and it never overtakes a waiting one that could use the same room.
+struct RequestScheduler: Sendable {
+    /// How many requests may use the network at once; `nil` means no limit.
+    struct Limits: Sendable, Hashable {
+        var maxConcurrent: Int?
+        var maxPerHost: Int?
+    }
+
+    /// What ``enqueue(_:host:priority:)`` decided.
+    enum EnqueueAction: Sendable, Equatable {
+        case start
+        case wait
+    }
+
+    private struct Waiting: Sendable {
+        let id: RequestID
+        let host: String
+    }
+
+    private(set) var limits: Limits
+    private(set) var isSuspended = false
+    private var running: [RequestID: String] = [:]
+    private var runningPerHost: [String: Int] = [:]
+    /// Indexed by ``RequestPriority/rawValue``.
+    private var queues = [Deque<Waiting>](repeating: [], count: RequestPriority.allCases.count)
+
+    init(limits: Limits) {
+        self.limits = limits
+    }
+
+    var runningCount: Int { running.count }
+    var waitingCount: Int { queues.reduce(0) { $0 + $1.count } }
+    func isRunning(_ id: RequestID) -> Bool { running[id] != nil }
+
+    /// A request asks to use the network.
+    mutating func enqueue(_ id: RequestID, host: String, priority: RequestPriority) -> EnqueueAction {
+        precondition(running[id] == nil && !isWaiting(id), "\(id) asked the scheduler twice")
+        if canStart(host: host) {
+            markRunning(id, host: host)
+            return .start
+        }
+        queues[priority.rawValue].append(Waiting(id: id, host: host))
+        return .wait
+    }
+
+    /// A running request let go of the network; returns the waiting requests that start now.
+    mutating func finish(_ id: RequestID) -> [RequestID] {
+        guard let host = running.removeValue(forKey: id) else {
+            preconditionFailure("\(id) finished without running")
+        }
+        let left = (runningPerHost[host] ?? 1) - 1
+        runningPerHost[host] = left > 0 ? left : nil
+        return drain()
+    }
+
+    /// A waiting request gave up (cancelled); `false` when it was not waiting.
+    mutating func cancelWaiting(_ id: RequestID) -> Bool {
+        for priority in queues.indices {
+            if let index = queues[priority].firstIndex(where: { $0.id == id }) {
+                queues[priority].remove(at: index)
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Stops starting waiting requests; running ones go on.
+    mutating func suspend() {
+        isSuspended = true
+    }
+
+    /// Starts again; returns the waiting requests that start now.
+    mutating func resume() -> [RequestID] {
+        isSuspended = false
+        return drain()
+    }
+
+    /// New limits; returns the waiting requests that start now (when the limits grew).
+    mutating func setLimits(_ limits: Limits) -> [RequestID] {
+        self.limits = limits
+        return drain()
+    }
+
+    private func isWaiting(_ id: RequestID) -> Bool {
+        queues.contains { $0.contains { $0.id == id } }
+    }
+
+    private func canStart(host: String) -> Bool {
+        guard !isSuspended else { return false }
+        if let max = limits.maxConcurrent, running.count >= max { return false }
+        if let max = limits.maxPerHost, runningPerHost[host, default: 0] >= max { return false }
+        return true
+    }
+
+    private mutating func markRunning(_ id: RequestID, host: String) {
+        running[id] = host
+        runningPerHost[host, default: 0] += 1
+    }
+
+    /// Starts waiting requests, most urgent first, skipping those whose host is full.
+    private mutating func drain() -> [RequestID] {
+        var started: [RequestID] = []
+        for priority in queues.indices.reversed() {
+            var index = queues[priority].startIndex
+            while index < queues[priority].endIndex {
+                guard !isSuspended, running.count < (limits.maxConcurrent ?? .max) else { return started }
+                let candidate = queues[priority][index]
+                if canStart(host: candidate.host) {
+                    queues[priority].remove(at: index)
+                    markRunning(candidate.id, host: candidate.host)
+                    started.append(candidate.id)
+                } else {
+                    index += 1
+                }
+            }
+        }
+        return started
+    }
+}

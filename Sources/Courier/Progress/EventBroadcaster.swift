@@ -1,0 +1,68 @@
+import Synchronization
+
+/// Hands each element to every current subscriber, each through its own `AsyncStream`.
+///
+/// With `replaysLatest` a new subscriber first receives the latest element (the current state of a progress);
+/// with a `bufferLimit` a slow subscriber keeps only the newest elements, which throttles it without ever
+/// losing the last one.
+final class EventBroadcaster<Element: Sendable>: Sendable {
+    private struct State {
+        var subscribers: [UInt64: AsyncStream<Element>.Continuation] = [:]
+        var nextID: UInt64 = 0
+        var latest: Element?
+        var isFinished = false
+    }
+
+    private let state = Mutex(State())
+    private let replaysLatest: Bool
+    private let bufferLimit: Int?
+
+    init(replaysLatest: Bool, bufferLimit: Int? = nil) {
+        self.replaysLatest = replaysLatest
+        self.bufferLimit = bufferLimit
+    }
+
+    /// Whether anyone listens; lets callers skip building an element nobody reads.
+    var hasSubscribers: Bool { state.withLock { !$0.subscribers.isEmpty } }
+
+    /// A new stream of the elements from now on (after the latest one, when replaying).
+    func subscribe() -> AsyncStream<Element> {
+        let policy: AsyncStream<Element>.Continuation.BufferingPolicy = bufferLimit.map { .bufferingNewest($0) } ?? .unbounded
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: policy)
+        let id = state.withLock { state -> UInt64? in
+            if let latest = state.latest, replaysLatest { continuation.yield(latest) }
+            guard !state.isFinished else { return nil }
+            defer { state.nextID += 1 }
+            state.subscribers[state.nextID] = continuation
+            return state.nextID
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Sends `element` to every subscriber.
+    func yield(_ element: Element) {
+        // Yield under the lock so every subscriber sees the elements in the same order.
+        state.withLock { state in
+            guard !state.isFinished else { return }
+            if replaysLatest { state.latest = element }
+            for continuation in state.subscribers.values { continuation.yield(element) }
+        }
+    }
+
+    /// Ends every stream; later subscribers get the latest element (when replaying) and the end.
+    func finish() {
+        let subscribers = state.withLock { state in
+            state.isFinished = true
+            defer { state.subscribers = [:] }
+            return state.subscribers.values
+        }
+        for continuation in subscribers { continuation.finish() }
+    }
+}
