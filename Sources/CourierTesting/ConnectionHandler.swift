@@ -92,6 +92,16 @@ struct ResponseWriter {
         try await respond(status: status, headers: [("Content-Type", contentType)] + extraHeaders, body: ByteBuffer(string: text))
     }
 
+    /// Waits for `duration`; `false` as soon as the client closes the connection (checked every 5 ms).
+    func waitWhileConnected(for duration: Duration) async -> Bool {
+        let end = ContinuousClock.now + duration
+        while ContinuousClock.now < end {
+            guard channel.isActive else { return false }
+            try? await Task.sleep(for: min(.milliseconds(5), ContinuousClock.now.duration(to: end)))
+        }
+        return channel.isActive
+    }
+
     /// Resets the connection (RST) instead of closing it politely.
     func reset() async {
         if let provider = channel as? any SocketOptionProvider {

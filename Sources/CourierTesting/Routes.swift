@@ -22,7 +22,10 @@ struct Routes {
             try await writer.respond(status: code, headers: headers, body: body, includeBody: !isHead)
         case "delay":
             let ms = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            try await Task.sleep(for: .milliseconds(ms))
+            guard await writer.waitWhileConnected(for: .milliseconds(ms)) else {
+                state.recordAbort(request.path)
+                return false
+            }
             try await writer.respond(text: "waited \(ms) ms")
         case "flaky":
             let key = parts.count > 1 ? parts[1] : "default"

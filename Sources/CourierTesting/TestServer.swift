@@ -74,6 +74,9 @@ public final class TestServer: Sendable {
     /// Requests received in all.
     public var totalHits: Int { state.totalHits }
 
+    /// How many requests to `path` the client gave up on: it closed the connection while `/delay` was waiting.
+    public func aborts(_ path: String) -> Int { state.aborts(path) }
+
     /// Stops listening and ends every open connection, stalled ones included.
     public func shutdown() async {
         closeServer()
@@ -120,6 +123,12 @@ final class ServerState: Sendable {
         }
     }
 
+    /// Counts a request whose client closed the connection before the answer.
+    func recordAbort(_ path: String) {
+        counters.withLock { $0["!" + path, default: 0] += 1 }
+    }
+
+    func aborts(_ path: String) -> Int { counters.withLock { $0["!" + path] ?? 0 } }
     func hits(_ path: String) -> Int { counters.withLock { $0[path] ?? 0 } }
     var totalHits: Int { counters.withLock { $0["*"] ?? 0 } }
 }

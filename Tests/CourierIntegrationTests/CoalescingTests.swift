@@ -1,0 +1,216 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Synchronization
+import Testing
+
+@Suite("Coalescing", .timeLimit(.minutes(1)))
+struct CoalescingTests {
+    /// Sends `count` copies of `request` at once and returns their results.
+    func sendAtOnce(_ session: Session, _ requests: [Request<Data>]) async -> [Result<Response<Data>, any Error>] {
+        await withTaskGroup(of: (Int, Result<Response<Data>, any Error>).self) { group in
+            for (index, request) in requests.enumerated() {
+                group.addTask {
+                    do { return (index, .success(try await session.send(request))) } catch { return (index, .failure(error)) }
+                }
+            }
+            var results = [Result<Response<Data>, any Error>?](repeating: nil, count: requests.count)
+            for await (index, result) in group { results[index] = result }
+            return results.compactMap { $0 }
+        }
+    }
+
+    @Test func identicalRequestsInFlightShareOneCall() async throws {
+        try await withServerSession { session, server in
+            let results = await sendAtOnce(session, Array(repeating: Request<Data>.get("/delay/300", query: ["q": "1"]), count: 20))
+            #expect(results.allSatisfy { (try? $0.get().string) == "waited 300 ms" })
+            #expect(server.hits("/delay/300") == 1)
+        }
+    }
+
+    @Test func optingOutOrDifferingInCredentialsMakesSeparateCalls() async throws {
+        try await withServerSession { session, server in
+            let plain = Request<Data>.get("/delay/200")
+            _ = await sendAtOnce(session, [plain, plain.withoutCoalescing(), plain.header("Authorization", "Bearer a"),
+                                           plain.header("Authorization", "Bearer b"), plain.query(["other": 1])])
+            #expect(server.hits("/delay/200") == 5)
+        }
+    }
+
+    @Test func postsAreNeverShared() async throws {
+        try await withServerSession { session, server in
+            let post = Request<Data>.post("/echo", body: .text("same"))
+            _ = await sendAtOnce(session, [post, post, post])
+            #expect(server.hits("/echo") == 3)
+        }
+    }
+
+    @Test func cancellingOneCallerLeavesTheOthersTheirAnswer() async throws {
+        try await withServerSession { session, server in
+            let request = Request<Data>.get("/delay/400")
+            let tasks = (0..<3).map { _ in Task { try await session.send(request) } }
+            await eventually("the call is in flight") { server.hits("/delay/400") == 1 }
+            tasks[0].cancel()
+            guard case .failure(let error) = await tasks[0].result else { Issue.record("the cancelled caller got an answer"); return }
+            #expect((error as? CourierError)?.code == .cancelled)
+            let second = try await tasks[1].value
+            let third = try await tasks[2].value
+            #expect(second.string == "waited 400 ms" && third.string == "waited 400 ms")
+            #expect(server.hits("/delay/400") == 1)
+            #expect(server.aborts("/delay/400") == 0)
+        }
+    }
+
+    @Test func cancellingEveryCallerCancelsTheCall() async throws {
+        try await withServerSession { session, server in
+            let request = Request<Data>.get("/delay/2000")
+            let tasks = (0..<3).map { _ in Task { try await session.send(request) } }
+            await eventually("the call is in flight") { await session.pool.snapshot().filter(\.isCoalesced).count == 2 }
+            for task in tasks { task.cancel() }
+            for task in tasks {
+                guard case .failure(let error) = await task.result else { Issue.record("a caller got an answer"); continue }
+                #expect((error as? CourierError)?.code == .cancelled)
+            }
+            await eventually("the server sees the connection close", within: .seconds(1)) { server.aborts("/delay/2000") == 1 }
+            #expect(server.hits("/delay/2000") == 1)
+        }
+    }
+}
+
+@Suite("Batch and chain", .timeLimit(.minutes(1)))
+struct BatchAndChainTests {
+    final class Recorder: BatchPlugin {
+        let calls = Mutex<[String]>([])
+        func willStart(total: Int) { calls.withLock { $0.append("willStart \(total)") } }
+        func didFinish(_ progress: BatchProgress) { calls.withLock { $0.append("didFinish \(progress.completed)/\(progress.failed)") } }
+    }
+
+    @Test func collectAllKeepsInputOrderAndEveryResult() async throws {
+        try await withServerSession { session, _ in
+            let paths = ["/delay/150", "/status/404", "/small", "/delay/50", "/status/500", "/echo"]
+            let recorder = Recorder()
+            let batch = Batch(paths.map { Request<Data>.get($0) }, options: BatchOptions(concurrency: 3, plugins: [recorder]))
+            let progress = Task { var seen: [BatchProgress] = []; for await value in batch.progress { seen.append(value) }; return seen }
+            let outcome = try await session.run(batch)
+            #expect(outcome.results.count == 6)
+            #expect(outcome.failedIndices == [1, 4])
+            for (index, result) in outcome.results.enumerated() {
+                if case .success(let response) = result { #expect(response.url.path() == paths[index]) }
+            }
+            let seen = await progress.value
+            #expect(seen.first?.completed == 0)
+            #expect(seen.last == BatchProgress(total: 6, completed: 6, failed: 2, bytesReceived: seen.last?.bytesReceived ?? -1))
+            #expect((seen.last?.bytesReceived ?? 0) > 1024)
+            #expect(recorder.calls.withLock { $0 } == ["willStart 6", "didFinish 6/2"])
+            let error = #expect(throws: CourierError.self) { _ = try outcome.responses }
+            #expect(error?.code == .batchFailed && error?.step == 1)
+        }
+    }
+
+    @Test func failFastCancelsTheRest() async throws {
+        try await withServerSession { session, server in
+            let requests = [Request<Data>.get("/delay/3000"), .get("/status/500"), .get("/delay/2999"), .get("/small")]
+            let start = ContinuousClock.now
+            let outcome = try await session.batch(requests, options: BatchOptions(concurrency: 3, mode: .failFast))
+            #expect(start.duration(to: .now) < .seconds(2))
+            let codes = outcome.results.map { result -> String in
+                if case .failure(let error) = result { error.code.rawValue } else { "ok" }
+            }
+            #expect(codes == ["cancelled", "httpStatus", "cancelled", "cancelled"])
+            #expect(server.hits("/small") == 0)
+            #expect(await session.pool.isEmpty)
+        }
+    }
+
+    @Test func concurrencyBoundHolds() async throws {
+        try await withServerSession { session, _ in
+            let log = EventLog(session.pool)
+            let requests = (0..<8).map { Request<Data>.get("/delay/60", query: ["n": .int($0)]) }
+            let outcome = try await session.batch(requests, options: BatchOptions(concurrency: 2))
+            #expect(outcome.allSucceeded)
+            await eventually("all events arrive") { log.all.count == 16 }
+            var inFlight = 0, peak = 0
+            for event in log.all {
+                inFlight += event.hasPrefix("started") ? 1 : -1
+                peak = max(peak, inFlight)
+            }
+            #expect(peak == 2)
+            log.stop()
+        }
+    }
+
+    @Test func cancellingTheBatchStopsEverything() async throws {
+        try await withServerSession { session, _ in
+            let batch = Batch((0..<10).map { Request<Data>.get("/delay/3000", query: ["n": .int($0)]) }, options: BatchOptions(concurrency: 4))
+            let run = Task { try await session.run(batch) }
+            await eventually("the batch runs") { await session.pool.count == 4 }
+            let start = ContinuousClock.now
+            batch.cancel()
+            let error = await courierError { _ = try await run.value }
+            #expect(error?.code == .cancelled)
+            #expect(start.duration(to: .now) < .seconds(1))
+            #expect(await session.pool.isEmpty)
+        }
+    }
+
+    @Test func chainStepsUseThePreviousAnswer() async throws {
+        struct Item: Decodable, Sendable { var id: Int; var name: String }
+        try await withServerSession { session, _ in
+            let outcome = try await session.chain { chain in
+                let item = try await chain.step("item", Request<Item>.get("/json"))
+                let echo = try await chain.step("details", Request<Echo>.get("/echo", query: ["name": .string(item.value.name)]))
+                return echo.value.query["name"]
+            }
+            #expect(outcome.value == "courier")
+            #expect(outcome.steps.map(\.name) == ["item", "details"])
+            #expect(outcome.steps.allSatisfy { $0.status == .ok })
+        }
+    }
+
+    @Test func aFailingStepStopsTheChainAndIsNamed() async throws {
+        try await withServerSession { session, server in
+            let error = await courierError {
+                _ = try await session.chain { chain in
+                    _ = try await chain.step("first", Request<Data>.get("/small"))
+                    _ = try await chain.step("second", Request<Data>.get("/status/404"))
+                    _ = try await chain.step("third", Request<Data>.get("/echo"))
+                }
+            }
+            #expect(error?.code == .chainFailed)
+            #expect(error?.step == 1 && error?.stepName == "second")
+            #expect(error?.status?.code == 404)
+            #expect(error?.description.contains("step 1 (second) failed") == true)
+            #expect(server.hits("/echo") == 0)
+        }
+    }
+
+    @Test func aStepCanEndTheChainEarly() async throws {
+        try await withServerSession { session, server in
+            let outcome = try await session.chain { chain -> String in
+                let first = try await chain.step("probe", Request<String>.get("/small"))
+                if first.value.count > 10 { return "short-circuited" }
+                _ = try await chain.step("never", Request<Data>.get("/echo"))
+                return "ran"
+            }
+            #expect(outcome.value == "short-circuited" && outcome.steps.count == 1)
+            #expect(server.hits("/echo") == 0)
+        }
+    }
+
+    @Test func cancellingAChainStopsItsStepAndTheRest() async throws {
+        try await withServerSession { session, server in
+            let run = Task {
+                try await session.chain { chain in
+                    _ = try await chain.step("slow", Request<Data>.get("/delay/3000"))
+                    _ = try await chain.step("after", Request<Data>.get("/echo"))
+                }
+            }
+            await eventually("the first step runs") { server.hits("/delay/3000") == 1 }
+            run.cancel()
+            let error = await courierError { _ = try await run.value }
+            #expect(error?.code == .cancelled)
+            #expect(server.hits("/echo") == 0)
+        }
+    }
+}

@@ -1,0 +1,233 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Synchronization
+import Testing
+
+/// Waits (bounded) until `condition` holds, polling every 10 ms.
+func eventually(_ what: String, within limit: Duration = .seconds(5), _ condition: () async -> Bool) async {
+    let end = ContinuousClock.now + limit
+    while ContinuousClock.now < end {
+        if await condition() { return }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    Issue.record("timed out waiting until \(what)")
+}
+
+/// Collects the pool's events in the background.
+final class EventLog: Sendable {
+    private final class Lines: Sendable {
+        let lines = Mutex<[String]>([])
+    }
+
+    private let lines = Lines()
+    private let task: Task<Void, Never>
+
+    init(_ pool: RequestPool) {
+        let stream = pool.events
+        let lines = self.lines
+        task = Task {
+            for await event in stream {
+                let name = switch event {
+                case .started: "started"
+                case .finished(_, let status): "finished \(status.code)"
+                case .failed(_, let error): "failed \(error.code)"
+                case .cancelled: "cancelled"
+                }
+                lines.lines.withLock { $0.append("\(name) \(event.request.tag ?? "-")") }
+            }
+        }
+    }
+
+    var all: [String] { lines.lines.withLock { $0 } }
+    func stop() { task.cancel() }
+}
+
+@Suite("Request pool", .timeLimit(.minutes(1)))
+struct PoolTests {
+    @Test func snapshotAndLogShowRunningAndWaitingRequests() async throws {
+        try await withServerSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
+            let tasks = (0..<3).map { n in
+                Task { try await session.send(Request<Data>.get("/delay/400", query: ["n": .int(n), "token": "s3cret"]).tag("t\(n)")) }
+            }
+            await eventually("three requests are in the pool") { await session.pool.count == 3 }
+            let snapshot = await session.pool.snapshot()
+            #expect(snapshot.filter { $0.state == .running }.count == 1)
+            #expect(snapshot.filter { $0.state == .waiting }.count == 2)
+            #expect(Set(snapshot.compactMap(\.tag)) == ["t0", "t1", "t2"])
+            #expect(snapshot.allSatisfy { $0.url.absoluteString == server.url("/delay/400").absoluteString })
+            let log = await session.pool.log()
+            #expect(log.hasPrefix("3 in flight: 1 running, 2 waiting"))
+            #expect(log.contains("token=<redacted>") && !log.contains("s3cret"))
+            for task in tasks { _ = try await task.value }
+            #expect(await session.pool.isEmpty)
+        }
+    }
+
+    @Test func cancellingAWaitingRequestSendsNothing() async throws {
+        try await withServerSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
+            let first = Task { try await session.send(Request<Data>.get("/delay/300").tag("first")) }
+            await eventually("the first request runs") { server.hits("/delay/300") == 1 }
+            let second = Task { try await session.send(Request<Data>.get("/echo").tag("second")) }
+            await eventually("the second request waits") { await session.pool.count == 2 }
+            let waiting = try #require(await session.pool.snapshot().first { $0.tag == "second" })
+            #expect(waiting.state == .waiting)
+            #expect(await session.pool.cancel(waiting.id))
+            guard case .failure(let error) = await second.result else { Issue.record("the waiting request ran"); return }
+            #expect((error as? CourierError)?.code == .cancelled)
+            _ = try await first.value
+            #expect(server.hits("/echo") == 0)
+        }
+    }
+
+    /// Starts one long request per label, runs `cancel`, and returns which were cancelled.
+    func cancelled(by cancel: @escaping @Sendable (RequestPool, TestServer) async -> Int, expecting count: Int) async throws -> Set<String> {
+        try await withServerSession { session, server in
+            let requests: [(String, Request<Data>)] = [
+                ("a1", Request<Data>.get("/delay/1500", query: ["a": 1]).tag("alpha")),
+                ("a2", Request<Data>.get("/delay/1500", query: ["a": 2]).tag("alpha")),
+                ("b", Request<Data>.get("/delay/1499", query: ["a": 1]).tag("beta")),
+                ("p", Request<Data>.delete("/delay/1500", query: ["a": 1]).tag("gamma")),
+            ]
+            let tasks = requests.map { label, request in
+                (label, Task { () -> (Result<Response<Data>, any Error>, ContinuousClock.Instant) in
+                    let result: Result<Response<Data>, any Error>
+                    do { result = .success(try await session.send(request)) } catch { result = .failure(error) }
+                    return (result, .now)
+                })
+            }
+            await eventually("all requests run") { server.totalHits == requests.count }
+            let start = ContinuousClock.now
+            #expect(await cancel(session.pool, server) == count)
+            var cancelled: Set<String> = []
+            for (label, task) in tasks {
+                let (result, end) = await task.value
+                if case .failure(let error) = result, (error as? CourierError)?.code == .cancelled {
+                    cancelled.insert(label)
+                    #expect(start.duration(to: end) < .seconds(1), "\(label) was not cancelled promptly")
+                }
+            }
+            #expect(await session.pool.isEmpty)
+            return cancelled
+        }
+    }
+
+    @Test func cancelEveryVariant() async throws {
+        #expect(try await cancelled(by: { pool, server in await pool.cancelAll(url: server.url("/delay/1500?x=9")) }, expecting: 3)
+            == ["a1", "a2", "p"])
+        #expect(try await cancelled(by: { pool, server in await pool.cancel(method: .get, url: server.url("/delay/1500"), parameters: ["a": 1]) },
+                                    expecting: 1) == ["a1"])
+        #expect(try await cancelled(by: { pool, server in await pool.cancel(method: .get, url: server.url("/delay/1500?a=2")) },
+                                    expecting: 1) == ["a2"])
+        #expect(try await cancelled(by: { pool, _ in await pool.cancelAll(tag: "alpha") }, expecting: 2) == ["a1", "a2"])
+        #expect(try await cancelled(by: { pool, _ in await pool.cancelAll() }, expecting: 4) == ["a1", "a2", "b", "p"])
+    }
+
+    @Test func eventsFollowRequestsOthersStarted() async throws {
+        try await withServerSession { session, _ in
+            let log = EventLog(session.pool)
+            _ = try await session.send(Request<Data>.get("/small").tag("ok"))
+            _ = try? await session.send(Request<Data>.get("/status/500").tag("bad"))
+            let slow = Task { try await session.send(Request<Data>.get("/delay/3000").tag("slow")) }
+            await eventually("the slow request starts") { log.all.contains("started slow") }
+            slow.cancel()
+            _ = await slow.result
+            await eventually("all events arrive") { log.all.count == 6 }
+            #expect(log.all == ["started ok", "finished 200 ok", "started bad", "failed httpStatus bad", "started slow", "cancelled slow"])
+            log.stop()
+        }
+    }
+
+    @Test func suspendHoldsNewRequestsAndResumeSendsThem() async throws {
+        try await withServerSession { session, server in
+            await session.pool.suspend()
+            #expect(await session.pool.isSuspended)
+            let task = Task { try await session.send(Request<Data>.get("/small")) }
+            await eventually("the request waits") { await session.pool.snapshot().first?.state == .waiting }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(server.hits("/small") == 0)
+            await session.pool.resume()
+            #expect(try await task.value.status == .ok)
+            #expect(server.hits("/small") == 1)
+        }
+    }
+
+    @Test func prioritiesOrderWaitingRequests() async throws {
+        try await withServerSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
+            let log = EventLog(session.pool)
+            let blocker = Task { try await session.send(Request<Data>.get("/delay/300").tag("blocker")) }
+            await eventually("the blocker runs") { server.hits("/delay/300") == 1 }
+            var tasks: [Task<Response<Data>, any Error>] = []
+            for priority in [RequestPriority.low, .normal, .high, .normal] {
+                let count = await session.pool.count
+                tasks.append(Task { try await session.send(Request<Data>.get("/echo", query: ["n": .int(count)]).priority(priority).tag("\(priority)")) })
+                await eventually("the request waits") { await session.pool.count == count + 1 }
+            }
+            _ = try await blocker.value
+            for task in tasks { _ = try await task.value }
+            let starts = log.all.filter { $0.hasPrefix("started") }.map { $0.replacingOccurrences(of: "started ", with: "") }
+            #expect(starts == ["blocker", "high", "normal", "normal", "low"])
+            log.stop()
+        }
+    }
+
+    @Test func perHostLimitHoldsTheRestBack() async throws {
+        try await withServerSession({ $0.scheduling.maxRequestsPerHost = 2 }) { session, server in
+            let tasks = (0..<4).map { n in Task { try await session.send(Request<Data>.get("/delay/300", query: ["n": .int(n)])) } }
+            await eventually("two run and two wait") {
+                let snapshot = await session.pool.snapshot()
+                return snapshot.count == 4 && snapshot.filter { $0.state == .running }.count == 2
+            }
+            #expect(server.hits("/delay/300") <= 2)
+            for task in tasks { _ = try await task.value }
+            #expect(server.hits("/delay/300") == 4)
+        }
+    }
+
+    @Test func rateLimitThatFailsFastSaysTooFrequent() async throws {
+        let rule = RateLimitRule(pathPrefix: "/small", limit: .minimumInterval(.seconds(30)), whenLimited: .fail)
+        try await withServerSession({ $0.scheduling.rateLimits = [rule]; $0.userMessages.tooFrequent = "Slow down." }) { session, server in
+            _ = try await session.send(Request<Data>.get("/small"))
+            let error = await courierError { _ = try await session.send(Request<Data>.get("/small")) }
+            #expect(error?.code == .tooFrequent)
+            #expect(error?.userMessage == "Slow down.")
+            #expect(error?.retryAfter != nil)
+            #expect(server.hits("/small") == 1)
+            _ = try await session.send(Request<Data>.get("/echo"))  // another endpoint is not limited
+        }
+    }
+
+    @Test func rateLimitThatWaitsSpacesRequestsOut() async throws {
+        let rule = RateLimitRule(pathPrefix: "/echo", limit: .minimumInterval(.milliseconds(150)))
+        try await withServerSession({ $0.scheduling.rateLimits = [rule] }) { session, server in
+            let start = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in 0..<3 { group.addTask { _ = try await session.send(Request<Data>.get("/echo", query: ["n": .int(n)])) } }
+                try await group.waitForAll()
+            }
+            #expect(start.duration(to: .now) >= .milliseconds(300))
+            #expect(server.hits("/echo") == 3)
+        }
+    }
+
+    @Test func aThousandRequestsWithRandomCancellationLeaveThePoolEmpty() async throws {
+        try await withServerSession({ $0.scheduling.maxConcurrentRequests = 32 }) { session, _ in
+            await withTaskGroup(of: Void.self) { group in
+                for n in 0..<1000 {
+                    let path = n % 3 == 0 ? "/small" : "/delay/\(n % 20)"
+                    let task = Task { try await session.send(Request<Data>.get(path, query: ["n": .int(n % 7)])) }
+                    group.addTask {
+                        if Int.random(in: 0..<3) == 0 {
+                            try? await Task.sleep(for: .milliseconds(Int.random(in: 0..<20)))
+                            task.cancel()
+                        }
+                        _ = await task.result
+                    }
+                }
+            }
+            #expect(await session.pool.isEmpty)
+            #expect(await session.pool.snapshot().isEmpty)
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import HTTPTypes
+import Testing
+@testable import Courier
+
+@Suite("Request scheduler")
+struct SchedulerTests {
+    func id(_ n: UInt64) -> RequestID { RequestID(rawValue: n) }
+
+    @Test func startsAtOnceUntilTheGlobalLimitThenWaits() {
+        var scheduler = RequestScheduler(limits: .init(maxConcurrent: 2, maxPerHost: nil))
+        #expect(scheduler.enqueue(id(1), host: "a", priority: .normal) == .start)
+        #expect(scheduler.enqueue(id(2), host: "b", priority: .normal) == .start)
+        #expect(scheduler.enqueue(id(3), host: "c", priority: .normal) == .wait)
+        #expect(scheduler.runningCount == 2 && scheduler.waitingCount == 1)
+        #expect(scheduler.finish(id(1)) == [id(3)])
+        #expect(scheduler.isRunning(id(3)))
+    }
+
+    @Test func higherPriorityFirstAndFIFOWithinAPriority() {
+        var scheduler = RequestScheduler(limits: .init(maxConcurrent: 1, maxPerHost: nil))
+        #expect(scheduler.enqueue(id(1), host: "a", priority: .normal) == .start)
+        _ = scheduler.enqueue(id(2), host: "a", priority: .low)
+        _ = scheduler.enqueue(id(3), host: "a", priority: .normal)
+        _ = scheduler.enqueue(id(4), host: "a", priority: .high)
+        _ = scheduler.enqueue(id(5), host: "a", priority: .normal)
+        var order: [RequestID] = []
+        var current = id(1)
+        while true {
+            let started = scheduler.finish(current)
+            guard let next = started.first else { break }
+            #expect(started.count == 1)
+            order.append(next)
+            current = next
+        }
+        #expect(order == [id(4), id(3), id(5), id(2)])
+    }
+
+    @Test func perHostLimitLetsOtherHostsOvertake() {
+        var scheduler = RequestScheduler(limits: .init(maxConcurrent: 10, maxPerHost: 1))
+        #expect(scheduler.enqueue(id(1), host: "a", priority: .normal) == .start)
+        #expect(scheduler.enqueue(id(2), host: "a", priority: .high) == .wait)
+        #expect(scheduler.enqueue(id(3), host: "b", priority: .low) == .start)  // b has room: no one waits for b
+        #expect(scheduler.finish(id(3)) == [])
+        #expect(scheduler.finish(id(1)) == [id(2)])
+    }
+
+    @Test func cancellingAWaitingRequestRemovesIt() {
+        var scheduler = RequestScheduler(limits: .init(maxConcurrent: 1, maxPerHost: nil))
+        _ = scheduler.enqueue(id(1), host: "a", priority: .normal)
+        _ = scheduler.enqueue(id(2), host: "a", priority: .normal)
+        _ = scheduler.enqueue(id(3), host: "a", priority: .normal)
+        let first = scheduler.cancelWaiting(id(2))
+        let again = scheduler.cancelWaiting(id(2))
+        let running = scheduler.cancelWaiting(id(1))  // running, not waiting
+        #expect(first && !again && !running)
+        #expect(scheduler.finish(id(1)) == [id(3)])
+    }
+
+    @Test func suspendHoldsEverythingAndResumeDrains() {
+        var scheduler = RequestScheduler(limits: .init(maxConcurrent: nil, maxPerHost: nil))
+        _ = scheduler.enqueue(id(1), host: "a", priority: .normal)
+        scheduler.suspend()
+        #expect(scheduler.enqueue(id(2), host: "a", priority: .normal) == .wait)
+        #expect(scheduler.enqueue(id(3), host: "b", priority: .high) == .wait)
+        #expect(scheduler.finish(id(1)) == [])
+        #expect(scheduler.resume() == [id(3), id(2)])
+        #expect(scheduler.waitingCount == 0)
+    }
+
+    @Test func raisingTheLimitStartsWaitingRequests() {
+        var scheduler = RequestScheduler(limits: .init(maxConcurrent: 1, maxPerHost: nil))
+        _ = scheduler.enqueue(id(1), host: "a", priority: .normal)
+        _ = scheduler.enqueue(id(2), host: "a", priority: .normal)
+        _ = scheduler.enqueue(id(3), host: "a", priority: .normal)
+        #expect(scheduler.setLimits(.init(maxConcurrent: 3, maxPerHost: nil)) == [id(2), id(3)])
+    }
+}
+
+@Suite("Rate limits")
+struct RateLimitTests {
+    let start = ContinuousClock.now
+
+    @Test func minimumIntervalRefusesUntilTheIntervalPasses() {
+        var bucket = TokenBucket(.minimumInterval(.milliseconds(100)), now: start)
+        #expect(bucket.take(now: start, waits: false) == .proceed)
+        guard case .refuse(let wait) = bucket.take(now: start + .milliseconds(40), waits: false) else {
+            Issue.record("expected a refusal"); return
+        }
+        #expect(abs(wait.seconds - 0.06) < 0.001)
+        #expect(bucket.take(now: start + .milliseconds(100), waits: false) == .proceed)
+    }
+
+    @Test func waitingReservesConsecutiveSlots() {
+        var bucket = TokenBucket(.minimumInterval(.milliseconds(100)), now: start)
+        #expect(bucket.take(now: start, waits: true) == .proceed)
+        guard case .wait(let first) = bucket.take(now: start, waits: true),
+              case .wait(let second) = bucket.take(now: start, waits: true) else { Issue.record("expected waits"); return }
+        #expect(abs(first.seconds - 0.1) < 0.001)
+        #expect(abs(second.seconds - 0.2) < 0.001)
+    }
+
+    @Test func tokenBucketAllowsABurstThenRefills() {
+        var bucket = TokenBucket(.tokenBucket(capacity: 3, refillEvery: .milliseconds(50)), now: start)
+        for _ in 0..<3 { #expect(bucket.take(now: start, waits: false) == .proceed) }
+        #expect(bucket.take(now: start, waits: false) != .proceed)
+        #expect(bucket.take(now: start + .milliseconds(50), waits: false) == .proceed)
+    }
+
+    @Test func rulesCoverHostsAndWholePathSegments() {
+        let rule = RateLimitRule(host: "api.example.com", pathPrefix: "/search", limit: .minimumInterval(.seconds(1)))
+        #expect(rule.covers(URL(string: "https://api.example.com/search?q=1")!))
+        #expect(rule.covers(URL(string: "https://API.example.com/search/users")!))
+        #expect(!rule.covers(URL(string: "https://api.example.com/searching")!))
+        #expect(!rule.covers(URL(string: "https://other.example.com/search")!))
+        #expect(RateLimitRule(limit: .minimumInterval(.seconds(1))).covers(URL(string: "http://h")!))
+    }
+}
+
+@Suite("Pool keys and messages")
+struct PoolKeyTests {
+    @Test func parameterSignatureIgnoresOrderAndMergesTheURLQuery() {
+        let a = PoolTicket.signature(["b": 2, "a": "x y"], url: URL(string: "https://h/p?c=3"))
+        let b = PoolTicket.signature(["c": 3, "a": "x y", "b": 2], url: nil)
+        #expect(a == b)
+        #expect(a == "a=x%20y&b=2&c=3")
+        #expect(PoolTicket.stripQuery(URL(string: "https://h/p?x=1#f")!).absoluteString == "https://h/p")
+    }
+
+    @Test func coalescingKeysSeparateWhatChangesTheAnswer() {
+        let url = URL(string: "https://h/p?a=1")!
+        let plain = PreparedRequest(method: .get, url: url)
+        var authorized = plain
+        authorized.headers[.authorization] = "Bearer x"
+        let names = SchedulingOptions().coalescingHeaders
+        #expect(CoalescingKey(plain, varyingHeaders: names) == CoalescingKey(plain, varyingHeaders: names))
+        #expect(CoalescingKey(plain, varyingHeaders: names) != CoalescingKey(authorized, varyingHeaders: names))
+        #expect(CoalescingKey(PreparedRequest(method: .post, url: url), varyingHeaders: names) == nil)
+        #expect(CoalescingKey(PreparedRequest(method: .put, url: url, body: .bytes(Data("a".utf8))), varyingHeaders: names) != nil)
+    }
+
+    @Test func userMessagesFitTheFailure() {
+        let messages = UserMessages(connectionError: "net", tooFrequent: "slow down", offline: "offline")
+        #expect(messages.message(for: CourierError(code: .tooFrequent, message: "")) == "slow down")
+        #expect(messages.message(for: CourierError(code: .connectionReset, message: "")) == "net")
+        #expect(messages.message(for: CourierError(code: .offline, message: "")) == "offline")
+        #expect(messages.message(for: CourierError(code: .decoding, message: "")) == nil)
+    }
+
+    @Test func batchOutcomeNamesTheFirstRealFailure() throws {
+        let request = PreparedRequest(method: .get, url: URL(string: "https://h/")!)
+        let ok = Response<Int>(value: 1, request: request, status: .ok, headers: [:], body: Data(),
+                               timing: Timing(startDate: Date(), start: .now, firstByte: nil, end: .now))
+        let outcome = BatchOutcome<Int>(results: [.success(ok), .failure(.cancelled()), .failure(CourierError(code: .timeout, message: "t"))])
+        #expect(outcome.failedIndices == [1, 2])
+        #expect(throws: CourierError.self) { _ = try outcome.responses }
+        do { _ = try outcome.responses } catch let error as CourierError {
+            #expect(error.code == .batchFailed && error.step == 2)
+        }
+        #expect(try BatchOutcome<Int>(results: [.success(ok)]).responses.count == 1)
+    }
+}
