@@ -2,25 +2,33 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 /// The in-process server the scenarios measure against: a plain SwiftNIO handler on its own event loop that
-/// answers `/small` with 1 KiB, like a static file server. It runs no Swift tasks, so it does not compete with
+/// answers `/small` with 1 KiB, like a static file server, and `/delay/MS` with the same body after MS
+/// milliseconds (a slow endpoint, scheduled on the event loop). It counts hits per path. It runs no Swift tasks, so it does not compete with
 /// the contenders for the cooperative thread pool (the fault-injecting test server would).
 final class BenchServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
+    private let counters: HitCounters
     let baseURL: URL
 
     static let small = String(repeating: "courier-", count: 128)
 
-    private init(group: MultiThreadedEventLoopGroup, channel: any Channel, baseURL: URL) {
+    private init(group: MultiThreadedEventLoopGroup, channel: any Channel, counters: HitCounters, baseURL: URL) {
         self.group = group
         self.channel = channel
+        self.counters = counters
         self.baseURL = baseURL
     }
 
+    /// Requests that reached `path` (without its query) so far.
+    func hits(_ path: String) -> Int { counters.hits(path) }
+
     static func start() async throws -> BenchServer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let counters = HitCounters()
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -28,13 +36,13 @@ final class BenchServer: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(SmallHandler())
+                    try channel.pipeline.syncOperations.addHandler(SmallHandler(counters: counters))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
         let port = channel.localAddress?.port ?? 0
         guard let url = URL(string: "http://127.0.0.1:\(port)") else { throw BenchError.unexpected("no port") }
-        return BenchServer(group: group, channel: channel, baseURL: url)
+        return BenchServer(group: group, channel: channel, counters: counters, baseURL: url)
     }
 
     func shutdown() async throws {
@@ -43,33 +51,58 @@ final class BenchServer: Sendable {
     }
 }
 
-/// Answers every request with the 1 KiB body of `/small` (404 for other paths), keeping the connection open.
+/// Hits per path, shared by every connection.
+final class HitCounters: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+
+    func record(_ path: String) { counts.withLock { $0[path, default: 0] += 1 } }
+    func hits(_ path: String) -> Int { counts.withLock { $0[path] ?? 0 } }
+}
+
+/// Answers `/small` and `/delay/MS` with the 1 KiB body (404 for other paths), keeping the connection open.
 private final class SmallHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
+    let counters: HitCounters
     private var path = ""
     private var keepAlive = true
+
+    init(counters: HitCounters) {
+        self.counters = counters
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            path = head.uri
+            path = String(head.uri.prefix { $0 != "?" })
             keepAlive = head.isKeepAlive
         case .body:
             break
         case .end:
-            let found = path.hasPrefix("/small")
-            let body = ByteBuffer(string: found ? BenchServer.small : "not found")
-            var headers = HTTPHeaders([("Content-Type", "text/plain"), ("Content-Length", String(body.readableBytes))])
-            if !keepAlive { headers.add(name: "Connection", value: "close") }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: found ? .ok : .notFound, headers: headers))), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-            let keepAlive = self.keepAlive
-            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-                if !keepAlive { loopBound.value.close(promise: nil) }
+            counters.record(path)
+            if path.hasPrefix("/delay/"), let ms = Int(path.dropFirst("/delay/".count)) {
+                let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                context.eventLoop.scheduleTask(in: .milliseconds(Int64(ms))) {
+                    let (handler, context) = loopBound.value
+                    handler.respond(context: context, found: true)
+                }
+            } else {
+                respond(context: context, found: path == "/small")
             }
+        }
+    }
+
+    private func respond(context: ChannelHandlerContext, found: Bool) {
+        let body = ByteBuffer(string: found ? BenchServer.small : "not found")
+        var headers = HTTPHeaders([("Content-Type", "text/plain"), ("Content-Length", String(body.readableBytes))])
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: found ? .ok : .notFound, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        let keepAlive = self.keepAlive
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+            if !keepAlive { loopBound.value.close(promise: nil) }
         }
     }
 }

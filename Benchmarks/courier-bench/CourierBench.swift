@@ -17,7 +17,7 @@ struct CourierBench: AsyncParsableCommand {
     @Option(name: .customLong("scenario"), help: "A scenario to run (repeatable; default: all).")
     var scenarios: [String] = []
 
-    @Option(help: "A server to measure against instead of the in-process one; it must serve /small (1 KiB).")
+    @Option(help: "A server to measure against instead of the in-process one; it must serve /small (1 KiB) and /delay/50 (1 KiB after 50 ms).")
     var url: String?
 
     @Option(help: "Also write the results as JSON to PATH.")
@@ -41,7 +41,7 @@ struct CourierBench: AsyncParsableCommand {
         var results: [ScenarioResult] = []
         for scenario in selected {
             FileHandle.standardError.write(Data("running \(scenario.name) against \(base.absoluteString)…\n".utf8))
-            results.append(try await scenario.run(base, plan))
+            results.append(try await scenario.run(BenchTarget(base: base, server: server), plan))
         }
         try await server?.shutdown()
         print(Report.markdown(results))

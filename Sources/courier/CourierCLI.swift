@@ -10,11 +10,12 @@ struct CourierCLI: AsyncParsableCommand {
             Examples:
               courier get http://127.0.0.1:8080/echo --param q=swift -H 'Accept: application/json'
               courier post http://127.0.0.1:8080/echo --json '{"name":"ada"}'
+              courier batch urls.txt --concurrency 16
               courier serve --port 8080
               courier demo
             """,
         subcommands: [
-            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, Serve.self, Demo.self,
+            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, Serve.self, Demo.self,
         ]
     )
 }

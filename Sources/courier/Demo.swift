@@ -108,6 +108,44 @@ struct DemoTour {
                 guard case .failure(let error as CourierError) = result else { return (false, "the request was not cancelled") }
                 return (error.code == .cancelled, "\(error) \(elapsed.formatted(.units(allowed: [.milliseconds]))) after cancel()")
             }
+            await check("A batch runs requests together and keeps their order") {
+                let paths = ["/delay/120", "/small", "/status/404", "/json"]
+                let outcome = try await session.batch(paths.map { Request<Data>.get($0) }, options: BatchOptions(concurrency: 4))
+                let lines = zip(paths, outcome.results).map { path, result in
+                    switch result {
+                    case .success(let response): "\(path) → \(response.status.code)"
+                    case .failure(let error): "\(path) → \(error.code)"
+                    }
+                }
+                return (outcome.failedIndices == [2], lines.joined(separator: ", "))
+            }
+            await check("A chain builds each step from the previous answer") {
+                let outcome = try await session.chain { chain in
+                    let item = try await chain.step("item", Request<Item>.get("/json"))
+                    let echo = try await chain.step("lookup", Request<[String: ParameterValue]>.get("/echo", query: ["name": .string(item.value.name)]))
+                    guard case .object(let query)? = echo.value["query"], case .string(let name)? = query["name"] else { return "" }
+                    return name
+                }
+                return (outcome.value == "courier", "steps: \(outcome.steps.map(\.description).joined(separator: "; ")) → \"\(outcome.value)\"")
+            }
+            await check("Identical requests in flight share one call") {
+                let before = server.hits("/delay/200")
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<50 { group.addTask { _ = try await session.send(Request<Data>.get("/delay/200")) } }
+                    try await group.waitForAll()
+                }
+                let hits = server.hits("/delay/200") - before
+                return (hits == 1, "50 identical GETs at once → \(hits) server hit")
+            }
+            await check("A rate limit refuses requests sent too fast") {
+                await session.updateConfiguration {
+                    $0.scheduling.rateLimits = [RateLimitRule(pathPrefix: "/small", limit: .minimumInterval(.seconds(10)), whenLimited: .fail)]
+                }
+                defer { Task { await session.updateConfiguration { $0.scheduling.rateLimits = [] } } }
+                _ = try await session.send(Request<Data>.get("/small"))
+                let error = await Self.failure { _ = try await session.send(Request<Data>.get("/small")) }
+                return (error?.code == .tooFrequent, "\(error.map(String.init(describing:)) ?? "no error") — user message: \(error?.userMessage ?? "")")
+            }
             await check("A 404 is a typed error with a body preview") {
                 let error = await Self.failure { _ = try await session.send(Request<Data>.get("/status/404")) }
                 return (error?.status == .notFound, "\(error.map(String.init(describing:)) ?? "no error") — preview: \(error?.bodyPreview ?? "")")

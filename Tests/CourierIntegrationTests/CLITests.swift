@@ -100,6 +100,32 @@ struct CLITests {
         }
     }
 
+    @Test func batchPrintsOneLinePerRequestInOrder() async throws {
+        try await withTestServer { server in
+            let list = FileManager.default.temporaryDirectory.appending(path: "courier-batch-\(UUID().uuidString).txt")
+            defer { try? FileManager.default.removeItem(at: list) }
+            let lines = ["# a comment", server.url("/delay/100").absoluteString, "", "POST \(server.url("/echo").absoluteString)",
+                         "get \(server.url("/status/404").absoluteString)", server.url("/small").absoluteString]
+            try Data(lines.joined(separator: "\n").utf8).write(to: list)
+            let outcome = try await CLI.run(["batch", list.path, "--concurrency", "4"])
+            #expect(outcome.status == 1)
+            #expect(outcome.stdout.split(separator: "\n").map { $0.split(separator: " ").prefix(2).joined(separator: " ") }
+                == ["200 GET", "200 POST", "ERR GET", "200 GET"])
+            #expect(outcome.stdout.contains("httpStatus: HTTP 404"))
+            #expect(outcome.stderr.hasPrefix("4 requests: 3 succeeded, 1 failed in "))
+
+            try Data([server.url("/small").absoluteString, server.url("/json").absoluteString].joined(separator: "\n").utf8).write(to: list)
+            let clean = try await CLI.run(["batch", list.path, "--fail-fast"])
+            #expect(clean.status == 0 && clean.stderr.hasPrefix("2 requests: 2 succeeded, 0 failed"))
+
+            try Data("GET http://x y z\n".utf8).write(to: list)
+            let bad = try await CLI.run(["batch", list.path])
+            #expect(bad.status == 1 && bad.stderr == "courier: invalidParameter: line 1: expected 'METHOD URL' or 'URL'\n")
+            let missing = try await CLI.run(["batch", "/nonexistent/list.txt"])
+            #expect(missing.status == 1 && missing.stderr.hasPrefix("courier: fileAccess: cannot read"))
+        }
+    }
+
     @Test func retriesAndTimeouts() async throws {
         try await withTestServer { server in
             let retried = try await CLI.run(["get", server.url("/flaky/cli?failures=1").absoluteString, "--retries", "2"])

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import HTTPTypes
 
 /// Parsers for request parts written as text, as on a command line (`-H 'K: V'`, `--param k=v`, `--json '{…}'`).
@@ -48,5 +48,34 @@ public enum CommandLineInput {
             throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(text))\" is not a positive number of seconds")
         }
         return .milliseconds(Int64(value * 1000))
+    }
+
+    /// A batch file: one request per line, `METHOD URL` or just `URL` (GET); blank lines and lines starting with
+    /// `#` are skipped. A bad line fails with an error naming its number.
+    public static func batchRequests(_ text: String) throws -> [Request<Data>] {
+        var requests: [Request<Data>] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            guard words.count <= 2 else {
+                throw CourierError(code: .invalidParameter, message: "line \(number + 1): expected 'METHOD URL' or 'URL'")
+            }
+            let method: HTTPRequest.Method
+            if words.count == 2 {
+                guard let parsed = HTTPRequest.Method(words[0].uppercased()), words[0].allSatisfy(\.isLetter) else {
+                    throw CourierError(code: .invalidParameter, message: "line \(number + 1): \"\(CourierError.printable(words[0]))\" is not an HTTP method")
+                }
+                method = parsed
+            } else {
+                method = .get
+            }
+            let url = words[words.count - 1]
+            guard URLBuilder.absoluteURL(url) != nil else {
+                throw CourierError.invalidURL(url, reason: "line \(number + 1): not an absolute http(s) URL")
+            }
+            requests.append(Request<Data>(method: method, path: url))
+        }
+        return requests
     }
 }

@@ -1,0 +1,147 @@
+import AsyncHTTPClient
+import Courier
+import Foundation
+import NIOCore
+import NIOPosix
+
+/// Where a scenario sends its requests, and the in-process server when there is one (for its hit counts).
+struct BenchTarget: Sendable {
+    let base: URL
+    let server: BenchServer?
+}
+
+extension Scenario {
+    /// `batch-10k`: 10,000 GETs of 1 KiB (distinct URLs, so nothing is shared) with 256 in flight: Courier's
+    /// batch API against a plain task group over raw AsyncHTTPClient. Also Courier's peak RSS.
+    static let batch10k = Scenario(name: "batch-10k") { target, plan in
+        let count = plan.rounds > 1 ? 10_000 : 500
+        let urls = (0..<count).map { target.base.appending(path: "small").absoluteString + "?i=\($0)" }
+        let session = Session(configuration: Configuration { $0.validators = [] })
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        let requests = urls.map { Request<Data>.get($0) }
+        var peak: [String: Double] = [:]
+        let contenders: [FixedWork] = [
+            FixedWork(name: "courier") {
+                let outcome = try await session.batch(requests, options: BatchOptions(concurrency: 256))
+                guard outcome.allSucceeded else { throw BenchError.unexpected("courier: \(outcome.failedIndices.count) failed") }
+            },
+            FixedWork(name: "ahc") {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    var next = 0
+                    func add() {
+                        guard next < urls.count else { return }
+                        let url = urls[next]
+                        next += 1
+                        group.addTask {
+                            let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+                            _ = try await response.body.collect(upTo: 1 << 20)
+                        }
+                    }
+                    for _ in 0..<256 { add() }
+                    while try await group.next() != nil { add() }
+                }
+            },
+        ]
+        let rounds = max(1, min(plan.rounds, 5))
+        let results = try await FixedWork.compare(contenders, rounds: rounds, peakRSS: &peak)
+            .mapValues { Double(count) / $0.seconds }
+        try await session.shutdown()
+        try await client.shutdown()
+        let ratio = (results["courier"] ?? 0) / max(results["ahc"] ?? 1, 1)
+        return ScenarioResult(
+            name: "batch-10k", unit: "req/s", higherIsBetter: true, results: results, metrics: ["peak_rss_mib": peak],
+            notes: String(format: "%d GETs of 1 KiB, 256 in flight; courier/ahc = %.3f (target >= 0.9); courier peak RSS %.0f MiB (target < 200); median of %d rounds; default connection pools",
+                          count, ratio, peak["courier"] ?? 0, rounds))
+    }
+
+    /// `coalesce-1000`: 1,000 concurrent identical GETs of an endpoint that takes 50 ms. Courier shares one
+    /// call; raw AsyncHTTPClient sends all 1,000. Results in requests/s, server hits per contender.
+    static let coalesce1000 = Scenario(name: "coalesce-1000") { target, plan in
+        let count = plan.rounds > 1 ? 1000 : 100
+        let url = target.base.appending(path: "delay/50").absoluteString
+        let session = Session(configuration: Configuration { $0.validators = [] })
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        var hits: [String: Double] = [:]
+        @Sendable func allAtOnce(_ send: @escaping @Sendable () async throws -> Void) async throws {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<count { group.addTask { try await send() } }
+                try await group.waitForAll()
+            }
+        }
+        let contenders = [
+            FixedWork(name: "courier") { try await allAtOnce { _ = try await session.send(Request<Data>.get(url)) } },
+            FixedWork(name: "ahc") {
+                try await allAtOnce {
+                    let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
+                    _ = try await response.body.collect(upTo: 1 << 20)
+                }
+            },
+        ]
+        var times: [String: [Duration]] = [:]
+        let rounds = max(1, min(plan.rounds, 3))
+        for round in 0..<rounds {
+            for contender in round % 2 == 0 ? contenders : contenders.reversed() {
+                let before = target.server?.hits("/delay/50") ?? 0
+                let start = ContinuousClock.now
+                try await contender.work()
+                times[contender.name, default: []].append(start.duration(to: .now))
+                if let server = target.server { hits[contender.name] = Double(server.hits("/delay/50") - before) }
+            }
+        }
+        try await session.shutdown()
+        try await client.shutdown()
+        let results = times.mapValues { Double(count) / FixedWork.median($0).seconds }
+        let metrics = hits.isEmpty ? [:] : ["server_hits": hits]
+        let hitNote = hits.isEmpty ? "server hits unknown against --url" : String(format: "server hits per round: courier %.0f (target 1), ahc %.0f", hits["courier"] ?? 0, hits["ahc"] ?? 0)
+        return ScenarioResult(
+            name: "coalesce-1000", unit: "req/s", higherIsBetter: true, results: results, metrics: metrics,
+            notes: "\(count) concurrent identical GETs of /delay/50; \(hitNote); median of \(rounds) rounds; default connection pools")
+    }
+}
+
+/// A contender that does a fixed amount of work; timed as a whole.
+struct FixedWork: Sendable {
+    var name: String
+    var work: @Sendable () async throws -> Void
+
+    /// Runs each contender `rounds` times, alternating the order; returns each one's median time and records
+    /// each one's peak RSS (the kernel's high-water mark, reset before each run).
+    static func compare(_ contenders: [FixedWork], rounds: Int, peakRSS: inout [String: Double]) async throws -> [String: Duration] {
+        var times: [String: [Duration]] = [:]
+        for round in 0..<rounds {
+            for contender in round % 2 == 0 ? contenders : contenders.reversed() {
+                MemoryUse.resetPeak()
+                let start = ContinuousClock.now
+                try await contender.work()
+                times[contender.name, default: []].append(start.duration(to: .now))
+                if let peak = MemoryUse.peakMiB() { peakRSS[contender.name] = max(peakRSS[contender.name] ?? 0, peak) }
+            }
+        }
+        return times.mapValues(median)
+    }
+
+    static func median(_ values: [Duration]) -> Duration {
+        let sorted = values.sorted()
+        return sorted[sorted.count / 2]
+    }
+}
+
+/// The process's resident memory, from Linux's /proc.
+enum MemoryUse {
+    /// Resets the peak (VmHWM) to the current RSS; Linux 4.0 and later.
+    static func resetPeak() {
+        try? Data("5".utf8).write(to: URL(filePath: "/proc/self/clear_refs"))
+    }
+
+    /// The peak RSS since the last reset, in MiB; `nil` when /proc cannot tell.
+    static func peakMiB() -> Double? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
+        return kib / 1024
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

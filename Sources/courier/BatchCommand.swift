@@ -1,0 +1,72 @@
+import ArgumentParser
+import Courier
+import Foundation
+import HTTPTypes
+
+/// `courier batch FILE`: many requests at once, one status line each in input order, then a summary.
+struct BatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "batch",
+        abstract: "Send the requests listed in a file, several at a time.",
+        discussion: """
+            FILE holds one request per line: 'METHOD URL' or just 'URL' (GET); blank lines and '#' comments are
+            skipped; '-' reads standard input. Prints '<status> METHOD URL' (or the error) per request in input
+            order, then a summary. Exits 0 only when every request got a 2xx answer.
+            Example: courier batch urls.txt --concurrency 16 --fail-fast
+            """
+    )
+
+    @Argument(help: "The file listing the requests ('-' for standard input).")
+    var file: String
+
+    @Option(help: "Requests in flight at once (default 8).")
+    var concurrency: Int = 8
+
+    @Flag(help: "Cancel the remaining requests at the first failure.")
+    var failFast = false
+
+    func validate() throws {
+        if concurrency < 1 || concurrency > 1024 { throw ValidationError("--concurrency must be between 1 and 1024") }
+    }
+
+    func run() async throws {
+        try await Output.exitOnFailure {
+            let requests = try CommandLineInput.batchRequests(try readList())
+            let options = BatchOptions(concurrency: concurrency, mode: failFast ? .failFast : .collectAll)
+            let start = ContinuousClock.now
+            // Statuses are judged here, like `courier get`, so a 404 shows as its status rather than an error.
+            let outcome = try await withSession(Configuration { $0.validators = [StatusCodeValidator.successful] }) { session in
+                try await session.batch(requests, options: options)
+            }
+            for (request, result) in zip(requests, outcome.results) {
+                let target = "\(request.method.rawValue) \(URL(string: request.path).map { Redactor.standard.redact(url: $0) } ?? request.path)"
+                switch result {
+                case .success(let response): Output.stdout("\(response.status.code) \(target)")
+                case .failure(let error): Output.stdout("ERR \(target): \(error)")
+                }
+            }
+            let failed = outcome.failedIndices.count
+            let seconds = String(format: "%.2f", start.duration(to: .now).seconds)
+            Output.stderr("\(requests.count) requests: \(requests.count - failed) succeeded, \(failed) failed in \(seconds) s")
+            if failed > 0 { throw ExitCode(1) }
+        }
+    }
+
+    private func readList() throws -> String {
+        let data: Data
+        do {
+            data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(filePath: file))
+        } catch {
+            throw CourierError(code: .fileAccess, message: "cannot read \"\(file)\": \(error.localizedDescription)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw CourierError(code: .fileAccess, message: "\"\(file)\" is not UTF-8 text")
+        }
+        return text
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
