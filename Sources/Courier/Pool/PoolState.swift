@@ -43,14 +43,31 @@ enum SlotWaiter {
 struct PoolState {
     struct Entry {
         var info: PooledRequest
-        var cancel: (@Sendable () -> Void)?
+        var cancelTask: (@Sendable () -> Void)?
+        var resumeCancelled: (@Sendable () -> Void)?
         var cancelRequested = false
         var hasStarted = false
+        /// The caller heard `cancelled` and went; the task may still run a shared call for others.
+        var callerLeft = false
+        /// The shared call this request runs for identical ones.
+        var leads: CoalescingKey?
+    }
+
+    /// What ``leave(_:)`` must do outside the lock.
+    struct Departure {
+        let info: PooledRequest
+        let resumeCancelled: @Sendable () -> Void
+        let cancelTask: (@Sendable () -> Void)?
     }
 
     var scheduler: RequestScheduler
     var entries: [RequestID: Entry] = [:]
+    /// Entries whose caller has gone but whose task still runs.
+    private(set) var departedCount = 0
     var slotWaiters: [RequestID: SlotWaiter] = [:]
+    var calls: [CoalescingKey: SharedCall] = [:]
+    /// Followers cancelled before they joined a shared call.
+    var cancelledFollowers: Set<RequestID> = []
     private var nextID: UInt64 = 0
     private var rules: [RateLimitRule]
     private var buckets: [Int: TokenBucket] = [:]
@@ -70,22 +87,37 @@ struct PoolState {
         return id
     }
 
-    /// Stores how to cancel `id`; `true` when a cancel came before (the caller cancels at once).
-    mutating func attach(_ cancel: @escaping @Sendable () -> Void, to id: RequestID) -> Bool {
+    /// Stores how to cancel `id`; `true` when a cancel came before (the caller then leaves at once).
+    mutating func attach(_ id: RequestID, cancelTask: @escaping @Sendable () -> Void,
+                         resumeCancelled: @escaping @Sendable () -> Void) -> Bool {
         guard entries[id] != nil else { return false }
-        entries[id]?.cancel = cancel
+        entries[id]?.cancelTask = cancelTask
+        entries[id]?.resumeCancelled = resumeCancelled
         return entries[id]?.cancelRequested ?? false
     }
 
-    /// Marks the matching entries cancelled; returns their cancel handles (`nil` for those not attached yet,
-    /// which cancel themselves on attaching).
-    mutating func requestCancel(where matches: (PooledRequest) -> Bool) -> [(@Sendable () -> Void)?] {
-        var handles: [(@Sendable () -> Void)?] = []
-        for (id, entry) in entries where matches(entry.info) && !entry.cancelRequested {
+    /// The caller of `id` goes; `nil` when it already went or cannot yet (then it goes on attaching).
+    mutating func leave(_ id: RequestID) -> Departure? {
+        guard let entry = entries[id], !entry.callerLeft else { return nil }
+        guard let resumeCancelled = entry.resumeCancelled else {
             entries[id]?.cancelRequested = true
-            handles.append(entry.cancel)
+            return nil
         }
-        return handles
+        entries[id]?.callerLeft = true
+        departedCount += 1
+        let othersWait = entry.leads.map { calls[$0]?.followers.isEmpty == false } ?? false
+        return Departure(info: entry.info, resumeCancelled: resumeCancelled, cancelTask: othersWait ? nil : entry.cancelTask)
+    }
+
+    /// The task of `id` ended; returns its info unless its caller had already gone (and heard about it).
+    mutating func finish(_ id: RequestID) -> PooledRequest? {
+        cancelledFollowers.remove(id)
+        guard let entry = entries.removeValue(forKey: id) else { return nil }
+        if entry.callerLeft {
+            departedCount -= 1
+            return nil
+        }
+        return entry.info
     }
 
     /// Marks `id` running; returns its info when this is its first start (for the `started` event).

@@ -14,10 +14,10 @@ import Synchronization
 ///
 /// Limits, priorities and rate limits come from ``Configuration/scheduling``.
 public actor RequestPool {
-    /// The pool's state sits behind a lock rather than the actor's executor: every request registers and asks
+    /// The pool's state (internal so the coalescing extension can reach it) sits behind a lock rather than the actor's executor: every request registers and asks
     /// for a slot, and a hop onto the actor per request costs measurable throughput. The public controls still
     /// go through the actor, so they run one at a time.
-    private let state: Mutex<PoolState>
+    let state: Mutex<PoolState>
     private let broadcaster = EventBroadcaster<PoolEvent>(replaysLatest: false)
 
     init(scheduling: SchedulingOptions) {
@@ -27,14 +27,14 @@ public actor RequestPool {
     // MARK: Queries
 
     /// How many requests are in flight, waiting or running.
-    public var count: Int { state.withLock { $0.entries.count } }
+    public var count: Int { state.withLock { $0.entries.count - $0.departedCount } }
 
     /// Whether no request is in flight.
-    public var isEmpty: Bool { state.withLock { $0.entries.isEmpty } }
+    public var isEmpty: Bool { count == 0 }
 
     /// The requests in flight, oldest first.
     public func snapshot() -> [PooledRequest] {
-        state.withLock { $0.entries.values.map(\.info) }.sorted { $0.id < $1.id }
+        state.withLock { $0.entries.values.filter { !$0.callerLeft }.map(\.info) }.sorted { $0.id < $1.id }
     }
 
     /// A readable report: a summary line, then one line per request with sensitive parameters redacted.
@@ -87,9 +87,9 @@ public actor RequestPool {
     }
 
     private func cancel(where matches: (PooledRequest) -> Bool) -> Int {
-        let handles = state.withLock { $0.requestCancel(where: matches) }
-        for cancel in handles.compactMap({ $0 }) { cancel() }
-        return handles.count
+        let ids = state.withLock { state in state.entries.values.filter { !$0.callerLeft && matches($0.info) }.map(\.info.id) }
+        for id in ids { leave(id) }
+        return ids.count
     }
 
     // MARK: Suspending
@@ -117,26 +117,46 @@ public actor RequestPool {
     }
 
     /// Registers the request, runs `operation` in a task of its own so ``cancel(_:)`` can reach it, and
-    /// reports the outcome as an event. Cancelling the caller cancels the operation.
+    /// reports the outcome as an event. Cancelling the caller cancels the operation, unless it runs a call that
+    /// identical requests share (see ``leave(_:)``).
     nonisolated func track<R>(_ ticket: PoolTicket, _ operation: @escaping @Sendable (RequestID) async throws -> Response<R>)
         async throws -> Response<R>
     {
         let id = state.withLock { $0.register(ticket) }
-        let task = Task {
-            let outcome: Result<Response<R>, CourierError>
-            do { outcome = .success(try await operation(id)) } catch { outcome = .failure(RequestExecutor.normalize(error)) }
-            if let info = self.state.withLock({ $0.entries.removeValue(forKey: id)?.info }) {
-                switch outcome {
-                case .success(let response): broadcaster.yield(.finished(info, response.status))
-                case .failure(let error) where error.code == .cancelled: broadcaster.yield(.cancelled(info))
-                case .failure(let error): broadcaster.yield(.failed(info, error))
+        let caller = CallerSlot<Response<R>>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                caller.wait(continuation)
+                let task = Task {
+                    let outcome: Result<Response<R>, CourierError>
+                    do { outcome = .success(try await operation(id)) } catch { outcome = .failure(RequestExecutor.normalize(error)) }
+                    if let info = self.state.withLock({ $0.finish(id) }) {
+                        switch outcome {
+                        case .success(let response): broadcaster.yield(.finished(info, response.status))
+                        case .failure(let error) where error.code == .cancelled: broadcaster.yield(.cancelled(info))
+                        case .failure(let error): broadcaster.yield(.failed(info, error))
+                        }
+                    }
+                    caller.resume(with: outcome)
                 }
+                let leaveNow = state.withLock {
+                    $0.attach(id, cancelTask: { task.cancel() }, resumeCancelled: { caller.resume(with: .failure(.cancelled())) })
+                }
+                if leaveNow { leave(id) }
             }
-            return try outcome.get()
+        } onCancel: {
+            leave(id)
         }
-        let cancelledEarly = state.withLock { $0.attach({ task.cancel() }, to: id) }
-        if cancelledEarly { task.cancel() }
-        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+    }
+
+    /// The caller of `id` goes (cancelled by its task or through the pool): it hears ``CourierError/Code/cancelled``
+    /// at once and the request leaves the pool. Its task is cancelled too, unless it runs a call that identical
+    /// requests still wait for; that call goes on for them.
+    nonisolated func leave(_ id: RequestID) {
+        guard let departure = state.withLock({ $0.leave(id) }) else { return }
+        departure.resumeCancelled()
+        departure.cancelTask?()
+        broadcaster.yield(.cancelled(departure.info))
     }
 
     /// Runs `body` once the request `id` may use the network: after its rate limit allows it and a slot under
@@ -200,5 +220,19 @@ public actor RequestPool {
 
     private static func wake(_ continuations: [CheckedContinuation<Void, any Error>]) {
         for continuation in continuations { continuation.resume() }
+    }
+}
+
+/// Where a caller waits for its request's task; resumed exactly once, by whichever comes first: the result or
+/// the caller leaving.
+final class CallerSlot<Value: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Value, any Error>?>(nil)
+
+    func wait(_ continuation: CheckedContinuation<Value, any Error>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(with result: Result<Value, CourierError>) {
+        continuation.withLock { $0.take() }?.resume(with: result.mapError { $0 })
     }
 }

@@ -10,7 +10,6 @@ struct RequestExecutor: Sendable {
     let configuration: Configuration
     let transport: any Transport
     let pool: RequestPool
-    let coalescer: Coalescer<ExchangeResult>
 
     func run<R>(_ request: Request<R>) async throws -> Response<R> {
         do {
@@ -109,14 +108,15 @@ struct RequestExecutor: Sendable {
     /// Runs one attempt's `exchange` when the pool gives the request a slot, or shares the call of an identical
     /// request in flight. The shared call runs with the settings (timeouts, limits) of the request that started it.
     private func fetch<R>(_ request: Request<R>, prepared: PreparedRequest, id: RequestID,
-                          _ exchange: @escaping @Sendable () async throws -> ExchangeResult) async throws -> ExchangeResult {
-        let send: @Sendable () async throws -> ExchangeResult = { [pool] in
-            try await pool.withSlot(id, url: prepared.url, priority: request.priority) { try await exchange() }
-        }
+                          _ exchange: () async throws -> ExchangeResult) async throws -> ExchangeResult {
         let scheduling = configuration.scheduling
         guard request.coalesces, scheduling.coalescesRequests,
-              let key = CoalescingKey(prepared, varyingHeaders: scheduling.coalescingHeaders) else { return try await send() }
-        return try await coalescer.run(key, joined: { [pool] in pool.joinedSharedCall(id) }, send)
+              let key = CoalescingKey(prepared, varyingHeaders: scheduling.coalescingHeaders) else {
+            return try await pool.withSlot(id, url: prepared.url, priority: request.priority, exchange)
+        }
+        return try await pool.shared(key, by: id) {
+            try await pool.withSlot(id, url: prepared.url, priority: request.priority, exchange)
+        }
     }
 
     /// Sends `request`, following redirects, and reads the final body.

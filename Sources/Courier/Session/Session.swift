@@ -19,7 +19,6 @@ public actor Session {
     /// the actor, so changes stay ordered.
     private let state: Mutex<(configuration: Configuration, isShutDown: Bool)>
     private let transport: any Transport
-    private let coalescer = Coalescer<ExchangeResult>()
 
     /// Every request of this session in flight: query, cancel, suspend, observe.
     public nonisolated let pool: RequestPool
@@ -63,7 +62,7 @@ public actor Session {
     private nonisolated func executor() throws -> RequestExecutor {
         let (configuration, isShutDown) = state.withLock { ($0.configuration, $0.isShutDown) }
         guard !isShutDown else { throw CourierError(code: .sessionClosed, message: "the session has been shut down") }
-        return RequestExecutor(configuration: configuration, transport: transport, pool: pool, coalescer: coalescer)
+        return RequestExecutor(configuration: configuration, transport: transport, pool: pool)
     }
 }
 

@@ -1,0 +1,97 @@
+import Foundation
+import HTTPTypes
+import Synchronization
+
+/// What makes two requests the same call: method, resolved URL, the headers that change the answer, and the
+/// body bytes (idempotent methods only).
+struct CoalescingKey: Hashable, Sendable {
+    let method: HTTPRequest.Method
+    let url: String
+    let varyingHeaders: [String]
+    let body: Data?
+
+    /// The key of `request`, or `nil` when it must make its own call: a method that is not idempotent, or a
+    /// body that cannot be compared (a file or a stream).
+    init?(_ request: PreparedRequest, varyingHeaders names: [HTTPField.Name]) {
+        guard request.isIdempotent else { return nil }
+        switch request.body {
+        case .empty: body = nil
+        case .bytes(let data): body = data
+        case .file, .stream: return nil
+        }
+        method = request.method
+        url = request.url.absoluteString
+        varyingHeaders = names.map { request.headers[values: $0].joined(separator: ", ") }
+    }
+}
+
+/// One call shared by identical requests: the request that started it runs it in its own task; the others
+/// wait for its result.
+struct SharedCall {
+    let leader: RequestID
+    var followers: [RequestID: CheckedContinuation<ExchangeResult?, any Error>] = [:]
+}
+
+extension RequestPool {
+    /// Single flight: runs `operation` for the request `id`, or waits for the call an identical request (same
+    /// `key`) has in flight.
+    ///
+    /// The leader runs the call in its own task, so sharing costs no extra task. A follower that is cancelled
+    /// leaves on its own. When the leader's caller goes while followers wait, the leader's task keeps running
+    /// for them (see ``leave(_:)``); the call is cancelled only once every caller has gone.
+    nonisolated func shared(_ key: CoalescingKey, by id: RequestID,
+                            _ operation: () async throws -> ExchangeResult) async throws -> ExchangeResult {
+        // nil: this request leads the call.
+        let shared: ExchangeResult? = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ExchangeResult?, any Error>) in
+                enum Role { case leads, follows, cancelled }
+                let role = state.withLock { state -> Role in
+                    if state.cancelledFollowers.remove(id) != nil { return .cancelled }
+                    guard state.calls[key] != nil else {
+                        state.calls[key] = SharedCall(leader: id)
+                        state.entries[id]?.leads = key
+                        return .leads
+                    }
+                    state.calls[key]?.followers[id] = continuation
+                    return .follows
+                }
+                switch role {
+                case .leads: continuation.resume(returning: nil)
+                case .follows: joinedSharedCall(id)
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                }
+            }
+        } onCancel: {
+            leaveSharedCall(key, follower: id)
+        }
+        if let shared { return shared }
+
+        let result: Result<ExchangeResult, any Error>
+        do { result = .success(try await operation()) } catch { result = .failure(error) }
+        let (followers, callerLeft) = state.withLock { state in
+            state.entries[id]?.leads = nil
+            let call = state.calls[key]?.leader == id ? state.calls.removeValue(forKey: key) : nil
+            return (call?.followers.values.map { $0 } ?? [], state.entries[id]?.callerLeft ?? true)
+        }
+        for follower in followers { follower.resume(with: result.map { $0 }) }
+        if callerLeft { throw CancellationError() }  // the result went to the followers; nobody waits for the rest
+        return try result.get()
+    }
+
+    /// A follower's task was cancelled: it stops waiting. When it was the last one and the leader's caller has
+    /// gone too, the call itself is cancelled.
+    private nonisolated func leaveSharedCall(_ key: CoalescingKey, follower id: RequestID) {
+        let (continuation, cancelLeader) = state.withLock { state -> (CheckedContinuation<ExchangeResult?, any Error>?, (@Sendable () -> Void)?) in
+            guard let continuation = state.calls[key]?.followers.removeValue(forKey: id) else {
+                if state.calls[key]?.leader != id { state.cancelledFollowers.insert(id) }  // not arrived yet
+                return (nil, nil)
+            }
+            guard let call = state.calls[key], call.followers.isEmpty, let leader = state.entries[call.leader], leader.callerLeft else {
+                return (continuation, nil)
+            }
+            return (continuation, leader.cancelTask)
+        }
+        continuation?.resume(throwing: CancellationError())
+        cancelLeader?()
+    }
+}
