@@ -25,6 +25,7 @@ struct ConnectionHandler {
     let state: ServerState
 
     func run(_ connection: NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>) async {
+        state.serving(connection)
         let channel = connection.channel
         try? await connection.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead?

@@ -43,7 +43,9 @@ public final class TestServer: Sendable {
             .bind(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
-                    return try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    let connection = try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(wrappingChannelSynchronously: channel)
+                    state.accept(connection)
+                    return connection
                 }
             }
         let boundPort = server.channel.localAddress?.port ?? port
@@ -79,6 +81,7 @@ public final class TestServer: Sendable {
 
     /// Stops listening and ends every open connection, stalled ones included.
     public func shutdown() async {
+        state.closeUnserved()
         closeServer()
         serverTask.cancel()
         await serverTask.value
@@ -103,7 +106,41 @@ public func withTestServer<Result>(
 
 /// Counters and per-key state shared by every connection of one server.
 final class ServerState: Sendable {
+    typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>
+
     private let counters = Mutex<[String: Int]>([:])
+    /// Connections accepted but not yet served. NIO traps when a connection's writer is dropped unfinished,
+    /// which happens to a connection accepted while the server shuts down; these are finished and closed instead.
+    private let unserved = Mutex<(connections: [ObjectIdentifier: Connection], isClosed: Bool)>(([:], false))
+
+    /// Keeps a just-accepted connection until it is served, or finishes it at once when the server is closing.
+    func accept(_ connection: Connection) {
+        let closing = unserved.withLock { unserved in
+            if !unserved.isClosed { unserved.connections[ObjectIdentifier(connection.channel)] = connection }
+            return unserved.isClosed
+        }
+        if closing { Self.discard(connection) }
+    }
+
+    /// The connection is being served; its handler finishes it.
+    func serving(_ connection: Connection) {
+        _ = unserved.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(connection.channel)) }
+    }
+
+    /// Finishes and closes every connection nobody will serve.
+    func closeUnserved() {
+        let connections = unserved.withLock { unserved in
+            unserved.isClosed = true
+            defer { unserved.connections = [:] }
+            return Array(unserved.connections.values)
+        }
+        for connection in connections { Self.discard(connection) }
+    }
+
+    private static func discard(_ connection: Connection) {
+        connection.outbound.finish()
+        connection.channel.close(promise: nil)
+    }
 
     /// Counts a hit on `path` and returns the new count.
     @discardableResult
