@@ -3,24 +3,33 @@ import Foundation
 /// What a request tells the pool about itself when it registers.
 struct PoolTicket: Sendable {
     let request: PreparedRequest
-    let parameterSignature: String
+    /// The request's own query items and parameters.
+    let parameters: Parameters
+    /// A query written into the request's path (`/search?q=1`).
+    let pathQuery: String?
     let priority: RequestPriority
 
     init<R>(_ request: PreparedRequest, from original: Request<R>) {
         self.request = request
         var parameters = original.query
         parameters.merge(original.parameters) { _, own in own }
-        parameterSignature = Self.signature(parameters, url: URLBuilder.absoluteURL(original.path))
+        self.parameters = parameters
+        pathQuery = original.path.firstIndex(of: "?").map { String(original.path[original.path.index(after: $0)...].prefix { $0 != "#" }) }
         priority = original.priority
+    }
+
+    /// Sorted, form-encoded pairs of `parameters` and the items of `query` (`a=1&b=2`, percent-encoded).
+    static func signature(_ parameters: Parameters, query: String?) -> String {
+        var pairs = FormEncoding.pairs(parameters)
+        if let query, let items = URLComponents(string: "http://x/?" + query)?.queryItems {
+            pairs += items.map { "\(FormEncoding.escape($0.name))=\(FormEncoding.escape($0.value ?? ""))" }
+        }
+        return pairs.sorted().joined(separator: "&")
     }
 
     /// Sorted, form-encoded pairs of `parameters` and the query items of `url`.
     static func signature(_ parameters: Parameters, url: URL?) -> String {
-        var pairs = FormEncoding.pairs(parameters)
-        if let url, let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems {
-            pairs += items.map { "\(FormEncoding.escape($0.name))=\(FormEncoding.escape($0.value ?? ""))" }
-        }
-        return pairs.sorted().joined(separator: "&")
+        signature(parameters, query: url?.query(percentEncoded: true))
     }
 
     /// `url` without its query and fragment: what "all requests to a URL" compares.
@@ -80,9 +89,9 @@ struct PoolState {
     mutating func register(_ ticket: PoolTicket) -> RequestID {
         nextID += 1
         let id = RequestID(rawValue: nextID)
-        let info = PooledRequest(id: id, method: ticket.request.method, url: PoolTicket.stripQuery(ticket.request.url),
-                                 parameterSignature: ticket.parameterSignature, tag: ticket.request.tag,
-                                 priority: ticket.priority, state: .waiting, isCoalesced: false, startDate: Date())
+        let info = PooledRequest(id: id, method: ticket.request.method, fullURL: ticket.request.url, parameters: ticket.parameters,
+                                 pathQuery: ticket.pathQuery, tag: ticket.request.tag, priority: ticket.priority,
+                                 state: .waiting, isCoalesced: false, startDate: Date())
         entries[id] = Entry(info: info)
         return id
     }

@@ -16,10 +16,15 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
     /// The method.
     public let method: HTTPRequest.Method
     /// The URL without its query.
-    public let url: URL
+    public var url: URL { PoolTicket.stripQuery(fullURL) }
     /// The request's own parameters and query items, sorted and form-encoded: the same parameters give the same
     /// signature whatever their order.
-    public let parameterSignature: String
+    public var parameterSignature: String { PoolTicket.signature(parameters, query: pathQuery) }
+    /// The URL as sent. `url` and `parameterSignature` are worked out from these only when asked for, so
+    /// registering a request costs no URL parsing.
+    let fullURL: URL
+    let parameters: Parameters
+    let pathQuery: String?
     /// The request's tag.
     public let tag: String?
     /// The priority.
