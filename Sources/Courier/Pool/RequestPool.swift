@@ -124,26 +124,26 @@ public actor RequestPool {
     {
         let id = state.withLock { $0.register(ticket) }
         let caller = CallerSlot<Response<R>>()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                caller.wait(continuation)
-                let task = Task {
-                    let outcome: Result<Response<R>, CourierError>
-                    do { outcome = .success(try await operation(id)) } catch { outcome = .failure(RequestExecutor.normalize(error)) }
-                    if let info = self.state.withLock({ $0.finish(id) }) {
-                        switch outcome {
-                        case .success(let response): broadcaster.yield(.finished(info, response.status))
-                        case .failure(let error) where error.code == .cancelled: broadcaster.yield(.cancelled(info))
-                        case .failure(let error): broadcaster.yield(.failed(info, error))
-                        }
-                    }
-                    caller.resume(with: outcome)
+        // An immediate task runs on this thread until its first suspension (the network, usually), which saves
+        // a hop through the global executor on every request.
+        let task = Task.immediate {
+            let outcome: Result<Response<R>, CourierError>
+            do { outcome = .success(try await operation(id)) } catch { outcome = .failure(RequestExecutor.normalize(error)) }
+            if let info = self.state.withLock({ $0.finish(id) }) {
+                switch outcome {
+                case .success(let response): broadcaster.yield(.finished(info, response.status))
+                case .failure(let error) where error.code == .cancelled: broadcaster.yield(.cancelled(info))
+                case .failure(let error): broadcaster.yield(.failed(info, error))
                 }
-                let leaveNow = state.withLock {
-                    $0.attach(id, cancelTask: { task.cancel() }, resumeCancelled: { caller.resume(with: .failure(.cancelled())) })
-                }
-                if leaveNow { leave(id) }
             }
+            caller.resume(with: outcome)
+        }
+        let leaveNow = state.withLock {
+            $0.attach(id, cancelTask: { task.cancel() }, resumeCancelled: { caller.resume(with: .failure(.cancelled())) })
+        }
+        if leaveNow { leave(id) }
+        return try await withTaskCancellationHandler {
+            try await caller.value()
         } onCancel: {
             leave(id)
         }
@@ -223,16 +223,51 @@ public actor RequestPool {
     }
 }
 
-/// Where a caller waits for its request's task; resumed exactly once, by whichever comes first: the result or
-/// the caller leaving.
+/// Where a caller waits for its request's task; settled exactly once, by whichever comes first: the result or
+/// the caller leaving. Either side may come first.
 final class CallerSlot<Value: Sendable>: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Value, any Error>?>(nil)
-
-    func wait(_ continuation: CheckedContinuation<Value, any Error>) {
-        self.continuation.withLock { $0 = continuation }
+    private enum State {
+        case empty
+        case waiting(CheckedContinuation<Value, any Error>)
+        case settled(Result<Value, CourierError>)
+        case delivered
     }
 
+    private let state = Mutex<State>(.empty)
+
+    /// The result, once there is one.
+    func value() async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            let ready = state.withLock { state -> Result<Value, CourierError>? in
+                switch state {
+                case .settled(let result):
+                    state = .delivered
+                    return result
+                case .empty:
+                    state = .waiting(continuation)
+                    return nil
+                case .waiting, .delivered:
+                    preconditionFailure("a caller waits once")
+                }
+            }
+            if let ready { continuation.resume(with: ready.mapError { $0 }) }
+        }
+    }
+
+    /// Settles the slot; later calls do nothing.
     func resume(with result: Result<Value, CourierError>) {
-        continuation.withLock { $0.take() }?.resume(with: result.mapError { $0 })
+        let waiting = state.withLock { state -> CheckedContinuation<Value, any Error>? in
+            switch state {
+            case .empty:
+                state = .settled(result)
+                return nil
+            case .waiting(let continuation):
+                state = .delivered
+                return continuation
+            case .settled, .delivered:
+                return nil
+            }
+        }
+        waiting?.resume(with: result.mapError { $0 })
     }
 }
