@@ -138,8 +138,7 @@ final class ServerState: Sendable {
     }
 
     private static func discard(_ connection: Connection) {
-        connection.outbound.finish()
-        connection.channel.close(promise: nil)
+        Task { try? await connection.executeThenClose { _, _ in } }  // finishes the writer, closes the channel
     }
 
     /// Counts a hit on `path` and returns the new count.
