@@ -228,6 +228,7 @@ struct PoolTests {
             }
             #expect(await session.pool.isEmpty)
             #expect(await session.pool.snapshot().isEmpty)
+            await eventually("no task is left behind") { await session.pool.taskCount == 0 }
         }
     }
 }

@@ -160,3 +160,49 @@ struct PoolKeyTests {
         #expect(try BatchOutcome<Int>(results: [.success(ok)]).responses.count == 1)
     }
 }
+
+@Suite("Pool state")
+struct PoolStateTests {
+    func ticket(_ path: String, tag: String? = nil) -> PoolTicket {
+        var request = Request<Data>.get(path)
+        request.tag = tag
+        return PoolTicket(PreparedRequest(method: .get, url: URL(string: "https://h\(path)")!, tag: tag), from: request)
+    }
+
+    @Test func aCancelBeforeAttachingIsKeptUntilTheHandlesArrive() {
+        var state = PoolState(scheduling: SchedulingOptions())
+        let id = state.register(ticket("/a"))
+        let early = state.leave(id)  // nothing to resume yet: remembered
+        let cancelOnAttach = state.attach(id, cancelTask: {}, resumeCancelled: {})
+        let departure = state.leave(id)
+        let again = state.leave(id)
+        #expect(early == nil && cancelOnAttach && departure != nil && again == nil)
+        #expect(state.departedCount == 1)
+        let info = state.finish(id)  // the caller already heard `cancelled`
+        #expect(info == nil && state.departedCount == 0 && state.entries.isEmpty)
+    }
+
+    @Test func aFinishedRequestReportsItsInfoOnce() {
+        var state = PoolState(scheduling: SchedulingOptions())
+        let id = state.register(ticket("/b?x=1", tag: "t"))
+        _ = state.attach(id, cancelTask: {}, resumeCancelled: {})
+        let first = state.markRunning(id, coalesced: false)
+        let second = state.markRunning(id, coalesced: false)  // `started` once per request
+        #expect(first?.state == .running && second == nil)
+        let info = state.finish(id)
+        let again = state.finish(id)
+        #expect(info?.tag == "t" && info?.url.absoluteString == "https://h/b" && info?.parameterSignature == "x=1")
+        #expect(again == nil)
+    }
+
+    @Test func aLeaderWhoseCallNobodySharesIsCancelledWhenItsCallerGoes() {
+        var state = PoolState(scheduling: SchedulingOptions())
+        let id = state.register(ticket("/c"))
+        _ = state.attach(id, cancelTask: {}, resumeCancelled: {})
+        let key = CoalescingKey(PreparedRequest(method: .get, url: URL(string: "https://h/c")!), varyingHeaders: [])!
+        state.entries[id]?.leads = key
+        state.calls[key] = SharedCall(leader: id)
+        let departure = state.leave(id)
+        #expect(departure?.cancelTask != nil)
+    }
+}

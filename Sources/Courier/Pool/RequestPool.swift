@@ -32,6 +32,10 @@ public actor RequestPool {
     /// Whether no request is in flight.
     public var isEmpty: Bool { count == 0 }
 
+    /// Tasks still running for requests, including those whose callers have gone while the task finishes a call
+    /// that identical requests share. Zero soon after everything ends: no task is left behind.
+    public var taskCount: Int { state.withLock { $0.entries.count } }
+
     /// The requests in flight, oldest first.
     public func snapshot() -> [PooledRequest] {
         state.withLock { $0.entries.values.filter { !$0.callerLeft }.map(\.info) }.sorted { $0.id < $1.id }
