@@ -43,8 +43,11 @@ extension Scenario {
             },
         ]
         let rounds = max(1, min(plan.rounds, 5))
-        let results = try await FixedWork.compare(contenders, rounds: rounds, peakRSS: &peak)
-            .mapValues { Double(count) / $0.seconds }
+        let results = try await FixedWork.compare(contenders, rounds: rounds) { name, run in
+            MemoryUse.resetPeak()
+            try await run()
+            if let mib = MemoryUse.peakMiB() { peak[name] = max(peak[name] ?? 0, mib) }
+        }.mapValues { Double(count) / $0.seconds }
         try await session.shutdown()
         try await client.shutdown()
         let ratio = (results["courier"] ?? 0) / max(results["ahc"] ?? 1, 1)
@@ -77,20 +80,14 @@ extension Scenario {
                 }
             },
         ]
-        var times: [String: [Duration]] = [:]
         let rounds = max(1, min(plan.rounds, 3))
-        for round in 0..<rounds {
-            for contender in round % 2 == 0 ? contenders : contenders.reversed() {
-                let before = target.server?.hits("/delay/50") ?? 0
-                let start = ContinuousClock.now
-                try await contender.work()
-                times[contender.name, default: []].append(start.duration(to: .now))
-                if let server = target.server { hits[contender.name] = Double(server.hits("/delay/50") - before) }
-            }
-        }
+        let results = try await FixedWork.compare(contenders, rounds: rounds) { name, run in
+            let before = target.server?.hits("/delay/50") ?? 0
+            try await run()
+            if let server = target.server { hits[name] = Double(server.hits("/delay/50") - before) }
+        }.mapValues { Double(count) / $0.seconds }
         try await session.shutdown()
         try await client.shutdown()
-        let results = times.mapValues { Double(count) / FixedWork.median($0).seconds }
         let metrics = hits.isEmpty ? [:] : ["server_hits": hits]
         let hitNote = hits.isEmpty ? "server hits unknown against --url" : String(format: "server hits per round: courier %.0f (target 1), ahc %.0f", hits["courier"] ?? 0, hits["ahc"] ?? 0)
         return ScenarioResult(
@@ -104,23 +101,25 @@ struct FixedWork: Sendable {
     var name: String
     var work: @Sendable () async throws -> Void
 
-    /// Runs each contender `rounds` times, alternating the order; returns each one's median time and records
-    /// each one's peak RSS (the kernel's high-water mark, reset before each run).
-    static func compare(_ contenders: [FixedWork], rounds: Int, peakRSS: inout [String: Double]) async throws -> [String: Duration] {
+    /// Runs each contender `rounds` times, alternating the order, and returns each one's median time.
+    /// `around` wraps every timed run (given the contender's name), for figures taken before and after it:
+    /// peak memory, server hits.
+    static func compare(_ contenders: [FixedWork], rounds: Int,
+                        around: (String, () async throws -> Void) async throws -> Void) async throws -> [String: Duration] {
         var times: [String: [Duration]] = [:]
         for round in 0..<rounds {
             for contender in round % 2 == 0 ? contenders : contenders.reversed() {
-                MemoryUse.resetPeak()
-                let start = ContinuousClock.now
-                try await contender.work()
-                times[contender.name, default: []].append(start.duration(to: .now))
-                if let peak = MemoryUse.peakMiB() { peakRSS[contender.name] = max(peakRSS[contender.name] ?? 0, peak) }
+                try await around(contender.name) {
+                    let start = ContinuousClock.now
+                    try await contender.work()
+                    times[contender.name, default: []].append(start.duration(to: .now))
+                }
             }
         }
         return times.mapValues(median)
     }
 
-    static func median(_ values: [Duration]) -> Duration {
+    private static func median(_ values: [Duration]) -> Duration {
         let sorted = values.sorted()
         return sorted[sorted.count / 2]
     }
@@ -140,8 +139,4 @@ enum MemoryUse {
               let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
         return kib / 1024
     }
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -47,8 +47,7 @@ enum Throughput {
             return try await group.reduce(0, +)
         }
         let elapsed = start.duration(to: .now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Double(completed) / seconds
+        return Double(completed) / elapsed.seconds
     }
 
     /// Lets every contender run in turn, `plan.rounds` times, and reports each one's median rate.
@@ -69,4 +68,9 @@ enum Throughput {
             return sorted[sorted.count / 2]
         }
     }
+}
+
+extension Duration {
+    /// The duration in seconds, as a floating-point number.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -91,11 +91,11 @@ public final class Batch<Value: Sendable>: Sendable {
             }
         }
         if Task.isCancelled { throw CourierError.cancelled("the batch was cancelled") }
-        let filled = results.map { $0 ?? .failure(.cancelled("an earlier request of the batch failed")) }
+        let outcome = BatchOutcome(results: results.map { $0 ?? .failure(.cancelled("an earlier request of the batch failed")) })
         progress.completed = progress.total
-        progress.failed = filled.filter { (try? $0.get()) == nil }.count
+        progress.failed = outcome.failedIndices.count
         broadcaster.yield(progress)
-        return BatchOutcome(results: filled)
+        return outcome
     }
 }
 

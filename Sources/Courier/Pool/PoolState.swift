@@ -129,6 +129,11 @@ struct PoolState {
         return entry.info
     }
 
+    /// Marks `id` waiting again (behind a limit, a rate limit or a suspended pool).
+    mutating func markWaiting(_ id: RequestID) {
+        entries[id]?.info.state = .waiting
+    }
+
     /// Marks `id` running; returns its info when this is its first start (for the `started` event).
     mutating func markRunning(_ id: RequestID, coalesced: Bool) -> PooledRequest? {
         guard let entry = entries[id] else { return nil }

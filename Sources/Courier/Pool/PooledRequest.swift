@@ -41,7 +41,8 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
 
     func line(now: Date, redactor: Redactor) -> String {
         var text = "\(id) \(method.rawValue) \(redactor.redact(url: url))"
-        if !parameterSignature.isEmpty { text += " [\(redactor.redact(query: parameterSignature))]" }
+        let signature = parameterSignature  // parsed on every read
+        if !signature.isEmpty { text += " [\(redactor.redact(query: signature))]" }
         if let tag { text += " tag=\(CourierError.printable(tag))" }
         text += " \(priority) \(state.rawValue)"
         if isCoalesced { text += " (coalesced)" }

@@ -102,10 +102,3 @@ struct TokenBucket: Sendable {
         return .wait(wait)
     }
 }
-
-extension Duration {
-    /// The duration in seconds, as a floating-point number.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}

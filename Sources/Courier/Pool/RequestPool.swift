@@ -14,9 +14,9 @@ import Synchronization
 ///
 /// Limits, priorities and rate limits come from ``Configuration/scheduling``.
 public actor RequestPool {
-    /// The pool's state (internal so the coalescing extension can reach it) sits behind a lock rather than the actor's executor: every request registers and asks
+    /// The pool's state sits behind a lock rather than the actor's executor: every request registers and asks
     /// for a slot, and a hop onto the actor per request costs measurable throughput. The public controls still
-    /// go through the actor, so they run one at a time.
+    /// go through the actor, so they run one at a time. Internal so the coalescing extension can reach it.
     let state: Mutex<PoolState>
     private let broadcaster = EventBroadcaster<PoolEvent>(replaysLatest: false)
 
@@ -170,7 +170,7 @@ public actor RequestPool {
         let host = url.host()?.lowercased() ?? ""
         let action = state.withLock { $0.scheduler.enqueue(id, host: host, priority: priority) }
         if action == .wait {
-            state.withLock { $0.entries[id]?.info.state = .waiting }
+            state.withLock { $0.markWaiting(id) }
             try await waitForSlot(id)
         }
         if let info = state.withLock({ $0.markRunning(id, coalesced: false) }) { broadcaster.yield(.started(info)) }
@@ -193,7 +193,7 @@ public actor RequestPool {
             error.retryAfterValue = String(Int(retryAfter.seconds.rounded(.up)))
             throw error
         case .wait(let wait)?:
-            state.withLock { $0.entries[id]?.info.state = .waiting }
+            state.withLock { $0.markWaiting(id) }
             try await Task.sleep(for: wait)
         }
     }

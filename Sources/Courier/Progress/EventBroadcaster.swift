@@ -22,9 +22,6 @@ final class EventBroadcaster<Element: Sendable>: Sendable {
         self.bufferLimit = bufferLimit
     }
 
-    /// Whether anyone listens; lets callers skip building an element nobody reads.
-    var hasSubscribers: Bool { state.withLock { !$0.subscribers.isEmpty } }
-
     /// A new stream of the elements from now on (after the latest one, when replaying).
     func subscribe() -> AsyncStream<Element> {
         let policy: AsyncStream<Element>.Continuation.BufferingPolicy = bufferLimit.map { .bufferingNewest($0) } ?? .unbounded

@@ -206,9 +206,14 @@ extension CourierError: Equatable {
 }
 
 extension Duration {
+    /// The duration in seconds, as a floating-point number.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+
     /// `1.5 s`, `250 ms`: the form every Courier message uses.
     var formattedSeconds: String {
-        let ms = Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15
+        let ms = seconds * 1000
         return ms < 1000 ? "\(Int(ms.rounded())) ms" : String(format: "%.3g s", ms / 1000)
     }
 }

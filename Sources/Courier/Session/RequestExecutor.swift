@@ -109,14 +109,13 @@ struct RequestExecutor: Sendable {
     /// request in flight. The shared call runs with the settings (timeouts, limits) of the request that started it.
     private func fetch<R>(_ request: Request<R>, prepared: PreparedRequest, id: RequestID,
                           _ exchange: () async throws -> ExchangeResult) async throws -> ExchangeResult {
-        let scheduling = configuration.scheduling
-        guard request.coalesces, scheduling.coalescesRequests,
-              let key = CoalescingKey(prepared, varyingHeaders: scheduling.coalescingHeaders) else {
-            return try await pool.withSlot(id, url: prepared.url, priority: request.priority, exchange)
-        }
-        return try await pool.shared(key, by: id) {
+        func send() async throws -> ExchangeResult {
             try await pool.withSlot(id, url: prepared.url, priority: request.priority, exchange)
         }
+        let scheduling = configuration.scheduling
+        guard request.coalesces, scheduling.coalescesRequests,
+              let key = CoalescingKey(prepared, varyingHeaders: scheduling.coalescingHeaders) else { return try await send() }
+        return try await pool.shared(key, by: id, send)
     }
 
     /// Sends `request`, following redirects, and reads the final body.
