@@ -1,5 +1,6 @@
-import Foundation
+import Courier
+
 /// Lower-case hex of a digest, the form every SHA-256 the test server reports takes.
 func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-    bytes.map { String(format: "%02x", $0) }.joined()
+    Hex.string(bytes)
 }

@@ -33,8 +33,8 @@ public struct HMACSigningAdapter: RequestAdapter {
         let timestamp = String(Int(clock().timeIntervalSince1970))
         let bodyHash: String
         switch request.body {
-        case .empty: bodyHash = Self.hex(SHA256.hash(data: Data()))
-        case .bytes(let data): bodyHash = Self.hex(SHA256.hash(data: data))
+        case .empty: bodyHash = Hex.string(SHA256.hash(data: Data()))
+        case .bytes(let data): bodyHash = Hex.string(SHA256.hash(data: data))
         case .file(let url, _): bodyHash = try await Self.hashFile(url)
         case .stream: bodyHash = "UNSIGNED-PAYLOAD"
         }
@@ -48,7 +48,7 @@ public struct HMACSigningAdapter: RequestAdapter {
     /// The signature of one request, hex-encoded; servers call this to verify.
     public func signature(method: String, pathAndQuery: String, timestamp: String, bodyHash: String) -> String {
         let message = "\(method)\n\(pathAndQuery)\n\(timestamp)\n\(bodyHash)"
-        return Self.hex(HMAC<SHA256>.authenticationCode(for: Data(message.utf8), using: key))
+        return Hex.string(HMAC<SHA256>.authenticationCode(for: Data(message.utf8), using: key))
     }
 
     private static func hashFile(_ url: URL) async throws -> String {
@@ -56,11 +56,7 @@ public struct HMACSigningAdapter: RequestAdapter {
         for try await chunk in FileChunks(url: url) {
             chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
         }
-        return hex(hasher.finalize())
-    }
-
-    static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        bytes.map { String(format: "%02x", $0) }.joined()
+        return Hex.string(hasher.finalize())
     }
 }
 

@@ -21,7 +21,8 @@ struct CoalescingKey: Hashable, Sendable {
         }
         method = request.method
         url = request.url.absoluteString
-        varyingHeaders = names.map { request.headers[values: $0].joined(separator: ", ") }
+        // A conditional request may come back 304, which only a caller holding the same cached entry can use.
+        varyingHeaders = (names + [.ifNoneMatch, .ifModifiedSince]).map { request.headers[values: $0].joined(separator: ", ") }
     }
 }
 

@@ -18,7 +18,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case timeout, cancelled, connectionFailed, connectionClosed, connectionReset, tls
             case invalidResponse, httpStatus, validation, decoding, bodyTooLarge, decompression
             case redirectLoop, tooManyRedirects, ignored, sessionClosed, transport
-            case tooFrequent, offline, batchFailed, chainFailed
+            case tooFrequent, offline, batchFailed, chainFailed, cacheMiss
         }
         private let base: Base
 
@@ -76,6 +76,8 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         public static let tooFrequent = Code(base: .tooFrequent)
         /// The network is unreachable from this machine (no route to any network).
         public static let offline = Code(base: .offline)
+        /// A request with ``CachePolicy/cacheOnly`` (or `only-if-cached`) found nothing usable in the cache.
+        public static let cacheMiss = Code(base: .cacheMiss)
         /// A batch member failed in fail-fast mode; ``CourierError/step`` is its index and ``CourierError/underlying``
         /// its error.
         public static let batchFailed = Code(base: .batchFailed)

@@ -63,4 +63,9 @@ extension Request {
     public func withoutCoalescing() -> Self {
         with { $0.coalesces = false }
     }
+
+    /// The same request with its own cache policy (see ``CachePolicy``).
+    public func cachePolicy(_ policy: CachePolicy) -> Self {
+        with { $0.cachePolicy = policy }
+    }
 }

@@ -63,6 +63,8 @@ public struct Request<Response: Sendable>: Sendable {
     /// Whether the request may share the call of an identical one in flight (default `true`; see
     /// ``SchedulingOptions/coalescesRequests``).
     public var coalesces: Bool
+    /// Overrides ``Configuration/cachePolicy`` for this request.
+    public var cachePolicy: CachePolicy?
 
     let decode: @Sendable (ResponseBody) throws -> Response
 
@@ -100,6 +102,7 @@ public struct Request<Response: Sendable>: Sendable {
         self.isRaw = false
         self.priority = .normal
         self.coalesces = true
+        self.cachePolicy = nil
         self.decode = decode
     }
 
@@ -141,6 +144,7 @@ public struct Request<Response: Sendable>: Sendable {
         isRaw = other.isRaw
         priority = other.priority
         coalesces = other.coalesces
+        cachePolicy = other.cachePolicy
     }
 }
 

@@ -13,22 +13,25 @@ public struct Response<Value: Sendable>: Sendable {
     public let headers: HTTPFields
     /// The body bytes, decompressed.
     public let body: Data
-    /// Whether the answer came from a cache rather than the network.
-    public let isFromCache: Bool
+    /// Where the answer came from: the network or the cache, how old, whether revalidated.
+    public let cacheInfo: CacheInfo
     /// When the request started, when its first byte arrived and when it ended.
     public let timing: Timing
 
     /// Creates a response; sessions and stub transports build these.
     public init(value: Value, request: PreparedRequest, status: HTTPResponse.Status, headers: HTTPFields, body: Data,
-                isFromCache: Bool = false, timing: Timing) {
+                cacheInfo: CacheInfo = .network, timing: Timing) {
         self.value = value
         self.request = request
         self.status = status
         self.headers = headers
         self.body = body
-        self.isFromCache = isFromCache
+        self.cacheInfo = cacheInfo
         self.timing = timing
     }
+
+    /// Whether the answer came from the cache rather than the network (also after a 304 revalidation).
+    public var isFromCache: Bool { cacheInfo.isFromCache }
 
     /// The final URL.
     public var url: URL { request.url }
@@ -46,7 +49,7 @@ public struct Response<Value: Sendable>: Sendable {
     /// The same response with its value transformed.
     public func map<T: Sendable>(_ transform: (Value) throws -> T) rethrows -> Response<T> {
         Response<T>(value: try transform(value), request: request, status: status, headers: headers, body: body,
-                    isFromCache: isFromCache, timing: timing)
+                    cacheInfo: cacheInfo, timing: timing)
     }
 }
 

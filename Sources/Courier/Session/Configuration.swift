@@ -53,6 +53,11 @@ public struct Configuration: Sendable {
     public var scheduling: SchedulingOptions
     /// Texts for users, put in ``CourierError/userMessage`` of failures they fit.
     public var userMessages: UserMessages
+    /// The response cache; `nil` (the default) caches nothing.
+    public var cache: ResponseCache?
+    /// What requests take from ``cache`` unless they say otherwise (default ``CachePolicy/http``, as a browser
+    /// or `URLSession` behaves). Without a cache every policy is ``CachePolicy/networkOnly``.
+    public var cachePolicy: CachePolicy
 
     /// Creates a configuration with Courier's defaults, then lets `configure` change it.
     public init(_ configure: (inout Configuration) -> Void = { _ in }) {
@@ -76,6 +81,8 @@ public struct Configuration: Sendable {
         redactor = .standard
         scheduling = SchedulingOptions()
         userMessages = UserMessages()
+        cache = nil
+        cachePolicy = .http
         configure(&self)
     }
 }

@@ -16,9 +16,10 @@ struct RequestExecutor: Sendable {
             let startDate = Date()
             let start = ContinuousClock.now
             let prepared = try await RequestPreparation(configuration: configuration).prepare(request)
-            return try await pool.track(PoolTicket(prepared, from: request)) { id in
-                try await attempts(request, prepared: prepared, id: id, startDate: startDate, start: start)
+            if let step = CacheStep(configuration: configuration, policy: request.cachePolicy ?? configuration.cachePolicy, request: prepared) {
+                return try await runCached(request, prepared: prepared, step: step, startDate: startDate, start: start)
             }
+            return try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
         } catch {
             var failure = Self.normalize(error)
             failure.userMessage = failure.userMessage ?? configuration.userMessages.message(for: failure)
@@ -26,8 +27,17 @@ struct RequestExecutor: Sendable {
         }
     }
 
-    /// Sends the request until it succeeds, fails for good, or runs out of retries.
-    private func attempts<R>(_ request: Request<R>, prepared: PreparedRequest, id: RequestID, startDate: Date,
+    /// Sends `prepared` through the pool, which tracks it until it ends.
+    func network<R>(_ request: Request<R>, prepared: PreparedRequest, cacheStep: CacheStep?, startDate: Date,
+                    start: ContinuousClock.Instant) async throws -> Response<R> {
+        try await pool.track(PoolTicket(prepared, from: request)) { id in
+            try await attempts(request, prepared: prepared, id: id, cacheStep: cacheStep, startDate: startDate, start: start)
+        }
+    }
+
+    /// Sends the request until it succeeds, fails for good, or runs out of retries. With a cache step, a 304
+    /// becomes the revalidated entry and the final answer is offered to the cache.
+    private func attempts<R>(_ request: Request<R>, prepared: PreparedRequest, id: RequestID, cacheStep: CacheStep?, startDate: Date,
                              start: ContinuousClock.Instant) async throws -> Response<R> {
         let timeouts = configuration.timeouts.applying(request.timeouts)
         let deadline = start + timeouts.total
@@ -41,9 +51,12 @@ struct RequestExecutor: Sendable {
         while true {
             let failure: CourierError
             do {
-                let exchanged = try await fetch(request, prepared: prepared, id: id) {
+                let requestTime = Date()
+                var exchanged = try await fetch(request, prepared: prepared, id: id) {
                     try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, log: log, start: start)
                 }
+                var cacheInfo = CacheInfo.network
+                if let cacheStep { (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: requestTime) }
                 let (sent, body, firstByte) = (exchanged.sent, exchanged.body, exchanged.firstByte)
                 for monitor in configuration.monitors { monitor.didReceive(body, for: sent) }
                 // A retryable status is retried whether or not a validator would reject it, so a caller that
@@ -59,9 +72,11 @@ struct RequestExecutor: Sendable {
                 }
                 try validate(body, for: sent, extra: request.validators)
                 let value = try request.decode(body)
+                if let cacheStep, !cacheInfo.wasRevalidated { cacheInfo.wasStored = await cacheStep.store(body, requestTime: requestTime) }
                 let timing = Timing(startDate: startDate, start: start, firstByte: firstByte, end: .now)
                 for monitor in configuration.monitors { monitor.didComplete(sent, result: .success(body), timing: timing) }
-                return Response(value: value, request: sent, status: body.status, headers: body.headers, body: body.data, timing: timing)
+                return Response(value: value, request: sent, status: body.status, headers: body.headers, body: body.data,
+                                cacheInfo: cacheInfo, timing: timing)
             } catch {
                 failure = Self.normalize(error)
             }
@@ -158,7 +173,7 @@ struct RequestExecutor: Sendable {
         }
     }
 
-    private func validate(_ body: ResponseBody, for request: PreparedRequest, extra: [any ResponseValidator]) throws {
+    func validate(_ body: ResponseBody, for request: PreparedRequest, extra: [any ResponseValidator]) throws {
         for validator in configuration.validators + extra {
             switch validator.validate(body, for: request) {
             case .accept: continue

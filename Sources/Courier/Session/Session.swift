@@ -59,7 +59,7 @@ public actor Session {
         try await transport.shutdown()
     }
 
-    private nonisolated func executor() throws -> RequestExecutor {
+    nonisolated func executor() throws -> RequestExecutor {
         let (configuration, isShutDown) = state.withLock { ($0.configuration, $0.isShutDown) }
         guard !isShutDown else { throw CourierError(code: .sessionClosed, message: "the session has been shut down") }
         return RequestExecutor(configuration: configuration, transport: transport, pool: pool)

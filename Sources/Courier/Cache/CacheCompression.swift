@@ -1,0 +1,69 @@
+import Foundation
+import CompressNIO
+import NIOCore
+
+/// How the disk store compresses bodies with zlib. Bodies that would not shrink are stored as they are: small
+/// ones, already-compressed content types, and those whose first 64 KiB compress poorly.
+public struct CacheCompression: Sendable, Hashable {
+    /// The zlib level, 1 (fastest) to 9 (smallest); 0 stores every body uncompressed. Default 6.
+    public var level: Int
+    /// Bodies shorter than this are stored uncompressed (default 256 bytes).
+    public var minimumBytes: Int
+    /// A body is stored uncompressed unless a sample shrinks by at least this factor (default 1.1).
+    public var minimumRatio: Double
+
+    /// How much of a large body is compressed first to judge whether compressing it pays.
+    static let sampleBytes = 64 * 1024
+
+    /// Content types whose bodies are compressed already.
+    static let compressedTypes = ["image/jpeg", "image/png", "image/gif", "image/webp", "image/avif", "image/heic", "video/", "audio/",
+                                  "application/zip", "application/gzip", "application/x-gzip", "application/zstd",
+                                  "application/x-7z-compressed", "application/x-rar", "application/x-xz", "application/x-bzip2",
+                                  "font/woff", "font/woff2", "application/pdf"]
+
+    /// Creates settings; `level` is clamped to 0…9.
+    public init(level: Int = 6, minimumBytes: Int = 256, minimumRatio: Double = 1.1) {
+        self.level = min(9, max(0, level))
+        self.minimumBytes = minimumBytes
+        self.minimumRatio = minimumRatio
+    }
+
+    /// Stores every body as it is.
+    public static let none = CacheCompression(level: 0)
+
+    /// `body` compressed when that pays, else `nil`.
+    func compressIfWorthwhile(_ body: Data, contentType: String?) -> Data? {
+        guard level > 0, body.count >= minimumBytes, !Self.isCompressed(contentType) else { return nil }
+        if body.count > Self.sampleBytes {
+            guard let sample = try? Self.deflate(body.prefix(Self.sampleBytes), level: 1),
+                  Double(Self.sampleBytes) / Double(max(1, sample.count)) >= minimumRatio else { return nil }
+        }
+        guard let compressed = try? Self.deflate(body, level: level),
+              Double(body.count) / Double(max(1, compressed.count)) >= minimumRatio else { return nil }
+        return compressed
+    }
+
+    static func isCompressed(_ contentType: String?) -> Bool {
+        guard let type = contentType?.lowercased() else { return false }
+        return compressedTypes.contains { type.hasPrefix($0) }
+    }
+
+    /// `data` in the zlib format, in one pass into a buffer of zlib's worst-case size.
+    static func deflate(_ data: Data, level: Int) throws -> Data {
+        var input = ByteBuffer(bytes: data)
+        let compressor = try ZlibCompressor(algorithm: .zlib, configuration: ZlibConfiguration(compressionLevel: Int32(min(9, max(1, level)))))
+        var output = ByteBufferAllocator().buffer(capacity: compressor.maxSize(from: input))
+        try compressor.deflate(from: &input, to: &output, flush: .finish)
+        return Data(output.readableBytesView)
+    }
+
+    /// The `expectedLength` bytes `data` inflates to; throws when it is corrupt or inflates to another length.
+    static func inflate(_ data: Data, expectedLength: Int) throws -> Data {
+        var input = ByteBuffer(bytes: data)
+        let decompressor = try ZlibDecompressor(algorithm: .zlib)
+        var output = ByteBufferAllocator().buffer(capacity: expectedLength + 1)
+        try decompressor.inflate(from: &input, to: &output)
+        guard output.readableBytes == expectedLength, input.readableBytes == 0 else { throw CacheEntryCodec.Corrupt() }
+        return Data(output.readableBytesView)
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import HTTPTypes
+
+/// The `Cache-Control` directives of a request or a response (RFC 9111 §5.2), parsed leniently: unknown
+/// directives are skipped, a malformed number makes its directive absent (or, for `max-age`, stale: §4.2.1).
+struct CacheControl: Sendable, Hashable {
+    var maxAge: Int?
+    var sharedMaxAge: Int?
+    var maxStale: Int?
+    var minFresh: Int?
+    var staleWhileRevalidate: Int?
+    var staleIfError: Int?
+    var noStore = false
+    var noCache = false
+    var mustRevalidate = false
+    var proxyRevalidate = false
+    var isPrivate = false
+    var isPublic = false
+    var onlyIfCached = false
+
+    init(_ headers: HTTPFields) {
+        for value in headers[values: .cacheControl] {
+            for part in Self.directives(value) { apply(part.name, part.argument) }
+        }
+    }
+
+    init() {}
+
+    private mutating func apply(_ name: String, _ argument: String?) {
+        let seconds = argument.flatMap { Int($0) }.map { max(0, $0) }
+        switch name {
+        case "max-age": maxAge = seconds ?? 0  // an invalid max-age means stale
+        case "s-maxage": sharedMaxAge = seconds ?? 0
+        case "max-stale": maxStale = argument == nil ? Int.max : seconds
+        case "min-fresh": minFresh = seconds
+        case "stale-while-revalidate": staleWhileRevalidate = seconds
+        case "stale-if-error": staleIfError = seconds
+        case "no-store": noStore = true
+        case "no-cache": noCache = true  // with field names too: revalidating every time is the safe reading
+        case "must-revalidate": mustRevalidate = true
+        case "proxy-revalidate": proxyRevalidate = true
+        case "private": isPrivate = true
+        case "public": isPublic = true
+        case "only-if-cached": onlyIfCached = true
+        default: break
+        }
+    }
+
+    /// `a, b=1, c="x, y"` → (a, nil), (b, 1), (c, x, y); names lowercased.
+    static func directives(_ value: String) -> [(name: String, argument: String?)] {
+        var result: [(String, String?)] = []
+        var current = ""
+        var inQuotes = false
+        func flush() {
+            let part = current.trimmingCharacters(in: .whitespaces)
+            current = ""
+            guard !part.isEmpty else { return }
+            if let equals = part.firstIndex(of: "=") {
+                let name = part[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+                var argument = part[part.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+                if argument.count >= 2, argument.hasPrefix("\""), argument.hasSuffix("\"") { argument = String(argument.dropFirst().dropLast()) }
+                result.append((name, argument))
+            } else {
+                result.append((part.lowercased(), nil))
+            }
+        }
+        for character in value {
+            if character == "\"" { inQuotes.toggle() }
+            if character == ",", !inQuotes { flush() } else { current.append(character) }
+        }
+        flush()
+        return result
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import HTTPTypes
+
+/// Every cache decision for one request under one policy, without I/O: what to do before the network, what to
+/// store after it, how a 304 updates an entry, and when a failure may be answered from the cache. The executor
+/// performs the actions; tests drive this event by event.
+struct CacheDecision {
+    /// What to do before asking the network.
+    enum Lookup: Equatable {
+        /// Answer with the entry; it is fresh enough for the policy.
+        case serve(CacheEntry, age: Duration)
+        /// Answer with the stale entry and refresh it in the background (`stale-while-revalidate`).
+        case serveStale(CacheEntry, age: Duration)
+        /// Ask the network: conditionally when `revalidating` is set; `fallback` may answer if the network fails.
+        case fetch(revalidating: CacheEntry?, fallback: CacheEntry?)
+        /// Nothing usable and the policy forbids the network.
+        case miss
+    }
+
+    let policy: CachePolicy
+    let options: CacheOptions
+    let request: PreparedRequest
+
+    private var freshness: HTTPFreshness { HTTPFreshness(options: options) }
+
+    // MARK: Before the network
+
+    func lookup(_ stored: CacheEntry?, now: Date) -> Lookup {
+        let entry = stored.flatMap { matchesVary($0) ? $0 : nil }
+        switch policy {
+        case .networkOnly:
+            return .fetch(revalidating: nil, fallback: nil)
+        case .cacheOnly:
+            guard let entry else { return .miss }
+            return .serve(entry, age: entry.age(at: now))
+        case .cacheElseNetwork(let ttl):
+            guard let entry else { return .fetch(revalidating: nil, fallback: nil) }
+            if Duration.seconds(now.timeIntervalSince(entry.storedAt)) < ttl { return .serve(entry, age: entry.age(at: now)) }
+            return .fetch(revalidating: hasValidators(entry) ? entry : nil, fallback: nil)
+        case .networkElseCache:
+            return .fetch(revalidating: nil, fallback: entry)
+        case .cacheThenNetwork:
+            return .fetch(revalidating: nil, fallback: nil)
+        case .http:
+            return httpLookup(entry, now: now)
+        }
+    }
+
+    private func httpLookup(_ entry: CacheEntry?, now: Date) -> Lookup {
+        let asked = CacheControl(request.headers)
+        guard let entry, !asked.noStore else {
+            return asked.onlyIfCached ? .miss : .fetch(revalidating: nil, fallback: nil)
+        }
+        let answered = CacheControl(entry.headers)
+        let age = entry.age(at: now)
+        let lifetime = freshness.lifetime(status: entry.status, headers: entry.headers, receivedAt: entry.storedAt)
+        let mayServeWithoutAsking = !asked.noCache && !answered.noCache
+        var fresh = age < lifetime
+        if let maxAge = asked.maxAge, age > .seconds(maxAge) { fresh = false }
+        if let minFresh = asked.minFresh, lifetime - age < .seconds(minFresh) { fresh = false }
+        if mayServeWithoutAsking && fresh { return .serve(entry, age: age) }
+
+        let staleness = age - lifetime
+        let mayServeStale = mayServeWithoutAsking && !answered.mustRevalidate && (!options.isShared || !answered.proxyRevalidate)
+        if mayServeStale, let maxStale = asked.maxStale, staleness <= .seconds(maxStale) { return .serve(entry, age: age) }
+        if asked.onlyIfCached { return mayServeStale ? .serve(entry, age: age) : .miss }
+        if mayServeStale, let window = answered.staleWhileRevalidate, staleness <= .seconds(window) {
+            return .serveStale(entry, age: age)
+        }
+        return .fetch(revalidating: hasValidators(entry) ? entry : nil, fallback: entry)
+    }
+
+    private func hasValidators(_ entry: CacheEntry) -> Bool {
+        entry.etag != nil || entry.lastModified != nil
+    }
+
+    /// The headers that make a request conditional on `entry` (RFC 9110 §13.1).
+    func conditionalHeaders(for entry: CacheEntry) -> HTTPFields {
+        var fields = HTTPFields()
+        if let etag = entry.etag { fields[.ifNoneMatch] = etag }
+        if let modified = entry.lastModified { fields[.ifModifiedSince] = modified }
+        return fields
+    }
+
+    // MARK: After the network
+
+    /// The entry to store for `body`, or `nil` when the policy or the response forbids storing it.
+    func entryToStore(_ body: ResponseBody, key: CacheKey, requestTime: Date, responseTime: Date) -> CacheEntry? {
+        let status = body.status.code
+        let answered = CacheControl(body.headers)
+        guard policy.usesCache, status != 206, !answered.noStore, !CacheControl(request.headers).noStore,
+              options.excludes?(request, body) != true, let varying = varyingRequestHeaders(for: body.headers) else { return nil }
+        if policy == .http {
+            guard request.method == .get else { return nil }
+            if request.headers[.authorization] != nil, !options.storesAuthorizedResponses,
+               !(answered.isPublic || answered.mustRevalidate || answered.sharedMaxAge != nil) { return nil }
+            if options.isShared, answered.isPrivate { return nil }
+            let storable = freshness.hasExplicitLifetime(body.headers) || answered.isPublic || answered.isPrivate
+                || HTTPFreshness.heuristicallyCacheable.contains(status)
+            guard storable else { return nil }
+        }
+        var entry = CacheEntry(key: key.text, method: request.method.rawValue, url: CacheKey.normalize(request.url), status: status,
+                               headers: body.headers, varyingRequestHeaders: varying, storedAt: responseTime, body: body.data)
+        refreshTimes(of: &entry, headers: body.headers, requestTime: requestTime, responseTime: responseTime)
+        return entry
+    }
+
+    /// `entry` after a 304: the 304's headers replace the stored ones of the same names, and its age restarts
+    /// (RFC 9111 §4.3.4).
+    func revalidated(_ entry: CacheEntry, notModified headers: HTTPFields, requestTime: Date, responseTime: Date) -> CacheEntry {
+        var updated = entry
+        let skipped: Set<HTTPField.Name> = [.contentLength, .contentEncoding, .transferEncoding, .contentRange]
+        for name in Set(headers.map(\.name)) where !skipped.contains(name) {
+            updated.headers[values: name] = headers[values: name]
+        }
+        updated.storedAt = responseTime
+        refreshTimes(of: &updated, headers: updated.headers, requestTime: requestTime, responseTime: responseTime)
+        return updated
+    }
+
+    private func refreshTimes(of entry: inout CacheEntry, headers: HTTPFields, requestTime: Date, responseTime: Date) {
+        entry.initialAge = HTTPFreshness.initialAge(headers: headers, requestTime: requestTime, responseTime: responseTime)
+        switch policy {
+        case .cacheElseNetwork(let ttl):
+            entry.expiresAt = responseTime.addingTimeInterval(ttl.seconds)
+        default:
+            let lifetime = freshness.lifetime(status: entry.status, headers: headers, receivedAt: responseTime)
+            entry.expiresAt = lifetime > .zero || freshness.hasExplicitLifetime(headers)
+                ? responseTime.addingTimeInterval((lifetime - entry.initialAge).seconds) : nil
+        }
+    }
+
+    // MARK: After a failure
+
+    /// The entry that may answer instead of `error`, with its age: any entry under ``CachePolicy/networkElseCache``,
+    /// one within its `stale-if-error` window under ``CachePolicy/http``.
+    func fallback(after error: CourierError, entry: CacheEntry?, now: Date) -> (CacheEntry, Duration)? {
+        guard let entry, Self.isNetworkFailure(error) else { return nil }
+        let age = entry.age(at: now)
+        switch policy {
+        case .networkElseCache:
+            return (entry, age)
+        case .http:
+            let answered = CacheControl(entry.headers)
+            guard !answered.mustRevalidate,
+                  let window = answered.staleIfError ?? CacheControl(request.headers).staleIfError else { return nil }
+            let lifetime = freshness.lifetime(status: entry.status, headers: entry.headers, receivedAt: entry.storedAt)
+            return age - lifetime <= .seconds(window) ? (entry, age) : nil
+        default:
+            return nil
+        }
+    }
+
+    /// Failures of the network or the server, as opposed to the request or its cancellation: a timeout, a
+    /// connection that failed or broke, bytes that are not HTTP, or a 500, 502, 503 or 504.
+    static func isNetworkFailure(_ error: CourierError) -> Bool {
+        switch error.code {
+        case .timeout, .connectionFailed, .connectionClosed, .connectionReset, .tls, .invalidResponse, .offline, .transport:
+            return true
+        case .httpStatus:
+            return [500, 502, 503, 504].contains(error.status?.code ?? 0)
+        default:
+            return false
+        }
+    }
+
+    // MARK: Vary
+
+    /// Whether this request sends the header values `entry` was stored with, for every header its `Vary` names.
+    func matchesVary(_ entry: CacheEntry) -> Bool {
+        guard let names = Self.varyNames(entry.headers) else { return false }
+        return names.allSatisfy { value(of: $0) == (entry.varyingRequestHeaders[$0] ?? "") }
+    }
+
+    /// The request's values of the headers `responseHeaders` vary on; `nil` for `Vary: *`, which never matches.
+    private func varyingRequestHeaders(for responseHeaders: HTTPFields) -> [String: String]? {
+        guard let names = Self.varyNames(responseHeaders) else { return nil }
+        return Dictionary(names.map { ($0, value(of: $0)) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    private func value(of name: String) -> String {
+        guard let field = HTTPField.Name(name) else { return "" }
+        return request.headers[values: field].joined(separator: ", ")
+    }
+
+    /// Lowercased names in `Vary`; `nil` for `*`.
+    static func varyNames(_ headers: HTTPFields) -> [String]? {
+        let names = headers[values: .vary].flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+        return names.contains("*") ? nil : names
+    }
+}

@@ -1,0 +1,233 @@
+public import Foundation
+public import Logging
+
+/// Entries on disk, one file per entry named by the SHA-256 of its key, bodies compressed with zlib when that
+/// pays (see ``CacheCompression``).
+///
+/// - Writes go to a temporary file renamed into place, so a file is whole or absent, even after a crash.
+/// - Every file carries a SHA-256 of its contents: a truncated, corrupt or foreign file is a miss and is removed.
+/// - A write that fails (full disk, read-only directory) is logged as a warning; it never fails a request.
+/// - Eviction keeps the total under ``maxBytes``, least recently used first, by the store's own access order
+///   (kept in memory and saved in `access-order` beside the entries; file access times are not used), and drops
+///   entries older than ``maxAge``.
+/// - Opening the store rebuilds its index from the directory. The directory is `0700`, the files `0600`.
+///
+/// One store per directory: two stores (or processes) writing one directory each keep their own index.
+public actor DiskCacheStore: CacheStorage {
+    /// Where the entries live.
+    public nonisolated let directory: URL
+    /// The most bytes the entry files may take together.
+    public nonisolated let maxBytes: Int
+    /// Entries stored longer ago than this are removed; `nil` keeps them until evicted for space.
+    public nonisolated let maxAge: Duration?
+    /// How bodies are compressed.
+    public nonisolated let compression: CacheCompression
+    private let logger: Logger
+
+    private struct Indexed {
+        var summary: CacheEntrySummary
+        var isCompressed: Bool
+    }
+
+    private var index: [String: Indexed]
+    private var order: LRUOrder<String>
+    private var totalBytes: Int
+    private var accessesSinceSave = 0
+
+    static let entrySuffix = ".entry"
+    static let accessOrderName = "access-order"
+    /// How many reads and writes may go by before the access order is saved again.
+    private static let accessesPerSave = 256
+
+    /// Opens (creating when needed) the store in `directory` and rebuilds its index from the files there.
+    /// Throws ``CourierError/Code/fileAccess`` when the directory cannot be created or read.
+    public init(directory: URL, maxBytes: Int = 256 << 20, maxAge: Duration? = nil, compression: CacheCompression = CacheCompression(),
+                logger: Logger = Logger(label: "courier.cache")) throws {
+        self.directory = directory
+        self.maxBytes = max(0, maxBytes)
+        self.maxAge = maxAge
+        self.compression = compression
+        self.logger = logger
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw CourierError(code: .fileAccess, message: "cannot create the cache directory \(directory.path): \(error.localizedDescription)",
+                               underlying: error)
+        }
+        let loaded = try Self.load(directory, logger: logger)
+        index = loaded.index
+        order = loaded.order
+        totalBytes = loaded.index.values.reduce(0) { $0 + $1.summary.storedBytes }
+    }
+
+    // MARK: CacheStorage
+
+    public func entry(for key: CacheKey) -> CacheEntry? {
+        let name = key.digest
+        guard index[name] != nil else { return nil }
+        guard let file = try? Data(contentsOf: fileURL(name)) else {
+            forget(name, because: "it could not be read")
+            return nil
+        }
+        guard let entry = try? CacheEntryCodec.decode(file), entry.key == key.text else {
+            forget(name, because: "it is corrupt or belongs to another key")
+            return nil
+        }
+        if isTooOld(entry.storedAt) {
+            forget(name, because: nil)
+            return nil
+        }
+        order.touch(name)
+        noteAccess()
+        return entry
+    }
+
+    public func store(_ entry: CacheEntry) {
+        let name = CacheKey(text: entry.key).digest
+        let (file, isCompressed) = CacheEntryCodec.encode(entry, compression: compression)
+        guard file.count <= maxBytes else {
+            forget(name, because: nil)
+            return
+        }
+        do {
+            try AtomicFile.write(file, to: fileURL(name))
+        } catch {
+            logger.warning("the cache could not store an entry; the request goes on without it", metadata: ["reason": "\(error)"])
+            return
+        }
+        if let old = index[name] { totalBytes -= old.summary.storedBytes }
+        var summary = entry.summary
+        summary.storedBytes = file.count
+        index[name] = Indexed(summary: summary, isCompressed: isCompressed)
+        totalBytes += file.count
+        order.touch(name)
+        evict()
+        noteAccess()
+    }
+
+    @discardableResult
+    public func removeEntry(for key: CacheKey) -> Bool {
+        let name = key.digest
+        guard index[name] != nil else { return false }
+        forget(name, because: nil)
+        saveAccessOrder()
+        return true
+    }
+
+    @discardableResult
+    public func removeEntries(where matches: @Sendable (CacheEntrySummary) -> Bool) -> Int {
+        let doomed = index.filter { matches($0.value.summary) }.keys
+        for name in doomed { forget(name, because: nil) }
+        saveAccessOrder()
+        return doomed.count
+    }
+
+    public func summaries() -> [CacheEntrySummary] {
+        index.values.map(\.summary)
+    }
+
+    public func statistics() -> CacheStoreStatistics {
+        CacheStoreStatistics(entryCount: index.count, storedBytes: totalBytes,
+                             bodyBytes: index.values.reduce(0) { $0 + $1.summary.bodyBytes },
+                             uncompressedEntries: index.values.filter { !$0.isCompressed }.count)
+    }
+
+    /// Saves the access order now (it is saved every few hundred accesses and after removals anyway).
+    public func flush() {
+        saveAccessOrder()
+    }
+
+    // MARK: Files
+
+    private nonisolated func fileURL(_ name: String) -> URL {
+        directory.appendingPathComponent(name + Self.entrySuffix)
+    }
+
+    /// Drops `name` from the index and removes its file; logs why when the reason is worth a warning.
+    private func forget(_ name: String, because reason: String?) {
+        if let reason { logger.warning("removed a cache entry because \(reason)", metadata: ["file": "\(name)\(Self.entrySuffix)"]) }
+        try? FileManager.default.removeItem(at: fileURL(name))
+        if let old = index.removeValue(forKey: name) { totalBytes -= old.summary.storedBytes }
+        order.remove(name)
+    }
+
+    private func isTooOld(_ storedAt: Date) -> Bool {
+        guard let maxAge else { return false }
+        return Date().timeIntervalSince(storedAt) > maxAge.seconds
+    }
+
+    private func evict() {
+        if maxAge != nil {
+            for (name, indexed) in index where isTooOld(indexed.summary.storedAt) { forget(name, because: nil) }
+        }
+        var evicted = false
+        while totalBytes > maxBytes, let oldest = order.oldest {
+            forget(oldest, because: nil)
+            evicted = true
+        }
+        if evicted { saveAccessOrder() }
+    }
+
+    private func noteAccess() {
+        accessesSinceSave += 1
+        if accessesSinceSave >= Self.accessesPerSave { saveAccessOrder() }
+    }
+
+    private func saveAccessOrder() {
+        accessesSinceSave = 0
+        let text = order.keysOldestFirst.joined(separator: "\n")
+        do {
+            try AtomicFile.write(Data(text.utf8), to: directory.appendingPathComponent(Self.accessOrderName))
+        } catch {
+            logger.warning("the cache could not save its access order", metadata: ["reason": "\(error)"])
+        }
+    }
+
+    /// Reads every entry's header. Unreadable or corrupt files and temporary files left by a crash are removed.
+    /// The access order comes from `access-order`; entries it does not list (written after it was last saved)
+    /// count as the most recent, in the order they were stored.
+    private static func load(_ directory: URL, logger: Logger) throws -> (index: [String: Indexed], order: LRUOrder<String>) {
+        let names: [String]
+        do { names = try FileManager.default.contentsOfDirectory(atPath: directory.path) } catch {
+            throw CourierError(code: .fileAccess, message: "cannot read the cache directory \(directory.path): \(error.localizedDescription)",
+                               underlying: error)
+        }
+        var index: [String: Indexed] = [:]
+        for name in names {
+            let url = directory.appendingPathComponent(name)
+            if AtomicFile.isLeftover(name) {
+                try? FileManager.default.removeItem(at: url)
+                continue
+            }
+            guard name.hasSuffix(entrySuffix) else { continue }
+            let digest = String(name.dropLast(entrySuffix.count))
+            guard let (header, size) = readHeader(url), CacheKey(text: header.key).digest == digest else {
+                logger.warning("removed an unreadable cache file", metadata: ["file": "\(name)"])
+                try? FileManager.default.removeItem(at: url)
+                continue
+            }
+            let summary = CacheEntrySummary(key: header.key, method: header.method, url: header.url, status: header.status,
+                                            storedAt: header.storedAt, expiresAt: header.expiresAt, bodyBytes: header.bodyLength,
+                                            storedBytes: size)
+            index[digest] = Indexed(summary: summary, isCompressed: header.isCompressed)
+        }
+        var order = LRUOrder<String>()
+        let saved = (try? String(contentsOf: directory.appendingPathComponent(accessOrderName), encoding: .utf8)) ?? ""
+        for name in saved.split(separator: "\n").map(String.init) where index[name] != nil { order.touch(name) }
+        let unlisted = index.filter { !order.contains($0.key) }.sorted { $0.value.summary.storedAt < $1.value.summary.storedAt }
+        for (name, _) in unlisted { order.touch(name) }
+        return (index, order)
+    }
+
+    /// A file's header and size, reading only the header's bytes.
+    private static func readHeader(_ url: URL) -> (CacheEntryCodec.Header, Int)? {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
+        defer { try? handle.close() }
+        guard let size = try? handle.seekToEnd(), (try? handle.seek(toOffset: 0)) != nil,
+              let prefix = try? handle.read(upToCount: CacheEntryCodec.prefixLength),
+              let end = try? CacheEntryCodec.headerEnd(prefix), end <= size,
+              let rest = try? handle.read(upToCount: end - prefix.count),
+              let header = try? CacheEntryCodec.decodeHeader(prefix + rest) else { return nil }
+        return (header, Int(size))
+    }
+}

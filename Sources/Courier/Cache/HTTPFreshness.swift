@@ -1,0 +1,42 @@
+import Foundation
+import HTTPTypes
+
+/// RFC 9111's arithmetic on one stored response: how long it stays fresh and how old it is.
+struct HTTPFreshness {
+    let options: CacheOptions
+
+    /// Statuses a cache may store without an explicit lifetime (RFC 9110 §15.1).
+    static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
+
+    /// How long the response stays fresh after it was generated (§4.2.1), heuristics included (§4.2.2).
+    func lifetime(status: Int, headers: HTTPFields, receivedAt: Date) -> Duration {
+        let control = CacheControl(headers)
+        if options.isShared, let shared = control.sharedMaxAge { return .seconds(shared) }
+        if let maxAge = control.maxAge { return .seconds(maxAge) }
+        let date = headers[.date].flatMap(HTTPDate.parse) ?? receivedAt
+        if let expires = headers[.expires] {
+            guard let expiry = HTTPDate.parse(expires) else { return .zero }  // an invalid Expires means "already expired"
+            return .seconds(max(0, expiry.timeIntervalSince(date)))
+        }
+        if Self.heuristicallyCacheable.contains(status), let modified = headers[.lastModified].flatMap(HTTPDate.parse) {
+            let heuristic = Duration.seconds(max(0, date.timeIntervalSince(modified)) * options.heuristicFraction)
+            return min(heuristic, options.maxHeuristicLifetime)
+        }
+        return .zero
+    }
+
+    /// Whether the response carries its own lifetime (`max-age`, `s-maxage` or `Expires`).
+    func hasExplicitLifetime(_ headers: HTTPFields) -> Bool {
+        let control = CacheControl(headers)
+        return control.maxAge != nil || (options.isShared && control.sharedMaxAge != nil) || headers[.expires] != nil
+    }
+
+    /// The age the response already had when it arrived (§4.2.3's `corrected_initial_age`).
+    static func initialAge(headers: HTTPFields, requestTime: Date, responseTime: Date) -> Duration {
+        let date = headers[.date].flatMap(HTTPDate.parse) ?? responseTime
+        let apparent = max(0, responseTime.timeIntervalSince(date))
+        let ageValue = headers[.age].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }.map { max(0, $0) } ?? 0
+        let corrected = ageValue + max(0, responseTime.timeIntervalSince(requestTime))
+        return .seconds(max(apparent, corrected))
+    }
+}

@@ -1,0 +1,64 @@
+package import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Whole-or-nothing file writes: the bytes go to a new temporary file beside the target, which is then renamed
+/// over it, so a reader (or a process restarted after a kill) sees the old file or the new one, never a mix.
+package enum AtomicFile {
+    /// A failed system call, with the path and the reason.
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// Writes `data` to `url` atomically with the given permissions. With `durable`, the file is flushed to
+    /// the disk before the rename, so a power cut cannot leave an empty file under the final name.
+    package static func write(_ data: Data, to url: URL, permissions: UInt32 = 0o600, durable: Bool = false) throws {
+        let temp = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UInt64.random(in: 0...UInt64.max)).tmp")
+        let descriptor = open(temp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(permissions))
+        guard descriptor >= 0 else { throw failure("cannot create", temp) }
+        var closed = false
+        defer {
+            if !closed { close(descriptor) }
+        }
+        do {
+            try data.withUnsafeBytes { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)  // count > 0, so the base exists
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        throw failure("cannot write", temp)
+                    }
+                    offset += written
+                }
+            }
+            if durable, fsync(descriptor) != 0 { throw failure("cannot flush", temp) }
+            closed = true
+            guard close(descriptor) == 0 else { throw failure("cannot close", temp) }
+            guard rename(temp.path, url.path) == 0 else { throw failure("cannot rename into place", url) }
+        } catch {
+            unlink(temp.path)
+            throw error
+        }
+    }
+
+    /// Whether `name` is one of the temporary files ``write(_:to:permissions:durable:)`` leaves if the process
+    /// dies between creating and renaming it.
+    package static func isLeftover(_ name: String) -> Bool {
+        name.hasPrefix(".") && name.hasSuffix(".tmp")
+    }
+
+    private static func failure(_ what: String, _ url: URL) -> Failure {
+        Failure(description: "\(what) \(url.path): \(String(cString: strerror(errno)))")
+    }
+}
+
+/// The C library's `write`, which the enum's own `write` hides inside it.
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, bytes, count)
+}
