@@ -49,6 +49,7 @@ struct Routes {
         case "file": try await FileRoute(request: request, parts: parts, writer: writer).serve()
         case "drip": try await drip(request, writer)
         case "json": try await json(request, writer)
+        case "cache": try await CacheRoute(request: request, state: state, writer: writer).serve()
         case "response-headers":
             let headers = request.query.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             try await writer.respond(headers: headers, body: ByteBuffer(string: "{}"))

@@ -152,9 +152,9 @@ final class ServerState: Sendable {
     }
 
     /// Increments and returns a named counter (for `/flaky/KEY`).
-    func increment(_ key: String) -> Int {
+    func increment(_ key: String, by step: Int = 1) -> Int {
         counters.withLock { counters in
-            counters["#" + key, default: 0] += 1
+            counters["#" + key, default: 0] += step
             return counters["#" + key, default: 0]
         }
     }

@@ -12,7 +12,7 @@ struct BatchCommand: AsyncParsableCommand {
             FILE holds one request per line: 'METHOD URL' or just 'URL' (GET); blank lines and '#' comments are
             skipped; '-' reads standard input. Prints '<status> METHOD URL' (or the error) per request in input
             order, then a summary. Exits 0 only when every request got a 2xx answer.
-            Example: courier batch urls.txt --concurrency 16 --fail-fast
+            Example: courier batch urls.txt --concurrency 16 --fail-fast --cache cache-else-network
             """
     )
 
@@ -25,6 +25,8 @@ struct BatchCommand: AsyncParsableCommand {
     @Flag(help: "Cancel the remaining requests at the first failure.")
     var failFast = false
 
+    @OptionGroup var cache: CacheArguments
+
     func validate() throws {
         if concurrency < 1 || concurrency > 1024 { throw ValidationError("--concurrency must be between 1 and 1024") }
     }
@@ -35,7 +37,9 @@ struct BatchCommand: AsyncParsableCommand {
             let options = BatchOptions(concurrency: concurrency, mode: failFast ? .failFast : .collectAll)
             let start = ContinuousClock.now
             // Statuses are judged here, like `courier get`, so a 404 shows as its status rather than an error.
-            let outcome = try await withSession(Configuration { $0.validators = [StatusCodeValidator.successful] }) { session in
+            var configuration = Configuration { $0.validators = [StatusCodeValidator.successful] }
+            try cache.apply(to: &configuration)
+            let outcome = try await withSession(configuration) { session in
                 try await session.batch(requests, options: options)
             }
             for (request, result) in zip(requests, outcome.results) {

@@ -11,11 +11,13 @@ struct CourierCLI: AsyncParsableCommand {
               courier get http://127.0.0.1:8080/echo --param q=swift -H 'Accept: application/json'
               courier post http://127.0.0.1:8080/echo --json '{"name":"ada"}'
               courier batch urls.txt --concurrency 16
+              courier get http://127.0.0.1:8080/small --cache cache-else-network --ttl 300
+              courier cache stats
               courier serve --port 8080
               courier demo
             """,
         subcommands: [
-            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, Serve.self, Demo.self,
+            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self, Serve.self, Demo.self,
         ]
     )
 }

@@ -23,7 +23,7 @@ extension MethodCommand {
         let options = self.options
         try await Output.exitOnFailure {
             let request = try options.request(method: Self.method)
-            let response = try await withSession(options.configuration()) { session in try await session.send(request) }
+            let response = try await withSession(try options.configuration()) { session in try await session.send(request) }
             if let path = options.output {
                 try Output.writeAtomically(response.body, to: path)
             } else {

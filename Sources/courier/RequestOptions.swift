@@ -33,6 +33,8 @@ struct RequestOptions: ParsableArguments {
     @Option(help: "Retries of transient failures for idempotent methods (default 0).")
     var retries: Int = 0
 
+    @OptionGroup var cache: CacheArguments
+
     func validate() throws {
         if json != nil && !form.isEmpty { throw ValidationError("--json and --form cannot be combined") }
         if retries < 0 || retries > 20 { throw ValidationError("--retries must be between 0 and 20") }
@@ -50,13 +52,15 @@ struct RequestOptions: ParsableArguments {
     }
 
     /// The session configuration: no base URL, no status validation (the CLI reports the status itself).
-    func configuration() -> Configuration {
-        Configuration {
+    func configuration() throws -> Configuration {
+        var configuration = Configuration {
             $0.validators = []
             if verbose {
                 $0.debugLogging = true
                 $0.logger = Logger(label: "courier") { StreamLogHandler.standardError(label: $0) }
             }
         }
+        try cache.apply(to: &configuration)
+        return configuration
     }
 }

@@ -38,7 +38,7 @@ enum CacheEntryCodec {
     }
 
     /// The file for `entry`, with the body compressed as `compression` decides.
-    static func encode(_ entry: CacheEntry, compression: CacheCompression) -> (file: Data, isCompressed: Bool) {
+    static func encode(_ entry: CacheEntry, compression: CacheCompression) -> (file: Data, storedBodyBytes: Int, isCompressed: Bool) {
         let compressed = compression.compressIfWorthwhile(entry.body, contentType: entry.headers[.contentType])
         var header = ByteBuffer()
         for text in [entry.key, entry.method, entry.url] { write(text, to: &header) }
@@ -73,7 +73,7 @@ enum CacheEntryCodec {
         file.append(version)
         covered.withUnsafeReadableBytes { file.append(contentsOf: SHA256.hash(data: $0)) }
         file.append(contentsOf: covered.readableBytesView)
-        return (file, compressed != nil)
+        return (file, body.count, compressed != nil)
     }
 
     /// The entry in `file`; throws ``Corrupt`` unless the file is whole and of this format.

@@ -36,19 +36,22 @@ public struct CacheStoreStatistics: Sendable, Hashable {
     public var storedBytes: Int
     /// The entries' body bytes before compression.
     public var bodyBytes: Int
+    /// The entries' body bytes as stored (after compression, where it paid).
+    public var storedBodyBytes: Int
     /// How many entries hold their body uncompressed (too small, already compressed, or compressing poorly).
     public var uncompressedEntries: Int
 
     /// Creates statistics.
-    public init(entryCount: Int = 0, storedBytes: Int = 0, bodyBytes: Int = 0, uncompressedEntries: Int = 0) {
+    public init(entryCount: Int = 0, storedBytes: Int = 0, bodyBytes: Int = 0, storedBodyBytes: Int = 0, uncompressedEntries: Int = 0) {
         self.entryCount = entryCount
         self.storedBytes = storedBytes
         self.bodyBytes = bodyBytes
+        self.storedBodyBytes = storedBodyBytes
         self.uncompressedEntries = uncompressedEntries
     }
 
-    /// Body bytes per stored byte (2.0 means the store takes half the space); 1 when empty.
+    /// Body bytes before compression per body byte stored (4.0: bodies take a quarter of their size); 1 when empty.
     public var compressionRatio: Double {
-        storedBytes == 0 ? 1 : Double(bodyBytes) / Double(storedBytes)
+        storedBodyBytes == 0 ? 1 : Double(bodyBytes) / Double(storedBodyBytes)
     }
 }

@@ -26,6 +26,7 @@ public actor DiskCacheStore: CacheStorage {
 
     private struct Indexed {
         var summary: CacheEntrySummary
+        var storedBodyBytes: Int
         var isCompressed: Bool
     }
 
@@ -60,6 +61,16 @@ public actor DiskCacheStore: CacheStorage {
         totalBytes = loaded.index.values.reduce(0) { $0 + $1.summary.storedBytes }
     }
 
+    /// Where a command-line tool keeps its cache by default: `$XDG_CACHE_HOME/courier`, else `~/.cache/courier`
+    /// (the XDG base directory rules).
+    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") {
+            return URL(filePath: base, directoryHint: .isDirectory).appendingPathComponent("courier")
+        }
+        let home = environment["HOME"].map { URL(filePath: $0, directoryHint: .isDirectory) } ?? FileManager.default.homeDirectoryForCurrentUser
+        return home.appendingPathComponent(".cache").appendingPathComponent("courier")
+    }
+
     // MARK: CacheStorage
 
     public func entry(for key: CacheKey) -> CacheEntry? {
@@ -84,7 +95,7 @@ public actor DiskCacheStore: CacheStorage {
 
     public func store(_ entry: CacheEntry) {
         let name = CacheKey(text: entry.key).digest
-        let (file, isCompressed) = CacheEntryCodec.encode(entry, compression: compression)
+        let (file, storedBodyBytes, isCompressed) = CacheEntryCodec.encode(entry, compression: compression)
         guard file.count <= maxBytes else {
             forget(name, because: nil)
             return
@@ -98,7 +109,7 @@ public actor DiskCacheStore: CacheStorage {
         if let old = index[name] { totalBytes -= old.summary.storedBytes }
         var summary = entry.summary
         summary.storedBytes = file.count
-        index[name] = Indexed(summary: summary, isCompressed: isCompressed)
+        index[name] = Indexed(summary: summary, storedBodyBytes: storedBodyBytes, isCompressed: isCompressed)
         totalBytes += file.count
         order.touch(name)
         evict()
@@ -129,6 +140,7 @@ public actor DiskCacheStore: CacheStorage {
     public func statistics() -> CacheStoreStatistics {
         CacheStoreStatistics(entryCount: index.count, storedBytes: totalBytes,
                              bodyBytes: index.values.reduce(0) { $0 + $1.summary.bodyBytes },
+                             storedBodyBytes: index.values.reduce(0) { $0 + $1.storedBodyBytes },
                              uncompressedEntries: index.values.filter { !$0.isCompressed }.count)
     }
 
@@ -201,7 +213,7 @@ public actor DiskCacheStore: CacheStorage {
             }
             guard name.hasSuffix(entrySuffix) else { continue }
             let digest = String(name.dropLast(entrySuffix.count))
-            guard let (header, size) = readHeader(url), CacheKey(text: header.key).digest == digest else {
+            guard let (header, headerEnd, size) = readHeader(url), CacheKey(text: header.key).digest == digest else {
                 logger.warning("removed an unreadable cache file", metadata: ["file": "\(name)"])
                 try? FileManager.default.removeItem(at: url)
                 continue
@@ -209,7 +221,7 @@ public actor DiskCacheStore: CacheStorage {
             let summary = CacheEntrySummary(key: header.key, method: header.method, url: header.url, status: header.status,
                                             storedAt: header.storedAt, expiresAt: header.expiresAt, bodyBytes: header.bodyLength,
                                             storedBytes: size)
-            index[digest] = Indexed(summary: summary, isCompressed: header.isCompressed)
+            index[digest] = Indexed(summary: summary, storedBodyBytes: size - headerEnd, isCompressed: header.isCompressed)
         }
         var order = LRUOrder<String>()
         let saved = (try? String(contentsOf: directory.appendingPathComponent(accessOrderName), encoding: .utf8)) ?? ""
@@ -219,8 +231,8 @@ public actor DiskCacheStore: CacheStorage {
         return (index, order)
     }
 
-    /// A file's header and size, reading only the header's bytes.
-    private static func readHeader(_ url: URL) -> (CacheEntryCodec.Header, Int)? {
+    /// A file's header, where the header ends, and the file's size, reading only the header's bytes.
+    private static func readHeader(_ url: URL) -> (CacheEntryCodec.Header, Int, Int)? {
         guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
         defer { try? handle.close() }
         guard let size = try? handle.seekToEnd(), (try? handle.seek(toOffset: 0)) != nil,
@@ -228,6 +240,6 @@ public actor DiskCacheStore: CacheStorage {
               let end = try? CacheEntryCodec.headerEnd(prefix), end <= size,
               let rest = try? handle.read(upToCount: end - prefix.count),
               let header = try? CacheEntryCodec.decodeHeader(prefix + rest) else { return nil }
-        return (header, Int(size))
+        return (header, end, Int(size))
     }
 }

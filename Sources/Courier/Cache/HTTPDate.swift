@@ -1,13 +1,13 @@
-import Foundation
+package import Foundation
 
 /// HTTP dates (RFC 9110 §5.6.7): the IMF-fixdate form `Sun, 06 Nov 1994 08:49:37 GMT`, and for reading also
 /// the obsolete RFC 850 and asctime forms. Parsed by hand: `DateFormatter` is slow and not `Sendable`.
-enum HTTPDate {
+package enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday
 
     /// The date `text` names, or `nil` when it is not an HTTP date.
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         let tokens = text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "-" }).map(String.init)
         var month: Int?
         var time: [Int]?
@@ -37,7 +37,7 @@ enum HTTPDate {
     }
 
     /// `date` in the IMF-fixdate form.
-    static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let total = Int(date.timeIntervalSince1970.rounded(.down))
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
         let seconds = total - days * 86_400

@@ -68,8 +68,9 @@ public actor MemoryCacheStore: CacheStorage {
     }
 
     public func statistics() -> CacheStoreStatistics {
-        CacheStoreStatistics(entryCount: entries.count, storedBytes: totalCost,
-                             bodyBytes: entries.values.reduce(0) { $0 + $1.entry.body.count }, uncompressedEntries: entries.count)
+        let bodyBytes = entries.values.reduce(0) { $0 + $1.entry.body.count }
+        return CacheStoreStatistics(entryCount: entries.count, storedBytes: totalCost, bodyBytes: bodyBytes, storedBodyBytes: bodyBytes,
+                                    uncompressedEntries: entries.count)
     }
 
     private func summary(of stored: (entry: CacheEntry, cost: Int)) -> CacheEntrySummary {

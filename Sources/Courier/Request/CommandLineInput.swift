@@ -42,6 +42,13 @@ public enum CommandLineInput {
         return .bytes(data, contentType: "application/json")
     }
 
+    /// An absolute http(s) URL.
+    public static func url(_ text: String) throws -> URL {
+        try URLBuilder.validateCharacters(text)
+        guard let url = URLBuilder.absoluteURL(text) else { throw CourierError.invalidURL(text) }
+        return url
+    }
+
     /// Seconds as a duration; rejects negative, zero and non-numbers.
     public static func seconds(_ text: String) throws -> Duration {
         guard let value = Double(text), value > 0, value.isFinite, value < 1e9 else {

@@ -1,0 +1,50 @@
+import Courier
+import Foundation
+import NIOCore
+
+/// `/cache/NAME`: a JSON answer whose caching headers the query sets, for cache tests. Each answer carries
+/// how many times the server produced a body for that path (`served`), so a test sees fresh from cached.
+///
+/// Query: `cache-control`, `expires` (seconds from now, or `invalid`), `etag` (default `"v1"`, `none` for
+/// none), `last-modified` (seconds ago, default 3600, `none`), `vary` (a header name; its value is echoed),
+/// `age`, `status`, `fail-after` (answer 503 once that many bodies were served), `type` (Content-Type).
+/// A matching `If-None-Match` or `If-Modified-Since` gets a 304.
+struct CacheRoute {
+    let request: ServerRequest
+    let state: ServerState
+    let writer: ResponseWriter
+
+    func serve() async throws {
+        let now = Date()
+        let etag = request.query["etag"] ?? "\"v1\""
+        let lastModified = request.query["last-modified"] == "none"
+            ? nil : HTTPDate.format(now.addingTimeInterval(-Double(request.int("last-modified") ?? 3600)))
+        var headers: [(String, String)] = [("Content-Type", request.query["type"] ?? "application/json"), ("Date", HTTPDate.format(now))]
+        if etag != "none" { headers.append(("ETag", etag)) }
+        if let lastModified { headers.append(("Last-Modified", lastModified)) }
+        if let control = request.query["cache-control"] { headers.append(("Cache-Control", control)) }
+        if let expires = request.query["expires"] {
+            headers.append(("Expires", Int(expires).map { HTTPDate.format(now.addingTimeInterval(Double($0))) } ?? expires))
+        }
+        if let vary = request.query["vary"] { headers.append(("Vary", vary)) }
+        if let age = request.query["age"] { headers.append(("Age", age)) }
+
+        let bodies = state.increment("cache:" + request.path)
+        if let failAfter = request.int("fail-after"), bodies > failAfter {
+            try await writer.respond(status: 503, text: "failing on purpose")
+            return
+        }
+        let conditionalMatch = (etag != "none" && request.header("If-None-Match") == etag)
+            || (request.header("If-None-Match") == nil && lastModified != nil && request.header("If-Modified-Since") == lastModified)
+        if conditionalMatch {
+            _ = state.increment("cache:" + request.path, by: -1)  // no body produced
+            try await writer.respond(status: 304, headers: headers.filter { $0.0 != "Content-Type" })
+            return
+        }
+        let status = request.int("status") ?? 200
+        if status == 206 { headers.append(("Content-Range", "bytes 0-9/100")) }
+        let varied = request.query["vary"].flatMap { request.header($0) } ?? ""
+        let body = "{\"path\":\"\(request.path)\",\"served\":\(bodies),\"varied\":\"\(varied)\"}"
+        try await writer.respond(status: status, headers: headers, body: ByteBuffer(string: body))
+    }
+}

@@ -1,0 +1,81 @@
+import ArgumentParser
+import Courier
+import Foundation
+
+/// `courier cache stats|list URL|clear [URL]`: look into and empty the disk cache the request commands fill.
+struct CacheCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cache",
+        abstract: "Show or clear the response cache that --cache fills.",
+        discussion: """
+            Examples:
+              courier get http://127.0.0.1:8080/cache/a?cache-control=max-age=60 --cache http
+              courier cache stats
+              courier cache list http://127.0.0.1:8080/cache/a
+              courier cache clear http://127.0.0.1:8080/cache/a
+              courier cache clear --cache-dir /tmp/courier-cache
+            """,
+        subcommands: [Stats.self, List.self, Clear.self]
+    )
+
+    struct Directory: ParsableArguments {
+        @Option(help: "The cache directory (default $XDG_CACHE_HOME/courier, else ~/.cache/courier).")
+        var cacheDir: String?
+
+        func open() throws -> ResponseCache {
+            ResponseCache(memory: nil, disk: try DiskCacheStore(directory: CacheArguments.directory(cacheDir)))
+        }
+    }
+
+    struct Stats: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Entries, size on disk, size before compression and the ratio.")
+        @OptionGroup var directory: Directory
+
+        func run() async throws {
+            try await Output.exitOnFailure {
+                let statistics = try await directory.open().statistics()
+                Output.stdout("entries: \(statistics.entryCount)")
+                Output.stdout("on disk: \(ByteCount.format(statistics.bytesOnDisk))")
+                Output.stdout("bodies: \(ByteCount.format(statistics.bytesBeforeCompression)), "
+                              + "\(ByteCount.format(statistics.disk?.storedBodyBytes ?? 0)) as stored")
+                Output.stdout("compression ratio: \(String(format: "%.2f", statistics.compressionRatio))")
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The entries for a URL (any query), or all of them.")
+        @Argument(help: "The URL whose entries to list; all entries when left out.")
+        var url: String?
+        @OptionGroup var directory: Directory
+
+        func run() async throws {
+            try await Output.exitOnFailure {
+                let cache = try directory.open()
+                let entries = if let url { await cache.entries(url: try CommandLineInput.url(url)) } else { await cache.entries() }
+                let formatter = ISO8601DateFormatter()
+                for entry in entries {
+                    let expiry = entry.expiresAt.map { "expires \(formatter.string(from: $0))" } ?? "no expiry"
+                    Output.stdout("\(entry.status) \(entry.method) \(entry.url)  \(ByteCount.format(entry.bodyBytes)) "
+                                  + "(\(ByteCount.format(entry.storedBytes)) on disk)  stored \(formatter.string(from: entry.storedAt)), \(expiry)")
+                }
+                Output.stderr("\(entries.count) \(entries.count == 1 ? "entry" : "entries")")
+            }
+        }
+    }
+
+    struct Clear: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove the entries for a URL (any query), or every entry.")
+        @Argument(help: "The URL whose entries to remove; everything when left out.")
+        var url: String?
+        @OptionGroup var directory: Directory
+
+        func run() async throws {
+            try await Output.exitOnFailure {
+                let cache = try directory.open()
+                let removed = if let url { await cache.removeAll(url: try CommandLineInput.url(url)) } else { await cache.removeAll() }
+                Output.stderr("removed \(removed) \(removed == 1 ? "entry" : "entries")")
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Courier
+import Foundation
+
+/// `--cache POLICY [--ttl S] [--cache-dir DIR]`, shared by the request commands and `courier batch`.
+struct CacheArguments: ParsableArguments {
+    @Option(help: "Use the response cache: network-only, cache-else-network, network-else-cache, cache-only or http.")
+    var cache: String?
+
+    @Option(help: "With --cache cache-else-network: how long an entry answers, in seconds (default 30 days).")
+    var ttl: String?
+
+    @Option(help: "The cache directory (default $XDG_CACHE_HOME/courier, else ~/.cache/courier).")
+    var cacheDir: String?
+
+    func validate() throws {
+        if let cache, CacheArguments.policy(named: cache, ttl: nil) == nil {
+            throw ValidationError("--cache must be one of network-only, cache-else-network, network-else-cache, cache-only, http")
+        }
+        if ttl != nil && cache != "cache-else-network" { throw ValidationError("--ttl needs --cache cache-else-network") }
+    }
+
+    /// Sets the session's cache and policy when `--cache` asks for one.
+    func apply(to configuration: inout Configuration) throws {
+        guard let cache else { return }
+        let ttl = try ttl.map(CommandLineInput.seconds)
+        guard let policy = Self.policy(named: cache, ttl: ttl) else { return }
+        configuration.cache = ResponseCache(memory: nil, disk: try DiskCacheStore(directory: Self.directory(cacheDir)))
+        configuration.cachePolicy = policy
+    }
+
+    static func policy(named name: String, ttl: Duration?) -> CachePolicy? {
+        switch name {
+        case "network-only": .networkOnly
+        case "cache-else-network": .cacheElseNetwork(ttl: ttl ?? CachePolicy.defaultTTL)
+        case "network-else-cache": .networkElseCache
+        case "cache-only": .cacheOnly
+        case "http": .http
+        default: nil
+        }
+    }
+
+    static func directory(_ path: String?) -> URL {
+        path.map { URL(filePath: $0, directoryHint: .isDirectory) } ?? DiskCacheStore.defaultDirectory()
+    }
+}
