@@ -43,10 +43,10 @@ enum CacheEntryCodec {
         var header = ByteBuffer()
         for text in [entry.key, entry.method, entry.url] { write(text, to: &header) }
         header.writeInteger(UInt16(clamping: entry.status))
-        header.writeInteger(entry.storedAt.timeIntervalSince1970.bitPattern)
+        header.writeInteger(entry.storedAt.timeIntervalSinceReferenceDate.bitPattern)
         header.writeInteger(entry.initialAge.seconds.bitPattern)
         header.writeInteger(UInt8(entry.expiresAt == nil ? 0 : 1))
-        header.writeInteger((entry.expiresAt?.timeIntervalSince1970 ?? 0).bitPattern)
+        header.writeInteger((entry.expiresAt?.timeIntervalSinceReferenceDate ?? 0).bitPattern)
         write(entry.etag ?? "", to: &header)  // the validators, readable without parsing the headers
         write(entry.lastModified ?? "", to: &header)
         header.writeInteger(UInt64(entry.body.count))
@@ -131,8 +131,8 @@ enum CacheEntryCodec {
         var varying: [String: String] = [:]
         for _ in 0..<(try count(&header)) { varying[try read(&header)] = try read(&header) }
         guard header.readableBytes == 0 else { throw Corrupt() }
-        return Header(key: key, method: method, url: url, status: Int(status), storedAt: Date(timeIntervalSince1970: storedAt),
-                      initialAge: .seconds(initialAge), expiresAt: hasExpiry == 1 ? Date(timeIntervalSince1970: expiresAt) : nil,
+        return Header(key: key, method: method, url: url, status: Int(status), storedAt: Date(timeIntervalSinceReferenceDate: storedAt),
+                      initialAge: .seconds(initialAge), expiresAt: hasExpiry == 1 ? Date(timeIntervalSinceReferenceDate: expiresAt) : nil,
                       bodyLength: Int(bodyLength), isCompressed: encoding == 1, headers: fields, varyingRequestHeaders: varying)
     }
 

@@ -44,15 +44,16 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The SHA-256 of the text in lowercase hex: the disk store's file name for the entry.
     var digest: String { Hex.string(SHA256.hash(data: Data(text.utf8))) }
 
-    /// `url` with a lowercase scheme and host, no fragment, and its query items sorted by name then value, so
-    /// `?b=2&a=1` and `?a=1&b=2` are the same key.
+    /// `url` with a lowercase scheme and host, no fragment, and its query items decoded, re-encoded one way and
+    /// sorted by name then value, so `?b=2&a=1`, `?a=1&b=2` and `?a=%31&b=2` are the same key.
     static func normalize(_ url: URL) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
         components.scheme = components.scheme?.lowercased()
         components.host = components.host?.lowercased()
         components.fragment = nil
-        if let items = components.percentEncodedQueryItems, !items.isEmpty {
-            components.percentEncodedQueryItems = items.sorted { ($0.name, $0.value ?? "") < ($1.name, $1.value ?? "") }
+        if let items = components.queryItems, !items.isEmpty {
+            components.percentEncodedQuery = items.map { (FormEncoding.escape($0.name), FormEncoding.escape($0.value ?? "")) }
+                .sorted { $0 < $1 }.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
         } else {
             components.query = nil
         }
