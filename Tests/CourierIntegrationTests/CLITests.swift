@@ -21,7 +21,8 @@ struct CLI {
 
     /// Runs `courier` with `arguments`. Output goes to files, and exit is awaited through the termination
     /// handler, so no thread of the cooperative pool blocks (the loopback server in this process needs them).
-    static func run(_ arguments: [String]) async throws -> Outcome {
+    /// With `killAfter`, the process gets SIGKILL after that long (if still running).
+    static func run(_ arguments: [String], killAfter: Duration? = nil) async throws -> Outcome {
         let directory = FileManager.default.temporaryDirectory
         let outURL = directory.appending(path: "courier-cli-\(UUID().uuidString).out")
         let errURL = directory.appending(path: "courier-cli-\(UUID().uuidString).err")
@@ -42,6 +43,14 @@ struct CLI {
             do { try process.run() } catch {
                 process.terminationHandler = nil
                 continuation.resume(throwing: error)
+                return
+            }
+            if let killAfter {
+                let pid = process.processIdentifier
+                Task {
+                    try? await Task.sleep(for: killAfter)
+                    kill(pid, SIGKILL)
+                }
             }
         }
         let outData = (try? Data(contentsOf: outURL)) ?? Data()
