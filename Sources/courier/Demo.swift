@@ -151,6 +151,7 @@ struct DemoTour {
                 return (error?.status == .notFound, "\(error.map(String.init(describing:)) ?? "no error") — preview: \(error?.bodyPreview ?? "")")
             }
         }
+        try await cacheSteps()
     }
 
     static func failure(_ body: () async throws -> Void) async -> CourierError? {
