@@ -68,10 +68,12 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        .systemLibrary(name: "CZlib", path: "Benchmarks/CZlib"),
         .executableTarget(
             name: "courier-bench",
             dependencies: [
                 "Courier",
+                "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -15,6 +15,12 @@ final class BenchServer: Sendable {
     let baseURL: URL
 
     static let small = String(repeating: "courier-", count: 128)
+    /// 1 KiB of JSON, for the cache scenarios.
+    static let smallJSON: String = {
+        let items = (0..<19).map { #"{"id":\#($0 + 100),"name":"courier","ok":true}"# }.joined(separator: ",")
+        let text = #"{"items":[\#(items)],"pad":""# 
+        return text + String(repeating: "x", count: 1024 - text.utf8.count - 2) + #""}"#
+    }()
 
     private init(group: MultiThreadedEventLoopGroup, channel: any Channel, counters: HitCounters, baseURL: URL) {
         self.group = group
@@ -59,7 +65,8 @@ final class HitCounters: Sendable {
     func hits(_ path: String) -> Int { counts.withLock { $0[path] ?? 0 } }
 }
 
-/// Answers `/small` and `/delay/MS` with the 1 KiB body (404 for other paths), keeping the connection open.
+/// Answers `/small` and `/delay/MS` with the 1 KiB body, `/json` with 1 KiB of JSON (404 for other paths),
+/// keeping the connection open.
 private final class SmallHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -88,14 +95,14 @@ private final class SmallHandler: ChannelInboundHandler {
                     handler.respond(context: context, found: true)
                 }
             } else {
-                respond(context: context, found: path == "/small")
+                respond(context: context, found: path == "/small" || path == "/json", json: path == "/json")
             }
         }
     }
 
-    private func respond(context: ChannelHandlerContext, found: Bool) {
-        let body = ByteBuffer(string: found ? BenchServer.small : "not found")
-        var headers = HTTPHeaders([("Content-Type", "text/plain"), ("Content-Length", String(body.readableBytes))])
+    private func respond(context: ChannelHandlerContext, found: Bool, json: Bool = false) {
+        let body = ByteBuffer(string: found ? (json ? BenchServer.smallJSON : BenchServer.small) : "not found")
+        var headers = HTTPHeaders([("Content-Type", json ? "application/json" : "text/plain"), ("Content-Length", String(body.readableBytes))])
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: found ? .ok : .notFound, headers: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import CompressNIO
 import NIOCore
 
@@ -31,8 +31,10 @@ public struct CacheCompression: Sendable, Hashable {
     /// Stores every body as it is.
     public static let none = CacheCompression(level: 0)
 
-    /// `body` compressed when that pays, else `nil`.
-    func compressIfWorthwhile(_ body: Data, contentType: String?) -> Data? {
+    /// `body` in the zlib format at ``level``, or `nil` when compressing it does not pay: below ``minimumBytes``,
+    /// an already-compressed `contentType`, or a first 64 KiB (or the whole) that shrinks less than
+    /// ``minimumRatio``. The disk store's path, public so it can be measured and reused.
+    public func compressIfWorthwhile(_ body: Data, contentType: String? = nil) -> Data? {
         guard level > 0, body.count >= minimumBytes, !Self.isCompressed(contentType) else { return nil }
         if body.count > Self.sampleBytes {
             guard let sample = try? Self.deflate(body.prefix(Self.sampleBytes), level: 1),
