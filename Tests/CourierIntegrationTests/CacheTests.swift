@@ -142,6 +142,25 @@ struct CacheTests {
         }
     }
 
+    @Test func staleWhileRevalidateAnswersAtOnceAndRefreshesBehind() async throws {
+        try await withCachingSession { session, server in
+            let path = "/cache/swr?cache-control=max-age=0,stale-while-revalidate=60"
+            _ = try await get(session, path)
+            let stale = try await get(session, path)
+            #expect(stale.isFromCache && !stale.cacheInfo.wasRevalidated)
+            await eventually("the background revalidation reached the server") { server.hits("/cache/swr") == 2 }
+        }
+    }
+
+    @Test func aSuccessfulPostInvalidatesTheCachedGet() async throws {
+        try await withCachingSession { session, server in
+            _ = try await get(session, "/cache/item?cache-control=max-age=600")
+            #expect(try await get(session, "/cache/item?cache-control=max-age=600").isFromCache)
+            _ = try await session.send(Request<Data>.post("/cache/item?cache-control=max-age=600", body: .json(["name": "new"])))
+            #expect(try await !get(session, "/cache/item?cache-control=max-age=600").isFromCache)
+        }
+    }
+
     @Test func partialAndAuthorizedAnswersAreNotStored() async throws {
         try await withCachingSession { session, server in
             for _ in 0..<2 { _ = try? await get(session, "/cache/partial?status=206&cache-control=max-age=60") }

@@ -112,6 +112,10 @@ struct CacheStoreTests {
         }
         #expect(await store.entry(for: Self.key("fine"))?.body == Self.entry("fine").body)
 
+        // A damaged access order only loses the order.
+        try Data([0xff, 0x00, 0x0a, 0x41]).write(to: directory.appendingPathComponent("access-order"))
+        #expect(try await DiskCacheStore(directory: directory).entry(for: Self.key("fine")) != nil)
+
         // The same damage found when the store opens.
         await store.store(Self.entry("later"))
         try Data("garbage".utf8).write(to: file("later"))

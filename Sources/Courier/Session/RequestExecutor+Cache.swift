@@ -13,6 +13,7 @@ struct CacheStep: Sendable {
 
     init?(configuration: Configuration, policy: CachePolicy, request: PreparedRequest) {
         guard let cache = configuration.cache, policy.usesCache,
+              policy != .http || request.method == .get || request.method == .head,  // RFC 9111 caches neither POST nor the rest
               !request.headers.contains(where: { Self.callerOwned.contains($0.name) }),
               let key = CacheKey(request, namespace: cache.options.namespace) else { return nil }
         self.cache = cache
@@ -55,6 +56,15 @@ struct CacheStep: Sendable {
 }
 
 extension RequestExecutor {
+    /// Methods whose success makes the cached GET of their URL out of date (RFC 9111 §4.4).
+    private static let unsafeMethods: Set<HTTPRequest.Method> = [.post, .put, .delete, .patch]
+
+    /// Removes the cached GET of `request`'s URL after an unsafe method succeeded on it.
+    func invalidateAfterUnsafe(_ request: PreparedRequest) async {
+        guard let cache = configuration.cache, Self.unsafeMethods.contains(request.method) else { return }
+        await cache.remove(CacheKey(method: .get, url: request.url, namespace: cache.options.namespace))
+    }
+
     /// Runs `request` under its cache policy: answers from the cache, revalidates, or asks the network and
     /// stores the answer; falls back to the cache when the policy allows and the network fails.
     func runCached<R>(_ request: Request<R>, prepared: PreparedRequest, step: CacheStep, startDate: Date,

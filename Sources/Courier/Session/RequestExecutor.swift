@@ -19,7 +19,9 @@ struct RequestExecutor: Sendable {
             if let step = CacheStep(configuration: configuration, policy: request.cachePolicy ?? configuration.cachePolicy, request: prepared) {
                 return try await runCached(request, prepared: prepared, step: step, startDate: startDate, start: start)
             }
-            return try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
+            let response = try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
+            await invalidateAfterUnsafe(prepared)
+            return response
         } catch {
             var failure = Self.normalize(error)
             failure.userMessage = failure.userMessage ?? configuration.userMessages.message(for: failure)
