@@ -198,6 +198,19 @@ struct CacheTests {
         }
     }
 
+    @Test func aFailingDiskLogsAWarningAndTheRequestSucceeds() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-cache-\(UUID().uuidString)")
+        let logs = CapturedLogs()
+        let disk = try DiskCacheStore(directory: directory, logger: logs.logger())
+        try FileManager.default.removeItem(at: directory)  // every write fails from now on
+        try await withServerSession({ $0.cache = ResponseCache(memory: nil, disk: disk); $0.cachePolicy = .cacheElseNetwork() }) { session, server in
+            let first = try await get(session, "/cache/diskfull")
+            let second = try await get(session, "/cache/diskfull")
+            #expect(!first.isFromCache && !second.isFromCache && second.value.served == 2)
+            #expect(logs.all.contains("warning: the cache could not store an entry"))
+        }
+    }
+
     @Test func bumpingTheNamespaceMissesEverything() async throws {
         try await withTestServer { server in
             let cache = ResponseCache()

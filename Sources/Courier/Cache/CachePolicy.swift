@@ -41,7 +41,8 @@ public struct CacheInfo: Sendable, Hashable {
     public var age: Duration?
     /// Whether the cache asked the server and got a 304, so the cached body was confirmed fresh.
     public var wasRevalidated: Bool
-    /// Whether the answer was stored in the cache on its way to the caller.
+    /// Whether the answer was handed to the cache's stores on its way to the caller (the policy and the response
+    /// allowed it). A store that cannot write logs a warning instead of failing, so this does not promise a file.
     public var wasStored: Bool
 
     /// Creates the value.
