@@ -158,6 +158,11 @@ struct CacheTests {
             #expect(try await get(session, "/cache/item?cache-control=max-age=600").isFromCache)
             _ = try await session.send(Request<Data>.post("/cache/item?cache-control=max-age=600", body: .json(["name": "new"])))
             #expect(try await !get(session, "/cache/item?cache-control=max-age=600").isFromCache)
+            // Also when the POST itself runs under a time-to-live policy.
+            #expect(try await get(session, "/cache/item?cache-control=max-age=600").isFromCache)
+            let post = Request<Data>.post("/cache/item?cache-control=max-age=600", body: .json(["name": "newer"])).cachePolicy(.cacheElseNetwork())
+            _ = try await session.send(post)
+            #expect(try await !get(session, "/cache/item?cache-control=max-age=600").isFromCache)
         }
     }
 

@@ -19,9 +19,7 @@ struct RequestExecutor: Sendable {
             if let step = CacheStep(configuration: configuration, policy: request.cachePolicy ?? configuration.cachePolicy, request: prepared) {
                 return try await runCached(request, prepared: prepared, step: step, startDate: startDate, start: start)
             }
-            let response = try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
-            await invalidateAfterUnsafe(prepared)
-            return response
+            return try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
         } catch {
             var failure = Self.normalize(error)
             failure.userMessage = failure.userMessage ?? configuration.userMessages.message(for: failure)
@@ -29,12 +27,15 @@ struct RequestExecutor: Sendable {
         }
     }
 
-    /// Sends `prepared` through the pool, which tracks it until it ends.
+    /// Sends `prepared` through the pool, which tracks it until it ends. After an unsafe method succeeds, the
+    /// cached GET of its URL is dropped, whichever cache policy the request itself ran under.
     func network<R>(_ request: Request<R>, prepared: PreparedRequest, cacheStep: CacheStep?, startDate: Date,
                     start: ContinuousClock.Instant) async throws -> Response<R> {
-        try await pool.track(PoolTicket(prepared, from: request)) { id in
+        let response = try await pool.track(PoolTicket(prepared, from: request)) { id in
             try await attempts(request, prepared: prepared, id: id, cacheStep: cacheStep, startDate: startDate, start: start)
         }
+        await invalidateAfterUnsafe(prepared)
+        return response
     }
 
     /// Sends the request until it succeeds, fails for good, or runs out of retries. With a cache step, a 304
