@@ -54,19 +54,23 @@ struct CacheDecisionTests {
         }
     }
 
+    func lifetime(_ rules: HTTPFreshness, status: Int, headers: HTTPFields) -> Duration {
+        rules.lifetime(status: status, headers: headers, control: CacheControl(headers), receivedAt: now)
+    }
+
     @Test func freshnessLifetimeFollowsTheRFCOrder() {
         let rules = HTTPFreshness(options: CacheOptions())
         let date = HTTPDate.format(now)
-        #expect(rules.lifetime(status: 200, headers: [.cacheControl: "max-age=60", .expires: HTTPDate.format(now + 10), .date: date], receivedAt: now) == .seconds(60))
-        #expect(rules.lifetime(status: 200, headers: [.expires: HTTPDate.format(now + 30), .date: date], receivedAt: now) == .seconds(30))
-        #expect(rules.lifetime(status: 200, headers: [.expires: "0", .date: date], receivedAt: now) == .zero)
+        #expect(lifetime(rules, status: 200, headers: [.cacheControl: "max-age=60", .expires: HTTPDate.format(now + 10), .date: date]) == .seconds(60))
+        #expect(lifetime(rules, status: 200, headers: [.expires: HTTPDate.format(now + 30), .date: date]) == .seconds(30))
+        #expect(lifetime(rules, status: 200, headers: [.expires: "0", .date: date]) == .zero)
         // Heuristic: 10% of the time since Last-Modified, at most a day.
-        #expect(rules.lifetime(status: 200, headers: [.lastModified: HTTPDate.format(now - 1000), .date: date], receivedAt: now) == .seconds(100))
-        #expect(rules.lifetime(status: 200, headers: [.lastModified: HTTPDate.format(now - 10_000_000), .date: date], receivedAt: now) == .seconds(86_400))
-        #expect(rules.lifetime(status: 201, headers: [.lastModified: HTTPDate.format(now - 1000), .date: date], receivedAt: now) == .zero)
+        #expect(lifetime(rules, status: 200, headers: [.lastModified: HTTPDate.format(now - 1000), .date: date]) == .seconds(100))
+        #expect(lifetime(rules, status: 200, headers: [.lastModified: HTTPDate.format(now - 10_000_000), .date: date]) == .seconds(86_400))
+        #expect(lifetime(rules, status: 201, headers: [.lastModified: HTTPDate.format(now - 1000), .date: date]) == .zero)
         // s-maxage only for a shared cache.
-        #expect(rules.lifetime(status: 200, headers: [.cacheControl: "s-maxage=5"], receivedAt: now) == .zero)
-        #expect(HTTPFreshness(options: CacheOptions(isShared: true)).lifetime(status: 200, headers: [.cacheControl: "s-maxage=5, max-age=9"], receivedAt: now) == .seconds(5))
+        #expect(lifetime(rules, status: 200, headers: [.cacheControl: "s-maxage=5"]) == .zero)
+        #expect(lifetime(HTTPFreshness(options: CacheOptions(isShared: true)), status: 200, headers: [.cacheControl: "s-maxage=5, max-age=9"]) == .seconds(5))
     }
 
     @Test func initialAgeTakesTheAgeHeaderAndTheDelay() {

@@ -53,7 +53,7 @@ struct CacheDecision {
         }
         let answered = CacheControl(entry.headers)
         let age = entry.age(at: now)
-        let lifetime = freshness.lifetime(status: entry.status, headers: entry.headers, receivedAt: entry.storedAt)
+        let lifetime = freshness.lifetime(status: entry.status, headers: entry.headers, control: answered, receivedAt: entry.storedAt)
         let mayServeWithoutAsking = !asked.noCache && !answered.noCache
         var fresh = age < lifetime
         if let maxAge = asked.maxAge, age > .seconds(maxAge) { fresh = false }
@@ -96,7 +96,7 @@ struct CacheDecision {
             if request.headers[.authorization] != nil, !options.storesAuthorizedResponses,
                !(answered.isPublic || answered.mustRevalidate || answered.sharedMaxAge != nil) { return nil }
             if options.isShared, answered.isPrivate { return nil }
-            let storable = freshness.hasExplicitLifetime(body.headers) || answered.isPublic || answered.isPrivate
+            let storable = freshness.hasExplicitLifetime(body.headers, control: answered) || answered.isPublic || answered.isPrivate
                 || HTTPFreshness.heuristicallyCacheable.contains(status)
             guard storable else { return nil }
         }
@@ -125,8 +125,9 @@ struct CacheDecision {
         case .cacheElseNetwork(let ttl):
             entry.expiresAt = responseTime.addingTimeInterval(ttl.seconds)
         default:
-            let lifetime = freshness.lifetime(status: entry.status, headers: headers, receivedAt: responseTime)
-            entry.expiresAt = lifetime > .zero || freshness.hasExplicitLifetime(headers)
+            let control = CacheControl(headers)
+            let lifetime = freshness.lifetime(status: entry.status, headers: headers, control: control, receivedAt: responseTime)
+            entry.expiresAt = lifetime > .zero || freshness.hasExplicitLifetime(headers, control: control)
                 ? responseTime.addingTimeInterval((lifetime - entry.initialAge).seconds) : nil
         }
     }
@@ -145,7 +146,7 @@ struct CacheDecision {
             let answered = CacheControl(entry.headers)
             guard !answered.mustRevalidate,
                   let window = answered.staleIfError ?? CacheControl(request.headers).staleIfError else { return nil }
-            let lifetime = freshness.lifetime(status: entry.status, headers: entry.headers, receivedAt: entry.storedAt)
+            let lifetime = freshness.lifetime(status: entry.status, headers: entry.headers, control: answered, receivedAt: entry.storedAt)
             return age - lifetime <= .seconds(window) ? (entry, age) : nil
         default:
             return nil

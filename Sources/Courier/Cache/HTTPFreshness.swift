@@ -8,9 +8,9 @@ struct HTTPFreshness {
     /// Statuses a cache may store without an explicit lifetime (RFC 9110 §15.1).
     static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
 
-    /// How long the response stays fresh after it was generated (§4.2.1), heuristics included (§4.2.2).
-    func lifetime(status: Int, headers: HTTPFields, receivedAt: Date) -> Duration {
-        let control = CacheControl(headers)
+    /// How long the response stays fresh after it was generated (§4.2.1), heuristics included (§4.2.2);
+    /// `control` is the parsed `Cache-Control` of `headers`.
+    func lifetime(status: Int, headers: HTTPFields, control: CacheControl, receivedAt: Date) -> Duration {
         if options.isShared, let shared = control.sharedMaxAge { return .seconds(shared) }
         if let maxAge = control.maxAge { return .seconds(maxAge) }
         let date = headers[.date].flatMap(HTTPDate.parse) ?? receivedAt
@@ -26,8 +26,7 @@ struct HTTPFreshness {
     }
 
     /// Whether the response carries its own lifetime (`max-age`, `s-maxage` or `Expires`).
-    func hasExplicitLifetime(_ headers: HTTPFields) -> Bool {
-        let control = CacheControl(headers)
+    func hasExplicitLifetime(_ headers: HTTPFields, control: CacheControl) -> Bool {
         return control.maxAge != nil || (options.isShared && control.sharedMaxAge != nil) || headers[.expires] != nil
     }
 
