@@ -29,18 +29,18 @@ struct CacheRoute {
         if let vary = request.query["vary"] { headers.append(("Vary", vary)) }
         if let age = request.query["age"] { headers.append(("Age", age)) }
 
-        let bodies = state.increment("cache:" + request.path)
-        if let failAfter = request.int("fail-after"), bodies > failAfter {
+        let counter = "cache:" + request.path
+        if let failAfter = request.int("fail-after"), state.counter(counter) >= failAfter {
             try await writer.respond(status: 503, text: "failing on purpose")
             return
         }
         let conditionalMatch = (etag != "none" && request.header("If-None-Match") == etag)
             || (request.header("If-None-Match") == nil && lastModified != nil && request.header("If-Modified-Since") == lastModified)
         if conditionalMatch {
-            _ = state.increment("cache:" + request.path, by: -1)  // no body produced
             try await writer.respond(status: 304, headers: headers.filter { $0.0 != "Content-Type" })
             return
         }
+        let bodies = state.increment(counter)
         let status = request.int("status") ?? 200
         if status == 206 { headers.append(("Content-Range", "bytes 0-9/100")) }
         let varied = request.query["vary"].flatMap { request.header($0) } ?? ""

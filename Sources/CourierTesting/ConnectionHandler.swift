@@ -1,3 +1,4 @@
+import Courier
 import Crypto
 import Foundation
 import NIOCore
@@ -49,7 +50,7 @@ struct ConnectionHandler {
                     var query: [String: String] = [:]
                     for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
                     let request = ServerRequest(head: requestHead, body: body, bodyLength: length,
-                                                bodySHA256: hex(hasher.finalize()),
+                                                bodySHA256: Hex.string(hasher.finalize()),
                                                 path: components?.path ?? requestHead.uri, query: query)
                     state.recordHit(request.path)
                     let writer = ResponseWriter(outbound: outbound, channel: channel)

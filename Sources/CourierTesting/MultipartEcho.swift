@@ -1,3 +1,4 @@
+import Courier
 import Crypto
 import Foundation
 import NIOCore
@@ -29,7 +30,7 @@ enum MultipartEcho {
             let headerText = String(decoding: part[part.startIndex..<split.lowerBound], as: UTF8.self)
             let content = part[split.upperBound...]
             var description: [String: Any] = ["length": content.count,
-                                              "sha256": hex(SHA256.hash(data: content))]
+                                              "sha256": Hex.string(SHA256.hash(data: content))]
             for line in headerText.components(separatedBy: "\r\n") {
                 let lower = line.lowercased()
                 if lower.hasPrefix("content-disposition:") {

@@ -152,14 +152,17 @@ final class ServerState: Sendable {
     }
 
     /// Increments and returns a named counter (for `/flaky/KEY`).
-    func increment(_ key: String, by step: Int = 1) -> Int {
+    func increment(_ key: String) -> Int {
         counters.withLock { counters in
-            counters["#" + key, default: 0] += step
+            counters["#" + key, default: 0] += 1
             return counters["#" + key, default: 0]
         }
     }
 
     /// Counts a request whose client closed the connection before the answer.
+    /// The value of a named counter, without changing it.
+    func counter(_ key: String) -> Int { counters.withLock { $0["#" + key] ?? 0 } }
+
     func recordAbort(_ path: String) {
         counters.withLock { $0["!" + path, default: 0] += 1 }
     }
