@@ -23,11 +23,16 @@ final class EventBroadcaster<Element: Sendable>: Sendable {
     }
 
     /// A new stream of the elements from now on (after the latest one, when replaying).
-    func subscribe() -> AsyncStream<Element> {
+    func subscribe() -> AsyncStream<Element> { subscribe(startingWith: []) }
+
+    /// A new stream that first yields `initial` (the current state, as its owner sees it), then the elements
+    /// from now on. The owner calls it where it also yields, so nothing slips in between.
+    func subscribe(startingWith initial: [Element]) -> AsyncStream<Element> {
         let policy: AsyncStream<Element>.Continuation.BufferingPolicy = bufferLimit.map { .bufferingNewest($0) } ?? .unbounded
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: policy)
         let id = state.withLock { state -> UInt64? in
             if let latest = state.latest, replaysLatest { continuation.yield(latest) }
+            for element in initial { continuation.yield(element) }
             guard !state.isFinished else { return nil }
             defer { state.nextID += 1 }
             state.subscribers[state.nextID] = continuation
@@ -51,6 +56,15 @@ final class EventBroadcaster<Element: Sendable>: Sendable {
             if replaysLatest { state.latest = element }
             for continuation in state.subscribers.values { continuation.yield(element) }
         }
+    }
+
+    /// Ends the streams of the current subscribers; later subscribers get a working stream.
+    func endSubscriptions() {
+        let subscribers = state.withLock { state in
+            defer { state.subscribers = [:] }
+            return state.subscribers.values
+        }
+        for continuation in subscribers { continuation.finish() }
     }
 
     /// Ends every stream; later subscribers get the latest element (when replaying) and the end.

@@ -19,6 +19,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case invalidResponse, httpStatus, validation, decoding, bodyTooLarge, decompression
             case redirectLoop, tooManyRedirects, ignored, sessionClosed, transport
             case tooFrequent, offline, batchFailed, chainFailed, cacheMiss
+            case rangeMismatch, integrity, destinationExists, diskFull, invalidState
         }
         private let base: Base
 
@@ -84,6 +85,16 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         /// A chain step failed; ``CourierError/step`` is its index, ``CourierError/stepName`` its name and
         /// ``CourierError/underlying`` its error.
         public static let chainFailed = Code(base: .chainFailed)
+        /// A 206 answer whose `Content-Range` does not match the bytes asked for; the partial download is left as it was.
+        public static let rangeMismatch = Code(base: .rangeMismatch)
+        /// A finished download has the wrong length or checksum; the destination is left untouched.
+        public static let integrity = Code(base: .integrity)
+        /// The destination file exists and overwriting was not asked for.
+        public static let destinationExists = Code(base: .destinationExists)
+        /// The disk (or the process's file size limit) is full; the partial download is kept.
+        public static let diskFull = Code(base: .diskFull)
+        /// An operation that does not apply in the current state, such as pausing a completed download.
+        public static let invalidState = Code(base: .invalidState)
     }
 
     /// Which timeout elapsed, for ``Code/timeout`` errors.
@@ -172,6 +183,11 @@ extension CourierError {
         var error = CourierError(code: .validation, message: keyPath.map { "\(message) at \($0)" } ?? message)
         error.keyPath = keyPath
         return error
+    }
+
+    /// A `Content-Range` that does not match the request.
+    static func rangeMismatch(_ detail: String) -> CourierError {
+        CourierError(code: .rangeMismatch, message: printable(detail))
     }
 
     /// The error of a failing batch member or chain step, wrapping `error` and naming the step.

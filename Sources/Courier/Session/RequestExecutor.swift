@@ -139,6 +139,17 @@ struct RequestExecutor: Sendable {
     /// Sends `request`, following redirects, and reads the final body.
     private func exchange(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant,
                           limits: ResponseLimits, log: DebugLog, start: ContinuousClock.Instant) async throws -> ExchangeResult {
+        let (sent, response, firstByte) = try await open(request, timeouts: timeouts, deadline: deadline, log: log)
+        let collector = BodyCollector(limits: limits, decompresses: configuration.decompressesResponses)
+        let data = try await collector.collect(response, method: sent.method)  // the transport bounds it by the deadline
+        let body = ResponseBody(status: response.status, headers: response.headers, data: data)
+        log.response(body, for: sent, duration: start.duration(to: .now))
+        return ExchangeResult(sent: sent, body: body, firstByte: firstByte)
+    }
+
+    /// Sends `request`, following redirects, and returns the final response with its body still arriving.
+    func open(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant,
+              log: DebugLog) async throws -> (sent: PreparedRequest, response: TransportResponse, firstByte: ContinuousClock.Instant) {
         var current = request
         var redirects = RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
         while true {
@@ -153,12 +164,7 @@ struct RequestExecutor: Sendable {
                                             location: response.headers[.location], bodyIsReplayable: current.body.isReplayable)
             switch action {
             case .deliver:
-                let collector = BodyCollector(limits: limits, decompresses: configuration.decompressesResponses)
-                let method = current.method
-                let data = try await collector.collect(response, method: method)  // the transport bounds it by the deadline
-                let body = ResponseBody(status: response.status, headers: response.headers, data: data)
-                log.response(body, for: current, duration: start.duration(to: .now))
-                return ExchangeResult(sent: current, body: body, firstByte: firstByte)
+                return (current, response, firstByte)
             case .follow(let method, let url, let dropsBody, let stripsCredentials):
                 log.redirect(from: current, status: response.status, to: url)
                 for try await _ in response.body {}  // let the connection be reused

@@ -13,6 +13,8 @@ package enum AtomicFile {
     /// A failed system call, with the path and the reason.
     package struct Failure: Error, CustomStringConvertible {
         package let description: String
+        /// The `errno` of the failed call.
+        package let code: Int32
     }
 
     /// Writes `data` to `url` atomically with the given permissions. With `durable`, the file is flushed to
@@ -54,7 +56,8 @@ package enum AtomicFile {
     }
 
     private static func failure(_ what: String, _ url: URL) -> Failure {
-        Failure(description: "\(what) \(url.path): \(String(cString: strerror(errno)))")
+        let code = errno
+        return Failure(description: "\(what) \(url.path): \(String(cString: strerror(code)))", code: code)
     }
 }
 

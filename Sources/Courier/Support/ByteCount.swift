@@ -1,7 +1,7 @@
 /// Byte counts for people: decimal units with one decimal, as `ls -h --si` and most file managers print them.
 public enum ByteCount {
     /// `12_400_000` → `"12.4 MB"`; below 1000, `"512 B"`.
-    public static func format(_ bytes: Int) -> String {
+    public static func format<Bytes: BinaryInteger>(_ bytes: Bytes) -> String {
         let units = ["B", "kB", "MB", "GB", "TB", "PB"]
         var value = Double(bytes)
         var unit = 0

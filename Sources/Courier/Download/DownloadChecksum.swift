@@ -1,0 +1,83 @@
+import Foundation
+import Crypto
+
+/// The digest a finished download must have. SHA-256 is the one to use; SHA-1 and MD5 exist for servers that
+/// publish nothing better, and only guard against accidents, not attackers.
+public struct DownloadChecksum: Sendable, Hashable, CustomStringConvertible {
+    /// The hash function.
+    public enum Algorithm: String, Sendable, Hashable, Codable {
+        /// SHA-256.
+        case sha256
+        /// SHA-1 (accidents only).
+        case sha1
+        /// MD5 (accidents only).
+        case md5
+
+        var digestLength: Int {
+            switch self {
+            case .sha256: 32
+            case .sha1: 20
+            case .md5: 16
+            }
+        }
+    }
+
+    /// The hash function.
+    public let algorithm: Algorithm
+    /// The expected digest, lowercase hexadecimal.
+    public let hex: String
+
+    /// A checksum from a hexadecimal digest; throws ``CourierError/Code/invalidParameter`` when `hex` is not a
+    /// digest of that algorithm.
+    public init(_ algorithm: Algorithm, hex: String) throws {
+        let lowered = hex.lowercased()
+        guard lowered.count == algorithm.digestLength * 2, lowered.allSatisfy({ $0.isHexDigit }) else {
+            throw CourierError(code: .invalidParameter,
+                               message: "\"\(CourierError.printable(hex, limit: 80))\" is not a \(algorithm.rawValue) digest (\(algorithm.digestLength * 2) hex digits)")
+        }
+        self.algorithm = algorithm
+        self.hex = lowered
+    }
+
+    /// A SHA-256 checksum.
+    public static func sha256(_ hex: String) throws -> DownloadChecksum { try DownloadChecksum(.sha256, hex: hex) }
+
+    /// `sha256:ab12…`.
+    public var description: String { "\(algorithm.rawValue):\(hex)" }
+
+    /// The digest of the file at `url`, read in 1 MiB chunks.
+    static func digest(of url: URL, algorithm: Algorithm) throws -> String {
+        guard let handle = try? FileHandle(forReadingFrom: url) else {
+            throw CourierError(code: .fileAccess, message: "cannot read \(url.path) to verify it")
+        }
+        defer { try? handle.close() }
+        var sha256 = SHA256()
+        var sha1 = Insecure.SHA1()
+        var md5 = Insecure.MD5()
+        while true {
+            let chunk: Data
+            do { chunk = try handle.read(upToCount: 1 << 20) ?? Data() } catch {
+                throw CourierError(code: .fileAccess, message: "cannot read \(url.path) to verify it: \(error.localizedDescription)")
+            }
+            if chunk.isEmpty { break }
+            switch algorithm {
+            case .sha256: sha256.update(data: chunk)
+            case .sha1: sha1.update(data: chunk)
+            case .md5: md5.update(data: chunk)
+            }
+        }
+        switch algorithm {
+        case .sha256: return Hex.string(sha256.finalize())
+        case .sha1: return Hex.string(sha1.finalize())
+        case .md5: return Hex.string(md5.finalize())
+        }
+    }
+
+    /// Throws ``CourierError/Code/integrity`` unless the file at `url` has this digest.
+    func verify(_ url: URL) throws {
+        let actual = try Self.digest(of: url, algorithm: algorithm)
+        guard actual == hex else {
+            throw CourierError(code: .integrity, message: "\(algorithm.rawValue) mismatch: expected \(hex), got \(actual); the partial file is kept")
+        }
+    }
+}

@@ -1,0 +1,99 @@
+public import Foundation
+
+/// Safe local file names for downloads, from `Content-Disposition` or the URL.
+///
+/// A name from the network is hostile until proven otherwise: only its last path component is kept (both `/`
+/// and `\` count as separators), control characters and NUL are dropped, leading dots are removed (no hidden
+/// files, no `..`), and it is cut to 255 bytes. What is left always names a file directly inside the chosen
+/// directory; an empty result falls back to `download`.
+public enum DownloadFileName {
+    /// The name to save a download under: the `Content-Disposition` name when there is one, else the URL's
+    /// last path component, sanitised.
+    public static func suggested(contentDisposition: String?, url: URL) -> String {
+        if let contentDisposition, let name = fromContentDisposition(contentDisposition).map(sanitize), name != fallback { return name }
+        let component = url.path(percentEncoded: false).split(separator: "/").last.map(String.init) ?? ""
+        return sanitize(component)
+    }
+
+    /// `directory/name`, checked to stay directly inside `directory`.
+    public static func destination(for name: String, in directory: URL) throws -> URL {
+        let safe = sanitize(name)
+        let folder = directory.standardizedFileURL
+        let file = folder.appendingPathComponent(safe, isDirectory: false).standardizedFileURL
+        guard file.deletingLastPathComponent().path == folder.path else {
+            throw CourierError(code: .fileAccess, message: "the file name \"\(CourierError.printable(name))\" leaves the download directory")
+        }
+        return file
+    }
+
+    /// Makes `name` safe as a single file name.
+    public static func sanitize(_ name: String) -> String {
+        let lastComponent = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        var scalars = String.UnicodeScalarView()
+        for scalar in lastComponent.unicodeScalars where scalar.value >= 0x20 && scalar.value != 0x7F {
+            scalars.append(scalar)
+        }
+        var cleaned = String(scalars).trimmingCharacters(in: .whitespaces)
+        while cleaned.hasPrefix(".") { cleaned.removeFirst() }
+        while cleaned.utf8.count > 255 { cleaned.removeLast() }
+        cleaned = cleaned.trimmingCharacters(in: .whitespaces)
+        return cleaned.isEmpty ? fallback : cleaned
+    }
+
+    static let fallback = "download"
+
+    /// The file name a `Content-Disposition` header names: `filename*` (RFC 5987, UTF-8) before `filename`.
+    static func fromContentDisposition(_ header: String) -> String? {
+        var plain: String?
+        var extended: String?
+        for parameter in parameters(header) {
+            switch parameter.name {
+            case "filename*":
+                let parts = parameter.value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+                if parts.count == 3, parts[0].lowercased() == "utf-8" { extended = String(parts[2]).removingPercentEncoding }
+            case "filename": plain = parameter.value
+            default: continue
+            }
+        }
+        return extended ?? plain
+    }
+
+    /// `name=value` pairs after the disposition type; quoted values are unquoted (with `\` escapes).
+    private static func parameters(_ header: String) -> [(name: String, value: String)] {
+        var result: [(String, String)] = []
+        var rest = Substring(header)
+        guard let firstSemicolon = rest.firstIndex(of: ";") else { return [] }
+        rest = rest[rest.index(after: firstSemicolon)...]
+        while !rest.isEmpty {
+            rest = rest.drop(while: { $0 == " " || $0 == "\t" || $0 == ";" })
+            guard let equals = rest.firstIndex(of: "=") else { break }
+            let name = rest[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            rest = rest[rest.index(after: equals)...].drop(while: { $0 == " " })
+            var value = ""
+            if rest.first == "\"" {
+                rest = rest.dropFirst()
+                var escaped = false
+                while let character = rest.first {
+                    rest = rest.dropFirst()
+                    if escaped {
+                        value.append(character)
+                        escaped = false
+                    } else if character == "\\" {
+                        escaped = true
+                    } else if character == "\"" {
+                        break
+                    } else {
+                        value.append(character)
+                    }
+                }
+                rest = rest.drop(while: { $0 != ";" })
+            } else {
+                let end = rest.firstIndex(of: ";") ?? rest.endIndex
+                value = rest[..<end].trimmingCharacters(in: .whitespaces)
+                rest = rest[end...]
+            }
+            result.append((name, value))
+        }
+        return result
+    }
+}

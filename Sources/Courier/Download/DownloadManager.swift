@@ -1,0 +1,258 @@
+public import Foundation
+import HTTPTypes
+
+/// Runs downloads: a queue with a limit on how many run at once, priorities, operations on one, a list or all
+/// of them, aggregate progress, and (with a state directory) persistence across process restarts.
+///
+/// ```swift
+/// try await withSession { session in
+///     let manager = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+///     _ = await manager.restore()                       // picks up what a killed process left
+///     let download = try await manager.add(url, to: .file(target), options: .init(checksum: .sha256(hex)))
+///     let file = try await download.completion()
+/// }
+/// ```
+public actor DownloadManager {
+    /// Settings of the whole manager.
+    public struct Configuration: Sendable {
+        /// How many downloads run at once; the rest wait.
+        public var maxConcurrentDownloads: Int
+        /// Where the manager keeps its list of downloads, so a new process can ``DownloadManager/restore(resuming:)``
+        /// them; `nil` keeps the list in memory (each download still has its sidecar resume record).
+        public var stateDirectory: URL?
+        /// A limit on the rate of all downloads together, in bytes per second.
+        public var bytesPerSecond: Int?
+
+        /// Creates a configuration.
+        public init(maxConcurrentDownloads: Int = 3, stateDirectory: URL? = nil, bytesPerSecond: Int? = nil) {
+            self.maxConcurrentDownloads = maxConcurrentDownloads
+            self.stateDirectory = stateDirectory
+            self.bytesPerSecond = bytesPerSecond
+        }
+    }
+
+    private let session: Session
+    private let registry: DownloadRegistry?
+    private let limit: BandwidthLimit?
+    private var byID: [DownloadID: Download] = [:]
+    private var order: [DownloadID] = []
+    private var queue: DownloadQueue
+
+    /// Creates a manager that sends its requests through `session` (which it does not shut down).
+    public init(session: Session, configuration: Configuration = Configuration()) throws {
+        self.session = session
+        self.registry = try configuration.stateDirectory.map(DownloadRegistry.init(directory:))
+        self.limit = configuration.bytesPerSecond.map(BandwidthLimit.init)
+        self.queue = DownloadQueue(limit: configuration.maxConcurrentDownloads)
+    }
+
+    // MARK: Listing
+
+    /// Every download, in the order they were added.
+    public var downloads: [Download] { order.compactMap { byID[$0] } }
+
+    /// The downloads of `url`.
+    public func downloads(for url: URL) -> [Download] { downloads.filter { $0.url == url } }
+
+    /// The downloads waiting for a slot, in the order they will start.
+    public var waiting: [Download] { queue.waitingInOrder.compactMap { byID[$0] } }
+
+    /// How many downloads hold a slot now.
+    public var runningCount: Int { queue.running.count }
+
+    // MARK: Adding
+
+    /// Adds a download of `url` and, unless `startsImmediately` is `false`, queues it. Adding a destination the
+    /// manager already has returns that download (started again when it was paused or failed), so running the
+    /// same command twice resumes instead of duplicating.
+    ///
+    /// Throws ``CourierError/Code/destinationExists`` when the file is already there and
+    /// ``DownloadOptions/overwrites`` is off, and ``CourierError/Code/invalidParameter`` for impossible options.
+    public func add(_ url: URL, to destination: DownloadDestination, options: DownloadOptions = DownloadOptions(),
+                    startsImmediately: Bool = true) async throws -> Download {
+        guard (1...64).contains(options.connections), options.retries >= 0, options.minimumSegmentBytes > 0,
+              (options.bytesPerSecond ?? 1) > 0 else {
+            throw CourierError(code: .invalidParameter, message: "connections must be 1…64, retries ≥ 0, rates and segment sizes > 0")
+        }
+        guard ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host() != nil else { throw CourierError.invalidURL(url.absoluteString) }
+        let file = try await resolve(destination, for: url, options: options)
+        let id = DownloadID(destination: file)
+        if let existing = byID[id] {
+            if startsImmediately, await existing.allows(.start) { try await start(.download(existing)) }
+            return existing
+        }
+        if !options.overwrites, FileManager.default.fileExists(atPath: file.path) {
+            throw CourierError(code: .destinationExists, message: "\(file.path) already exists (pass overwrites to replace it)")
+        }
+        let download = make(url: url, destination: file, options: options, state: .idle)
+        registry?.save(download.registryEntry(state: .idle))
+        if startsImmediately { try await start(.download(download)) }
+        return download
+    }
+
+    private func make(url: URL, destination: URL, options: DownloadOptions, state: DownloadState) -> Download {
+        let registry = registry
+        let hooks = DownloadHooks(slotFreed: { [weak self] id in await self?.slotFreed(id) },
+                                  stateChanged: { entry in registry?.save(entry) })
+        let download = Download(url: url, destination: destination, options: options, state: state, session: session,
+                                managerLimit: limit, hooks: hooks)
+        byID[download.id] = download
+        order.append(download.id)
+        return download
+    }
+
+    /// The file a destination names; for a directory, the name the server suggests in a `HEAD` answer's
+    /// `Content-Disposition`, else the URL's.
+    private func resolve(_ destination: DownloadDestination, for url: URL, options: DownloadOptions) async throws -> URL {
+        switch destination {
+        case .file(let file):
+            return file.standardizedFileURL
+        case .directory(let directory):
+            var request = Request<Data>(method: .head, path: url.absoluteString)
+            for field in options.headers { request.headers.append(field) }
+            let disposition = try? await session.stream(request).headers[.contentDisposition]
+            return try DownloadFileName.destination(for: DownloadFileName.suggested(contentDisposition: disposition, url: url), in: directory)
+        }
+    }
+
+    /// Adds the unfinished downloads saved in the state directory (by a process that was stopped or killed)
+    /// and, with `resuming`, starts again those that were running or waiting; paused, idle and failed ones
+    /// keep their state. Returns the downloads it added.
+    @discardableResult
+    public func restore(resuming: Bool = true) async -> [Download] {
+        guard let registry else { return [] }
+        var restored: [Download] = []
+        for entry in registry.entries() {
+            guard let url = URL(string: entry.url), byID[DownloadID(destination: URL(filePath: entry.destination))] == nil else { continue }
+            var options = DownloadOptions(connections: entry.connections, retries: entry.retries, bytesPerSecond: entry.bytesPerSecond,
+                                          overwrites: entry.overwrites, priority: RequestPriority(rawValue: entry.priority) ?? .normal)
+            if let checksum = entry.checksum {
+                let parts = checksum.split(separator: ":", maxSplits: 1).map(String.init)
+                if parts.count == 2, let algorithm = DownloadChecksum.Algorithm(rawValue: parts[0]) {
+                    options.checksum = try? DownloadChecksum(algorithm, hex: parts[1])
+                }
+            }
+            let wasActive = entry.state == .running || entry.state == .waiting
+            let download = make(url: url, destination: URL(filePath: entry.destination), options: options, state: wasActive ? .idle : entry.state)
+            restored.append(download)
+            if resuming, wasActive { _ = try? await start(.download(download)) }
+        }
+        return restored
+    }
+
+    // MARK: Operations
+
+    /// Queues the selected downloads (idle, paused or failed ones); returns how many were queued.
+    @discardableResult
+    public func start(_ selection: DownloadSelection) async throws -> Int {
+        try await apply(selection, .start) { download in
+            try await download.start()
+            queue.enqueue(download.id, priority: download.options.priority)
+        }
+    }
+
+    /// The same as ``start(_:)``: queues paused or failed downloads, which continue from their partial files.
+    @discardableResult
+    public func resume(_ selection: DownloadSelection) async throws -> Int { try await start(selection) }
+
+    /// Pauses the selected downloads, keeping their partial files and records; returns how many were paused.
+    @discardableResult
+    public func pause(_ selection: DownloadSelection) async throws -> Int {
+        try await apply(selection, .pause) { download in
+            queue.removeWaiting(download.id)
+            try await download.pause()
+        }
+    }
+
+    /// Cancels the selected downloads and removes their partial files; returns how many were cancelled.
+    @discardableResult
+    public func cancel(_ selection: DownloadSelection) async throws -> Int {
+        try await apply(selection, .cancel) { download in
+            queue.removeWaiting(download.id)
+            try await download.cancel()
+        }
+    }
+
+    /// Throws the partial files of the selected downloads away and queues them again from zero.
+    @discardableResult
+    public func restart(_ selection: DownloadSelection) async throws -> Int {
+        try await apply(selection, .restart) { download in
+            queue.removeWaiting(download.id)
+            try await download.restart()
+            queue.enqueue(download.id, priority: download.options.priority)
+        }
+    }
+
+    private func apply(_ selection: DownloadSelection, _ event: DownloadStateMachine.Event,
+                       _ operation: (Download) async throws -> Void) async throws -> Int {
+        let targets: [Download]
+        switch selection {
+        case .download(let download):
+            try await operation(download)
+            pump()
+            return 1
+        case .downloads(let list): targets = list
+        case .url(let url): targets = downloads(for: url)
+        case .all: targets = downloads
+        }
+        var count = 0
+        for download in targets where await download.allows(event) {
+            do {
+                try await operation(download)
+                count += 1
+            } catch let error as CourierError where error.code == .invalidState {
+                continue  // its state changed between the check and the operation
+            }
+        }
+        pump()
+        return count
+    }
+
+    // MARK: Scheduling
+
+    private func slotFreed(_ id: DownloadID) {
+        queue.slotFreed(id)
+        pump()
+    }
+
+    /// Gives free slots to waiting downloads.
+    private func pump() {
+        while let id = queue.next() {
+            guard let download = byID[id] else {
+                queue.slotFreed(id)
+                continue
+            }
+            Task {
+                if !(await download.grantSlot()) { self.slotFreed(id) }
+            }
+        }
+    }
+
+    // MARK: Progress
+
+    /// The progress of every download together; the total is known when every total is.
+    public func progress() async -> DownloadProgress {
+        var sum = DownloadProgress(completedBytes: 0, totalBytes: 0, bytesPerSecond: 0)
+        for download in downloads {
+            let one = await download.progress
+            sum.completedBytes += one.completedBytes
+            sum.bytesPerSecond += one.bytesPerSecond
+            sum.totalBytes = sum.totalBytes.flatMap { total in one.totalBytes.map { total + $0 } }
+        }
+        return sum
+    }
+
+    /// The aggregate ``progress()`` every `interval`, for as long as the stream is read.
+    public nonisolated func progressUpdates(every interval: Duration = .milliseconds(100)) -> AsyncStream<DownloadProgress> {
+        AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
+            let task = Task { [weak self] in
+                while !Task.isCancelled, let self {
+                    continuation.yield(await self.progress())
+                    try? await Task.sleep(for: interval)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

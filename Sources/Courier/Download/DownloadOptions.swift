@@ -1,0 +1,83 @@
+public import Foundation
+public import HTTPTypes
+
+/// Where a download goes: a file path, or a directory where the name comes from the server.
+public enum DownloadDestination: Sendable, Hashable {
+    /// Exactly this file.
+    case file(URL)
+    /// A file in this directory named by `Content-Disposition` (asked for with a `HEAD` request) or the URL;
+    /// see ``DownloadFileName``.
+    case directory(URL)
+}
+
+/// How one download runs. Every field has a default a curl or aria2 user would expect.
+public struct DownloadOptions: Sendable, Hashable {
+    /// The digest the finished file must have; nothing is moved into place otherwise.
+    public var checksum: DownloadChecksum?
+    /// Connections for one file (aria2's `-x`); more than one splits a file that accepts ranges into segments.
+    public var connections: Int
+    /// The smallest segment worth a connection of its own.
+    public var minimumSegmentBytes: Int64
+    /// Transient failures in a row (connection closed or reset, idle timeout, 5xx) retried before giving up;
+    /// any progress resets the count.
+    public var retries: Int
+    /// The first retry's delay; each further retry doubles it, up to eight seconds.
+    public var retryDelay: Duration
+    /// The longest silence allowed while bytes are expected.
+    public var idleTimeout: Duration
+    /// How often the resume record is saved while bytes arrive (it is also saved on pause and on every error).
+    public var checkpointInterval: Duration
+    /// A limit on this download's rate in bytes per second.
+    public var bytesPerSecond: Int?
+    /// Whether an existing destination file may be replaced.
+    public var overwrites: Bool
+    /// Which waiting download starts first.
+    public var priority: RequestPriority
+    /// Extra request headers (for example `Authorization`); they are not saved in the state directory.
+    public var headers: HTTPFields
+
+    /// Creates options; see each property for its default.
+    public init(checksum: DownloadChecksum? = nil, connections: Int = 1, minimumSegmentBytes: Int64 = 1 << 20, retries: Int = 5,
+                retryDelay: Duration = .milliseconds(250), idleTimeout: Duration = .seconds(30), checkpointInterval: Duration = .seconds(2),
+                bytesPerSecond: Int? = nil, overwrites: Bool = false, priority: RequestPriority = .normal, headers: HTTPFields = [:]) {
+        self.checksum = checksum
+        self.connections = connections
+        self.minimumSegmentBytes = minimumSegmentBytes
+        self.retries = retries
+        self.retryDelay = retryDelay
+        self.idleTimeout = idleTimeout
+        self.checkpointInterval = checkpointInterval
+        self.bytesPerSecond = bytesPerSecond
+        self.overwrites = overwrites
+        self.priority = priority
+        self.headers = headers
+    }
+
+    /// The delay before retry number `attempt` (1-based).
+    func delay(beforeRetry attempt: Int) -> Duration {
+        let factor = 1 << min(max(0, attempt - 1), 10)
+        return min(retryDelay * factor, .seconds(8))
+    }
+}
+
+/// The files of one download: the destination, `<destination>.part` and its sidecar `<destination>.part.resume`.
+struct DownloadFiles: Sendable, Hashable {
+    let destination: URL
+
+    var part: URL { destination.deletingLastPathComponent().appendingPathComponent(destination.lastPathComponent + ".part") }
+    var record: URL { destination.deletingLastPathComponent().appendingPathComponent(destination.lastPathComponent + ".part.resume") }
+
+    /// Removes the part file and the record; missing files are fine.
+    func discardPartial() {
+        try? FileManager.default.removeItem(at: part)
+        try? FileManager.default.removeItem(at: record)
+    }
+
+    /// The saved record, or `nil` when it is missing, damaged or for another URL.
+    func loadRecord(for url: URL) -> ResumeRecord? {
+        guard let data = try? Data(contentsOf: record), let record = ResumeRecord.decode(data), record.url == url.absoluteString else {
+            return nil
+        }
+        return record
+    }
+}

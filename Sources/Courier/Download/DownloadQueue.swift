@@ -1,0 +1,42 @@
+import DequeModule
+
+/// Which downloads run and which wait: at most `limit` run, the rest wait by priority, first-in first-out
+/// within one. A pure value owned by the ``DownloadManager``.
+struct DownloadQueue: Sendable {
+    var limit: Int
+    private(set) var running: Set<DownloadID> = []
+    private var waiting: [RequestPriority: Deque<DownloadID>] = [:]
+
+    init(limit: Int) { self.limit = max(1, limit) }
+
+    /// The waiting downloads in the order they will start.
+    var waitingInOrder: [DownloadID] {
+        RequestPriority.allCases.sorted(by: >).flatMap { Array(waiting[$0] ?? []) }
+    }
+
+    /// Queues `id` behind the others of its priority (once).
+    mutating func enqueue(_ id: DownloadID, priority: RequestPriority) {
+        guard !running.contains(id), !(waiting[priority]?.contains(id) ?? false) else { return }
+        waiting[priority, default: []].append(id)
+    }
+
+    /// Takes `id` out of the waiting line (paused, cancelled).
+    mutating func removeWaiting(_ id: DownloadID) {
+        for priority in RequestPriority.allCases { waiting[priority]?.removeAll { $0 == id } }
+    }
+
+    /// Frees `id`'s slot.
+    mutating func slotFreed(_ id: DownloadID) { running.remove(id) }
+
+    /// The next download to start when a slot is free, now counted as running.
+    mutating func next() -> DownloadID? {
+        guard running.count < limit else { return nil }
+        for priority in RequestPriority.allCases.sorted(by: >) {
+            if let id = waiting[priority]?.popFirst() {
+                running.insert(id)
+                return id
+            }
+        }
+        return nil
+    }
+}

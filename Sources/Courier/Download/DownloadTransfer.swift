@@ -1,0 +1,263 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Moves the bytes of one download from the server into place: the requests (one per segment), the resume
+/// rules, the part file, the checkpoints, retries, verification and the final rename. A value run by the
+/// ``Download`` actor's transfer task; cancelling that task pauses it with a checkpoint written.
+struct DownloadTransfer: Sendable {
+    let session: Session
+    let url: URL
+    let files: DownloadFiles
+    let options: DownloadOptions
+    let limits: [BandwidthLimit]
+    let live: LiveRecord
+    /// Restarted and retrying events for the download's observers.
+    let notify: @Sendable (DownloadEvent) -> Void
+
+    /// A reason to throw the partial bytes away and fetch the file again from zero.
+    struct RestartSignal: Error {
+        let reason: String
+    }
+
+    /// Runs until the file is in place (returning its URL), or throws. Whatever happens, the resume record on
+    /// disk afterwards describes exactly the bytes in the part file.
+    func run() async throws -> URL {
+        let part = try PartFile(url: files.part)
+        defer { part.close() }
+        try resumeOrStartFresh(part)
+        do {
+            try await fetchEverything(part)
+            try checkpoint(part)
+        } catch {
+            try? checkpoint(part)
+            throw error
+        }
+        return try finish(part)
+    }
+
+    /// Loads the sidecar record when it belongs to this URL and fits the part file; otherwise starts from zero.
+    private func resumeOrStartFresh(_ part: PartFile) throws {
+        guard var record = files.loadRecord(for: url) else {
+            try part.truncate(to: 0)
+            live.replace(with: .fresh(url: url.absoluteString))
+            return
+        }
+        let size = try part.size()
+        for index in record.segments.indices where record.segments[index].next > size {
+            record.segments[index].written = max(0, size - record.segments[index].start)  // never trust more than the file holds
+        }
+        live.replace(with: record)
+    }
+
+    /// Fetches every missing segment, starting over from zero (at most three times) when the server's
+    /// answers say the partial bytes cannot be used.
+    private func fetchEverything(_ part: PartFile) async throws {
+        var restarts = 0
+        while true {
+            do {
+                try await planSegments()
+                try await fetchSegments(part)
+                return
+            } catch let restart as RestartSignal {
+                restarts += 1
+                guard restarts <= 3 else {
+                    throw CourierError.rangeMismatch("the file kept changing on the server (\(restart.reason))")
+                }
+                try part.truncate(to: 0)
+                live.replace(with: .fresh(url: url.absoluteString))
+                try checkpoint(part)
+                notify(.restarted(reason: restart.reason))
+            }
+        }
+    }
+
+    /// With several connections and nothing fetched yet, asks for the length with `HEAD` and splits the file
+    /// when the server accepts ranges and the file is large enough.
+    private func planSegments() async throws {
+        let record = live.snapshot()
+        guard options.connections > 1, record.segments.count == 1, record.writtenBytes == 0, record.totalLength == nil else { return }
+        var request = Request<Data>(method: .head, path: url.absoluteString)
+        for field in options.headers { request.headers.append(field) }
+        request.timeouts = TimeoutOverrides(readIdle: options.idleTimeout)
+        guard let head = try? await session.stream(request.header("Accept-Encoding", "identity")), head.status.code == 200,
+              head.headers[.acceptRanges]?.lowercased().contains("bytes") == true,
+              let length = head.headers[.contentLength].flatMap({ Int64($0) }), length >= 2 * options.minimumSegmentBytes else { return }
+        var planned = record
+        planned.validator = EntityValidator(head.headers)
+        planned.totalLength = length
+        planned.segments = ResumeRecord.segments(totalLength: length, connections: options.connections, minimumBytes: options.minimumSegmentBytes)
+        live.replace(with: planned)
+    }
+
+    /// Runs one task per unfinished segment next to the checkpointer.
+    private func fetchSegments(_ part: PartFile) async throws {
+        let pending = live.snapshot().segments.indices.filter { !live.segment($0).isDone }
+        guard !pending.isEmpty else { return }
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                while true {
+                    do { try await Task.sleep(for: options.checkpointInterval) } catch { return false }
+                    try checkpoint(part)
+                }
+            }
+            for index in pending {
+                group.addTask {
+                    try await fetchSegment(index, part)
+                    return true
+                }
+            }
+            var remaining = pending.count
+            while remaining > 0, let isSegment = try await group.next() {
+                if isSegment { remaining -= 1 }
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Fetches segment `index` to its end, retrying transient failures from the last byte written.
+    private func fetchSegment(_ index: Int, _ part: PartFile) async throws {
+        var failures = 0
+        while !live.segment(index).isDone {
+            let before = live.segment(index).written
+            do {
+                try await fetchOnce(index, part)
+                let segment = live.segment(index)
+                if segment.isDone { return }
+                if segment.end == nil {
+                    live.finishOpenEnded(index)  // a body without a length ends when the server says so
+                    return
+                }
+                throw CourierError(code: .connectionClosed, message: "the body ended at byte \(segment.next) of \(segment.end ?? 0)")
+            } catch let error as CourierError where Self.isTransient(error) {
+                if live.segment(index).written > before { failures = 0 }
+                failures += 1
+                guard failures <= options.retries else { throw error }
+                notify(.retrying(attempt: failures, error: error))
+                try await Task.sleep(for: options.delay(beforeRetry: failures))
+            }
+        }
+    }
+
+    /// One request for what segment `index` still misses, and its body written in place.
+    private func fetchOnce(_ index: Int, _ part: PartFile) async throws {
+        let record = live.snapshot()
+        let segment = record.segments[index]
+        let range = segment.missing
+        var request = Request<Data>(method: .get, path: url.absoluteString)
+        for field in options.headers { request.headers.append(field) }
+        request.timeouts = TimeoutOverrides(readIdle: options.idleTimeout, total: .seconds(365 * 86_400))
+        request = request.header("Accept-Encoding", "identity")
+        if range.isPartial {
+            request = request.header("Range", range.header)
+            if let ifRange = record.validator.ifRange { request = request.header("If-Range", ifRange) }
+        }
+        let response = try await session.stream(request)
+        let isKnown = record.totalLength != nil || record.validator != EntityValidator()
+        let answer = RangeAnswer.decide(request: range, status: response.status, headers: response.headers,
+                                        known: isKnown ? record.validator : nil, knownLength: record.totalLength, localLength: segment.next)
+        switch answer {
+        case .write(let offset, let length):
+            if !isKnown { live.adopt(validator: EntityValidator(response.headers), totalLength: length) }
+            try await write(response.body, segment: index, from: offset, part)
+        case .replace(let length):
+            guard record.segments.count == 1 else { throw RestartSignal(reason: "the server sent the whole file to a segment request") }
+            try part.truncate(to: 0)
+            live.replace(with: .fresh(url: url.absoluteString))
+            live.adopt(validator: EntityValidator(response.headers), totalLength: length)
+            notify(.restarted(reason: "the server answered the resume request with the whole file (HTTP 200)"))
+            try await write(response.body, segment: 0, from: 0, part)
+        case .restart:
+            throw RestartSignal(reason: "the server's answer (HTTP \(response.status.code)) does not continue the partial file")
+        case .complete(let length):
+            live.complete(index, length: length)
+        case .fail(let error):
+            throw error
+        }
+    }
+
+    /// Writes `body` at `offset` onwards, never past the segment's end, counting every byte written.
+    private func write(_ body: ByteStream, segment index: Int, from offset: Int64, _ part: PartFile) async throws {
+        var position = offset
+        let end = live.segment(index).end
+        for try await var chunk in body {
+            if let end, position + Int64(chunk.readableBytes) > end {
+                chunk = chunk.getSlice(at: chunk.readerIndex, length: Int(end - position)) ?? chunk
+            }
+            let count = chunk.readableBytes
+            for limit in limits { try await limit.take(count) }
+            try part.write(chunk, at: position)
+            position += Int64(count)
+            live.advance(index, by: Int64(count))
+            if let end, position >= end { break }
+        }
+    }
+
+    /// Saves the record, after flushing the part file, so the record never claims a byte a crash could lose.
+    private func checkpoint(_ part: PartFile) throws {
+        let snapshot = live.snapshot()
+        try part.synchronize()
+        do { try AtomicFile.write(snapshot.encoded(), to: files.record, durable: true) } catch let failure as AtomicFile.Failure {
+            throw Self.fileError(failure)
+        }
+    }
+
+    /// Checks the length and the checksum, then moves the part file into place and removes the record.
+    private func finish(_ part: PartFile) throws -> URL {
+        let record = live.snapshot()
+        let written = record.writtenBytes
+        guard let total = record.totalLength, written == total else {
+            throw CourierError(code: .integrity, message: "the download has \(written) of \(record.totalLength.map(String.init) ?? "?") bytes")
+        }
+        if try part.size() != total { try part.truncate(to: total) }
+        try part.synchronize()
+        try options.checksum?.verify(files.part)
+        try moveIntoPlace()
+        try? FileManager.default.removeItem(at: files.record)
+        return files.destination
+    }
+
+    /// Renames the part file to the destination; without ``DownloadOptions/overwrites`` a hard link makes the
+    /// step fail instead of replacing a file that appeared meanwhile.
+    private func moveIntoPlace() throws {
+        let part = files.part.path
+        let destination = files.destination.path
+        if options.overwrites {
+            guard rename(part, destination) == 0 else { throw PartFile.failure("cannot move into place", files.destination) }
+        } else if link(part, destination) == 0 {
+            unlink(part)
+        } else if errno == EEXIST {
+            throw CourierError(code: .destinationExists, message: "\(destination) already exists; the download is kept in \(part)")
+        } else {
+            throw PartFile.failure("cannot move into place", files.destination)
+        }
+        let directory = open(files.destination.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
+        if directory >= 0 {
+            fsync(directory)  // make the rename itself durable
+            close(directory)
+        }
+    }
+
+    /// Failures worth another try from the last byte: the connection broke or went quiet, or the server said
+    /// it is briefly unable (5xx).
+    static func isTransient(_ error: CourierError) -> Bool {
+        switch error.code {
+        case .connectionClosed, .connectionReset, .connectionFailed: return true
+        case .timeout: return error.timeoutKind != .total
+        case .httpStatus: return [500, 502, 503, 504].contains(error.status?.code ?? 0)
+        default: return false
+        }
+    }
+
+    static func fileError(_ failure: AtomicFile.Failure) -> CourierError {
+        let full = failure.code == ENOSPC || failure.code == EFBIG || failure.code == EDQUOT
+        return CourierError(code: full ? .diskFull : .fileAccess, message: failure.description + (full ? "; the partial download is kept" : ""))
+    }
+}

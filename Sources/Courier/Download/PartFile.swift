@@ -1,0 +1,80 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import NIOCore
+
+/// The `<destination>.part` file of a download, written at explicit offsets so several connections can fill
+/// their own segments at once.
+///
+/// `pwrite` on one descriptor from several threads is safe, and the descriptor never changes while the file is
+/// open, so the class is `Sendable`; ``close()`` is called once, by the transfer that opened it, after every
+/// writer has stopped.
+final class PartFile: Sendable {
+    let url: URL
+    private let descriptor: Int32
+
+    /// Opens (creating when needed, mode 0600) the part file at `url`.
+    init(url: URL) throws {
+        self.url = url
+        let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw Self.failure("cannot open", url) }
+        self.descriptor = descriptor
+    }
+
+    /// Writes every readable byte of `buffer` at `offset`.
+    func write(_ buffer: ByteBuffer, at offset: Int64) throws {
+        try buffer.withUnsafeReadableBytes { bytes in
+            var done = 0
+            while done < bytes.count {
+                // `bytes.count > done`, so the buffer has a base address.
+                let written = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw Self.failure("cannot write", url)
+                }
+                done += written
+            }
+        }
+    }
+
+    /// Flushes what was written to the disk, so a record written afterwards never claims bytes a crash could lose.
+    func synchronize() throws {
+        guard fsync(descriptor) == 0 else { throw Self.failure("cannot flush", url) }
+    }
+
+    /// Cuts the file to `length` bytes.
+    func truncate(to length: Int64) throws {
+        guard ftruncate(descriptor, off_t(length)) == 0 else { throw Self.failure("cannot truncate", url) }
+    }
+
+    /// The current size in bytes.
+    func size() throws -> Int64 {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw Self.failure("cannot read the size of", url) }
+        return Int64(info.st_size)
+    }
+
+    /// Closes the descriptor; call once, when no write is running.
+    func close() {
+        _ = systemClose(descriptor)
+    }
+
+    /// A file error for the current `errno`: ``CourierError/Code/diskFull`` when the disk or the file size
+    /// limit is full, ``CourierError/Code/fileAccess`` otherwise.
+    static func failure(_ what: String, _ url: URL) -> CourierError {
+        let code = errno
+        let reason = String(cString: strerror(code))
+        if code == ENOSPC || code == EFBIG || code == EDQUOT {
+            return CourierError(code: .diskFull, message: "\(what) \(url.path): \(reason); the partial download is kept")
+        }
+        return CourierError(code: .fileAccess, message: "\(what) \(url.path): \(reason)")
+    }
+}
+
+/// The C library's `close`, which ``PartFile/close()`` hides inside the class.
+private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
