@@ -2,40 +2,72 @@ import NIOCore
 import NIOHTTP1
 
 /// `/file/N`: an N-byte entity with an ETag and Last-Modified that honours `Range` (one range), `If-Range`
-/// and answers 416 with `bytes */N`. `?etag=X` changes the entity tag (a changed file), `?rate=B` throttles
-/// each connection to B bytes per second, `?no-ranges` makes the server ignore `Range`.
+/// and answers 416 with `bytes */N`. Every request is numbered per `key` (default: the path), which the fault
+/// options below use; the bytes sent are counted in the counter `file-bytes:KEY`.
+///
+/// Query options:
+/// - `etag=X`: another entity tag; `change-after=N`: the tag changes (`v2`) from request N+1 on.
+/// - `rate=B`: at most B bytes per second per connection.
+/// - `no-ranges`: ignore `Range`; `no-ranges-after=N`: from request N+1 on.
+/// - `cut=K`: send at most K body bytes per response, then close (FIN); `reset=K`: the same with RST;
+///   `faults=N` limits either to the first N requests.
+/// - `stall-at=K`: go silent after K body bytes of the first `faults` (default 1) requests.
+/// - `bad-range-after=N`: from request N+1 on, a 206 names a range one byte later than it was asked for.
+/// - `short-after=N`: from request N+1 on, a 206's Content-Length is one byte shorter than its Content-Range.
+/// - `disposition=V`: sends `Content-Disposition: V`.
 struct FileRoute {
     let request: ServerRequest
     let parts: [String]
+    let state: ServerState
     let writer: ResponseWriter
 
     static let lastModified = "Sat, 21 Nov 2026 12:00:00 GMT"
 
-    func serve() async throws {
+    /// Serves the file; returns whether the connection stays usable.
+    func serve() async throws -> Bool {
         let size = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-        let etag = "\"file-\(size)-\(request.query["etag"] ?? "v1")\""
+        let key = request.query["key"] ?? request.path
+        let number = state.increment("file:" + key)
+        func after(_ option: String) -> Bool { request.int(option).map { number > $0 } ?? false }
+
+        let version = after("change-after") ? "v2" : request.query["etag"] ?? "v1"
+        let etag = "\"file-\(size)-\(version)\""
         var headers: [(String, String)] = [("Content-Type", "application/octet-stream"), ("ETag", etag),
                                            ("Last-Modified", Self.lastModified)]
-        let honoursRanges = request.query["no-ranges"] == nil
+        if let disposition = request.query["disposition"] { headers.append(("Content-Disposition", disposition)) }
+        let honoursRanges = request.query["no-ranges"] == nil && !after("no-ranges-after")
         if honoursRanges { headers.append(("Accept-Ranges", "bytes")) }
 
         var range = 0..<size
         var status = 200
+        var declared = size
         if honoursRanges, let header = request.header("Range"), ifRangeMatches(etag: etag) {
-            switch Self.parse(range: header, size: size) {
-            case .some(let requested):
-                range = requested
-                status = 206
-                headers.append(("Content-Range", "bytes \(requested.lowerBound)-\(requested.upperBound - 1)/\(size)"))
-            case .none:
+            guard let requested = Self.parse(range: header, size: size) else {
                 try await writer.respond(status: 416, headers: [("Content-Range", "bytes */\(size)")])
-                return
+                return true
             }
+            range = requested
+            status = 206
+            declared = requested.count - (after("short-after") ? 1 : 0)
+            let shift = after("bad-range-after") ? 1 : 0
+            headers.append(("Content-Range", "bytes \(requested.lowerBound + shift)-\(requested.upperBound - 1 + shift)/\(size)"))
         }
-        headers.append(("Content-Length", String(range.count)))
+        headers.append(("Content-Length", String(declared)))
         try await writer.writeHead(status: status, headers: headers)
-        guard request.head.method != .HEAD else { return }
-        try await send(range, rate: request.int("rate"))
+        guard request.head.method != .HEAD else { return true }
+
+        let faulty = number <= request.int("faults") ?? Int.max
+        let cut = faulty ? request.int("cut") ?? request.int("reset") : nil
+        let stallAt = number <= request.int("faults") ?? 1 ? request.int("stall-at") : nil
+        let end = range.lowerBound + min(declared, cut ?? declared, stallAt ?? declared)
+        try await send(range.lowerBound..<end, rate: request.int("rate"), key: key)
+        if end == range.lowerBound + declared { return true }
+        if stallAt != nil {
+            _ = await writer.waitWhileConnected(for: .seconds(3600))
+        } else if request.int("reset") != nil {
+            await writer.reset()
+        }
+        return false
     }
 
     private func ifRangeMatches(etag: String) -> Bool {
@@ -43,12 +75,13 @@ struct FileRoute {
         return ifRange == etag || ifRange == Self.lastModified
     }
 
-    private func send(_ range: Range<Int>, rate: Int?) async throws {
+    private func send(_ range: Range<Int>, rate: Int?, key: String) async throws {
         let chunk = rate.map { max(1, min(64 * 1024, $0 / 10)) } ?? 64 * 1024
         var offset = range.lowerBound
         while offset < range.upperBound {
             let count = min(chunk, range.upperBound - offset)
-            try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: offset, count: count)))
+            try await writer.write(ServerFiles.buffer(offset: offset, count: count))
+            state.add("file-bytes:" + key, count)
             offset += count
             if let rate, rate > 0 { try await Task.sleep(for: .milliseconds(count * 1000 / rate)) }
         }

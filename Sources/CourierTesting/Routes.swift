@@ -46,7 +46,7 @@ struct Routes {
         case "bytes":
             let count = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
             try await bytes(count: count, chunked: request.query["chunked"] != nil, writer: writer, includeBody: !isHead)
-        case "file": try await FileRoute(request: request, parts: parts, writer: writer).serve()
+        case "file": return try await FileRoute(request: request, parts: parts, state: state, writer: writer).serve()
         case "drip": try await drip(request, writer)
         case "json": try await json(request, writer)
         case "cache": try await CacheRoute(request: request, state: state, writer: writer).serve()

@@ -1,5 +1,6 @@
 public import Foundation
 import CompressNIO
+import Crypto
 import NIOCore
 import Synchronization
 
@@ -12,6 +13,28 @@ public enum ServerFiles {
     /// `count` deterministic bytes starting at `offset`.
     public static func bytes(offset: Int, count: Int) -> [UInt8] {
         (offset..<offset + count).map(byte(at:))
+    }
+
+    /// `count` deterministic bytes starting at `offset`, as a buffer to send.
+    static func buffer(offset: Int, count: Int) -> ByteBuffer {
+        var buffer = ByteBufferAllocator().buffer(capacity: count)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
+            for index in 0..<count { pointer[index] = byte(at: offset + index) }
+            return count
+        }
+        return buffer
+    }
+
+    /// The SHA-256 (hex) of the first `count` deterministic bytes, computed in chunks.
+    public static func sha256(count: Int) -> String {
+        var hasher = SHA256()
+        var offset = 0
+        while offset < count {
+            let size = min(1 << 20, count - offset)
+            hasher.update(data: bytes(offset: offset, count: size))
+            offset += size
+        }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
     }
 
     /// The deterministic bytes as `Data`.

@@ -79,6 +79,10 @@ public final class TestServer: Sendable {
     /// How many requests to `path` the client gave up on: it closed the connection while `/delay` was waiting.
     public func aborts(_ path: String) -> Int { state.aborts(path) }
 
+    /// A named counter of the routes: `file-bytes:KEY` is the number of body bytes `/file` sent for KEY, `file:KEY`
+    /// the number of requests it answered.
+    public func counter(_ name: String) -> Int { state.counter(name) }
+
     /// Stops listening and ends every open connection, stalled ones included.
     public func shutdown() async {
         state.closeUnserved()
@@ -159,10 +163,15 @@ final class ServerState: Sendable {
         }
     }
 
-    /// Counts a request whose client closed the connection before the answer.
+    /// Adds `amount` to a named counter.
+    func add(_ key: String, _ amount: Int) {
+        counters.withLock { $0["#" + key, default: 0] += amount }
+    }
+
     /// The value of a named counter, without changing it.
     func counter(_ key: String) -> Int { counters.withLock { $0["#" + key] ?? 0 } }
 
+    /// Counts a request whose client closed the connection before the answer.
     func recordAbort(_ path: String) {
         counters.withLock { $0["!" + path, default: 0] += 1 }
     }
