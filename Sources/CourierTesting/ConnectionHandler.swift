@@ -104,6 +104,16 @@ struct ResponseWriter {
         return channel.isActive
     }
 
+    /// Waits (up to five seconds) until everything written has left for the socket, so a fault that closes
+    /// the connection after byte K really delivers K bytes first (closing drops writes still queued).
+    func drain() async {
+        let end = ContinuousClock.now + .seconds(5)
+        while channel.isActive, ContinuousClock.now < end {
+            guard let pending = try? await channel.getOption(.bufferedWritableBytes).get(), pending > 0 else { return }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
     /// Resets the connection (RST) instead of closing it politely.
     func reset() async {
         if let provider = channel as? any SocketOptionProvider {

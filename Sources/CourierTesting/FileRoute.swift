@@ -62,6 +62,7 @@ struct FileRoute {
         let end = range.lowerBound + min(declared, cut ?? declared, stallAt ?? declared)
         try await send(range.lowerBound..<end, rate: request.int("rate"), key: key)
         if end == range.lowerBound + declared { return true }
+        await writer.drain()
         if stallAt != nil {
             _ = await writer.waitWhileConnected(for: .seconds(3600))
         } else if request.int("reset") != nil {

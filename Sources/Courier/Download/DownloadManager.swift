@@ -76,13 +76,12 @@ public actor DownloadManager {
         }
         guard ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host() != nil else { throw CourierError.invalidURL(url.absoluteString) }
         let file = try await resolve(destination, for: url, options: options)
-        let id = DownloadID(destination: file)
-        if let existing = byID[id] {
-            if startsImmediately, await existing.allows(.start) { try await start(.download(existing)) }
-            return existing
-        }
         if !options.overwrites, FileManager.default.fileExists(atPath: file.path) {
             throw CourierError(code: .destinationExists, message: "\(file.path) already exists (pass overwrites to replace it)")
+        }
+        if let existing = byID[DownloadID(destination: file)] {
+            if startsImmediately, await existing.allows(.start) { try await start(.download(existing)) }
+            return existing
         }
         let download = make(url: url, destination: file, options: options, state: .idle)
         registry?.save(download.registryEntry(state: .idle))

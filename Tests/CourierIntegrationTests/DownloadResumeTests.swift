@@ -1,0 +1,145 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+@Suite("Downloads over the wire: faults, resume rules, verification", .timeLimit(.minutes(3)))
+struct DownloadResumeTests {
+    let size = 300_000
+    /// The most bytes one broken connection may cost twice: what the transport had received but not yet
+    /// handed over when the connection broke.
+    static let retryOverlap = 256 * 1024
+
+    @Test func aPlainDownloadIsVerifiedAndMovedIntoPlace() async throws {
+        try await withDownloads { manager, server, directory in
+            let target = directory.appendingPathComponent("plain.bin")
+            let checksum = try DownloadChecksum.sha256(ServerFiles.sha256(count: size))
+            let download = try await manager.add(server.url("/file/\(size)"), to: .file(target), options: DownloadOptions(checksum: checksum))
+            let events = await collectEvents(download)
+            #expect(try await download.completion() == target.standardizedFileURL)
+            #expect(try sha256(of: target) == checksum.hex)
+            #expect(!target.partFile.exists && !target.resumeRecord.exists)
+            #expect(events.contains { if case .completed = $0 { true } else { false } })
+            let progress = await download.progress
+            #expect(await download.state == .completed)
+            #expect(progress.fraction == 1)
+
+            // The same destination again is refused, and nothing is sent.
+            let again = await courierError { _ = try await manager.add(server.url("/file/10"), to: .file(directory.appendingPathComponent("plain.bin"))) }
+            #expect(again?.code == .destinationExists)
+            #expect(server.counter("file:/file/10") == 0)
+            // Asked to, it replaces the file.
+            let replaced = try await manager.add(server.url("/file/10"), to: .file(directory.appendingPathComponent("other.bin")),
+                                                 options: DownloadOptions(overwrites: true))
+            _ = try await replaced.completion()
+        }
+    }
+
+    @Test(arguments: ["cut", "reset"])
+    func aConnectionThatBreaksSeveralTimesResumesWithoutFetchingTwice(fault: String) async throws {
+        try await withDownloads { manager, server, directory in
+            let target = directory.appendingPathComponent("broken.bin")
+            let url = server.url("/file/\(size)?\(fault)=70000&key=\(fault)")
+            let download = try await manager.add(url, to: .file(target), options: DownloadOptions(retries: 3, retryDelay: .milliseconds(10)))
+            let events = await collectEvents(download)
+            _ = try await download.completion()
+            #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
+            // Each response stops after 70,000 bytes; every retry continues from the last byte written, so the
+            // only bytes sent twice are the few AsyncHTTPClient had buffered when the connection broke.
+            let retries = events.filter(\.isRetrying).count
+            #expect(retries >= 4 && server.counter("file:\(fault)") == retries + 1)
+            #expect(server.counter("file-bytes:\(fault)") - size <= retries * Self.retryOverlap)
+        }
+    }
+
+    @Test func aStallPastTheIdleTimeoutIsRetried() async throws {
+        try await withDownloads { manager, server, directory in
+            let target = directory.appendingPathComponent("stall.bin")
+            let url = server.url("/file/\(size)?stall-at=1000&key=stall")
+            let download = try await manager.add(url, to: .file(target), options: DownloadOptions(retryDelay: .milliseconds(10),
+                                                                                                   idleTimeout: .milliseconds(300)))
+            _ = try await download.completion()
+            #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
+            #expect(server.counter("file:stall") == 2 && server.counter("file-bytes:stall") - size <= Self.retryOverlap)
+        }
+    }
+
+    @Test(arguments: ["change-after=1", "no-ranges-after=1"])
+    func aChangedFileOrAnIgnoredRangeRestartsFromZero(option: String) async throws {
+        try await withDownloads { manager, server, directory in
+            let target = directory.appendingPathComponent("changed.bin")
+            let url = server.url("/file/\(size)?cut=100000&faults=1&\(option)&key=k")
+            let download = try await manager.add(url, to: .file(target), options: DownloadOptions(retryDelay: .milliseconds(10)))
+            let events = await collectEvents(download)
+            _ = try await download.completion()
+            #expect(events.contains { $0.isRestarted })
+            #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
+            #expect(server.counter("file-bytes:k") == 100_000 + size)  // the first 100,000 were thrown away
+        }
+    }
+
+    @Test(arguments: ["bad-range-after=1", "short-after=1"])
+    func aContentRangeThatDoesNotMatchFailsAndKeepsThePartialFile(option: String) async throws {
+        try await withDownloads { manager, server, directory in
+            let target = directory.appendingPathComponent("mismatch.bin")
+            let url = server.url("/file/\(size)?cut=100000&faults=1&\(option)")
+            let download = try await manager.add(url, to: .file(target), options: DownloadOptions(retryDelay: .milliseconds(10)))
+            let error = await courierError { _ = try await download.completion() }
+            #expect(error?.code == .rangeMismatch)
+            #expect(await download.state == .failed)
+            #expect(!target.exists && target.partFile.fileSize == 100_000 && target.resumeRecord.exists)
+            #expect(try Data(contentsOf: target.partFile) == ServerFiles.data(count: 100_000))
+        }
+    }
+
+    @Test func aWrongChecksumLeavesTheDestinationUntouched() async throws {
+        try await withDownloads { manager, server, directory in
+            let target = directory.appendingPathComponent("sum.bin")
+            let wrong = try DownloadChecksum.sha256(String(repeating: "0", count: 64))
+            let download = try await manager.add(server.url("/file/1000"), to: .file(target), options: DownloadOptions(checksum: wrong))
+            let error = await courierError { _ = try await download.completion() }
+            #expect(error?.code == .integrity && error?.message.contains("sha256 mismatch") == true)
+            #expect(!target.exists && target.partFile.fileSize == 1000)
+        }
+    }
+
+    @Test func anErrorStatusFailsWithoutAFile() async throws {
+        try await withDownloads { manager, server, directory in
+            let target = directory.appendingPathComponent("missing.bin")
+            let download = try await manager.add(server.url("/status/404"), to: .file(target))
+            let error = await courierError { _ = try await download.completion() }
+            #expect(error?.code == .httpStatus && error?.status?.code == 404)
+            #expect(!target.exists)
+        }
+    }
+
+    @Test func hostileContentDispositionNamesStayInTheDirectory() async throws {
+        try await withDownloads { manager, server, directory in
+            let disposition = "attachment; filename=\"../../evil\t.sh\""
+            var components = URLComponents(url: server.url("/file/100"), resolvingAgainstBaseURL: false)!
+            components.queryItems = [URLQueryItem(name: "disposition", value: disposition)]
+            let download = try await manager.add(components.url!, to: .directory(directory))
+            let file = try await download.completion()
+            #expect(file.deletingLastPathComponent().path == directory.standardizedFileURL.path)
+            #expect(file.lastPathComponent == "evil.sh")
+            let named = try await manager.add(server.url("/file/100?x=1"), to: .directory(directory.appendingPathComponent("sub")))
+            #expect(named.destination.lastPathComponent == "100")
+        }
+    }
+
+    @Test func severalConnectionsFetchSegmentsThatResumeOnTheirOwn() async throws {
+        try await withDownloads { manager, server, directory in
+            let size = 4 << 20
+            let target = directory.appendingPathComponent("segmented.bin")
+            let url = server.url("/file/\(size)?cut=400000&key=seg")
+            let options = DownloadOptions(connections: 4, minimumSegmentBytes: 512 * 1024, retryDelay: .milliseconds(10))
+            let download = try await manager.add(url, to: .file(target), options: options)
+            _ = try await download.completion()
+            #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
+            let requests = server.counter("file:seg")
+            #expect(requests >= 1 + 4 * 3)  // HEAD, then each 1 MiB segment in at least three cuts
+            #expect(server.counter("file-bytes:seg") - size <= (requests - 5) * Self.retryOverlap)
+        }
+    }
+}
