@@ -1,0 +1,149 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+@Suite("Download manager: queue, priorities, operations, persistence, progress", .timeLimit(.minutes(3)))
+struct DownloadManagerTests {
+    /// A file the server sends slowly, so it is still running when the test acts on it.
+    func slow(_ server: TestServer, _ name: String, size: Int = 200_000) -> URL {
+        server.url("/file/\(size)?rate=100000&key=\(name)")
+    }
+
+    @Test func atMostTheLimitRunAndPrioritiesDecideWhoIsNext() async throws {
+        try await withDownloads(DownloadManager.Configuration(maxConcurrentDownloads: 1)) { manager, server, directory in
+            let first = try await manager.add(slow(server, "a"), to: .file(directory.appendingPathComponent("a")))
+            let low = try await manager.add(server.url("/file/1000?key=low"), to: .file(directory.appendingPathComponent("low")),
+                                            options: DownloadOptions(priority: .low))
+            let high = try await manager.add(slow(server, "high"), to: .file(directory.appendingPathComponent("high")),
+                                             options: DownloadOptions(priority: .high))
+            #expect(await manager.runningCount == 1)
+            #expect(await manager.waiting.map(\.id) == [high.id, low.id])
+            #expect(await low.state == .waiting && server.counter("file:low") == 0)
+            try await manager.pause(.download(first))
+            await eventually("the high-priority download runs") { await high.state == .running }
+            #expect(await low.state == .waiting && server.counter("file:low") == 0)
+            _ = try await high.completion()
+            _ = try await low.completion()
+            #expect(await first.state == .paused)
+        }
+    }
+
+    @Test func pauseResumeCancelAndRestartOneAListAndAll() async throws {
+        try await withDownloads { manager, server, directory in
+            let names = ["one", "two", "three"]
+            var downloads: [Download] = []
+            for name in names {
+                downloads.append(try await manager.add(slow(server, name), to: .file(directory.appendingPathComponent(name))))
+            }
+            await eventually("all three have bytes") {
+                var all = true
+                for download in downloads where await download.progress.completedBytes == 0 { all = false }
+                return all
+            }
+            #expect(try await manager.pause(.all) == 3)
+            for download in downloads {
+                #expect(await download.state == .paused)
+                #expect(download.destination.resumeRecord.exists && download.destination.partFile.exists)
+            }
+            let paused = await downloads[0].progress.completedBytes
+            #expect(ResumeRecordFile.writtenBytes(at: downloads[0].destination.resumeRecord) == paused)
+
+            // A paused download does not move; an operation that does not apply is refused when named alone.
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(await downloads[0].progress.completedBytes == paused)
+            let refused = await courierError { try await manager.pause(.download(downloads[0])) }
+            #expect(refused?.code == .invalidState)
+            #expect(try await manager.pause(.all) == 0)
+
+            #expect(try await manager.resume(.downloads([downloads[0], downloads[1]])) == 2)
+            #expect(try await manager.cancel(.url(slow(server, "three"))) == 1)
+            #expect(await downloads[2].state == .cancelled)
+            #expect(!downloads[2].destination.partFile.exists && !downloads[2].destination.resumeRecord.exists)
+
+            _ = try await downloads[0].completion()
+            _ = try await downloads[1].completion()
+            #expect(try sha256(of: downloads[0].destination) == ServerFiles.sha256(count: 200_000))
+            #expect(server.counter("file-bytes:one") - 200_000 <= DownloadResumeTests.retryOverlap)
+
+            // Restart fetches a cancelled download again from zero.
+            #expect(try await manager.restart(.download(downloads[2])) == 1)
+            _ = try await downloads[2].completion()
+            #expect(server.counter("file:three") >= 2)
+            let cancelledError = await courierError {
+                let late = try await manager.add(slow(server, "late"), to: .file(directory.appendingPathComponent("late")))
+                try await manager.cancel(.download(late))
+                _ = try await late.completion()
+            }
+            #expect(cancelledError?.code == .cancelled)
+        }
+    }
+
+    @Test func aNewManagerOnTheSameStateDirectoryPicksUpUnfinishedDownloads() async throws {
+        let state = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        try await withDownloads { _, server, directory in
+            try await withSession { session in
+                let first = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+                let target = directory.appendingPathComponent("persisted.bin")
+                let download = try await first.add(slow(server, "persisted"), to: .file(target))
+                await eventually("bytes arrived") { await download.progress.completedBytes > 0 }
+                try await first.pause(.all)
+                let kept = try await first.add(slow(server, "kept"), to: .file(directory.appendingPathComponent("kept.bin")), startsImmediately: false)
+                #expect(await kept.state == .idle)
+
+                let second = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+                let restored = await second.restore()
+                #expect(Set(restored.map(\.destination.lastPathComponent)) == ["persisted.bin", "kept.bin"])
+                let again = try #require(restored.first { $0.destination.lastPathComponent == "persisted.bin" })
+                #expect(await again.state == .paused)
+                #expect(await again.progress.completedBytes > 0)
+                try await second.resume(.download(again))
+                _ = try await again.completion()
+                #expect(try sha256(of: target) == ServerFiles.sha256(count: 200_000))
+                #expect(server.counter("file-bytes:persisted") - 200_000 <= DownloadResumeTests.retryOverlap)
+                // Completed downloads leave the state directory; the idle one stays.
+                let third = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+                #expect(await third.restore().map(\.destination.lastPathComponent) == ["kept.bin"])
+            }
+        }
+    }
+
+    @Test func eventsStartWithTheCurrentStateAndProgressIsThrottled() async throws {
+        try await withDownloads { manager, server, directory in
+            let download = try await manager.add(server.url("/file/300000?rate=300000"), to: .file(directory.appendingPathComponent("events")))
+            let events = await collectEvents(download)
+            guard case .state = events.first else {
+                Issue.record("the first event is \(String(describing: events.first))")
+                return
+            }
+            let progress = events.filter(\.isProgress).count
+            #expect(progress >= 3 && progress <= 30)  // about one second at ≤ 10 a second, plus the first and last
+            let late = await collectEvents(download)
+            #expect(late.count == 3)  // state, progress, completed
+            let aggregate = await manager.progress()
+            #expect(aggregate.completedBytes == 300_000 && aggregate.totalBytes == 300_000)
+        }
+    }
+
+    @Test func bandwidthLimitsHoldTheRateDown() async throws {
+        try await withDownloads(DownloadManager.Configuration(bytesPerSecond: 400_000)) { manager, server, directory in
+            let start = ContinuousClock.now
+            let download = try await manager.add(server.url("/file/300000"), to: .file(directory.appendingPathComponent("limited")),
+                                                 options: DownloadOptions(bytesPerSecond: 200_000))
+            _ = try await download.completion()
+            // 300 kB at 200 kB/s (after a 50 kB burst) cannot take less than about 1.2 s.
+            #expect(start.duration(to: .now) > .milliseconds(1100))
+        }
+    }
+}
+
+/// Reads a sidecar record's byte count the way a person would: the JSON after the first line.
+enum ResumeRecordFile {
+    static func writtenBytes(at url: URL) -> Int64? {
+        guard let data = try? Data(contentsOf: url), let newline = data.firstIndex(of: UInt8(ascii: "\n")),
+              let object = try? JSONSerialization.jsonObject(with: data[(newline + 1)...]) as? [String: Any],
+              let segments = object["segments"] as? [[String: Any]] else { return nil }
+        return segments.reduce(0) { $0 + (($1["written"] as? NSNumber)?.int64Value ?? 0) }
+    }
+}
