@@ -33,7 +33,7 @@ struct BatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Output.exitOnFailure {
-            let requests = try CommandLineInput.batchRequests(try readList())
+            let requests = try CommandLineInput.batchRequests(try Output.readText(file))
             let options = BatchOptions(concurrency: concurrency, mode: failFast ? .failFast : .collectAll)
             let start = ContinuousClock.now
             // Statuses are judged here, like `courier get`, so a 404 shows as its status rather than an error.
@@ -54,19 +54,6 @@ struct BatchCommand: AsyncParsableCommand {
             Output.stderr("\(requests.count) requests: \(requests.count - failed) succeeded, \(failed) failed in \(seconds) s")
             if failed > 0 { throw ExitCode(1) }
         }
-    }
-
-    private func readList() throws -> String {
-        let data: Data
-        do {
-            data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(filePath: file))
-        } catch {
-            throw CourierError(code: .fileAccess, message: "cannot read \"\(file)\": \(error.localizedDescription)")
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw CourierError(code: .fileAccess, message: "\"\(file)\" is not UTF-8 text")
-        }
-        return text
     }
 }
 

@@ -13,11 +13,12 @@ struct CourierCLI: AsyncParsableCommand {
               courier batch urls.txt --concurrency 16
               courier get http://127.0.0.1:8080/small --cache cache-else-network --ttl 300
               courier cache stats
+              courier download http://127.0.0.1:8080/file/1000000 -o big.bin --connections 4
               courier serve --port 8080
               courier demo
             """,
         subcommands: [
-            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self, Serve.self, Demo.self,
+            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self, DownloadCommand.self, Serve.self, Demo.self,
         ]
     )
 }

@@ -17,6 +17,20 @@ enum Output {
         }
     }
 
+    /// The UTF-8 text of `path` (`-` reads standard input).
+    static func readText(_ path: String) throws -> String {
+        let data: Data
+        do {
+            data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(filePath: path))
+        } catch {
+            throw CourierError(code: .fileAccess, message: "cannot read \"\(path)\": \(error.localizedDescription)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw CourierError(code: .fileAccess, message: "\"\(path)\" is not UTF-8 text")
+        }
+        return text
+    }
+
     /// Runs `body`; any error but an exit code becomes one line on stderr (a ``CourierError`` prints as
     /// `code: message`) and exit code 1.
     static func exitOnFailure(_ body: () async throws -> Void) async throws {

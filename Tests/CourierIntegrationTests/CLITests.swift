@@ -21,8 +21,9 @@ struct CLI {
 
     /// Runs `courier` with `arguments`. Output goes to files, and exit is awaited through the termination
     /// handler, so no thread of the cooperative pool blocks (the loopback server in this process needs them).
-    /// With `killAfter`, the process gets SIGKILL after that long (if still running).
-    static func run(_ arguments: [String], killAfter: Duration? = nil) async throws -> Outcome {
+    /// With `killAfter`, the process gets SIGKILL after that long (if still running); with `fileSizeLimitKiB`
+    /// it runs under `ulimit -f`, so writes past that size fail as on a full disk.
+    static func run(_ arguments: [String], killAfter: Duration? = nil, fileSizeLimitKiB: Int? = nil) async throws -> Outcome {
         let directory = FileManager.default.temporaryDirectory
         let outURL = directory.appending(path: "courier-cli-\(UUID().uuidString).out")
         let errURL = directory.appending(path: "courier-cli-\(UUID().uuidString).err")
@@ -33,8 +34,13 @@ struct CLI {
             try? FileManager.default.removeItem(at: errURL)
         }
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        if let fileSizeLimitKiB {
+            process.executableURL = URL(filePath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -f \(fileSizeLimitKiB) && exec \"$0\" \"$@\"", executable.path] + arguments
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments
+        }
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)
         process.standardInput = FileHandle.nullDevice

@@ -77,7 +77,7 @@ public actor DownloadManager {
         guard ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host() != nil else { throw CourierError.invalidURL(url.absoluteString) }
         let file = try await resolve(destination, for: url, options: options)
         if !options.overwrites, FileManager.default.fileExists(atPath: file.path) {
-            throw CourierError(code: .destinationExists, message: "\(file.path) already exists (pass overwrites to replace it)")
+            throw CourierError(code: .destinationExists, message: "\(file.path) already exists and overwriting was not asked for")
         }
         if let existing = byID[DownloadID(destination: file)] {
             if startsImmediately, await existing.allows(.start) { try await start(.download(existing)) }

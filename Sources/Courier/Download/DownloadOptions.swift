@@ -38,7 +38,7 @@ public struct DownloadOptions: Sendable, Hashable {
 
     /// Creates options; see each property for its default.
     public init(checksum: DownloadChecksum? = nil, connections: Int = 1, minimumSegmentBytes: Int64 = 1 << 20, retries: Int = 5,
-                retryDelay: Duration = .milliseconds(250), idleTimeout: Duration = .seconds(30), checkpointInterval: Duration = .seconds(2),
+                retryDelay: Duration = .milliseconds(250), idleTimeout: Duration = .seconds(30), checkpointInterval: Duration = .milliseconds(500),
                 bytesPerSecond: Int? = nil, overwrites: Bool = false, priority: RequestPriority = .normal, headers: HTTPFields = [:]) {
         self.checksum = checksum
         self.connections = connections

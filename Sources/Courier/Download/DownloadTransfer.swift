@@ -30,6 +30,10 @@ struct DownloadTransfer: Sendable {
     /// Runs until the file is in place (returning its URL), or throws. Whatever happens, the resume record on
     /// disk afterwards describes exactly the bytes in the part file.
     func run() async throws -> URL {
+        let folder = files.destination.deletingLastPathComponent()
+        do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
+            throw CourierError(code: .fileAccess, message: "cannot create \(folder.path): \(error.localizedDescription)")
+        }
         let part = try PartFile(url: files.part)
         defer { part.close() }
         try resumeOrStartFresh(part)

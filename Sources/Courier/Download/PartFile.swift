@@ -18,10 +18,10 @@ final class PartFile: Sendable {
     let url: URL
     private let descriptor: Int32
 
-    /// Opens (creating when needed, mode 0600) the part file at `url`.
+    /// Opens (creating when needed, with the permissions the umask allows, as curl does) the part file at `url`.
     init(url: URL) throws {
         self.url = url
-        let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
         guard descriptor >= 0 else { throw Self.failure("cannot open", url) }
         self.descriptor = descriptor
     }

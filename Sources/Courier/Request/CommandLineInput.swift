@@ -57,6 +57,36 @@ public enum CommandLineInput {
         return .milliseconds(Int64(value * 1000))
     }
 
+    /// A rate such as `500K`, `2M`, `1.5M` or `1048576` in bytes per second, as curl's `--limit-rate` takes it
+    /// (K, M and G are powers of 1024; a trailing `B` or `/s` is allowed).
+    public static func byteRate(_ text: String) throws -> Int {
+        var number = text.trimmingCharacters(in: .whitespaces).lowercased()
+        for suffix in ["/s", "b"] where number.hasSuffix(suffix) { number.removeLast(suffix.count) }
+        var factor = 1.0
+        if let last = number.last, let power = ["k": 1.0, "m": 2.0, "g": 3.0][String(last)] {
+            factor = pow(1024, power)
+            number.removeLast()
+        }
+        guard let value = Double(number), value.isFinite, value > 0, value * factor >= 1, value * factor < 1e15 else {
+            throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(text))\" is not a rate such as 500K or 2M")
+        }
+        return Int(value * factor)
+    }
+
+    /// A download list: one absolute URL per line; blank lines and lines starting with `#` are skipped.
+    public static func urlList(_ text: String) throws -> [URL] {
+        var urls: [URL] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            do { urls.append(try url(trimmed)) } catch let error as CourierError {
+                throw CourierError(code: error.code, message: "line \(number + 1): \(error.message)")
+            }
+        }
+        guard !urls.isEmpty else { throw CourierError(code: .invalidParameter, message: "the list holds no URL") }
+        return urls
+    }
+
     /// A batch file: one request per line, `METHOD URL` or just `URL` (GET); blank lines and lines starting with
     /// `#` are skipped. A bad line fails with an error naming its number.
     public static func batchRequests(_ text: String) throws -> [Request<Data>] {

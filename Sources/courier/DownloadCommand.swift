@@ -1,0 +1,151 @@
+import ArgumentParser
+import Courier
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `courier download`: resumable, verified downloads, one URL or a list.
+struct DownloadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "download",
+        abstract: "Download files resumably, with several connections, a rate limit and a checksum.",
+        discussion: """
+            The file grows as DEST.part beside a resume record (DEST.part.resume); it is checked (length, then
+            --sha256) and renamed to DEST only when whole. Run the same command again after Ctrl-C, a crash or
+            kill -9 and it continues where the record says. An existing DEST is never replaced without --overwrite.
+            Prints the saved path on stdout; exits 0 only when every file is complete and verified.
+            Examples:
+              courier download http://127.0.0.1:8080/file/1000000 -o big.bin --sha256 <hex> --connections 4
+              courier download http://127.0.0.1:8080/file/1000000 -d downloads --limit-rate 500K --state-dir state
+              courier download -i urls.txt -d downloads --concurrency 4
+            """
+    )
+
+    @Argument(help: "The URL to download (or use -i).")
+    var url: String?
+
+    @Option(name: .shortAndLong, help: "The file to write.")
+    var output: String?
+
+    @Option(name: .customShort("d"), help: "The directory to write into; the name comes from the server or the URL (default: .).")
+    var directory: String?
+
+    @Option(name: .customShort("i"), help: "A file listing one URL per line ('-' for standard input); needs -d.")
+    var inputFile: String?
+
+    @Option(help: "The SHA-256 the file must have (64 hex digits).")
+    var sha256: String?
+
+    @Option(help: "Connections per file; more than 1 splits large files into segments (1-16).")
+    var connections = 1
+
+    @Option(help: "The most bytes per second, such as 500K or 2M (all downloads together).")
+    var limitRate: String?
+
+    @Option(help: "Transient failures in a row retried from the last byte on disk.")
+    var retries = 5
+
+    @Option(help: "Keep the list of downloads here, so a new run picks up unfinished ones.")
+    var stateDir: String?
+
+    @Option(help: "Downloads at once with -i (1-64).")
+    var concurrency = 3
+
+    @Flag(help: "Replace an existing destination file.")
+    var overwrite = false
+
+    func validate() throws {
+        if (url == nil) == (inputFile == nil) { throw ValidationError("give either a URL or -i LIST") }
+        if output != nil, directory != nil { throw ValidationError("-o and -d exclude each other") }
+        if inputFile != nil, directory == nil { throw ValidationError("-i needs -d DIR") }
+        if inputFile != nil, output != nil || sha256 != nil { throw ValidationError("-o and --sha256 name one file; they do not go with -i") }
+        if !(1...16).contains(connections) { throw ValidationError("--connections must be between 1 and 16") }
+        if !(1...64).contains(concurrency) { throw ValidationError("--concurrency must be between 1 and 64") }
+        if retries < 0 { throw ValidationError("--retries must be 0 or more") }
+    }
+
+    func run() async throws {
+        signal(SIGXFSZ, SIG_IGN)  // past a file size limit, writes fail with EFBIG and the download says so
+        try await Output.exitOnFailure {
+            let options = DownloadOptions(checksum: try sha256.map(DownloadChecksum.sha256), connections: connections, retries: retries,
+                                          overwrites: overwrite)
+            let configuration = DownloadManager.Configuration(maxConcurrentDownloads: concurrency, stateDirectory: stateDir.map { URL(filePath: $0) },
+                                                              bytesPerSecond: try limitRate.map(CommandLineInput.byteRate))
+            try await withSession { session in
+                let manager = try DownloadManager(session: session, configuration: configuration)
+                await manager.restore(resuming: false)
+                let interrupt = Interrupt.pausing(manager)
+                defer { interrupt.forEach { $0.cancel() } }
+                if let inputFile {
+                    try await downloadList(inputFile, manager: manager, options: options)
+                } else if let url {
+                    try await downloadOne(try CommandLineInput.url(url), manager: manager, options: options)
+                }
+            }
+        }
+    }
+
+    private func downloadOne(_ url: URL, manager: DownloadManager, options: DownloadOptions) async throws {
+        let destination: DownloadDestination = output.map { .file(URL(filePath: $0)) } ?? .directory(URL(filePath: directory ?? "."))
+        let download = try await manager.add(url, to: destination, options: options)
+        let printer = ProgressPrinter()
+        for await event in await download.events() { printer.show(event) }
+        printer.end()
+        let file = try await download.completion()
+        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
+        Output.stderr("saved \(file.path) (\(ByteCount.format(size)))\(options.checksum == nil ? "" : ", sha256 verified")")
+        Output.stdout(file.path)
+    }
+
+    private func downloadList(_ list: String, manager: DownloadManager, options: DownloadOptions) async throws {
+        let urls = try CommandLineInput.urlList(try Output.readText(list))
+        let start = ContinuousClock.now
+        var added: [(URL, Result<Download, any Error>)] = []
+        for url in urls {
+            do { added.append((url, .success(try await manager.add(url, to: .directory(URL(filePath: directory ?? ".")), options: options)))) } catch {
+                added.append((url, .failure(error)))
+            }
+        }
+        let printer = ProgressPrinter()
+        let progress = Task {
+            for await aggregate in manager.progressUpdates(every: .seconds(1)) { printer.show(.progress(aggregate)) }
+        }
+        var failed = 0
+        for (url, result) in added {
+            do {
+                let file = try await result.get().completion()
+                printer.line("done \(file.path)")
+                Output.stdout(file.path)
+            } catch {
+                failed += 1
+                printer.line("failed \(Redactor.standard.redact(url: url)): \(error)")
+            }
+        }
+        progress.cancel()
+        printer.end()
+        let seconds = String(format: "%.2f", start.duration(to: .now).seconds)
+        Output.stderr("\(urls.count) download\(urls.count == 1 ? "" : "s"): \(urls.count - failed) completed, \(failed) failed in \(seconds) s")
+        if failed > 0 { throw ExitCode(1) }
+    }
+}
+
+/// Ctrl-C (or SIGTERM) pauses every download, which saves its resume record, then exits with 130.
+enum Interrupt {
+    static func pausing(_ manager: DownloadManager) -> [any DispatchSourceSignal] {
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
+        for source in sources {
+            source.setEventHandler {
+                Task {
+                    _ = try? await manager.pause(.all)
+                    Output.stderr("courier: interrupted; the partial download is kept, run the same command to resume")
+                    exit(130)
+                }
+            }
+            source.resume()
+        }
+        return sources
+    }
+}

@@ -1,0 +1,58 @@
+import Courier
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Shows download progress on stderr: a bar redrawn in place on a terminal, otherwise a plain line at most
+/// once a second (for logs and pipes).
+final class ProgressPrinter: Sendable {
+    private let isTerminal = isatty(STDERR_FILENO) != 0
+    private let lastLine = Mutex<(time: ContinuousClock.Instant?, drawn: Bool)>((nil, false))
+
+    /// Shows one event: progress as the bar or a line, restarts and retries as their own lines.
+    func show(_ event: DownloadEvent) {
+        switch event {
+        case .progress(let progress): draw(progress)
+        case .restarted, .retrying: line(event.description)
+        default: break
+        }
+    }
+
+    /// Prints a line of its own, below the bar.
+    func line(_ text: String) {
+        clearBar()
+        Output.stderr(text)
+    }
+
+    /// Ends the bar line.
+    func end() { clearBar() }
+
+    private func draw(_ progress: DownloadProgress) {
+        let now = ContinuousClock.now
+        let due = lastLine.withLock { state -> Bool in
+            guard isTerminal || state.time.map({ $0.duration(to: now) >= .seconds(1) }) ?? true else { return false }
+            state.time = now
+            state.drawn = isTerminal
+            return true
+        }
+        guard due else { return }
+        guard isTerminal else {
+            Output.stderr(progress.description)
+            return
+        }
+        let width = 24
+        let filled = Int((progress.fraction ?? 0) * Double(width))
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        FileHandle.standardError.write(Data("\r[\(bar)] \(progress)\u{1B}[K".utf8))
+    }
+
+    private func clearBar() {
+        let drawn = lastLine.withLock { state in
+            defer { state.drawn = false }
+            return state.drawn
+        }
+        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}

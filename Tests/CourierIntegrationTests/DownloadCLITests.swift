@@ -1,0 +1,108 @@
+import CourierTesting
+import Foundation
+import Testing
+
+@Suite("courier download", .timeLimit(.minutes(3)))
+struct DownloadCLITests {
+    @Test func downloadsVerifiesAndRefusesToOverwrite() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let url = server.url("/file/500000?disposition=attachment%3B%20filename%3D%22data.bin%22").absoluteString
+            let hash = ServerFiles.sha256(count: 500_000)
+            let ok = try await CLI.run(["download", url, "-d", directory.path, "--sha256", hash, "--connections", "2"])
+            #expect(ok.status == 0 && ok.stdout == directory.appendingPathComponent("data.bin").path + "\n")
+            #expect(ok.stderr.contains("sha256 verified"))
+            #expect(try sha256(of: directory.appendingPathComponent("data.bin")) == hash)
+
+            let again = try await CLI.run(["download", url, "-d", directory.path])
+            #expect(again.status == 1 && again.stderr.hasPrefix("courier: destinationExists: "))
+            let replaced = try await CLI.run(["download", url, "-d", directory.path, "--overwrite"])
+            #expect(replaced.status == 0)
+
+            let wrong = try await CLI.run(["download", server.url("/file/1000").absoluteString, "-o", directory.appendingPathComponent("w").path,
+                                           "--sha256", String(repeating: "0", count: 64)])
+            #expect(wrong.status == 1 && wrong.stderr.contains("integrity: sha256 mismatch"))
+            #expect(!directory.appendingPathComponent("w").exists && directory.appendingPathComponent("w").partFile.exists)
+        }
+    }
+
+    @Test func badInputGetsOneClearLine() async throws {
+        let cases: [([String], String)] = [
+            (["download"], "give either a URL or -i LIST"),
+            (["download", "http://127.0.0.1:1/x", "-o", "a", "-d", "b"], "-o and -d exclude each other"),
+            (["download", "-i", "list.txt"], "-i needs -d DIR"),
+            (["download", "http://127.0.0.1:1/x", "--connections", "0"], "--connections must be between 1 and 16"),
+            (["download", "http://127.0.0.1:1/x", "--sha256", "xyz"], "invalidParameter: \"xyz\" is not a sha256 digest"),
+            (["download", "http://127.0.0.1:1/x", "--limit-rate", "fast"], "invalidParameter: \"fast\" is not a rate"),
+            (["download", "ftp://example.com/x"], "invalidURL"),
+            (["download", "-i", "/nonexistent/list", "-d", "/tmp"], "fileAccess: cannot read"),
+        ]
+        for (arguments, message) in cases {
+            let outcome = try await CLI.run(arguments)
+            #expect(outcome.status != 0 && outcome.stderr.contains(message), "\(arguments): \(outcome.stderr)")
+            #expect(!outcome.stderr.contains("Fatal error") && outcome.stdout.isEmpty)
+        }
+    }
+
+    @Test func aListDownloadsIntoADirectoryWithASummary() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let list = directory.appendingPathComponent("list.txt")
+            let lines = ["# three files and a missing one", server.url("/file/1000").absoluteString, "",
+                         server.url("/file/2000").absoluteString, server.url("/status/404").absoluteString, server.url("/file/3000").absoluteString]
+            try lines.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
+            let target = directory.appendingPathComponent("out")
+            let outcome = try await CLI.run(["download", "-i", list.path, "-d", target.path, "--concurrency", "2"])
+            #expect(outcome.status == 1)
+            #expect(outcome.stderr.contains("4 downloads: 3 completed, 1 failed"))
+            #expect(outcome.stderr.contains("failed \(server.url("/status/404").absoluteString): httpStatus: HTTP 404"))
+            #expect(target.appendingPathComponent("2000").fileSize == 2000 && target.appendingPathComponent("3000").fileSize == 3000)
+        }
+    }
+
+    @Test func aFullDiskFailsClearlyAndKeepsThePartialFile() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let target = directory.appendingPathComponent("big.bin")
+            let outcome = try await CLI.run(["download", server.url("/file/2000000").absoluteString, "-o", target.path], fileSizeLimitKiB: 256)
+            #expect(outcome.status == 1 && outcome.stderr.contains("courier: diskFull: "), "\(outcome.stderr)")
+            #expect(!target.exists && target.partFile.exists && target.partFile.fileSize <= 256 * 1024)
+            // With room again, the same command finishes the job from where it stopped.
+            let resumed = try await CLI.run(["download", server.url("/file/2000000").absoluteString, "-o", target.path])
+            #expect(resumed.status == 0)
+            #expect(try sha256(of: target) == ServerFiles.sha256(count: 2_000_000))
+        }
+    }
+
+    /// Kill the download with SIGKILL at random moments, run it again each time: it resumes, fetches less than
+    /// 1.5 × the file in total, and ends with the right bytes; the destination never holds a partial file.
+    @Test(arguments: [1, 3])
+    func survivesSIGKILLAndResumes(connections: Int) async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let size = 8 << 20
+            let key = "kill-\(connections)"
+            // The server paces itself (about 2 MB/s in all), so what it counts as sent is what the client got.
+            let url = server.url("/file/\(size)?key=\(key)&rate=\(2_000_000 / connections)").absoluteString
+            let target = directory.appendingPathComponent("killed.bin")
+            let arguments = ["download", url, "-o", target.path, "--connections", String(connections),
+                             "--sha256", ServerFiles.sha256(count: size)]
+            var kills = 0
+            for _ in 0..<3 {
+                let outcome = try await CLI.run(arguments, killAfter: .milliseconds(Int.random(in: 700...1500)))
+                if outcome.status == 0 { break }
+                kills += 1
+                #expect(!target.exists)  // never a partial file under the final name
+            }
+            let final = try await CLI.run(arguments)
+            #expect(final.status == 0, "\(final.stderr)")
+            #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
+            #expect(kills >= 2)
+            #expect(Double(server.counter("file-bytes:\(key)")) < 1.5 * Double(size))
+        }
+    }
+}
