@@ -152,6 +152,7 @@ struct DemoTour {
             }
         }
         try await cacheSteps()
+        try await downloadSteps()
     }
 
     static func failure(_ body: () async throws -> Void) async -> CourierError? {
