@@ -65,15 +65,18 @@ final class HitCounters: Sendable {
     func hits(_ path: String) -> Int { counts.withLock { $0[path] ?? 0 } }
 }
 
-/// Answers `/small` and `/delay/MS` with the 1 KiB body, `/json` with 1 KiB of JSON (404 for other paths),
-/// keeping the connection open.
+/// Answers `/small` and `/delay/MS` with the 1 KiB body, `/json` with 1 KiB of JSON, `/blob/N` with N bytes
+/// (one `Range` honoured, `?rate=B` paces each connection to B bytes per second; see ``BlobSender``), and 404
+/// for other paths, keeping the connection open.
 private final class SmallHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     let counters: HitCounters
+    private var head: HTTPRequestHead?
     private var path = ""
     private var keepAlive = true
+    private var blob: BlobSender?
 
     init(counters: HitCounters) {
         self.counters = counters
@@ -82,6 +85,7 @@ private final class SmallHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
+            self.head = head
             path = String(head.uri.prefix { $0 != "?" })
             keepAlive = head.isKeepAlive
         case .body:
@@ -94,10 +98,19 @@ private final class SmallHandler: ChannelInboundHandler {
                     let (handler, context) = loopBound.value
                     handler.respond(context: context, found: true)
                 }
+            } else if path.hasPrefix("/blob/"), let head, let size = Int(path.dropFirst("/blob/".count)) {
+                let sender = BlobSender(head: head, size: size)
+                blob = sender
+                sender.start(context: context)
             } else {
                 respond(context: context, found: path == "/small" || path == "/json", json: path == "/json")
             }
         }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { blob?.send(context: context) }
+        context.fireChannelWritabilityChanged()
     }
 
     private func respond(context: ChannelHandlerContext, found: Bool, json: Bool = false) {

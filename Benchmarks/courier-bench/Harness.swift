@@ -8,6 +8,9 @@ struct RoundPlan: Sendable {
 
     static let full = RoundPlan(rounds: 15, duration: .seconds(1), warmup: .seconds(1))
     static let quick = RoundPlan(rounds: 1, duration: .milliseconds(300), warmup: .milliseconds(100))
+
+    /// Whether this is the `--quick` plan, which also shrinks the files of the transfer scenarios.
+    var isQuick: Bool { rounds == 1 }
 }
 
 /// One contender in a throughput scenario: something that sends one request and waits for the whole body.

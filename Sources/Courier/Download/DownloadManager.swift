@@ -63,8 +63,8 @@ public actor DownloadManager {
     // MARK: Adding
 
     /// Adds a download of `url` and, unless `startsImmediately` is `false`, queues it. Adding a destination the
-    /// manager already has returns that download (started again when it was paused or failed), so running the
-    /// same command twice resumes instead of duplicating.
+    /// manager already has returns that download, resumed when it was paused or failed (so running the same
+    /// command twice resumes instead of duplicating) and fetched again when it was cancelled or completed.
     ///
     /// Throws ``CourierError/Code/destinationExists`` when the file is already there and
     /// ``DownloadOptions/overwrites`` is off, and ``CourierError/Code/invalidParameter`` for impossible options.
@@ -80,7 +80,12 @@ public actor DownloadManager {
             throw CourierError(code: .destinationExists, message: "\(file.path) already exists and overwriting was not asked for")
         }
         if let existing = byID[DownloadID(destination: file)] {
-            if startsImmediately, await existing.allows(.start) { try await start(.download(existing)) }
+            guard startsImmediately else { return existing }
+            if await existing.allows(.start) {
+                try await start(.download(existing))
+            } else if await existing.state.isFinal {
+                try await restart(.download(existing))  // completed (its file since removed or to be replaced) or cancelled
+            }
             return existing
         }
         let download = make(url: url, destination: file, options: options, state: .idle)

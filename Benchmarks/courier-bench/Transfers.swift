@@ -1,0 +1,77 @@
+import Foundation
+import Synchronization
+
+/// One contender in a file transfer scenario: something that fetches the whole file into the given path.
+struct TransferContender: Sendable {
+    var name: String
+    var fetch: @Sendable (URL) async throws -> Void
+}
+
+enum Transfers {
+    /// A new directory under the system's temporary directory (the same filesystem as the part files).
+    static func scratchDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// Lets every contender fetch the file `rounds` times, taking turns (order reversed every other round);
+    /// checks each file's size, removes it, and reports each contender's median rate in MB/s.
+    static func compare(_ contenders: [TransferContender], bytes: Int, rounds: Int, in directory: URL) async throws -> [String: Double] {
+        var samples: [String: [Double]] = [:]
+        for round in 0..<rounds {
+            for contender in round % 2 == 0 ? contenders : contenders.reversed() {
+                let file = directory.appendingPathComponent("\(contender.name)-\(round).bin")
+                let start = ContinuousClock.now
+                try await contender.fetch(file)
+                let elapsed = start.duration(to: .now).seconds
+                let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? -1
+                try? FileManager.default.removeItem(at: file)
+                guard size == bytes else { throw BenchError.unexpected("\(contender.name) wrote \(size) of \(bytes) bytes") }
+                samples[contender.name, default: []].append(Double(bytes) / 1e6 / elapsed)
+            }
+        }
+        return samples.mapValues { values in values.sorted()[values.count / 2] }
+    }
+}
+
+/// The process's peak resident memory (`VmHWM`), reset before a run through `/proc/self/clear_refs`, so the
+/// figure covers that run alone (plus what the process already held).
+final class PeakRSS: Sendable {
+    private let peak = Mutex<Double>(0)
+
+    func reset() { try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8) }
+
+    func sample() {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return }
+        peak.withLock { $0 = max($0, kib / 1024) }
+    }
+
+    var peakMiB: Double { peak.withLock { $0 } }
+}
+
+/// External tools (curl, aria2c): found on the PATH, run to completion.
+enum Tools {
+    static func find(_ name: String) -> URL? {
+        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return paths.map { URL(filePath: String($0)).appendingPathComponent(name) }.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+
+    /// Runs `tool` and waits (without blocking a thread) for it to exit 0.
+    static func run(_ tool: URL, _ arguments: [String]) async throws {
+        let process = Process()
+        process.executableURL = tool
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        guard status == 0 else { throw BenchError.unexpected("\(tool.lastPathComponent) exited with \(status)") }
+    }
+}
