@@ -78,6 +78,6 @@ extension Scenario {
         return ScenarioResult(
             name: "download-segmented", unit: "MB/s", higherIsBetter: true, results: results,
             notes: notes + String(format: "courier-4/courier-1 = %.2f (target >= 3)", ratio)
-                + "; the server paces each connection to \(ByteCount.format(perConnection))/s; \(ByteCount.format(size)) per run")
+                + "; the server paces each connection with a timer (nominally \(ByteCount.format(perConnection))/s); \(ByteCount.format(size)) per run")
     }
 }

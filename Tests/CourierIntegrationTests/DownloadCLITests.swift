@@ -89,8 +89,10 @@ struct DownloadCLITests {
             // The server paces itself (about 2 MB/s in all), so what it counts as sent is what the client got.
             let url = server.url("/file/\(size)?key=\(key)&rate=\(2_000_000 / connections)").absoluteString
             let target = directory.appendingPathComponent("killed.bin")
+            // With several connections the run also keeps a state directory, the path a manager restores from.
+            let state = connections > 1 ? ["--state-dir", directory.appendingPathComponent("state").path] : []
             let arguments = ["download", url, "-o", target.path, "--connections", String(connections),
-                             "--sha256", ServerFiles.sha256(count: size)]
+                             "--sha256", ServerFiles.sha256(count: size)] + state
             var kills = 0
             for _ in 0..<3 {
                 let outcome = try await CLI.run(arguments, killAfter: .milliseconds(Int.random(in: 700...1500)))
@@ -103,6 +105,10 @@ struct DownloadCLITests {
             #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
             #expect(kills >= 2)
             #expect(Double(server.counter("file-bytes:\(key)")) < 1.5 * Double(size))
+            if connections > 1 {  // the finished download has left the state directory
+                let left = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("state").path)
+                #expect(left.isEmpty, "\(left)")
+            }
         }
     }
 }

@@ -185,8 +185,9 @@ public actor Download {
     }
 
     private func transferEnded(_ result: Result<URL, CourierError>, generation: Int) async {
+        // A pause, cancel or restart has already moved the state on and handles the transfer's end itself.
         if generation == self.generation, machine.state == .running {
-            if self.generation == generation { transfer = nil }
+            transfer = nil
             switch result {
             case .success(let file):
                 _ = machine.handle(.finished)

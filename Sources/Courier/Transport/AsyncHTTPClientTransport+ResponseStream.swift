@@ -62,7 +62,7 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
         for (name, value) in head.headers {
             if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
         }
-        let produced = Producer.makeSequence(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 8),
+        let produced = Producer.makeSequence(backPressureStrategy: .init(lowWatermark: 8, highWatermark: 32),
                                              finishOnDeinit: true, delegate: self)
         let continuation = state.withLock { state in
             state.source = produced.source
