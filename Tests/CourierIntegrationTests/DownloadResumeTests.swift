@@ -142,4 +142,20 @@ struct DownloadResumeTests {
             #expect(server.counter("file-bytes:seg") - size <= (requests - 5) * Self.retryOverlap)
         }
     }
+
+    @Test func aServerThatClaimsRangesButIgnoresThemFallsBackToOneConnection() async throws {
+        try await withDownloads { manager, server, directory in
+            let size = 4 << 20
+            let target = directory.appendingPathComponent("liar.bin")
+            let url = server.url("/file/\(size)?no-ranges-after=1&key=liar")  // HEAD says Accept-Ranges; GETs get 200
+            let options = DownloadOptions(connections: 4, minimumSegmentBytes: 512 * 1024)
+            let download = try await manager.add(url, to: .file(target), options: options, startsImmediately: false)
+            let events = await download.events()
+            let restarts = Task { await events.reduce(0) { $0 + ($1.isRestarted ? 1 : 0) } }
+            try await manager.start(.download(download))
+            _ = try await download.completion()
+            #expect(await restarts.value == 1)
+            #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
+        }
+    }
 }

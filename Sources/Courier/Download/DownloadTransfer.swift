@@ -25,6 +25,8 @@ struct DownloadTransfer: Sendable {
     /// A reason to throw the partial bytes away and fetch the file again from zero.
     struct RestartSignal: Error {
         let reason: String
+        /// The server does not really serve ranges: go on with one connection.
+        var dropsSegments = false
     }
 
     /// Runs until the file is in place (returning its URL), or throws. Whatever happens, the resume record on
@@ -65,9 +67,10 @@ struct DownloadTransfer: Sendable {
     /// answers say the partial bytes cannot be used.
     private func fetchEverything(_ part: PartFile) async throws {
         var restarts = 0
+        var segments = options.connections > 1
         while true {
             do {
-                try await planSegments()
+                if segments { try await planSegments() }
                 try await fetchSegments(part)
                 return
             } catch let restart as RestartSignal {
@@ -75,6 +78,7 @@ struct DownloadTransfer: Sendable {
                 guard restarts <= 3 else {
                     throw CourierError.rangeMismatch("the file kept changing on the server (\(restart.reason))")
                 }
+                if restart.dropsSegments { segments = false }
                 try part.truncate(to: 0)
                 live.replace(with: .fresh(url: url.absoluteString))
                 try checkpoint(part)
@@ -87,7 +91,7 @@ struct DownloadTransfer: Sendable {
     /// when the server accepts ranges and the file is large enough.
     private func planSegments() async throws {
         let record = live.snapshot()
-        guard options.connections > 1, record.segments.count == 1, record.writtenBytes == 0, record.totalLength == nil else { return }
+        guard record.segments.count == 1, record.writtenBytes == 0, record.totalLength == nil else { return }
         var request = Request<Data>(method: .head, path: url.absoluteString)
         for field in options.headers { request.headers.append(field) }
         request.timeouts = TimeoutOverrides(readIdle: options.idleTimeout)
@@ -172,7 +176,10 @@ struct DownloadTransfer: Sendable {
             if !isKnown { live.adopt(validator: EntityValidator(response.headers), totalLength: length) }
             try await write(response.body, segment: index, from: offset, part)
         case .replace(let length):
-            guard record.segments.count == 1 else { throw RestartSignal(reason: "the server sent the whole file to a segment request") }
+            guard record.segments.count == 1 else {
+                throw RestartSignal(reason: "the server sent the whole file to a segment request; going on with one connection",
+                                    dropsSegments: true)
+            }
             try part.truncate(to: 0)
             live.replace(with: .fresh(url: url.absoluteString))
             live.adopt(validator: EntityValidator(response.headers), totalLength: length)
