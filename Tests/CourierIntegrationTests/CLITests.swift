@@ -21,9 +21,9 @@ struct CLI {
 
     /// Runs `courier` with `arguments`. Output goes to files, and exit is awaited through the termination
     /// handler, so no thread of the cooperative pool blocks (the loopback server in this process needs them).
-    /// With `killAfter`, the process gets SIGKILL after that long (if still running); with `fileSizeLimitKiB`
+    /// With `killAfter`, the process gets `signal` (SIGKILL by default) after that long (if still running); with `fileSizeLimitKiB`
     /// it runs under `ulimit -f`, so writes past that size fail as on a full disk.
-    static func run(_ arguments: [String], killAfter: Duration? = nil, fileSizeLimitKiB: Int? = nil) async throws -> Outcome {
+    static func run(_ arguments: [String], killAfter: Duration? = nil, signal: Int32 = SIGKILL, fileSizeLimitKiB: Int? = nil) async throws -> Outcome {
         let directory = FileManager.default.temporaryDirectory
         let outURL = directory.appending(path: "courier-cli-\(UUID().uuidString).out")
         let errURL = directory.appending(path: "courier-cli-\(UUID().uuidString).err")
@@ -55,7 +55,7 @@ struct CLI {
                 let pid = process.processIdentifier
                 Task {
                     try? await Task.sleep(for: killAfter)
-                    kill(pid, SIGKILL)
+                    kill(pid, signal)
                 }
             }
         }

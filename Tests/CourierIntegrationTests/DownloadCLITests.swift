@@ -111,4 +111,22 @@ struct DownloadCLITests {
             }
         }
     }
+
+    @Test func ctrlCPausesWithTheRecordSavedAndTheNextRunFinishes() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let size = 2_000_000
+            let url = server.url("/file/\(size)?rate=1000000&key=interrupt").absoluteString
+            let target = directory.appendingPathComponent("interrupted.bin")
+            let interrupted = try await CLI.run(["download", url, "-o", target.path], killAfter: .milliseconds(800), signal: SIGINT)
+            #expect(interrupted.status == 130 && interrupted.stderr.contains("interrupted; the partial download is kept"))
+            #expect(target.resumeRecord.exists && !target.exists)
+            let kept = ResumeRecordFile.writtenBytes(at: target.resumeRecord) ?? 0
+            #expect(kept > 0 && Int(kept) == target.partFile.fileSize)
+            let resumed = try await CLI.run(["download", url, "-o", target.path, "--sha256", ServerFiles.sha256(count: size)])
+            #expect(resumed.status == 0)
+            #expect(server.counter("file-bytes:interrupt") - size <= DownloadResumeTests.retryOverlap)
+        }
+    }
 }
