@@ -64,6 +64,9 @@ public struct RequestBody: Sendable {
         RequestBody(storage: .stream(ByteStream(chunks), length: length), contentType: contentType)
     }
 
+    /// A `multipart/form-data` body, streamed (files are read from disk as it is sent).
+    public static func multipart(_ form: MultipartFormData) throws -> RequestBody { try form.body() }
+
     /// Whether this body has any content.
     public var isEmpty: Bool { if case .empty = storage { true } else { false } }
 

@@ -1,0 +1,172 @@
+public import Foundation
+import NIOCore
+
+/// A `multipart/form-data` body (RFC 7578) built from text fields, bytes and files, streamed from disk in
+/// 64 KiB chunks so a large file never sits in memory; the `Content-Length` is known before the first byte.
+///
+/// Field and file names are escaped the way browsers do (`"` → `%22`, CR → `%0D`, LF → `%0A`), so no name can
+/// break the framing; extra part headers are validated like request headers.
+///
+/// ```swift
+/// var form = MultipartFormData()
+/// form.append(field: "title", value: "Holiday")
+/// try form.append(file: URL(filePath: "/photos/beach.jpg"), name: "photo")   // image/jpeg, from the extension
+/// let response = try await session.send(Request<Data>.post("/upload", body: try form.body()))
+/// ```
+public struct MultipartFormData: Sendable {
+    /// What one part carries.
+    enum Content: Sendable {
+        case data(Data)
+        case file(URL)
+    }
+
+    /// One part: its header block (already rendered) and its content.
+    struct Part: Sendable {
+        let header: Data
+        let content: Content
+    }
+
+    /// The boundary between parts.
+    public let boundary: String
+    private(set) var parts: [Part] = []
+
+    /// An empty form with a random boundary (or the given one, for tests that need stable bytes).
+    public init(boundary: String? = nil) {
+        self.boundary = boundary ?? "courier-" + (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 36) }.joined()
+    }
+
+    /// `multipart/form-data; boundary=…`, the request's `Content-Type`.
+    public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+
+    /// Adds a text field.
+    public mutating func append(field name: String, value: String) {
+        parts.append(Part(header: header(name: name, fileName: nil, contentType: nil, extra: []), content: .data(Data(value.utf8))))
+    }
+
+    /// Adds bytes as a part, as a file upload when `fileName` is given.
+    public mutating func append(data: Data, name: String, fileName: String? = nil, contentType: String? = nil,
+                                headers: [(name: String, value: String)] = []) throws {
+        try Self.validate(headers, contentType: contentType)
+        let type = contentType ?? (fileName.map(MIMEType.forFileName) ?? nil)
+        parts.append(Part(header: header(name: name, fileName: fileName, contentType: type, extra: headers), content: .data(data)))
+    }
+
+    /// Adds a file, read from disk while the body is sent. The file name defaults to the file's own, the type
+    /// to the one its extension suggests. Throws ``CourierError/Code/fileAccess`` when it is not a readable
+    /// regular file.
+    public mutating func append(file url: URL, name: String, fileName: String? = nil, contentType: String? = nil,
+                                headers: [(name: String, value: String)] = []) throws {
+        try Self.validate(headers, contentType: contentType)
+        _ = try Self.size(of: url)
+        let shownName = fileName ?? url.lastPathComponent
+        let type = contentType ?? MIMEType.forFileName(shownName)
+        parts.append(Part(header: header(name: name, fileName: shownName, contentType: type, extra: headers), content: .file(url)))
+    }
+
+    /// The exact number of bytes the body will have, from the parts and the files' sizes now.
+    public func contentLength() throws -> Int64 {
+        var total = Int64(closing.count)
+        for part in parts {
+            total += Int64(part.header.count + 2)  // the header block, and CRLF after the content
+            switch part.content {
+            case .data(let data): total += Int64(data.count)
+            case .file(let url): total += try Self.size(of: url)
+            }
+        }
+        return total
+    }
+
+    /// The request body: streamed, with its length and content type.
+    public func body() throws -> RequestBody {
+        .stream(MultipartChunks(parts: parts, closing: closing), length: try contentLength(), contentType: contentType)
+    }
+
+    private var closing: Data { Data("--\(boundary)--\r\n".utf8) }
+
+    private func header(name: String, fileName: String?, contentType: String?, extra: [(name: String, value: String)]) -> Data {
+        var text = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Self.escape(name))\""
+        if let fileName { text += "; filename=\"\(Self.escape(fileName))\"" }
+        text += "\r\n"
+        if let contentType { text += "Content-Type: \(contentType)\r\n" }
+        for (headerName, value) in extra { text += "\(headerName): \(value)\r\n" }
+        return Data((text + "\r\n").utf8)
+    }
+
+    /// `"` → `%22`, CR → `%0D`, LF → `%0A`: the escaping of the HTML standard's form encoding.
+    static func escape(_ name: String) -> String {
+        var escaped = ""
+        for scalar in name.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "%22"
+            case "\r": escaped += "%0D"
+            case "\n": escaped += "%0A"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+
+    private static func validate(_ headers: [(name: String, value: String)], contentType: String?) throws {
+        for (name, value) in headers { _ = try HeaderValidation.field(name: name, value: value) }
+        if let contentType { _ = try HeaderValidation.field(name: "Content-Type", value: contentType) }
+    }
+
+    static func size(of url: URL) throws -> Int64 {
+        let path = url.path(percentEncoded: false)
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+              (attributes[.type] as? FileAttributeType) == .typeRegular,
+              let size = (attributes[.size] as? NSNumber)?.int64Value,
+              FileManager.default.isReadableFile(atPath: path) else {
+            throw CourierError(code: .fileAccess, message: "cannot read the file \"\(CourierError.printable(path))\" for the form")
+        }
+        return size
+    }
+}
+
+/// The bytes of a form, part by part: each header block, then the content (files in 64 KiB chunks), then CRLF;
+/// finally the closing boundary.
+struct MultipartChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let parts: [MultipartFormData.Part]
+    let closing: Data
+
+    func makeAsyncIterator() -> Iterator { Iterator(parts: parts, closing: closing) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        private var pending: [ByteBuffer] = []
+        private var parts: ArraySlice<MultipartFormData.Part>
+        private var file: FileChunks.Iterator?
+        private var closing: Data?
+
+        init(parts: [MultipartFormData.Part], closing: Data) {
+            self.parts = parts[...]
+            self.closing = closing
+        }
+
+        mutating func next() async throws -> ByteBuffer? {
+            while true {
+                if !pending.isEmpty { return pending.removeFirst() }
+                if let current = file {
+                    if let chunk = try await current.next() { return chunk }
+                    file = nil
+                    return ByteBuffer(string: "\r\n")
+                }
+                if let part = parts.popFirst() {
+                    pending.append(ByteBuffer(bytes: part.header))
+                    switch part.content {
+                    case .data(let data):
+                        var content = ByteBuffer(bytes: data)
+                        content.writeString("\r\n")
+                        pending.append(content)
+                    case .file(let url):
+                        file = FileChunks(url: url).makeAsyncIterator()
+                    }
+                    continue
+                }
+                guard let last = closing else { return nil }
+                closing = nil
+                return ByteBuffer(bytes: last)
+            }
+        }
+    }
+}

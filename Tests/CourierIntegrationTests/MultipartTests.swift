@@ -1,0 +1,69 @@
+import Courier
+import CourierTesting
+import Crypto
+import Foundation
+import Testing
+
+@Suite("Multipart form bodies streamed from disk", .timeLimit(.minutes(1)))
+struct MultipartTests {
+    struct Echoed: Decodable {
+        struct Part: Decodable {
+            var name: String?
+            var filename: String?
+            var contentType: String?
+            var length: Int
+            var sha256: String
+        }
+        var parts: [Part]
+    }
+
+    func hex(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+
+    @Test func fieldsBytesAndFilesArriveWholeWithTheLengthKnownUpFront() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("report.pdf")
+        let fileBytes = ServerFiles.data(count: 1_000_003)
+        try fileBytes.write(to: file)
+        var form = MultipartFormData()
+        form.append(field: "title", value: "Quarterly ✓")
+        try form.append(data: Data("{\"a\":1}".utf8), name: "meta", fileName: "meta.json")
+        try form.append(file: file, name: "document", headers: [("X-Part", "7")])
+        try await withServerSession { session, _ in
+            let response = try await session.send(Request<Data>.post("/multipart", body: try .multipart(form)).decoding(Echoed.self))
+            let parts = response.value.parts
+            #expect(parts.map(\.name) == ["title", "meta", "document"])
+            #expect(parts[0].sha256 == hex(Data("Quarterly ✓".utf8)) && parts[0].filename == nil)
+            #expect(parts[1].filename == "meta.json" && parts[1].contentType == "application/json")
+            #expect(parts[2].filename == "report.pdf" && parts[2].contentType == "application/pdf")
+            #expect(parts[2].length == fileBytes.count && parts[2].sha256 == hex(fileBytes))
+
+            let echo = try await session.send(Request<Echo>.post("/echo", body: try .multipart(form)))
+            #expect(Int64(echo.value.bodyLength) == (try form.contentLength()))
+            #expect(echo.value.header("Content-Type") == form.contentType)
+        }
+    }
+
+    @Test func hostileNamesCannotBreakTheFraming() async throws {
+        var form = MultipartFormData()
+        let hostile = "a\"; filename=\"x.sh\"\r\nContent-Type: text/evil\r\n\r\nboom"
+        form.append(field: hostile, value: "v")
+        try form.append(data: Data("x".utf8), name: "f", fileName: "../\"evil\r\n.txt")
+        try await withServerSession { session, _ in
+            let parts = try await session.send(Request<Data>.post("/multipart", body: try .multipart(form)).decoding(Echoed.self)).value.parts
+            #expect(parts.count == 2)
+            #expect(parts[0].name == "a%22; filename=%22x.sh%22%0D%0AContent-Type: text/evil%0D%0A%0D%0Aboom" && parts[0].filename == nil)
+            #expect(parts[1].filename == "../%22evil%0D%0A.txt")
+        }
+    }
+
+    @Test func badPartsAreRefusedBeforeAnythingIsSent() throws {
+        var form = MultipartFormData()
+        let header = #expect(throws: CourierError.self) { try form.append(data: Data(), name: "x", headers: [("X-Bad", "a\r\nb")]) }
+        #expect(header?.code == .invalidHeader)
+        let missing = #expect(throws: CourierError.self) { try form.append(file: URL(filePath: "/nonexistent/file"), name: "f") }
+        #expect(missing?.code == .fileAccess)
+        let type = #expect(throws: CourierError.self) { try form.append(data: Data(), name: "x", contentType: "text/plain\r\nX: y") }
+        #expect(type?.code == .invalidHeader)
+    }
+}
