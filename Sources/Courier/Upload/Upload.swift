@@ -1,0 +1,116 @@
+import NIOCore
+import Synchronization
+
+/// An upload in flight: its progress as an `AsyncSequence`, its response, and a way to cancel it. Made by
+/// ``Session/upload(_:)``.
+///
+/// ```swift
+/// let upload = try session.upload(Request<Data>.post("/files", body: .file(big)))
+/// for await progress in upload.progress { print(progress) }   // at most ten a second, then the last
+/// let response = try await upload.response
+/// ```
+public struct Upload<Value: Sendable>: Sendable {
+    /// Progress from the first byte to the last, at most about ten values a second; it ends when the body
+    /// has been sent or the upload stops.
+    public let progress: AsyncStream<UploadProgress>
+    private let task: Task<Response<Value>, any Error>
+
+    init(progress: AsyncStream<UploadProgress>, task: Task<Response<Value>, any Error>) {
+        self.progress = progress
+        self.task = task
+    }
+
+    /// The server's answer; throws ``CourierError`` (``CourierError/Code/cancelled`` after ``cancel()``).
+    public var response: Response<Value> {
+        get async throws {
+            do { return try await task.value } catch { throw RequestExecutor.normalize(error) }
+        }
+    }
+
+    /// Stops the upload; the transport closes the connection.
+    public func cancel() { task.cancel() }
+}
+
+extension Session {
+    /// Starts sending `request` and returns at once with an ``Upload`` that reports how many body bytes have
+    /// gone out. The body is streamed (files are read from disk as the connection accepts them), so it is not
+    /// replayed: an upload is never retried or redirected with 307/308.
+    public nonisolated func upload<Value>(_ request: Request<Value>) throws -> Upload<Value> {
+        let prepared = try request.body.prepare()
+        let meter = UploadMeter(total: prepared.length)
+        let progress = meter.updates.subscribe()
+        var counted = request
+        counted.body = .stream(CountedChunks(base: prepared.chunks(), meter: meter), length: prepared.length,
+                               contentType: request.body.contentType)
+        let task = Task {
+            defer { meter.finish() }
+            return try await send(counted)
+        }
+        return Upload(progress: progress, task: task)
+    }
+}
+
+/// Counts the bytes of an upload and publishes progress, throttled to about ten values a second.
+final class UploadMeter: Sendable {
+    private struct State {
+        var sent: Int64 = 0
+        var lastPublished: ContinuousClock.Instant?
+        var rate = RateMeter()
+    }
+
+    let total: Int64?
+    let updates = EventBroadcaster<UploadProgress>(replaysLatest: true, bufferLimit: 16)
+    private let state = Mutex(State())
+
+    init(total: Int64?) { self.total = total }
+
+    /// Counts `count` more bytes sent; publishes when 100 ms have passed since the last value.
+    func add(_ count: Int) {
+        let now = ContinuousClock.now
+        let value = state.withLock { state -> UploadProgress? in
+            state.sent += Int64(count)
+            let rate = state.rate.record(state.sent, at: now)
+            guard state.lastPublished.map({ $0.duration(to: now) >= .milliseconds(100) }) ?? true else { return nil }
+            state.lastPublished = now
+            return UploadProgress(bytesSent: state.sent, totalBytes: total, bytesPerSecond: rate)
+        }
+        if let value { updates.yield(value) }
+    }
+
+    /// Publishes the final value and ends the stream.
+    func finish() {
+        let value = state.withLock { state in
+            UploadProgress(bytesSent: state.sent, totalBytes: total, bytesPerSecond: state.rate.record(state.sent))
+        }
+        updates.yield(value)
+        updates.finish()
+    }
+}
+
+/// A body's chunks, cut to at most 64 KiB so progress moves smoothly, each counted as the transport takes it.
+struct CountedChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let base: ByteStream
+    let meter: UploadMeter
+
+    func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), meter: meter) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var base: ByteStream.AsyncIterator
+        let meter: UploadMeter
+        var current: ByteBuffer?
+
+        mutating func next() async throws -> ByteBuffer? {
+            while true {
+                if var buffer = current, buffer.readableBytes > 0,
+                   let slice = buffer.readSlice(length: Swift.min(64 * 1024, buffer.readableBytes)) {
+                    current = buffer
+                    meter.add(slice.readableBytes)
+                    return slice
+                }
+                guard let next = try await base.next() else { return nil }
+                current = next
+            }
+        }
+    }
+}

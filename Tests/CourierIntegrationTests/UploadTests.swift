@@ -1,0 +1,47 @@
+import Courier
+import CourierTesting
+import Foundation
+import NIOCore
+import Testing
+
+@Suite("Uploads: progress and cancel", .timeLimit(.minutes(1)))
+struct UploadTests {
+    @Test func aFileUploadReportsProgressUpToItsLength() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("upload.bin")
+        let size = 3_000_000
+        try ServerFiles.data(count: size).write(to: file)
+        try await withServerSession { session, _ in
+            let upload = try session.upload(Request<Echo>.post("/echo", body: .file(file)))
+            var values: [UploadProgress] = []
+            for await progress in upload.progress { values.append(progress) }
+            let echo = try await upload.response.value
+            #expect(echo.bodyLength == size && echo.bodySHA256 == ServerFiles.sha256(count: size))
+            #expect(values.last?.bytesSent == Int64(size) && values.last?.fraction == 1)
+            #expect(zip(values, values.dropFirst()).allSatisfy { $0.bytesSent <= $1.bytesSent })
+            #expect(values.allSatisfy { $0.totalBytes == Int64(size) })
+        }
+    }
+
+    @Test func cancellingStopsAnEndlessUploadPromptly() async throws {
+        try await withServerSession { session, _ in
+            let chunks = AsyncStream<ByteBuffer> { continuation in
+                let feeder = Task {
+                    while !Task.isCancelled {
+                        continuation.yield(ByteBuffer(repeating: 7, count: 16 * 1024))
+                        try? await Task.sleep(for: .milliseconds(20))
+                    }
+                    continuation.finish()
+                }
+                continuation.onTermination = { _ in feeder.cancel() }
+            }
+            let upload = try session.upload(Request<Data>.post("/echo", body: .stream(chunks)))
+            var iterator = upload.progress.makeAsyncIterator()
+            while let progress = await iterator.next(), progress.bytesSent < 64 * 1024 {}
+            upload.cancel()
+            let error = await courierError { _ = try await upload.response }  // the suite's time limit catches a hang
+            #expect(error?.code == .cancelled)
+        }
+    }
+}
