@@ -1,3 +1,4 @@
+import Courier
 import CompressNIO
 import Crypto
 import Foundation
@@ -63,7 +64,7 @@ struct Routes {
     private func echo(_ request: ServerRequest, _ writer: ResponseWriter) async throws {
         var headers: [String: [String]] = [:]
         for (name, value) in request.head.headers { headers[name.lowercased(), default: []].append(value) }
-        let object: [String: Any] = [
+        var object: [String: Any] = [
             "method": request.head.method.rawValue,
             "path": request.path,
             "uri": request.head.uri,
@@ -73,6 +74,17 @@ struct Routes {
             "bodyLength": request.bodyLength,
             "bodySHA256": request.bodySHA256,
         ]
+        // A compressed request body (kept whole up to 8 MiB) is decoded, so a test can check what was meant.
+        if let coding = request.header("Content-Encoding"), request.bodyLength <= ConnectionHandler.keptBodyBytes {
+            var body = request.body
+            let algorithm: CompressionAlgorithm? = coding == "gzip" ? .gzip() : coding == "deflate" ? .zlib() : nil
+            if let algorithm, let decoded = try? body.decompress(with: algorithm) {
+                object["decodedLength"] = decoded.readableBytes
+                object["decodedSHA256"] = Hex.string(SHA256.hash(data: Data(decoded.readableBytesView)))
+            } else {
+                object["decodedLength"] = -1  // not a valid body in that coding
+            }
+        }
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         try await writer.respond(headers: [("Content-Type", "application/json")], body: ByteBuffer(bytes: data),
                                  includeBody: request.head.method != .HEAD)

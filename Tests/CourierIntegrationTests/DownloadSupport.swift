@@ -27,9 +27,10 @@ func withDownloads<T>(
 }
 
 /// The SHA-256 (hex) of a file.
-func sha256(of url: URL) throws -> String {
-    SHA256.hash(data: try Data(contentsOf: url)).map { String(format: "%02x", $0) }.joined()
-}
+func sha256(of url: URL) throws -> String { sha256Hex(try Data(contentsOf: url)) }
+
+/// The SHA-256 (hex) of some bytes.
+func sha256Hex(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
 
 /// Every event of `download` until it ends.
 func collectEvents(_ download: Download) async -> [DownloadEvent] {

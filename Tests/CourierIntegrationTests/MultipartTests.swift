@@ -1,6 +1,5 @@
 import Courier
 import CourierTesting
-import Crypto
 import Foundation
 import Testing
 
@@ -17,8 +16,6 @@ struct MultipartTests {
         var parts: [Part]
     }
 
-    func hex(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
-
     @Test func fieldsBytesAndFilesArriveWholeWithTheLengthKnownUpFront() async throws {
         let directory = try temporaryDownloadDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -33,10 +30,10 @@ struct MultipartTests {
             let response = try await session.send(Request<Data>.post("/multipart", body: try .multipart(form)).decoding(Echoed.self))
             let parts = response.value.parts
             #expect(parts.map(\.name) == ["title", "meta", "document"])
-            #expect(parts[0].sha256 == hex(Data("Quarterly ✓".utf8)) && parts[0].filename == nil)
+            #expect(parts[0].sha256 == sha256Hex(Data("Quarterly ✓".utf8)) && parts[0].filename == nil)
             #expect(parts[1].filename == "meta.json" && parts[1].contentType == "application/json")
             #expect(parts[2].filename == "report.pdf" && parts[2].contentType == "application/pdf")
-            #expect(parts[2].length == fileBytes.count && parts[2].sha256 == hex(fileBytes))
+            #expect(parts[2].length == fileBytes.count && parts[2].sha256 == sha256Hex(fileBytes))
 
             let echo = try await session.send(Request<Echo>.post("/echo", body: try .multipart(form)))
             #expect(Int64(echo.value.bodyLength) == (try form.contentLength()))
