@@ -18,8 +18,8 @@ struct UploadTests {
             for await progress in upload.progress { values.append(progress) }
             let echo = try await upload.response.value
             #expect(echo.bodyLength == size && echo.bodySHA256 == ServerFiles.sha256(count: size))
-            #expect(values.last?.bytesSent == Int64(size) && values.last?.fraction == 1)
-            #expect(zip(values, values.dropFirst()).allSatisfy { $0.bytesSent <= $1.bytesSent })
+            #expect(values.last?.completedBytes == Int64(size) && values.last?.fraction == 1)
+            #expect(zip(values, values.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes })
             #expect(values.allSatisfy { $0.totalBytes == Int64(size) })
         }
     }
@@ -38,7 +38,7 @@ struct UploadTests {
             }
             let upload = try session.upload(Request<Data>.post("/echo", body: .stream(chunks)))
             var iterator = upload.progress.makeAsyncIterator()
-            while let progress = await iterator.next(), progress.bytesSent < 64 * 1024 {}
+            while let progress = await iterator.next(), progress.completedBytes < 64 * 1024 {}
             upload.cancel()
             let error = await courierError { _ = try await upload.response }  // the suite's time limit catches a hang
             #expect(error?.code == .cancelled)

@@ -72,7 +72,7 @@ final class UploadMeter: Sendable {
             let rate = state.rate.record(state.sent, at: now)
             guard state.lastPublished.map({ $0.duration(to: now) >= .milliseconds(100) }) ?? true else { return nil }
             state.lastPublished = now
-            return UploadProgress(bytesSent: state.sent, totalBytes: total, bytesPerSecond: rate)
+            return UploadProgress(completedBytes: state.sent, totalBytes: total, bytesPerSecond: rate)
         }
         if let value { updates.yield(value) }
     }
@@ -80,7 +80,7 @@ final class UploadMeter: Sendable {
     /// Publishes the final value and ends the stream.
     func finish() {
         let value = state.withLock { state in
-            UploadProgress(bytesSent: state.sent, totalBytes: total, bytesPerSecond: state.rate.record(state.sent))
+            UploadProgress(completedBytes: state.sent, totalBytes: total, bytesPerSecond: state.rate.record(state.sent))
         }
         updates.yield(value)
         updates.finish()

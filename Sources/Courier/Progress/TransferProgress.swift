@@ -1,10 +1,11 @@
 import Foundation
 
-/// How far a download (or all of a manager's downloads) has come.
-public struct DownloadProgress: Sendable, Hashable, CustomStringConvertible {
-    /// Bytes in the part file (or, once completed, in the destination).
+/// How far a transfer has come: a download (or all of a manager's downloads) or an upload.
+public struct TransferProgress: Sendable, Hashable, CustomStringConvertible {
+    /// Bytes done: in a download's part file (or, once completed, its destination), or taken by the transport
+    /// from an upload's body.
     public var completedBytes: Int64
-    /// The length of the file, once the server has said it.
+    /// The length, once known: the file's length as the server said it, or the upload body's.
     public var totalBytes: Int64?
     /// The recent transfer rate, averaged over about two seconds.
     public var bytesPerSecond: Double
@@ -39,6 +40,12 @@ public struct DownloadProgress: Sendable, Hashable, CustomStringConvertible {
         return text
     }
 }
+
+/// How far a download (or all of a manager's downloads) has come.
+public typealias DownloadProgress = TransferProgress
+
+/// How far an upload has come.
+public typealias UploadProgress = TransferProgress
 
 /// Turns byte counts sampled over time into a rate: the bytes moved over roughly the last two seconds.
 struct RateMeter: Sendable {
