@@ -218,7 +218,7 @@ public actor Download {
     /// Tells observers and the state directory about the current state.
     private func report() {
         broadcaster.yield(.state(machine.state))
-        hooks.stateChanged(self.snapshotForRegistry())
+        hooks.stateChanged(registryEntry(state: machine.state))
     }
 
     /// Reports a final state with its outcome and ends the current subscriptions.
@@ -240,8 +240,6 @@ public actor Download {
                                connections: options.connections, retries: options.retries, bytesPerSecond: options.bytesPerSecond,
                                overwrites: options.overwrites, priority: options.priority.rawValue)
     }
-
-    private func snapshotForRegistry() -> DownloadRegistry.Entry { registryEntry(state: machine.state) }
 }
 
 /// What a download tells its manager.

@@ -47,29 +47,26 @@ public struct DownloadChecksum: Sendable, Hashable, CustomStringConvertible {
 
     /// The digest of the file at `url`, read in 1 MiB chunks.
     static func digest(of url: URL, algorithm: Algorithm) throws -> String {
+        switch algorithm {
+        case .sha256: try digest(of: url, using: SHA256.self)
+        case .sha1: try digest(of: url, using: Insecure.SHA1.self)
+        case .md5: try digest(of: url, using: Insecure.MD5.self)
+        }
+    }
+
+    private static func digest<Hash: HashFunction>(of url: URL, using _: Hash.Type) throws -> String {
         guard let handle = try? FileHandle(forReadingFrom: url) else {
             throw CourierError(code: .fileAccess, message: "cannot read \(url.path) to verify it")
         }
         defer { try? handle.close() }
-        var sha256 = SHA256()
-        var sha1 = Insecure.SHA1()
-        var md5 = Insecure.MD5()
+        var hasher = Hash()
         while true {
             let chunk: Data
             do { chunk = try handle.read(upToCount: 1 << 20) ?? Data() } catch {
                 throw CourierError(code: .fileAccess, message: "cannot read \(url.path) to verify it: \(error.localizedDescription)")
             }
-            if chunk.isEmpty { break }
-            switch algorithm {
-            case .sha256: sha256.update(data: chunk)
-            case .sha1: sha1.update(data: chunk)
-            case .md5: md5.update(data: chunk)
-            }
-        }
-        switch algorithm {
-        case .sha256: return Hex.string(sha256.finalize())
-        case .sha1: return Hex.string(sha1.finalize())
-        case .md5: return Hex.string(md5.finalize())
+            if chunk.isEmpty { return Hex.string(hasher.finalize()) }
+            hasher.update(data: chunk)
         }
     }
 

@@ -112,9 +112,7 @@ public actor DownloadManager {
         case .file(let file):
             return file.standardizedFileURL
         case .directory(let directory):
-            var request = Request<Data>(method: .head, path: url.absoluteString)
-            for field in options.headers { request.headers.append(field) }
-            let disposition = try? await session.stream(request).headers[.contentDisposition]
+            let disposition = try? await session.stream(options.request(.head, url)).headers[.contentDisposition]
             return try DownloadFileName.destination(for: DownloadFileName.suggested(contentDisposition: disposition, url: url), in: directory)
         }
     }

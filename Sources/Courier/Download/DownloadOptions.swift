@@ -53,6 +53,16 @@ public struct DownloadOptions: Sendable, Hashable {
         self.headers = headers
     }
 
+    /// A request for `url` as every request of a download is made: the extra headers, the idle timeout, a total
+    /// timeout of a year (silence, not length, is what ends a transfer), and `Accept-Encoding: identity` so the
+    /// bytes arrive as the server stores them.
+    func request(_ method: HTTPRequest.Method, _ url: URL) -> Request<Data> {
+        var request = Request<Data>(method: method, path: url.absoluteString)
+        for field in headers { request.headers.append(field) }
+        request.timeouts = TimeoutOverrides(readIdle: idleTimeout, total: .seconds(365 * 86_400))
+        return request.header("Accept-Encoding", "identity")
+    }
+
     /// The delay before retry number `attempt` (1-based).
     func delay(beforeRetry attempt: Int) -> Duration {
         let factor = 1 << min(max(0, attempt - 1), 10)

@@ -92,10 +92,7 @@ struct DownloadTransfer: Sendable {
     private func planSegments() async throws {
         let record = live.snapshot()
         guard record.segments.count == 1, record.writtenBytes == 0, record.totalLength == nil else { return }
-        var request = Request<Data>(method: .head, path: url.absoluteString)
-        for field in options.headers { request.headers.append(field) }
-        request.timeouts = TimeoutOverrides(readIdle: options.idleTimeout)
-        guard let head = try? await session.stream(request.header("Accept-Encoding", "identity")), head.status.code == 200,
+        guard let head = try? await session.stream(options.request(.head, url)), head.status.code == 200,
               head.headers[.acceptRanges]?.lowercased().contains("bytes") == true,
               let length = head.headers[.contentLength].flatMap({ Int64($0) }), length >= 2 * options.minimumSegmentBytes else { return }
         var planned = record
@@ -107,7 +104,8 @@ struct DownloadTransfer: Sendable {
 
     /// Runs one task per unfinished segment next to the checkpointer.
     private func fetchSegments(_ part: PartFile) async throws {
-        let pending = live.snapshot().segments.indices.filter { !live.segment($0).isDone }
+        let segments = live.snapshot().segments
+        let pending = segments.indices.filter { !segments[$0].isDone }
         guard !pending.isEmpty else { return }
         try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
@@ -159,10 +157,7 @@ struct DownloadTransfer: Sendable {
         let record = live.snapshot()
         let segment = record.segments[index]
         let range = segment.missing
-        var request = Request<Data>(method: .get, path: url.absoluteString)
-        for field in options.headers { request.headers.append(field) }
-        request.timeouts = TimeoutOverrides(readIdle: options.idleTimeout, total: .seconds(365 * 86_400))
-        request = request.header("Accept-Encoding", "identity")
+        var request = options.request(.get, url)
         if range.isPartial {
             request = request.header("Range", range.header)
             if let ifRange = record.validator.ifRange { request = request.header("If-Range", ifRange) }
@@ -216,7 +211,7 @@ struct DownloadTransfer: Sendable {
         let snapshot = live.snapshot()
         try part.synchronize()
         do { try AtomicFile.write(snapshot.encoded(), to: files.record, durable: true) } catch let failure as AtomicFile.Failure {
-            throw Self.fileError(failure)
+            throw PartFile.error(errno: failure.code, failure.description)
         }
     }
 
@@ -265,10 +260,5 @@ struct DownloadTransfer: Sendable {
         case .httpStatus: return [500, 502, 503, 504].contains(error.status?.code ?? 0)
         default: return false
         }
-    }
-
-    static func fileError(_ failure: AtomicFile.Failure) -> CourierError {
-        let full = failure.code == ENOSPC || failure.code == EFBIG || failure.code == EDQUOT
-        return CourierError(code: full ? .diskFull : .fileAccess, message: failure.description + (full ? "; the partial download is kept" : ""))
     }
 }

@@ -68,11 +68,14 @@ final class PartFile: Sendable {
     /// limit is full, ``CourierError/Code/fileAccess`` otherwise.
     static func failure(_ what: String, _ url: URL) -> CourierError {
         let code = errno
-        let reason = String(cString: strerror(code))
-        if code == ENOSPC || code == EFBIG || code == EDQUOT {
-            return CourierError(code: .diskFull, message: "\(what) \(url.path): \(reason); the partial download is kept")
-        }
-        return CourierError(code: .fileAccess, message: "\(what) \(url.path): \(reason)")
+        return error(errno: code, "\(what) \(url.path): \(String(cString: strerror(code)))")
+    }
+
+    /// `message` as ``CourierError/Code/diskFull`` when `code` says the disk or the file size limit is full,
+    /// as ``CourierError/Code/fileAccess`` otherwise.
+    static func error(errno code: Int32, _ message: String) -> CourierError {
+        guard code == ENOSPC || code == EFBIG || code == EDQUOT else { return CourierError(code: .fileAccess, message: message) }
+        return CourierError(code: .diskFull, message: message + "; the partial download is kept")
     }
 }
 

@@ -69,11 +69,7 @@ final class EventBroadcaster<Element: Sendable>: Sendable {
 
     /// Ends every stream; later subscribers get the latest element (when replaying) and the end.
     func finish() {
-        let subscribers = state.withLock { state in
-            state.isFinished = true
-            defer { state.subscribers = [:] }
-            return state.subscribers.values
-        }
-        for continuation in subscribers { continuation.finish() }
+        state.withLock { $0.isFinished = true }  // from here on, no subscriber is added, so none is missed below
+        endSubscriptions()
     }
 }

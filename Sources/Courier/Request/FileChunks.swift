@@ -9,6 +9,16 @@ struct FileChunks: AsyncSequence, Sendable {
 
     func makeAsyncIterator() -> Iterator { Iterator(url: url, chunkSize: chunkSize) }
 
+    /// The size of the file at `url` when it is a regular file this process can read; `nil` otherwise.
+    static func readableSize(of url: URL) -> Int64? {
+        let path = url.path(percentEncoded: false)
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+              (attributes[.type] as? FileAttributeType) == .typeRegular,
+              let size = (attributes[.size] as? NSNumber)?.int64Value,
+              FileManager.default.isReadableFile(atPath: path) else { return nil }
+        return size
+    }
+
     final class Iterator: AsyncIteratorProtocol {
         private let url: URL
         private let chunkSize: Int

@@ -80,13 +80,8 @@ public struct RequestBody: Sendable {
                 throw CourierError(code: .encoding, message: "could not encode the body: \(error)", underlying: error)
             }
         case .file(let url):
-            let path = url.path(percentEncoded: false)
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-                  (attributes[.type] as? FileAttributeType) == .typeRegular,
-                  let size = (attributes[.size] as? NSNumber)?.int64Value,
-                  FileManager.default.isReadableFile(atPath: path)
-            else {
-                throw CourierError(code: .fileAccess, message: "cannot read body file \"\(CourierError.printable(path))\"")
+            guard let size = FileChunks.readableSize(of: url) else {
+                throw CourierError(code: .fileAccess, message: "cannot read body file \"\(CourierError.printable(url.path(percentEncoded: false)))\"")
             }
             return .file(url, length: size)
         case .stream(let stream, let length): return .stream(stream, length: length)

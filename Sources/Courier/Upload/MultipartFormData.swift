@@ -112,12 +112,8 @@ public struct MultipartFormData: Sendable {
     }
 
     static func size(of url: URL) throws -> Int64 {
-        let path = url.path(percentEncoded: false)
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-              (attributes[.type] as? FileAttributeType) == .typeRegular,
-              let size = (attributes[.size] as? NSNumber)?.int64Value,
-              FileManager.default.isReadableFile(atPath: path) else {
-            throw CourierError(code: .fileAccess, message: "cannot read the file \"\(CourierError.printable(path))\" for the form")
+        guard let size = FileChunks.readableSize(of: url) else {
+            throw CourierError(code: .fileAccess, message: "cannot read the file \"\(CourierError.printable(url.path(percentEncoded: false)))\" for the form")
         }
         return size
     }
