@@ -116,12 +116,7 @@ struct FixedWork: Sendable {
                 }
             }
         }
-        return times.mapValues(median)
-    }
-
-    private static func median(_ values: [Duration]) -> Duration {
-        let sorted = values.sorted()
-        return sorted[sorted.count / 2]
+        return times.mapValues(Throughput.median)
     }
 }
 

@@ -66,11 +66,11 @@ enum Throughput {
             }
         }
         for contender in contenders { try await contender.finish() }
-        return samples.mapValues { values in
-            let sorted = values.sorted()
-            return sorted[sorted.count / 2]
-        }
+        return samples.mapValues(median)
     }
+
+    /// The middle value (the upper middle for an even count) of a non-empty list.
+    static func median<Value: Comparable>(_ values: [Value]) -> Value { values.sorted()[values.count / 2] }
 }
 
 extension Duration {

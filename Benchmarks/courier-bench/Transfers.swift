@@ -31,22 +31,19 @@ enum Transfers {
                 samples[contender.name, default: []].append(Double(bytes) / 1e6 / elapsed)
             }
         }
-        return samples.mapValues { values in values.sorted()[values.count / 2] }
+        return samples.mapValues(Throughput.median)
     }
 }
 
-/// The process's peak resident memory (`VmHWM`), reset before a run through `/proc/self/clear_refs`, so the
-/// figure covers that run alone (plus what the process already held).
+/// The largest peak resident memory over several runs, each measured by ``MemoryUse`` from a reset before it.
 final class PeakRSS: Sendable {
     private let peak = Mutex<Double>(0)
 
-    func reset() { try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8) }
+    func reset() { MemoryUse.resetPeak() }
 
     func sample() {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return }
-        peak.withLock { $0 = max($0, kib / 1024) }
+        guard let mib = MemoryUse.peakMiB() else { return }
+        peak.withLock { $0 = max($0, mib) }
     }
 
     var peakMiB: Double { peak.withLock { $0 } }

@@ -1,4 +1,5 @@
 public import Foundation
+import Courier
 import CompressNIO
 import Crypto
 import NIOCore
@@ -34,7 +35,7 @@ public enum ServerFiles {
             hasher.update(data: bytes(offset: offset, count: size))
             offset += size
         }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Hex.string(hasher.finalize())
     }
 
     /// The deterministic bytes as `Data`.

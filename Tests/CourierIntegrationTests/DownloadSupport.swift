@@ -30,7 +30,7 @@ func withDownloads<T>(
 func sha256(of url: URL) throws -> String { sha256Hex(try Data(contentsOf: url)) }
 
 /// The SHA-256 (hex) of some bytes.
-func sha256Hex(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+func sha256Hex(_ data: Data) -> String { Hex.string(SHA256.hash(data: data)) }
 
 /// Every event of `download` until it ends.
 func collectEvents(_ download: Download) async -> [DownloadEvent] {
