@@ -76,11 +76,9 @@ public enum CommandLineInput {
     /// A download list: one absolute URL per line; blank lines and lines starting with `#` are skipped.
     public static func urlList(_ text: String) throws -> [URL] {
         var urls: [URL] = []
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+        for (number, trimmed) in listLines(text) {
             do { urls.append(try url(trimmed)) } catch let error as CourierError {
-                throw CourierError(code: error.code, message: "line \(number + 1): \(error.message)")
+                throw CourierError(code: error.code, message: "line \(number): \(error.message)")
             }
         }
         guard !urls.isEmpty else { throw CourierError(code: .invalidParameter, message: "the list holds no URL") }
@@ -91,17 +89,15 @@ public enum CommandLineInput {
     /// `#` are skipped. A bad line fails with an error naming its number.
     public static func batchRequests(_ text: String) throws -> [Request<Data>] {
         var requests: [Request<Data>] = []
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+        for (number, trimmed) in listLines(text) {
             let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             guard words.count <= 2 else {
-                throw CourierError(code: .invalidParameter, message: "line \(number + 1): expected 'METHOD URL' or 'URL'")
+                throw CourierError(code: .invalidParameter, message: "line \(number): expected 'METHOD URL' or 'URL'")
             }
             let method: HTTPRequest.Method
             if words.count == 2 {
                 guard let parsed = HTTPRequest.Method(words[0].uppercased()), words[0].allSatisfy(\.isLetter) else {
-                    throw CourierError(code: .invalidParameter, message: "line \(number + 1): \"\(CourierError.printable(words[0]))\" is not an HTTP method")
+                    throw CourierError(code: .invalidParameter, message: "line \(number): \"\(CourierError.printable(words[0]))\" is not an HTTP method")
                 }
                 method = parsed
             } else {
@@ -109,10 +105,19 @@ public enum CommandLineInput {
             }
             let url = words[words.count - 1]
             guard URLBuilder.absoluteURL(url) != nil else {
-                throw CourierError.invalidURL(url, reason: "line \(number + 1): not an absolute http(s) URL")
+                throw CourierError.invalidURL(url, reason: "line \(number): not an absolute http(s) URL")
             }
             requests.append(Request<Data>(method: method, path: url))
         }
         return requests
+    }
+
+    /// The lines of a list file that say something, numbered from 1: trimmed of spaces, tabs and a CR (files
+    /// written on Windows), without blank lines and `#` comments.
+    private static func listLines(_ text: String) -> [(number: Int, text: String)] {
+        text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { index, line in
+            let trimmed = line.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
+            return trimmed.isEmpty || trimmed.hasPrefix("#") ? nil : (index + 1, trimmed)
+        }
     }
 }
