@@ -15,12 +15,6 @@ public struct CacheCompression: Sendable, Hashable {
     /// How much of a large body is compressed first to judge whether compressing it pays.
     static let sampleBytes = 64 * 1024
 
-    /// Content types whose bodies are compressed already.
-    static let compressedTypes = ["image/jpeg", "image/png", "image/gif", "image/webp", "image/avif", "image/heic", "video/", "audio/",
-                                  "application/zip", "application/gzip", "application/x-gzip", "application/zstd",
-                                  "application/x-7z-compressed", "application/x-rar", "application/x-xz", "application/x-bzip2",
-                                  "font/woff", "font/woff2", "application/pdf"]
-
     /// Creates settings; `level` is clamped to 0…9.
     public init(level: Int = 6, minimumBytes: Int = 256, minimumRatio: Double = 1.1) {
         self.level = min(9, max(0, level))
@@ -35,7 +29,7 @@ public struct CacheCompression: Sendable, Hashable {
     /// an already-compressed `contentType`, or a first 64 KiB (or the whole) that shrinks less than
     /// ``minimumRatio``. The disk store's path, public so it can be measured and reused.
     public func compressIfWorthwhile(_ body: Data, contentType: String? = nil) -> Data? {
-        guard level > 0, body.count >= minimumBytes, !Self.isCompressed(contentType) else { return nil }
+        guard level > 0, body.count >= minimumBytes, !CompressedContentTypes.contains(contentType) else { return nil }
         if body.count > Self.sampleBytes {
             guard let sample = try? Self.deflate(body.prefix(Self.sampleBytes), level: 1),
                   Double(Self.sampleBytes) / Double(max(1, sample.count)) >= minimumRatio else { return nil }
@@ -43,11 +37,6 @@ public struct CacheCompression: Sendable, Hashable {
         guard let compressed = try? Self.deflate(body, level: level),
               Double(body.count) / Double(max(1, compressed.count)) >= minimumRatio else { return nil }
         return compressed
-    }
-
-    static func isCompressed(_ contentType: String?) -> Bool {
-        guard let type = contentType?.lowercased() else { return false }
-        return compressedTypes.contains { type.hasPrefix($0) }
     }
 
     /// `data` in the zlib format, in one pass into a buffer of zlib's worst-case size.

@@ -6,27 +6,40 @@ import NIOCore
 struct CompressedChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let base: ByteStream
-    let compression: PayloadCompression
+    let encoding: PayloadCompression.Encoding
+    let setting: ZlibSetting
 
-    func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), compression: compression) }
+    func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), encoding: encoding, setting: setting) }
+
+    /// How many bytes `body` compresses to, or `nil` as soon as the output passes `limit`.
+    static func size(of body: ByteStream, encoding: PayloadCompression.Encoding, setting: ZlibSetting, limit: Int64 = .max) async throws -> Int64? {
+        var total: Int64 = 0
+        for try await piece in CompressedChunks(base: body, encoding: encoding, setting: setting) {
+            total += Int64(piece.readableBytes)
+            if total > limit { return nil }
+        }
+        return total
+    }
 
     struct Iterator: AsyncIteratorProtocol {
         private var base: ByteStream.AsyncIterator
-        private let compression: PayloadCompression
+        private let encoding: PayloadCompression.Encoding
+        private let setting: ZlibSetting
         private var compressor: ZlibCompressor?
         private var window = ByteBufferAllocator().buffer(capacity: 64 * 1024)
         private var ready: [ByteBuffer] = []
         private var finished = false
 
-        init(base: ByteStream.AsyncIterator, compression: PayloadCompression) {
+        init(base: ByteStream.AsyncIterator, encoding: PayloadCompression.Encoding, setting: ZlibSetting) {
             self.base = base
-            self.compression = compression
+            self.encoding = encoding
+            self.setting = setting
         }
 
         mutating func next() async throws -> ByteBuffer? {
             while ready.isEmpty {
                 if finished { return nil }
-                let compressor = try self.compressor ?? makeCompressor()
+                let compressor = try self.compressor ?? setting.compressor(for: encoding)
                 self.compressor = compressor
                 let next = try await base.next()
                 if let next, next.readableBytes == 0 { continue }
@@ -44,16 +57,6 @@ struct CompressedChunks: AsyncSequence, Sendable {
                 ready.append(contentsOf: produced)
             }
             return ready.removeFirst()
-        }
-
-        private func makeCompressor() throws -> ZlibCompressor {
-            do {
-                return try ZlibCompressor(algorithm: compression.encoding == .gzip ? .gzip : .zlib,
-                                          configuration: ZlibConfiguration(compressionLevel: Int32(compression.level)))
-            } catch {
-                throw CourierError(code: .encoding, message: "could not start the \(compression.encoding.rawValue) compressor: \(error)",
-                                   underlying: error)
-            }
         }
     }
 }

@@ -1,10 +1,13 @@
-import HTTPTypes
-
 /// How a request body is compressed before it is sent with `Content-Encoding` (WYNetwork compressed images
-/// before upload; Courier compresses any payload with zlib). Apply it with ``Request/compressingBody(_:)``.
+/// before upload with three algorithms and a floor; Courier compresses any payload with zlib). Apply it with
+/// ``Request/compressingBody(_:)``.
 ///
-/// Bodies shorter than ``minimumBytes`` (WYNetwork's floor was 150 KB) go as they are. The compressed body is
-/// streamed, so its length is not known up front and it is sent with chunked transfer encoding.
+/// ```swift
+/// let request = try await Request<Data>.post("/logs", body: .file(log)).compressingBody(.adaptive())
+/// ```
+///
+/// The compressed body is streamed, so its length is not known up front and it goes with chunked transfer
+/// encoding. Nothing shorter than ``minimumBytes`` is compressed (WYNetwork's floor was 150 KB).
 public struct PayloadCompression: Sendable, Hashable {
     /// The content coding.
     public enum Encoding: String, Sendable, Hashable, CaseIterable {
@@ -14,46 +17,61 @@ public struct PayloadCompression: Sendable, Hashable {
         case deflate
     }
 
+    /// How the zlib setting is chosen for a body.
+    public enum Strategy: Sendable, Hashable {
+        /// Always this level, 1 (fastest) to 9 (smallest).
+        case fixed(level: Int)
+        /// Skip content types that are compressed already and bodies whose first 64 KiB shrink by less than
+        /// 10 %; otherwise pick the level by size: 9 below 1 MiB, 6 below 32 MiB, 1 above (and for unknown lengths).
+        case adaptive
+        /// The fastest setting whose output fits in this many bytes, tried from the fastest to the smallest
+        /// (see ``ZlibSetting``). A body that already fits is sent as it is, even below the floor;
+        /// ``CourierError/Code/compressionTarget`` when no setting fits. Needs a body that can be read twice
+        /// (bytes or a file, a form without streamed parts), since every candidate is measured before sending.
+        case targetSize(Int64)
+    }
+
     /// The content coding.
     public var encoding: Encoding
-    /// The zlib level, 1 (fastest) to 9 (smallest).
-    public var level: Int
-    /// Bodies shorter than this are sent uncompressed; a body of unknown length is always compressed.
+    /// How the level is chosen.
+    public var strategy: Strategy
+    /// Bodies shorter than this are sent uncompressed; a body of unknown length is always compressed (the
+    /// ``Strategy/targetSize(_:)`` strategy ignores the floor, its budget decides).
     public var minimumBytes: Int64
 
-    /// Creates a compression setting; the level is clamped to 1…9.
-    public init(encoding: Encoding, level: Int = 6, minimumBytes: Int64 = 150 * 1024) {
+    /// Creates a compression setting.
+    public init(encoding: Encoding = .gzip, strategy: Strategy = .fixed(level: 6), minimumBytes: Int64 = 150 * 1024) {
         self.encoding = encoding
-        self.level = max(1, min(9, level))
+        self.strategy = strategy
         self.minimumBytes = max(0, minimumBytes)
     }
 
-    /// gzip at `level`.
+    /// gzip at `level` (clamped to 1…9).
     public static func gzip(level: Int = 6, minimumBytes: Int64 = 150 * 1024) -> PayloadCompression {
-        PayloadCompression(encoding: .gzip, level: level, minimumBytes: minimumBytes)
+        PayloadCompression(encoding: .gzip, strategy: .fixed(level: level), minimumBytes: minimumBytes)
     }
 
-    /// deflate (zlib format) at `level`.
+    /// deflate (zlib format) at `level` (clamped to 1…9).
     public static func deflate(level: Int = 6, minimumBytes: Int64 = 150 * 1024) -> PayloadCompression {
-        PayloadCompression(encoding: .deflate, level: level, minimumBytes: minimumBytes)
+        PayloadCompression(encoding: .deflate, strategy: .fixed(level: level), minimumBytes: minimumBytes)
     }
-}
 
-extension Request {
-    /// This request with its body compressed as `compression` says and `Content-Encoding` set, unless the body
-    /// is shorter than ``PayloadCompression/minimumBytes`` or already has a content coding. The body is read
-    /// and compressed chunk by chunk while it is sent (a file is never loaded whole).
-    ///
-    /// Throws ``CourierError/Code/fileAccess`` for an unreadable body file.
-    public func compressingBody(_ compression: PayloadCompression) throws -> Self {
-        guard !body.isEmpty, headers[.contentEncoding] == nil,
-              !rawHeaders.contains(where: { $0.name.lowercased() == "content-encoding" }) else { return self }
-        let prepared = try body.prepare()
-        if let length = prepared.length, length < compression.minimumBytes { return self }
-        var compressed = self
-        compressed.body = .stream(CompressedChunks(base: prepared.chunks(), compression: compression), length: nil,
-                                  contentType: body.contentType)
-        compressed.headers[.contentEncoding] = compression.encoding.rawValue
-        return compressed
+    /// The ``Strategy/adaptive`` strategy.
+    public static func adaptive(_ encoding: Encoding = .gzip, minimumBytes: Int64 = 150 * 1024) -> PayloadCompression {
+        PayloadCompression(encoding: encoding, strategy: .adaptive, minimumBytes: minimumBytes)
     }
+
+    /// The ``Strategy/targetSize(_:)`` strategy.
+    public static func targetSize(_ bytes: Int64, encoding: Encoding = .gzip) -> PayloadCompression {
+        PayloadCompression(encoding: encoding, strategy: .targetSize(bytes))
+    }
+
+    /// The level ``Strategy/adaptive`` uses for a body of `length` bytes (`nil`: unknown).
+    static func adaptiveLevel(forLength length: Int64?) -> Int {
+        guard let length else { return 1 }
+        return length < 1 << 20 ? 9 : length < 32 << 20 ? 6 : 1
+    }
+
+    /// A sample shrinking by less than this factor is judged not worth compressing.
+    static let worthwhileRatio = 1.1
 }

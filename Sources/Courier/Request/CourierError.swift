@@ -20,6 +20,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case redirectLoop, tooManyRedirects, ignored, sessionClosed, transport
             case tooFrequent, offline, batchFailed, chainFailed, cacheMiss
             case rangeMismatch, integrity, destinationExists, diskFull, invalidState
+            case compressionTarget
         }
         private let base: Base
 
@@ -95,6 +96,9 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         public static let diskFull = Code(base: .diskFull)
         /// An operation that does not apply in the current state, such as pausing a completed download.
         public static let invalidState = Code(base: .invalidState)
+        /// No compression setting brings a body under the target size it was given, or the body cannot be
+        /// measured for one (a stream that can be read only once).
+        public static let compressionTarget = Code(base: .compressionTarget)
     }
 
     /// Which timeout elapsed, for ``Code/timeout`` errors.

@@ -1,3 +1,4 @@
+import Synchronization
 public import NIOCore
 
 /// A type-erased, single-pass stream of byte chunks: request bodies going out and response bodies coming in.
@@ -23,6 +24,20 @@ public struct ByteStream: AsyncSequence, Sendable {
         makeIterator = {
             var remaining = chunks[...]
             return AsyncIterator { remaining.popFirst() }
+        }
+    }
+
+    /// `prefix` again, then the rest of the iteration `iterator` was part of: what a reader that peeked at a
+    /// stream's first chunks hands on. Iterated once, like every body stream; a second iteration gets only `prefix`.
+    init(prefix: [ByteBuffer], continuing iterator: sending AsyncIterator) {
+        let rest = Mutex<AsyncIterator?>(iterator)
+        makeIterator = {
+            var remaining = prefix[...]
+            var base = rest.withLock { $0.take() }
+            return AsyncIterator {
+                if let chunk = remaining.popFirst() { return chunk }
+                return try await base?.next()
+            }
         }
     }
 
