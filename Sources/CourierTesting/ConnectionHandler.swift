@@ -12,6 +12,8 @@ struct ServerRequest: Sendable {
     var bodySHA256: String
     var path: String
     var query: [String: String]
+    /// For `/multipart`: what multipart-kit's parser found, part by part, as JSON.
+    var multipart: String?
 
     /// The first value of a request header.
     func header(_ name: String) -> String? { head.headers.first(name: name) }
@@ -33,6 +35,8 @@ struct ConnectionHandler {
             var body = ByteBuffer()
             var length = 0
             var hasher = SHA256()
+            var multipart: MultipartDigest?
+            var cutAt: Int?
             for try await part in inbound {
                 switch part {
                 case .head(let next):
@@ -40,10 +44,19 @@ struct ConnectionHandler {
                     body.clear()
                     length = 0
                     hasher = SHA256()
+                    let path = next.uri.prefix { $0 != "?" }
+                    multipart = path == "/multipart" ? MultipartDigest(contentType: next.headers.first(name: "Content-Type")) : nil
+                    cutAt = path == "/fault/cut-upload" ? Self.cutPoint(next) : nil
                 case .body(var chunk):
                     length += chunk.readableBytes
                     chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+                    multipart?.update(chunk)
                     if body.readableBytes < Self.keptBodyBytes { body.writeBuffer(&chunk) }
+                    if let cutAt, length >= cutAt {
+                        // The upload fault: count the attempt and close while the client is still sending.
+                        _ = state.recordHit("/fault/cut-upload")
+                        return
+                    }
                 case .end:
                     guard let requestHead = head else { continue }
                     let components = URLComponents(string: requestHead.uri)
@@ -51,7 +64,8 @@ struct ConnectionHandler {
                     for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
                     let request = ServerRequest(head: requestHead, body: body, bodyLength: length,
                                                 bodySHA256: Hex.string(hasher.finalize()),
-                                                path: components?.path ?? requestHead.uri, query: query)
+                                                path: components?.path ?? requestHead.uri, query: query,
+                                                multipart: multipart?.summary())
                     state.recordHit(request.path)
                     let writer = ResponseWriter(outbound: outbound, channel: channel)
                     let keepAlive = try await Routes(state: state).respond(to: request, writer: writer)
@@ -59,6 +73,18 @@ struct ConnectionHandler {
                 }
             }
         }
+    }
+}
+
+extension ConnectionHandler {
+    /// Where `/fault/cut-upload?fraction=F` closes the connection: after that fraction of the announced
+    /// `Content-Length` (default a half), or after `?after=N` bytes for a body of unknown length.
+    static func cutPoint(_ head: HTTPRequestHead) -> Int {
+        let query = URLComponents(string: head.uri)?.queryItems ?? []
+        if let after = query.first(where: { $0.name == "after" })?.value.flatMap(Int.init) { return after }
+        let fraction = query.first(where: { $0.name == "fraction" })?.value.flatMap(Double.init) ?? 0.5
+        let total = head.headers.first(name: "Content-Length").flatMap(Int.init) ?? 1 << 20
+        return max(1, Int(Double(total) * fraction))
     }
 }
 

@@ -54,7 +54,7 @@ struct Routes {
         case "response-headers":
             let headers = request.query.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             try await writer.respond(headers: headers, body: ByteBuffer(string: "{}"))
-        case "multipart": try await writer.respond(contentType: "application/json", text: MultipartEcho.describe(request))
+        case "multipart": try await writer.respond(contentType: "application/json", text: request.multipart ?? "{\"error\":\"not multipart\"}")
         case "fault": return try await FaultRoutes(request: request, parts: parts, writer: writer).serve()
         default: try await writer.respond(status: 404, text: "no route for \(request.path)")
         }
