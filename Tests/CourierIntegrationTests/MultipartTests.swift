@@ -12,6 +12,8 @@ struct MultipartTests {
             var contentType: String?
             var length: Int
             var sha256: String
+            var decodedLength: Int?
+            var decodedSHA256: String?
         }
         var parts: [Part]
     }
@@ -38,6 +40,39 @@ struct MultipartTests {
             let echo = try await session.send(Request<Echo>.post("/echo", body: try .multipart(form)))
             #expect(Int64(echo.value.bodyLength) == (try form.contentLength()))
             #expect(echo.value.header("Content-Type") == form.contentType)
+        }
+    }
+
+    @Test func aPartCanBePrecompressedWithGzip() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("log.json")
+        let json = Data(ServerFiles.jsonDocument(items: 5_000).utf8)
+        try json.write(to: file)
+        var form = MultipartFormData()
+        form.append(field: "kind", value: "log")
+        try form.append(file: file, name: "log", gzipLevel: 6)
+        #expect(try form.contentLength() == nil)
+        try await withServerSession { session, _ in
+            let parts = try await session.send(Request<Data>.post("/multipart", body: try .multipart(form)).decoding(Echoed.self)).value.parts
+            #expect(parts.map(\.name) == ["kind", "log"])
+            #expect(parts[1].filename == "log.json.gz" && parts[1].contentType == "application/gzip")
+            #expect(parts[1].decodedLength == json.count && parts[1].decodedSHA256 == sha256Hex(json))
+            #expect(parts[1].length * 4 < json.count)
+        }
+    }
+
+    @Test func anEncodableValueIsSentWithMultipartKitsEncoder() async throws {
+        struct Profile: Encodable, Sendable {
+            var name: String
+            var age: Int
+            var tags: [String]
+        }
+        try await withServerSession { session, _ in
+            let body = RequestBody.multipartForm(Profile(name: "Ada \"L\"", age: 36, tags: ["math", "code"]))
+            let parts = try await session.send(Request<Data>.post("/multipart", body: body).decoding(Echoed.self)).value.parts
+            #expect(parts.map(\.name) == ["name", "age", "tags[0]", "tags[1]"])
+            #expect(parts[0].sha256 == sha256Hex(Data("Ada \"L\"".utf8)) && parts[1].sha256 == sha256Hex(Data("36".utf8)))
         }
     }
 

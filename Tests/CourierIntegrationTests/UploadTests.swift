@@ -44,4 +44,33 @@ struct UploadTests {
             #expect(error?.code == .cancelled)
         }
     }
+
+    @Test func aBatchOfFilesReportsWhichOnesFailed() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = (0..<4).map { directory.appendingPathComponent("photo\($0).jpg") }
+        for (index, file) in files.enumerated() where index != 2 { try ServerFiles.data(count: 10_000 * (index + 1)).write(to: file) }
+        try await withServerSession { session, server in
+            let outcome = try await session.uploadFiles(files, to: "/multipart", field: "photo", fields: [("album", "trip")],
+                                                        options: BatchOptions(concurrency: 2))
+            #expect(outcome.failedFiles == [files[2]])
+            #expect(server.hits("/multipart") == 3)
+            if case .failure(let error) = outcome.batch.results[2] { #expect(error.code == .fileAccess) } else { Issue.record("expected a failure") }
+            let third = try outcome.batch.results[3].get().body
+            #expect(String(decoding: third, as: UTF8.self).contains(ServerFiles.sha256(count: 40_000)))
+        }
+    }
+
+    @Test func aServerClosingHalfwayGivesAClearErrorAndThePostIsNotRetried() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("big.bin")
+        try ServerFiles.data(count: 8_000_000).write(to: file)
+        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(10)) }) { session, server in
+            let upload = try session.upload(Request<Data>.post("/fault/cut-upload?fraction=0.5", body: .file(file)))
+            let error = await courierError { _ = try await upload.response }
+            #expect([.connectionClosed, .connectionReset].contains(error?.code), "\(String(describing: error))")
+            #expect(server.hits("/fault/cut-upload") == 1)
+        }
+    }
 }

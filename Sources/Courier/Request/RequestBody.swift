@@ -76,7 +76,7 @@ public struct RequestBody: Sendable {
         case .empty: return .empty
         case .bytes(let data): return .bytes(data)
         case .encoded(let encode):
-            do { return .bytes(try encode()) } catch {
+            do { return .bytes(try encode()) } catch let error as CourierError { throw error } catch {
                 throw CourierError(code: .encoding, message: "could not encode the body: \(error)", underlying: error)
             }
         case .file(let url):

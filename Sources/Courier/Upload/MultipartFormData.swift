@@ -18,6 +18,8 @@ public struct MultipartFormData: Sendable {
     enum Content: Sendable {
         case data(Data)
         case file(URL)
+        /// A file compressed with gzip at this level while it is sent.
+        case gzippedFile(URL, level: Int)
     }
 
     /// One part: its header block (already rendered) and its content.
@@ -54,23 +56,36 @@ public struct MultipartFormData: Sendable {
     /// Adds a file, read from disk while the body is sent. The file name defaults to the file's own, the type
     /// to the one its extension suggests. Throws ``CourierError/Code/fileAccess`` when it is not a readable
     /// regular file.
+    ///
+    /// With `gzipLevel` (1…9) the file is pre-compressed part by part as it is read: the part is named
+    /// `<file name>.gz` with type `application/gzip`, and the form's length is no longer known up front
+    /// (``contentLength()`` is `nil`, the body goes chunked).
     public mutating func append(file url: URL, name: String, fileName: String? = nil, contentType: String? = nil,
-                                headers: [(name: String, value: String)] = []) throws {
+                                headers: [(name: String, value: String)] = [], gzipLevel: Int? = nil) throws {
         try Self.validate(headers, contentType: contentType)
         _ = try Self.size(of: url)
         let shownName = fileName ?? url.lastPathComponent
+        if let gzipLevel {
+            parts.append(Part(header: header(name: name, fileName: shownName + ".gz", contentType: "application/gzip", extra: headers),
+                              content: .gzippedFile(url, level: gzipLevel)))
+            return
+        }
         let type = contentType ?? MIMEType.forFileName(shownName)
         parts.append(Part(header: header(name: name, fileName: shownName, contentType: type, extra: headers), content: .file(url)))
     }
 
-    /// The exact number of bytes the body will have, from the parts and the files' sizes now.
-    public func contentLength() throws -> Int64 {
+    /// The exact number of bytes the body will have, from the parts and the files' sizes now; `nil` when a
+    /// part is compressed while it is sent.
+    public func contentLength() throws -> Int64? {
         var total = Int64(closing.count)
         for part in parts {
             total += Int64(part.header.count + 2)  // the header block, and CRLF after the content
             switch part.content {
             case .data(let data): total += Int64(data.count)
             case .file(let url): total += try Self.size(of: url)
+            case .gzippedFile(let url, _):
+                _ = try Self.size(of: url)
+                return nil
             }
         }
         return total
@@ -131,7 +146,7 @@ struct MultipartChunks: AsyncSequence, Sendable {
     struct Iterator: AsyncIteratorProtocol {
         private var pending: [ByteBuffer] = []
         private var parts: ArraySlice<MultipartFormData.Part>
-        private var file: FileChunks.Iterator?
+        private var file: ByteStream.AsyncIterator?
         private var closing: Data?
 
         init(parts: [MultipartFormData.Part], closing: Data) {
@@ -142,8 +157,10 @@ struct MultipartChunks: AsyncSequence, Sendable {
         mutating func next() async throws -> ByteBuffer? {
             while true {
                 if !pending.isEmpty { return pending.removeFirst() }
-                if let current = file {
-                    if let chunk = try await current.next() { return chunk }
+                if var current = file {
+                    let chunk = try await current.next()
+                    file = current
+                    if let chunk { return chunk }
                     file = nil
                     return ByteBuffer(string: "\r\n")
                 }
@@ -155,7 +172,10 @@ struct MultipartChunks: AsyncSequence, Sendable {
                         content.writeString("\r\n")
                         pending.append(content)
                     case .file(let url):
-                        file = FileChunks(url: url).makeAsyncIterator()
+                        file = ByteStream(FileChunks(url: url)).makeAsyncIterator()
+                    case .gzippedFile(let url, let level):
+                        file = ByteStream(CompressedChunks(base: ByteStream(FileChunks(url: url)), encoding: .gzip,
+                                                           setting: ZlibSetting(level: level))).makeAsyncIterator()
                     }
                     continue
                 }
