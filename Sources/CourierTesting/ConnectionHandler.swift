@@ -45,7 +45,8 @@ struct ConnectionHandler {
                     length = 0
                     hasher = SHA256()
                     let path = next.uri.prefix { $0 != "?" }
-                    multipart = path == "/multipart" ? MultipartDigest(contentType: next.headers.first(name: "Content-Type")) : nil
+                    multipart = path == "/multipart" ? MultipartDigest(contentType: next.headers.first(name: "Content-Type"),
+                                                                                 contentEncoding: next.headers.first(name: "Content-Encoding")) : nil
                     cutAt = path == "/fault/cut-upload" ? Self.cutPoint(next) : nil
                 case .body(var chunk):
                     length += chunk.readableBytes

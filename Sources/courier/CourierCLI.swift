@@ -18,7 +18,7 @@ struct CourierCLI: AsyncParsableCommand {
               courier demo
             """,
         subcommands: [
-            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self, DownloadCommand.self, Serve.self, Demo.self,
+            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self, DownloadCommand.self, UploadCommand.self, Serve.self, Demo.self,
         ]
     )
 }

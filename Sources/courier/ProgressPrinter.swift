@@ -5,7 +5,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// Shows download progress on stderr: a bar redrawn in place on a terminal, otherwise a plain line at most
+/// Shows download or upload progress on stderr: a bar redrawn in place on a terminal, otherwise a plain line at most
 /// once a second (for logs and pipes).
 final class ProgressPrinter: Sendable {
     private let isTerminal = isatty(STDERR_FILENO) != 0
@@ -14,7 +14,7 @@ final class ProgressPrinter: Sendable {
     /// Shows one event: progress as the bar or a line, restarts and retries as their own lines.
     func show(_ event: DownloadEvent) {
         switch event {
-        case .progress(let progress): draw(progress)
+        case .progress(let progress): show(progress)
         case .restarted, .retrying: line(event.description)
         default: break
         }
@@ -29,7 +29,8 @@ final class ProgressPrinter: Sendable {
     /// Ends the bar line.
     func end() { clearBar() }
 
-    private func draw(_ progress: DownloadProgress) {
+    /// Shows one progress value.
+    func show(_ progress: TransferProgress) {
         let now = ContinuousClock.now
         let due = lastLine.withLock { state -> Bool in
             guard isTerminal || state.time.map({ $0.duration(to: now) >= .seconds(1) }) ?? true else { return false }

@@ -8,7 +8,18 @@ struct CLI {
         var status: Int32
         var stdout: String
         var stderr: String
+        /// With `measuringPeakRSS`, the child's peak resident set in KiB, as the kernel counted it.
+        var peakRSSKiB: Int?
     }
+
+    /// Runs `courier` under a small Python parent that prints the child's peak RSS (`getrusage` of its only
+    /// child), so the number is the kernel's and not the program's own claim.
+    static let peakRSSWrapper = """
+        import resource, subprocess, sys
+        status = subprocess.call(sys.argv[1:])
+        sys.stderr.write("\\npeak_rss_kib=%d\\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+        sys.exit(status)
+        """
 
     /// The `courier` executable beside the test bundle in the build folder.
     static var executable: URL {
@@ -23,7 +34,8 @@ struct CLI {
     /// handler, so no thread of the cooperative pool blocks (the loopback server in this process needs them).
     /// With `killAfter`, the process gets `signal` (SIGKILL by default) after that long (if still running); with `fileSizeLimitKiB`
     /// it runs under `ulimit -f`, so writes past that size fail as on a full disk.
-    static func run(_ arguments: [String], killAfter: Duration? = nil, signal: Int32 = SIGKILL, fileSizeLimitKiB: Int? = nil) async throws -> Outcome {
+    static func run(_ arguments: [String], killAfter: Duration? = nil, signal: Int32 = SIGKILL, fileSizeLimitKiB: Int? = nil,
+                    measuringPeakRSS: Bool = false) async throws -> Outcome {
         let directory = FileManager.default.temporaryDirectory
         let outURL = directory.appending(path: "courier-cli-\(UUID().uuidString).out")
         let errURL = directory.appending(path: "courier-cli-\(UUID().uuidString).err")
@@ -37,6 +49,9 @@ struct CLI {
         if let fileSizeLimitKiB {
             process.executableURL = URL(filePath: "/bin/sh")
             process.arguments = ["-c", "ulimit -f \(fileSizeLimitKiB) && exec \"$0\" \"$@\"", executable.path] + arguments
+        } else if measuringPeakRSS {
+            process.executableURL = URL(filePath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", peakRSSWrapper, executable.path] + arguments
         } else {
             process.executableURL = executable
             process.arguments = arguments
@@ -61,8 +76,13 @@ struct CLI {
         }
         let outData = (try? Data(contentsOf: outURL)) ?? Data()
         let errData = (try? Data(contentsOf: errURL)) ?? Data()
-        return Outcome(status: status, stdout: String(decoding: outData, as: UTF8.self),
-                       stderr: String(decoding: errData, as: UTF8.self))
+        var stderr = String(decoding: errData, as: UTF8.self)
+        var peak: Int?
+        if measuringPeakRSS, let marker = stderr.range(of: "\npeak_rss_kib=", options: .backwards) {
+            peak = Int(stderr[marker.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines))
+            stderr = String(stderr[..<marker.lowerBound])
+        }
+        return Outcome(status: status, stdout: String(decoding: outData, as: UTF8.self), stderr: stderr, peakRSSKiB: peak)
     }
 }
 

@@ -60,16 +60,30 @@ public enum CommandLineInput {
     /// A rate such as `500K`, `2M`, `1.5M` or `1048576` in bytes per second, as curl's `--limit-rate` takes it
     /// (K, M and G are powers of 1024; a trailing `B` or `/s` is allowed).
     public static func byteRate(_ text: String) throws -> Int {
+        guard let bytes = byteCount(text, suffixes: ["/s", "b"]) else {
+            throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(text))\" is not a rate such as 500K or 2M")
+        }
+        return bytes
+    }
+
+    /// A size such as `64K`, `1.5M` or `1000` in bytes (K, M and G are powers of 1024; a trailing `B` is allowed).
+    public static func byteSize(_ text: String) throws -> Int {
+        guard let bytes = byteCount(text, suffixes: ["b"]) else {
+            throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(text))\" is not a size such as 64K or 2M")
+        }
+        return bytes
+    }
+
+    /// A positive byte count written with an optional K/M/G factor and then one of `suffixes`; `nil` if it is not one.
+    private static func byteCount(_ text: String, suffixes: [String]) -> Int? {
         var number = text.trimmingCharacters(in: .whitespaces).lowercased()
-        for suffix in ["/s", "b"] where number.hasSuffix(suffix) { number.removeLast(suffix.count) }
+        for suffix in suffixes where number.hasSuffix(suffix) { number.removeLast(suffix.count) }
         var factor = 1.0
         if let last = number.last, let power = ["k": 1.0, "m": 2.0, "g": 3.0][String(last)] {
             factor = pow(1024, power)
             number.removeLast()
         }
-        guard let value = Double(number), value.isFinite, value > 0, value * factor >= 1, value * factor < 1e15 else {
-            throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(text))\" is not a rate such as 500K or 2M")
-        }
+        guard let value = Double(number), value.isFinite, value > 0, value * factor >= 1, value * factor < 1e15 else { return nil }
         return Int(value * factor)
     }
 

@@ -35,11 +35,16 @@ extension Session {
     /// Starts sending `request` and returns at once with an ``Upload`` that reports how many body bytes have
     /// gone out. The body is streamed (files are read from disk as the connection accepts them), so it is not
     /// replayed: an upload is never retried or redirected with 307/308.
+    ///
+    /// Unless the request sets its own total timeout, an upload may take up to seven days (URLSession's resource
+    /// timeout), since the session's total is sized for ordinary requests; the read-idle timeout still ends a
+    /// stalled one.
     public nonisolated func upload<Value>(_ request: Request<Value>) throws -> Upload<Value> {
         let prepared = try request.body.prepare()
         let meter = UploadMeter(total: prepared.length)
         let progress = meter.updates.subscribe()
         var counted = request
+        if counted.timeouts.total == nil { counted.timeouts.total = Self.uploadTotalTimeout }
         counted.body = .stream(CountedChunks(base: prepared.chunks(), meter: meter), length: prepared.length,
                                contentType: request.body.contentType)
         let task = Task {
@@ -48,6 +53,11 @@ extension Session {
         }
         return Upload(progress: progress, task: task)
     }
+}
+
+extension Session {
+    /// The total timeout of an upload whose request does not set one.
+    static let uploadTotalTimeout = Duration.seconds(7 * 86_400)
 }
 
 /// Counts the bytes of an upload and publishes progress, throttled to about ten values a second.

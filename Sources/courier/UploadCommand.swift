@@ -1,0 +1,80 @@
+import ArgumentParser
+import Courier
+import Foundation
+import HTTPTypes
+
+/// `courier upload`: a multipart form or a raw file, streamed from disk, optionally compressed, with progress.
+struct UploadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "upload",
+        abstract: "Upload files as a multipart form or a raw body, streamed from disk, optionally compressed.",
+        discussion: """
+            Files are read from disk while they are sent, so their size does not matter. --compress sends the body
+            with Content-Encoding: gzip or deflate, compressed on the fly; adaptive skips what would not shrink,
+            target:SIZE picks the fastest setting that fits and fails when none does. Shows progress on stderr,
+            prints the server's answer on stdout, and exits 0 on 2xx. An upload is never retried automatically.
+            Examples:
+              courier upload http://127.0.0.1:8080/multipart --file photo=@beach.jpg --field album=trip
+              courier upload http://127.0.0.1:8080/echo --data @logs.json --method PUT --compress adaptive
+              courier upload http://127.0.0.1:8080/echo --data @dump.json --compress target:2M
+            """
+    )
+
+    @Argument(help: "The URL to send to.")
+    var url: String
+
+    @Option(name: .customLong("file"), help: "A file part, name=@PATH. Repeatable.")
+    var files: [String] = []
+
+    @Option(name: .customLong("field"), help: "A text field, key=value. Repeatable.")
+    var fields: [String] = []
+
+    @Option(help: "A raw body instead of a form: @PATH for a file, or the text itself.")
+    var data: String?
+
+    @Option(help: "POST or PUT.")
+    var method = "POST"
+
+    @Option(help: "none, gzip, deflate, gzip:LEVEL, adaptive or target:SIZE (such as target:2M).")
+    var compress = "none"
+
+    @Option(name: [.customShort("H"), .customLong("header")], help: "A header, 'Name: value'. Repeatable.")
+    var headers: [String] = []
+
+    @Option(help: "Total timeout in seconds (default: none).")
+    var timeout: String?
+
+    func validate() throws {
+        guard ["POST", "PUT"].contains(method.uppercased()) else { throw ValidationError("--method must be POST or PUT") }
+    }
+
+    func run() async throws {
+        try await Output.exitOnFailure {
+            var request = Request<Data>(method: method.uppercased() == "PUT" ? .put : .post, path: try CommandLineInput.url(url).absoluteString)
+            for line in headers { request.headers.append(try CommandLineInput.header(line)) }
+            request.body = try CommandLineInput.uploadBody(files: files, fields: fields, data: data)
+            request.timeouts.total = try timeout.map(CommandLineInput.seconds)
+            if let compression = try CommandLineInput.payloadCompression(compress) {
+                let decided = try await request.compressingBodyWithDecision(compression)
+                request = decided.request
+                Output.stderr("\(compression.encoding.rawValue): \(decided.decision)")
+            }
+            let response = try await withSession(Configuration { $0.validators = [] }) { session in
+                let upload = try session.upload(request)
+                let printer = ProgressPrinter()
+                var last: UploadProgress?
+                for await progress in upload.progress {
+                    printer.show(progress)
+                    last = progress
+                }
+                printer.end()
+                let response = try await upload.response
+                if let last { Output.stderr("sent \(ByteCount.format(last.completedBytes))") }
+                return response
+            }
+            Output.stdout(response.body)
+            Output.stderr("HTTP \(response.status.code)")
+            if !(200..<300).contains(response.status.code) { throw ExitCode(response.status.code >= 500 ? 5 : 4) }
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import CourierTesting
+import Foundation
+import Testing
+
+@Suite("courier upload", .timeLimit(.minutes(5)))
+struct UploadCLITests {
+    struct Parts: Decodable {
+        struct Part: Decodable {
+            var name: String?
+            var filename: String?
+            var length: Int
+            var sha256: String
+        }
+        var parts: [Part]
+        var receivedBytes: Int
+        var decodedBytes: Int
+    }
+
+    @Test func aCompressedFormArrivesWholeAndSmaller() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("items.json")
+        let json = Data(ServerFiles.jsonDocument(items: 10_000).utf8)
+        try json.write(to: file)
+        try await withTestServer { server in
+            let outcome = try await CLI.run(["upload", server.url("/multipart").absoluteString, "--file", "doc=@\(file.path)",
+                                             "--field", "album=trip", "--compress", "gzip"])
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            let parts = try JSONDecoder().decode(Parts.self, from: Data(outcome.stdout.utf8))
+            #expect(parts.parts.map(\.name) == ["album", "doc"])
+            #expect(parts.parts[1].filename == "items.json" && parts.parts[1].sha256 == sha256Hex(json))
+            #expect(parts.receivedBytes * 4 < parts.decodedBytes)
+            #expect(outcome.stderr.contains("gzip: compressed with level 6") && outcome.stderr.contains("HTTP 200"))
+
+            let put = try await CLI.run(["upload", server.url("/echo").absoluteString, "--data", "@\(file.path)", "--method", "PUT"])
+            #expect(put.status == 0 && put.stdout.contains(sha256Hex(json)) && put.stdout.contains("\"PUT\""))
+        }
+    }
+
+    @Test func badInputGetsOneClearLine() async throws {
+        let cases: [([String], String)] = [
+            (["upload", "http://127.0.0.1:1/x"], "invalidParameter: nothing to upload"),
+            (["upload", "http://127.0.0.1:1/x", "--file", "a=/tmp/x"], "invalidParameter: --file takes name=@PATH"),
+            (["upload", "http://127.0.0.1:1/x", "--file", "a=@/nonexistent/x"], "fileAccess: cannot read the file"),
+            (["upload", "http://127.0.0.1:1/x", "--data", "@/tmp", "--field", "a=b"], "invalidParameter: --data sends one body"),
+            (["upload", "http://127.0.0.1:1/x", "--data", "hi", "--compress", "zip"], "invalidParameter: \"zip\" is not a compression"),
+            (["upload", "http://127.0.0.1:1/x", "--data", "hi", "--compress", "gzip:12"], "invalidParameter: the compression level must be 1 to 9"),
+            (["upload", "http://127.0.0.1:1/x", "--data", "hi", "--method", "GET"], "--method must be POST or PUT"),
+            (["upload", "ftp://example.com/x", "--data", "hi"], "invalidURL"),
+        ]
+        for (arguments, message) in cases {
+            let outcome = try await CLI.run(arguments)
+            #expect(outcome.status != 0 && outcome.stderr.contains(message), "\(arguments): \(outcome.stderr)")
+            #expect(outcome.stdout.isEmpty && !outcome.stderr.contains("Fatal error"))
+        }
+    }
+
+    @Test func anUnreachableTargetSizeFailsBeforeSending() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("noise.bin")
+        var generator = SystemRandomNumberGenerator()
+        try Data((0..<200_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: file)
+        try await withTestServer { server in
+            let outcome = try await CLI.run(["upload", server.url("/echo").absoluteString, "--data", "@\(file.path)", "--compress", "target:50K"])
+            #expect(outcome.status == 1 && outcome.stderr.contains("compressionTarget: no zlib setting brings the body under"))
+            #expect(server.hits("/echo") == 0)
+        }
+    }
+
+    /// A 1 GiB file part goes out with the process's peak RSS far below the file's size (a sparse file, so
+    /// the disk is not the bottleneck; the client still reads and sends every byte).
+    @Test func aOneGibibytePartStreamsInBoundedMemory() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("big.bin")
+        let size = 1 << 30
+        #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: UInt64(size))
+        try handle.close()
+        try await withTestServer { server in
+            let outcome = try await CLI.run(["upload", server.url("/multipart").absoluteString, "--file", "disk=@\(file.path)"],
+                                            measuringPeakRSS: true)
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            let parts = try JSONDecoder().decode(Parts.self, from: Data(outcome.stdout.utf8))
+            #expect(parts.parts.first?.length == size)
+            #expect(parts.parts.first?.sha256 == "49bc20df15e412a64472421e13fe86ff1c5165e18b2afccf160d4dc19fe68a14")  // SHA-256 of 1 GiB of zeros
+            let peak = try #require(outcome.peakRSSKiB)
+            #expect(peak < 64 * 1024, "peak RSS \(peak) KiB")
+        }
+    }
+}
