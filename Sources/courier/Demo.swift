@@ -153,6 +153,7 @@ struct DemoTour {
         }
         try await cacheSteps()
         try await downloadSteps()
+        try await uploadSteps()
     }
 
     static func failure(_ body: () async throws -> Void) async -> CourierError? {
