@@ -65,7 +65,7 @@ final class HitCounters: Sendable {
     func hits(_ path: String) -> Int { counts.withLock { $0[path] ?? 0 } }
 }
 
-/// Answers `/small` and `/delay/MS` with the 1 KiB body, `/json` with 1 KiB of JSON, `/blob/N` with N bytes
+/// Answers `/small`, `/delay/MS` and `/upload` (whose request body it reads and drops) with the 1 KiB body, `/json` with 1 KiB of JSON, `/blob/N` with N bytes
 /// (one `Range` honoured, `?rate=B` paces each connection to B bytes per second; see ``BlobSender``), and 404
 /// for other paths, keeping the connection open.
 private final class SmallHandler: ChannelInboundHandler {
@@ -103,7 +103,7 @@ private final class SmallHandler: ChannelInboundHandler {
                 blob = sender
                 sender.start(context: context)
             } else {
-                respond(context: context, found: path == "/small" || path == "/json", json: path == "/json")
+                respond(context: context, found: path == "/small" || path == "/json" || path == "/upload", json: path == "/json")
             }
         }
     }

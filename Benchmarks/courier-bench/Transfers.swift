@@ -15,6 +15,25 @@ enum Transfers {
         return directory
     }
 
+    /// Writes `bytes` bytes of a repeating, not very compressible pattern to `url`, 1 MiB at a time.
+    static func writeFile(_ url: URL, bytes: Int) throws {
+        var block = [UInt8](repeating: 0, count: 1 << 20)
+        var state: UInt32 = 2_463_534_242
+        for index in block.indices {
+            state ^= state << 13; state ^= state >> 17; state ^= state << 5
+            block[index] = UInt8(truncatingIfNeeded: state)
+        }
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else { throw BenchError.unexpected("cannot create \(url.path)") }
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        var written = 0
+        while written < bytes {
+            let count = min(block.count, bytes - written)
+            try handle.write(contentsOf: block[0..<count])
+            written += count
+        }
+    }
+
     /// Lets every contender fetch the file `rounds` times, taking turns (order reversed every other round);
     /// checks each file's size, removes it, and reports each contender's median rate in MB/s.
     static func compare(_ contenders: [TransferContender], bytes: Int, rounds: Int, in directory: URL) async throws -> [String: Double] {
