@@ -45,10 +45,11 @@ struct TestServerTests {
         let body = "--XyZ\r\nContent-Disposition: form-data; name=\"field\"\r\n\r\nvalue\r\n"
             + "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--XyZ--\r\n"
         try await withServerSession { session, _ in
-            let answer = try await session.send(Request<[String: [[String: ParameterValue]]]>
+            let answer = try await session.send(Request<[String: ParameterValue]>
                 .post("/multipart", body: .bytes(Data(body.utf8), contentType: "multipart/form-data; boundary=\(boundary)")))
-            let parts = try #require(answer.value["parts"])
-            #expect(parts.count == 2)
+            guard case .array(let items)? = answer.value["parts"] else { Issue.record("no parts"); return }
+            let parts = items.compactMap { item -> [String: ParameterValue]? in if case .object(let part) = item { part } else { nil } }
+            #expect(parts.count == 2 && answer.value["receivedBytes"] == .int(body.utf8.count))
             #expect(parts[0]["name"] == "field" && parts[0]["length"] == 5)
             #expect(parts[1]["filename"] == "a.txt" && parts[1]["contentType"] == "text/plain")
         }
