@@ -1,11 +1,11 @@
 import Foundation
 import NIOCore
 
-/// Reads a file as a sequence of chunks so an upload never holds the whole file in memory.
+/// Reads a file as a sequence of 256 KiB chunks so an upload never holds the whole file in memory.
 struct FileChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let url: URL
-    var chunkSize = 64 * 1024
+    var chunkSize = 256 * 1024
 
     func makeAsyncIterator() -> Iterator { Iterator(url: url, chunkSize: chunkSize) }
 
@@ -19,10 +19,12 @@ struct FileChunks: AsyncSequence, Sendable {
         return size
     }
 
+    /// Reads with `read(2)` straight into each chunk's buffer (one copy, kernel to chunk); closes the file at
+    /// the end, on an error, or when the iteration is dropped.
     final class Iterator: AsyncIteratorProtocol {
         private let url: URL
         private let chunkSize: Int
-        private var handle: FileHandle?
+        private var descriptor: Int32 = -1
         private var finished = false
 
         init(url: URL, chunkSize: Int) {
@@ -30,26 +32,46 @@ struct FileChunks: AsyncSequence, Sendable {
             self.chunkSize = chunkSize
         }
 
-        deinit { try? handle?.close() }
+        deinit { close() }
 
         func next() async throws -> ByteBuffer? {
             if finished { return nil }
             try Task.checkCancellation()
-            do {
-                if handle == nil { handle = try FileHandle(forReadingFrom: url) }
-                guard let data = try handle?.read(upToCount: chunkSize), !data.isEmpty else {
-                    finished = true
-                    try? handle?.close()
-                    handle = nil
-                    return nil
-                }
-                return ByteBuffer(bytes: data)
-            } catch {
-                finished = true
-                throw CourierError(code: .fileAccess,
-                                   message: "cannot read body file \"\(CourierError.printable(url.path(percentEncoded: false)))\"",
-                                   underlying: error)
+            if descriptor < 0 {
+                descriptor = open(url.path(percentEncoded: false), O_RDONLY | O_CLOEXEC)
+                guard descriptor >= 0 else { throw failure(errno) }
             }
+            var buffer = ByteBufferAllocator().buffer(capacity: chunkSize)
+            var readError: Int32 = 0
+            while buffer.readableBytes < chunkSize {
+                let wanted = chunkSize - buffer.readableBytes
+                let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 0) { space -> Int in
+                    let want = Swift.min(space.count, wanted)
+                    var result: Int
+                    repeat { result = read(descriptor, space.baseAddress, want) } while result < 0 && errno == EINTR
+                    if result < 0 { readError = errno }
+                    return Swift.max(0, result)
+                }
+                if readError != 0 { throw failure(readError) }
+                if count == 0 { break }
+            }
+            guard buffer.readableBytes > 0 else {
+                close()
+                return nil
+            }
+            return buffer
+        }
+
+        private func close() {
+            finished = true
+            if descriptor >= 0 { _ = Foundation.close(descriptor) }
+            descriptor = -1
+        }
+
+        private func failure(_ code: Int32) -> CourierError {
+            close()
+            return CourierError(code: .fileAccess,
+                                message: "cannot read body file \"\(CourierError.printable(url.path(percentEncoded: false)))\": \(String(cString: strerror(code)))")
         }
     }
 }

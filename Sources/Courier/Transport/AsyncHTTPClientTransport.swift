@@ -2,6 +2,7 @@ public import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Logging
+import DequeModule
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -83,7 +84,10 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     /// The request body in AsyncHTTPClient's terms; files and streams are written chunk by chunk as the
-    /// connection accepts them.
+    /// connection accepts them. Up to ``pendingWrites`` writes are in flight, so reading the next chunk
+    /// overlaps with sending the last ones instead of waiting for each; that bounds the memory to that many chunks.
+    static let pendingWrites = 4
+
     private static func body(_ body: PreparedBody) -> HTTPClient.Body? {
         switch body {
         case .empty: return nil
@@ -93,7 +97,12 @@ public final class AsyncHTTPClientTransport: Transport {
             return .stream(contentLength: body.length) { writer in
                 let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
                 promise.completeWithTask {
-                    for try await chunk in chunks { try await writer.write(.byteBuffer(chunk)).get() }
+                    var pending = Deque<EventLoopFuture<Void>>()
+                    for try await chunk in chunks {
+                        pending.append(writer.write(.byteBuffer(chunk)))
+                        if pending.count >= pendingWrites, let oldest = pending.popFirst() { try await oldest.get() }
+                    }
+                    for write in pending { try await write.get() }
                 }
                 return promise.futureResult
             }
