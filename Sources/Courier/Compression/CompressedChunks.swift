@@ -9,6 +9,9 @@ struct CompressedChunks: AsyncSequence, Sendable {
     let encoding: PayloadCompression.Encoding
     let setting: ZlibSetting
 
+    /// How much input zlib is given at a time.
+    static let pieceSize = 1 << 20
+
     func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), encoding: encoding, setting: setting) }
 
     /// How many bytes `body` compresses to, or `nil` as soon as the output passes `limit`.
@@ -29,6 +32,11 @@ struct CompressedChunks: AsyncSequence, Sendable {
         private var window = ByteBufferAllocator().buffer(capacity: 64 * 1024)
         private var ready: [ByteBuffer] = []
         private var finished = false
+        /// The rest of the current input chunk, fed to zlib a piece at a time.
+        private var pending = ByteBuffer()
+        /// A buffer only this iterator holds, so zlib reads each piece without a copy-on-write of the whole chunk
+        /// (a 100 MB body held elsewhere would otherwise be copied whole), and output starts after the first piece.
+        private var piece = ByteBufferAllocator().buffer(capacity: CompressedChunks.pieceSize)
 
         init(base: ByteStream.AsyncIterator, encoding: PayloadCompression.Encoding, setting: ZlibSetting) {
             self.base = base
@@ -41,22 +49,34 @@ struct CompressedChunks: AsyncSequence, Sendable {
                 if finished { return nil }
                 let compressor = try self.compressor ?? setting.compressor(for: encoding)
                 self.compressor = compressor
-                let next = try await base.next()
-                if let next, next.readableBytes == 0 { continue }
-                var input = next ?? ByteBuffer()
-                let flush: CompressNIOFlush = next == nil ? .finish : .no
-                finished = next == nil
-                var window = self.window
-                var produced: [ByteBuffer] = []
-                do {
-                    try input.compressStream(with: compressor, window: &window, flush: flush) { produced.append($0) }
-                } catch {
-                    throw CourierError(code: .encoding, message: "could not compress the body: \(error)", underlying: error)
+                if pending.readableBytes == 0 {
+                    guard let next = try await base.next() else {
+                        finished = true
+                        piece.clear()
+                        try compress(with: compressor, flush: .finish)
+                        continue
+                    }
+                    pending = next
+                    if pending.readableBytes == 0 { continue }
                 }
-                self.window = window
-                ready.append(contentsOf: produced)
+                piece.clear()
+                if let slice = pending.readSlice(length: Swift.min(CompressedChunks.pieceSize, pending.readableBytes)) {
+                    piece.writeImmutableBuffer(slice)
+                }
+                try compress(with: compressor, flush: .no)
             }
             return ready.removeFirst()
+        }
+
+        /// Runs ``piece`` through zlib, collecting the output windows in ``ready``.
+        private mutating func compress(with compressor: ZlibCompressor, flush: CompressNIOFlush) throws {
+            var produced: [ByteBuffer] = []
+            do {
+                try piece.compressStream(with: compressor, window: &window, flush: flush) { produced.append($0) }
+            } catch {
+                throw CourierError(code: .encoding, message: "could not compress the body: \(error)", underlying: error)
+            }
+            ready.append(contentsOf: produced)
         }
     }
 }
