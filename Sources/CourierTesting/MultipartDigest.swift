@@ -30,9 +30,7 @@ final class MultipartDigest {
     init?(contentType: String?, contentEncoding: String?) {
         inflater = contentEncoding.flatMap(StreamInflater.init(coding:))
         guard let contentType, contentType.lowercased().hasPrefix("multipart/"),
-              let range = contentType.range(of: "boundary=") else { return nil }
-        let boundary = String(contentType[range.upperBound...].prefix { $0 != ";" }).trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
-        guard !boundary.isEmpty else { return nil }
+              let boundary = HeaderParameters.value("boundary", in: contentType), !boundary.isEmpty else { return nil }
         parser = MultipartParser(boundary: boundary)
         parserDelimiterLength = boundary.utf8.count + 4
         parser.onHeader = { [unowned self] name, value in
@@ -92,8 +90,7 @@ final class MultipartDigest {
         for (name, value) in headers {
             switch name.lowercased() {
             case "content-disposition":
-                if let field = Self.parameter("name", in: value) { part["name"] = field }
-                if let file = Self.parameter("filename", in: value) { part["filename"] = file }
+                for (key, parameter) in HeaderParameters.parse(value) where key == "name" || key == "filename" { part[key] = parameter }
             case "content-type": part["contentType"] = value
             default: break
             }
@@ -109,29 +106,6 @@ final class MultipartDigest {
         hasher = SHA256()
         length = 0
         gunzip = nil
-    }
-
-    /// The value of `key` in a `Content-Disposition` value, quoted strings read whole (escapes left as sent).
-    private static func parameter(_ key: String, in value: String) -> String? {
-        var rest = Substring(value)
-        while let semicolon = rest.firstIndex(of: ";") {
-            rest = rest[rest.index(after: semicolon)...].drop { $0 == " " }
-            guard let equals = rest.firstIndex(of: "=") else { return nil }
-            let name = rest[..<equals].lowercased()
-            rest = rest[rest.index(after: equals)...]
-            let found: Substring
-            if rest.first == "\"" {
-                let body = rest.dropFirst()
-                let end = body.firstIndex(of: "\"") ?? body.endIndex
-                found = body[..<end]
-                rest = end < body.endIndex ? body[body.index(after: end)...] : body[end...]
-            } else {
-                found = rest.prefix { $0 != ";" }
-                rest = rest[found.endIndex...]
-            }
-            if name == key { return String(found) }
-        }
-        return nil
     }
 }
 

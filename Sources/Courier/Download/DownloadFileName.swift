@@ -46,7 +46,7 @@ public enum DownloadFileName {
     static func fromContentDisposition(_ header: String) -> String? {
         var plain: String?
         var extended: String?
-        for parameter in parameters(header) {
+        for parameter in HeaderParameters.parse(header) {
             switch parameter.name {
             case "filename*":
                 let parts = parameter.value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
@@ -56,44 +56,5 @@ public enum DownloadFileName {
             }
         }
         return extended ?? plain
-    }
-
-    /// `name=value` pairs after the disposition type; quoted values are unquoted (with `\` escapes).
-    private static func parameters(_ header: String) -> [(name: String, value: String)] {
-        var result: [(String, String)] = []
-        var rest = Substring(header)
-        guard let firstSemicolon = rest.firstIndex(of: ";") else { return [] }
-        rest = rest[rest.index(after: firstSemicolon)...]
-        while !rest.isEmpty {
-            rest = rest.drop(while: { $0 == " " || $0 == "\t" || $0 == ";" })
-            guard let equals = rest.firstIndex(of: "=") else { break }
-            let name = rest[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            rest = rest[rest.index(after: equals)...].drop(while: { $0 == " " })
-            var value = ""
-            if rest.first == "\"" {
-                rest = rest.dropFirst()
-                var escaped = false
-                while let character = rest.first {
-                    rest = rest.dropFirst()
-                    if escaped {
-                        value.append(character)
-                        escaped = false
-                    } else if character == "\\" {
-                        escaped = true
-                    } else if character == "\"" {
-                        break
-                    } else {
-                        value.append(character)
-                    }
-                }
-                rest = rest.drop(while: { $0 != ";" })
-            } else {
-                let end = rest.firstIndex(of: ";") ?? rest.endIndex
-                value = rest[..<end].trimmingCharacters(in: .whitespaces)
-                rest = rest[end...]
-            }
-            result.append((name, value))
-        }
-        return result
     }
 }
