@@ -1,5 +1,4 @@
 import Courier
-import CompressNIO
 import Crypto
 import Foundation
 import MultipartKit
@@ -16,7 +15,7 @@ final class MultipartDigest {
     private var length = 0
     private var gunzip: GunzipDigest?
     private var failure: String?
-    private let inflater: StreamInflater?
+    private let inflater: BodyDecompressor?
     private var receivedBytes = 0
     private var decodedBytes = 0
     /// Whether the parser is surely inside a part's content: it has handed out content of the current part
@@ -28,7 +27,7 @@ final class MultipartDigest {
     /// `nil` unless `contentType` is multipart with a boundary. A body sent with a `contentEncoding` (gzip or
     /// deflate) is inflated before it is parsed.
     init?(contentType: String?, contentEncoding: String?) {
-        inflater = contentEncoding.flatMap(StreamInflater.init(coding:))
+        inflater = try? BodyDecompressor(contentEncoding: contentEncoding, limits: .unbounded)
         guard let contentType, contentType.lowercased().hasPrefix("multipart/"),
               let boundary = HeaderParameters.value("boundary", in: contentType), !boundary.isEmpty else { return nil }
         parser = MultipartParser(boundary: boundary)
@@ -62,8 +61,7 @@ final class MultipartDigest {
     func update(_ chunk: ByteBuffer) {
         receivedBytes += chunk.readableBytes
         guard let inflater else { return parse(chunk) }
-        inflater.inflate(chunk) { parse($0) }
-        if inflater.isCorrupt { failure = "the compressed body is corrupt" }
+        do { parse(try inflater.decompress(chunk)) } catch { failure = "the compressed body is corrupt" }
     }
 
     private func parse(_ chunk: ByteBuffer) {
@@ -109,56 +107,25 @@ final class MultipartDigest {
     }
 }
 
-/// Inflates a gzip or zlib stream chunk by chunk, handing out what it decodes; `isCorrupt` once it fails.
-final class StreamInflater {
-    private let decompressor: ZlibDecompressor?
-    private var output = ByteBufferAllocator().buffer(capacity: 256 * 1024)
-    private(set) var isCorrupt = false
-
-    /// `nil` unless `coding` is gzip, x-gzip or deflate.
-    init?(coding: String) {
-        switch coding.lowercased() {
-        case "gzip", "x-gzip", "application/gzip": decompressor = try? ZlibDecompressor(algorithm: .gzip)
-        case "deflate": decompressor = try? ZlibDecompressor(algorithm: .zlib)
-        default: return nil
-        }
-    }
-
-    func inflate(_ chunk: ByteBuffer, _ deliver: (ByteBuffer) -> Void) {
-        guard !isCorrupt, let decompressor else { isCorrupt = true; return }
-        var input = chunk
-        var more = true
-        while more {
-            output.clear()
-            more = false
-            do {
-                try decompressor.inflate(from: &input, to: &output)
-            } catch let error as CompressNIOError where error == .bufferOverflow {
-                more = true  // the output filled: inflate again
-            } catch let error as CompressNIOError where error == .inputBufferOverflow {
-                // the input ran out: wait for the next chunk
-            } catch {
-                isCorrupt = true
-                return
-            }
-            if output.readableBytes > 0 { deliver(output) }
-            if input.readableBytes > 0, output.readableBytes > 0 { more = true }
-        }
-    }
-}
-
 /// The length and SHA-256 of what a gzip stream decodes to; length -1 when it is corrupt.
 final class GunzipDigest {
-    private let inflater = StreamInflater(coding: "gzip")
+    private var decompressor = try? BodyDecompressor(contentEncoding: "gzip", limits: .unbounded)
     private var hasher = SHA256()
     private var length = 0
 
     func update(_ chunk: ByteBuffer) {
-        inflater?.inflate(chunk) { output in
-            length += output.readableBytes
-            output.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+        guard let output = try? decompressor?.decompress(chunk) else {
+            decompressor = nil
+            return
         }
+        length += output.readableBytes
+        output.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
     }
 
-    func finish() -> (Int, String) { inflater?.isCorrupt ?? true ? (-1, "") : (length, Hex.string(hasher.finalize())) }
+    func finish() -> (Int, String) { decompressor == nil ? (-1, "") : (length, Hex.string(hasher.finalize())) }
+}
+
+extension ResponseLimits {
+    /// No size or ratio limit: the test server decodes whatever a client sent to check it.
+    static let unbounded = ResponseLimits(maxBodyBytes: .max, maxDecompressionRatio: .max)
 }

@@ -1,10 +1,11 @@
 import Foundation
 import CompressNIO
-import NIOCore
+package import NIOCore
 
 /// Decodes a gzip or deflate body chunk by chunk, refusing it as soon as it passes the size or ratio limit,
-/// so a decompression bomb costs at most one chunk's worth of work past the limit.
-final class BodyDecompressor {
+/// so a decompression bomb costs at most one chunk's worth of work past the limit. The test server uses it
+/// too, to check what a client compressed.
+package final class BodyDecompressor {
     enum Encoding: String {
         case gzip, deflate
     }
@@ -17,7 +18,7 @@ final class BodyDecompressor {
     private var finished = false
 
     /// `nil` when `contentEncoding` names nothing Courier decodes (identity, or an encoding it leaves alone).
-    init?(contentEncoding: String?, limits: ResponseLimits) throws {
+    package init?(contentEncoding: String?, limits: ResponseLimits) throws {
         guard let value = contentEncoding?.trimmingCharacters(in: .whitespaces).lowercased() else { return nil }
         switch value {
         case "gzip", "x-gzip": encoding = .gzip
@@ -31,7 +32,7 @@ final class BodyDecompressor {
     }
 
     /// Decompresses one chunk of the body; the result may be empty.
-    func decompress(_ input: ByteBuffer) throws -> ByteBuffer {
+    package func decompress(_ input: ByteBuffer) throws -> ByteBuffer {
         var input = input
         compressedBytes += input.readableBytes
         var output = ByteBufferAllocator().buffer(capacity: max(input.readableBytes * 4, 16 * 1024))
