@@ -52,13 +52,18 @@ extension PayloadCompression {
         if let length = prepared.length, length <= budget {
             return (CompressionDecision(setting: nil, reason: "fits in \(ByteCount.format(budget)) already"), prepared.chunks())
         }
+        // The last (smallest) candidate runs to the end, so a failure can say how close it came.
         let candidates = ZlibSetting.fastestFirst
-        for setting in candidates {
-            if let size = try await CompressedChunks.size(of: prepared.chunks(), encoding: encoding, setting: setting, limit: budget) {
+        var smallest: Int64 = 0
+        for (index, setting) in candidates.enumerated() {
+            let isLast = index == candidates.count - 1
+            guard let size = try await CompressedChunks.size(of: prepared.chunks(), encoding: encoding, setting: setting,
+                                                             limit: isLast ? .max : budget) else { continue }
+            if size <= budget {
                 return (CompressionDecision(setting: setting, reason: "\(ByteCount.format(size)) fits in \(ByteCount.format(budget))"), prepared.chunks())
             }
+            smallest = size
         }
-        let smallest = try await CompressedChunks.size(of: prepared.chunks(), encoding: encoding, setting: candidates[candidates.count - 1]) ?? 0
         throw CourierError(code: .compressionTarget,
                            message: "no zlib setting brings the body under \(ByteCount.format(budget)): the smallest, \(candidates[candidates.count - 1]), gives \(ByteCount.format(smallest))")
     }
@@ -90,10 +95,11 @@ extension Request {
         let (decision, chunks) = try await compression.decide(for: prepared, contentType: body.contentType)
         var compressed = self
         guard let setting = decision.setting else {
-            if !prepared.isReplayable { compressed.body = .stream(chunks, length: prepared.length, contentType: body.contentType) }
+            // A stream's first chunks were read to sample it; send them again, then the rest.
+            if !prepared.isReplayable { compressed.body = RequestBody(storage: .stream(chunks, length: prepared.length), contentType: body.contentType) }
             return (compressed, decision)
         }
-        compressed.body = .stream(ByteStream(CompressedChunks(base: chunks, encoding: compression.encoding, setting: setting)),
+        compressed.body = .stream(CompressedChunks(base: chunks, encoding: compression.encoding, setting: setting),
                                   length: nil, contentType: body.contentType)
         compressed.headers[.contentEncoding] = compression.encoding.rawValue
         return (compressed, decision)

@@ -25,8 +25,9 @@ extension CommandLineInput {
     }
 
     /// An upload body as curl spells it: `--file name=@PATH` parts and `--field key=value` fields make a
-    /// multipart form; `--data @PATH` sends a file as it is, `--data TEXT` the text. Files are checked to be
-    /// readable now (``CourierError/Code/fileAccess``); mixing the two kinds or giving neither is
+    /// multipart form; `--data @PATH` sends a file as it is, `--data TEXT` the text. Form files are checked
+    /// to be readable now, a `--data` file when the body is prepared, before anything is sent
+    /// (``CourierError/Code/fileAccess`` either way); mixing the two kinds or giving neither is
     /// ``CourierError/Code/invalidParameter``.
     public static func uploadBody(files: [String], fields: [String], data: String?) throws -> RequestBody {
         if let data {
@@ -34,8 +35,7 @@ extension CommandLineInput {
                 throw CourierError(code: .invalidParameter, message: "--data sends one body; it does not mix with --file or --field")
             }
             guard data.hasPrefix("@") else { return .text(data, contentType: "application/octet-stream") }
-            let url = URL(filePath: String(data.dropFirst()))
-            _ = try MultipartFormData.size(of: url)
+            let url = URL(filePath: String(data.dropFirst()))  // checked when the body is prepared, before sending
             return .file(url, contentType: MIMEType.forFileName(url.lastPathComponent))
         }
         guard !files.isEmpty || !fields.isEmpty else {

@@ -77,16 +77,18 @@ public struct MultipartFormData: Sendable {
     /// The exact number of bytes the body will have, from the parts and the files' sizes now; `nil` when a
     /// part is compressed while it is sent.
     public func contentLength() throws -> Int64? {
-        var total = Int64(closing.count)
+        var total: Int64? = Int64(closing.count)
         for part in parts {
-            total += Int64(part.header.count + 2)  // the header block, and CRLF after the content
+            let content: Int64?
             switch part.content {
-            case .data(let data): total += Int64(data.count)
-            case .file(let url): total += try Self.size(of: url)
+            case .data(let data): content = Int64(data.count)
+            case .file(let url): content = try Self.size(of: url)
             case .gzippedFile(let url, _):
-                _ = try Self.size(of: url)
-                return nil
+                _ = try Self.size(of: url)  // checked to be readable; its compressed size is known only once sent
+                content = nil
             }
+            // the header block, the content, and CRLF after it
+            total = total.flatMap { total in content.map { total + Int64(part.header.count + 2) + $0 } }
         }
         return total
     }
