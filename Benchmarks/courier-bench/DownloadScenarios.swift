@@ -28,10 +28,8 @@ extension Scenario {
             },
         ]
         var notes = ""
-        if let curl = Tools.find("curl") {
+        if let curl = Tools.find("curl", noting: &notes) {
             contenders.append(TransferContender(name: "curl") { file in try await Tools.run(curl, ["-sSf", "-o", file.path, url.absoluteString]) })
-        } else {
-            notes += "curl is not installed, so it was left out; "
         }
         let results = try await Transfers.compare(contenders, bytes: size, rounds: plan.isQuick ? 1 : 3, in: directory)
         try await client.shutdown()
@@ -41,7 +39,7 @@ extension Scenario {
         return ScenarioResult(
             name: "download-1g", unit: "MB/s", higherIsBetter: true, results: results,
             metrics: ["peak_rss_mib": ["courier": peakRSS.peakMiB]],
-            notes: notes + versus + String(format: "; courier peak RSS %.0f MiB (target <= 64, whole process)", peakRSS.peakMiB)
+            notes: notes + versus + "; " + peakRSS.note
                 + "; \(ByteCount.format(size)) per run, median of \(plan.isQuick ? 1 : 3) runs each, one connection, no checksum")
     }
 
@@ -63,14 +61,12 @@ extension Scenario {
         }
         var contenders = [courier(4), courier(1)]
         var notes = ""
-        if let aria2c = Tools.find("aria2c") {
+        if let aria2c = Tools.find("aria2c", noting: &notes) {
             contenders.append(TransferContender(name: "aria2c-4") { file in
                 try await Tools.run(aria2c, ["-x4", "-s4", "-k1M", "-q", "--allow-overwrite=true", "--auto-file-renaming=false",
                                              "--file-allocation=none", "-d", file.deletingLastPathComponent().path, "-o", file.lastPathComponent,
                                              url.absoluteString])
             })
-        } else {
-            notes += "aria2c is not installed, so it was left out; "
         }
         let results = try await Transfers.compare(contenders, bytes: size, rounds: plan.isQuick ? 1 : 3, in: directory)
         try await session.shutdown()

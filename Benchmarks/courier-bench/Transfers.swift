@@ -66,13 +66,19 @@ final class PeakRSS: Sendable {
     }
 
     var peakMiB: Double { peak.withLock { $0 } }
+
+    /// The figure and the issues' target, for a scenario's notes.
+    var note: String { String(format: "courier peak RSS %.0f MiB (target <= 64, whole process)", peakMiB) }
 }
 
 /// External tools (curl, aria2c): found on the PATH, run to completion.
 enum Tools {
-    static func find(_ name: String) -> URL? {
+    /// `name` on the PATH; when it is missing, says in `notes` that the contender was left out.
+    static func find(_ name: String, noting notes: inout String) -> URL? {
         let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return paths.map { URL(filePath: String($0)).appendingPathComponent(name) }.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        let tool = paths.map { URL(filePath: String($0)).appendingPathComponent(name) }.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        if tool == nil { notes += "\(name) is not installed, so it was left out; " }
+        return tool
     }
 
     /// Runs `tool` and waits (without blocking a thread) for it to exit 0.

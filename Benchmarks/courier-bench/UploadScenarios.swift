@@ -21,10 +21,8 @@ extension Scenario {
             },
         ]
         var notes = ""
-        if let curl = Tools.find("curl") {
+        if let curl = Tools.find("curl", noting: &notes) {
             contenders.append(FixedWork(name: "curl") { try await Tools.run(curl, ["-sSf", "-o", "/dev/null", "-H", "Expect:", "-F", "file=@\(file.path)", url.absoluteString]) })
-        } else {
-            notes += "curl is not installed, so it was left out; "
         }
         let rounds = plan.isQuick ? 1 : 3
         let times = try await FixedWork.compare(contenders, rounds: rounds) { name, run in
@@ -38,7 +36,7 @@ extension Scenario {
         return ScenarioResult(
             name: "upload-multipart-1g", unit: "MB/s", higherIsBetter: true, results: results,
             metrics: ["peak_rss_mib": ["courier": peakRSS.peakMiB]],
-            notes: notes + versus + String(format: "; courier peak RSS %.0f MiB (target <= 64, whole process)", peakRSS.peakMiB)
+            notes: notes + versus + "; " + peakRSS.note
                 + "; \(ByteCount.format(size)) file part per run (page-cached), median of \(rounds) runs each; the server reads and drops the body; curl runs with -H \"Expect:\" (no 100-continue wait, which this server does not answer)")
     }
 
