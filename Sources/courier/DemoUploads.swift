@@ -23,7 +23,7 @@ extension DemoTour {
                 let (request, decision) = try await Request<Data>.post("/multipart", body: try form.body()).compressingBodyWithDecision(.adaptive())
                 let upload = try session.upload(request)
                 let answer = try JSONDecoder().decode(MultipartAnswer.self, from: try await upload.response.value)
-                let whole = answer.parts.last?.sha256 == SHA256.hash(data: json).map { String(format: "%02x", $0) }.joined()
+                let whole = answer.parts.last?.sha256 == Hex.string(SHA256.hash(data: json))
                 let saved = answer.decodedBytes - answer.receivedBytes
                 return (whole && saved > 0, "\(decision); \(ByteCount.format(answer.decodedBytes)) form sent as \(ByteCount.format(answer.receivedBytes)) "
                         + "(\(ByteCount.format(saved)) saved), parts \(answer.parts.compactMap(\.name)) arrived whole")

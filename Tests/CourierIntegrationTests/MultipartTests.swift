@@ -5,19 +5,6 @@ import Testing
 
 @Suite("Multipart form bodies streamed from disk", .timeLimit(.minutes(1)))
 struct MultipartTests {
-    struct Echoed: Decodable {
-        struct Part: Decodable {
-            var name: String?
-            var filename: String?
-            var contentType: String?
-            var length: Int
-            var sha256: String
-            var decodedLength: Int?
-            var decodedSHA256: String?
-        }
-        var parts: [Part]
-    }
-
     @Test func fieldsBytesAndFilesArriveWholeWithTheLengthKnownUpFront() async throws {
         let directory = try temporaryDownloadDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -29,7 +16,7 @@ struct MultipartTests {
         try form.append(data: Data("{\"a\":1}".utf8), name: "meta", fileName: "meta.json")
         try form.append(file: file, name: "document", headers: [("X-Part", "7")])
         try await withServerSession { session, _ in
-            let response = try await session.send(Request<Data>.post("/multipart", body: try .multipart(form)).decoding(Echoed.self))
+            let response = try await session.send(Request<Data>.post("/multipart", body: try .multipart(form)).decoding(MultipartAnswer.self))
             let parts = response.value.parts
             #expect(parts.map(\.name) == ["title", "meta", "document"])
             #expect(parts[0].sha256 == sha256Hex(Data("Quarterly ✓".utf8)) && parts[0].filename == nil)
@@ -54,7 +41,7 @@ struct MultipartTests {
         try form.append(file: file, name: "log", gzipLevel: 6)
         #expect(try form.contentLength() == nil)
         try await withServerSession { session, _ in
-            let parts = try await session.send(Request<Data>.post("/multipart", body: try .multipart(form)).decoding(Echoed.self)).value.parts
+            let parts = try await session.send(Request<Data>.post("/multipart", body: try .multipart(form)).decoding(MultipartAnswer.self)).value.parts
             #expect(parts.map(\.name) == ["kind", "log"])
             #expect(parts[1].filename == "log.json.gz" && parts[1].contentType == "application/gzip")
             #expect(parts[1].decodedLength == json.count && parts[1].decodedSHA256 == sha256Hex(json))
@@ -70,7 +57,7 @@ struct MultipartTests {
         }
         try await withServerSession { session, _ in
             let body = RequestBody.multipartForm(Profile(name: "Ada \"L\"", age: 36, tags: ["math", "code"]))
-            let parts = try await session.send(Request<Data>.post("/multipart", body: body).decoding(Echoed.self)).value.parts
+            let parts = try await session.send(Request<Data>.post("/multipart", body: body).decoding(MultipartAnswer.self)).value.parts
             #expect(parts.map(\.name) == ["name", "age", "tags[0]", "tags[1]"])
             #expect(parts[0].sha256 == sha256Hex(Data("Ada \"L\"".utf8)) && parts[1].sha256 == sha256Hex(Data("36".utf8)))
         }
@@ -82,7 +69,7 @@ struct MultipartTests {
         form.append(field: hostile, value: "v")
         try form.append(data: Data("x".utf8), name: "f", fileName: "../\"evil\r\n.txt")
         try await withServerSession { session, _ in
-            let parts = try await session.send(Request<Data>.post("/multipart", body: try .multipart(form)).decoding(Echoed.self)).value.parts
+            let parts = try await session.send(Request<Data>.post("/multipart", body: try .multipart(form)).decoding(MultipartAnswer.self)).value.parts
             #expect(parts.count == 2)
             #expect(parts[0].name == "a%22; filename=%22x.sh%22%0D%0AContent-Type: text/evil%0D%0A%0D%0Aboom" && parts[0].filename == nil)
             #expect(parts[1].filename == "../%22evil%0D%0A.txt")

@@ -69,3 +69,20 @@ struct CapturingHandler: LogHandler {
     }
     func log(event: LogEvent) { sink.append("\(event.level): \(event.message)") }
 }
+
+/// What the test server's `/multipart` answers: each part as multipart-kit's parser found it, and the body's
+/// size on the wire and after its content coding.
+struct MultipartAnswer: Decodable {
+    struct Part: Decodable {
+        var name: String?
+        var filename: String?
+        var contentType: String?
+        var length: Int
+        var sha256: String
+        var decodedLength: Int?
+        var decodedSHA256: String?
+    }
+    var parts: [Part]
+    var receivedBytes: Int
+    var decodedBytes: Int
+}

@@ -4,18 +4,6 @@ import Testing
 
 @Suite("courier upload", .timeLimit(.minutes(5)))
 struct UploadCLITests {
-    struct Parts: Decodable {
-        struct Part: Decodable {
-            var name: String?
-            var filename: String?
-            var length: Int
-            var sha256: String
-        }
-        var parts: [Part]
-        var receivedBytes: Int
-        var decodedBytes: Int
-    }
-
     @Test func aCompressedFormArrivesWholeAndSmaller() async throws {
         let directory = try temporaryDownloadDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -26,7 +14,7 @@ struct UploadCLITests {
             let outcome = try await CLI.run(["upload", server.url("/multipart").absoluteString, "--file", "doc=@\(file.path)",
                                              "--field", "album=trip", "--compress", "gzip"])
             #expect(outcome.status == 0, "\(outcome.stderr)")
-            let parts = try JSONDecoder().decode(Parts.self, from: Data(outcome.stdout.utf8))
+            let parts = try JSONDecoder().decode(MultipartAnswer.self, from: Data(outcome.stdout.utf8))
             #expect(parts.parts.map(\.name) == ["album", "doc"])
             #expect(parts.parts[1].filename == "items.json" && parts.parts[1].sha256 == sha256Hex(json))
             #expect(parts.receivedBytes * 4 < parts.decodedBytes)
@@ -83,7 +71,7 @@ struct UploadCLITests {
             let outcome = try await CLI.run(["upload", server.url("/multipart").absoluteString, "--file", "disk=@\(file.path)"],
                                             measuringPeakRSS: true)
             #expect(outcome.status == 0, "\(outcome.stderr)")
-            let parts = try JSONDecoder().decode(Parts.self, from: Data(outcome.stdout.utf8))
+            let parts = try JSONDecoder().decode(MultipartAnswer.self, from: Data(outcome.stdout.utf8))
             #expect(parts.parts.first?.length == size)
             #expect(parts.parts.first?.sha256 == "49bc20df15e412a64472421e13fe86ff1c5165e18b2afccf160d4dc19fe68a14")  // SHA-256 of 1 GiB of zeros
             let peak = try #require(outcome.peakRSSKiB)
