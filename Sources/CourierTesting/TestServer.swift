@@ -2,6 +2,7 @@ public import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// A real HTTP/1.1 server on 127.0.0.1 for tests and demos, with routes that echo, redirect, compress, serve
@@ -24,24 +25,27 @@ public final class TestServer: Sendable {
     private let serverTask: Task<Void, Never>
     private let closeServer: @Sendable () -> Void
 
-    private init(port: Int, state: ServerState, task: Task<Void, Never>, close: @escaping @Sendable () -> Void) {
+    private init(port: Int, isTLS: Bool, state: ServerState, task: Task<Void, Never>, close: @escaping @Sendable () -> Void) {
         self.port = port
-        // The literal is a well-formed URL for any port number, so this cannot fail.
-        self.baseURL = URL(string: "http://127.0.0.1:\(port)")!
+        // The literals are well-formed URLs for any port number, so this cannot fail.
+        self.baseURL = URL(string: isTLS ? "https://localhost:\(port)" : "http://127.0.0.1:\(port)")!
         self.state = state
         self.serverTask = task
         self.closeServer = close
     }
 
-    /// Starts a server on `host` (loopback only) and `port` (0 picks a free one).
-    public static func start(host: String = "127.0.0.1", port: Int = 0) async throws -> TestServer {
+    /// Starts a server on `host` (loopback only) and `port` (0 picks a free one); with `tls` it speaks HTTPS and
+    /// its ``baseURL`` is `https://localhost:PORT`, so the certificate can name the host.
+    public static func start(host: String = "127.0.0.1", port: Int = 0, tls: TLSOptions? = nil) async throws -> TestServer {
         let state = ServerState()
+        let sslContext = try tls.map { try NIOSSLContext(configuration: $0.serverConfiguration()) }
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(.backlog, value: 512)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .bind(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let sslContext { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext)) }
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
                     let connection = try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(wrappingChannelSynchronously: channel)
                     state.accept(connection)
@@ -62,7 +66,7 @@ public final class TestServer: Sendable {
                 }
             }
         }
-        return TestServer(port: boundPort, state: state, task: task, close: { channel.close(promise: nil) })
+        return TestServer(port: boundPort, isTLS: tls != nil, state: state, task: task, close: { channel.close(promise: nil) })
     }
 
     /// The absolute URL of `path` (which may carry a query) on this server.

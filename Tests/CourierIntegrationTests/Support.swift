@@ -86,3 +86,10 @@ struct MultipartAnswer: Decodable {
     var receivedBytes: Int
     var decodedBytes: Int
 }
+
+/// A new, empty directory under the temporary directory, named `PREFIX-UUID`.
+func newTemporaryDirectory(prefix: String) throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appending(path: "\(prefix)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+}

@@ -58,6 +58,8 @@ public struct Configuration: Sendable {
     /// What requests take from ``cache`` unless they say otherwise (default ``CachePolicy/http``, as a browser
     /// or `URLSession` behaves). Without a cache every policy is ``CachePolicy/networkOnly``.
     public var cachePolicy: CachePolicy
+    /// How servers' certificates are checked, for every host and per host (see ``TLSSettings``).
+    public var tls: TLSSettings
 
     /// Creates a configuration with Courier's defaults, then lets `configure` change it.
     public init(_ configure: (inout Configuration) -> Void = { _ in }) {
@@ -83,6 +85,7 @@ public struct Configuration: Sendable {
         userMessages = UserMessages()
         cache = nil
         cachePolicy = .http
+        tls = TLSSettings()
         configure(&self)
     }
 }

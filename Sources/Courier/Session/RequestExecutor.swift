@@ -157,7 +157,8 @@ struct RequestExecutor: Sendable {
             for monitor in configuration.monitors { monitor.willSend(current) }
             log.request(current)
             let response = try await transport.send(TransportRequest(method: current.method, url: current.url, headers: current.headers,
-                                                                      body: current.body, timeouts: timeouts, deadline: deadline))
+                                                                      body: current.body, timeouts: timeouts, deadline: deadline,
+                                                                      tls: configuration.tls.policy(forHost: current.url.host() ?? "")))
             let firstByte = ContinuousClock.now
             for monitor in configuration.monitors { monitor.didSend(current) }
             let action = try redirects.next(method: current.method, url: current.url, status: response.status,

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 extension AsyncHTTPClientTransport {
     /// Maps AsyncHTTPClient's and SwiftNIO's errors to ``CourierError``.
@@ -50,9 +51,8 @@ extension AsyncHTTPClientTransport {
         if error is ChannelError {
             return CourierError(code: .connectionClosed, message: "the connection closed unexpectedly (\(error))", underlying: error)
         }
-        let text = String(describing: type(of: error))
-        if text.contains("SSL") || text.contains("TLS") || text.contains("BoringSSL") {
-            return CourierError(code: .tls, message: "TLS failed: \(error)", underlying: error)
+        if error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError {
+            return TLSFailure.describe(error, host: url.host(percentEncoded: false) ?? "the server")
         }
         return CourierError(code: .transport, message: "\(error)", underlying: error)
     }

@@ -1,7 +1,8 @@
 public import AsyncHTTPClient
 import Foundation
+import NIOSSL
 import HTTPTypes
-import Logging
+public import Logging
 import DequeModule
 import NIOCore
 import NIOHTTP1
@@ -23,39 +24,69 @@ public final class AsyncHTTPClientTransport: Transport {
     private let baseConfiguration: HTTPClient.Configuration
     private let clients = Mutex<[ClientKey: HTTPClient]>([:])
     private let isShutDown = Atomic<Bool>(false)
+    private let tls: TLSRouting
 
     /// Creates a transport. Redirects, decompression and connection retries are turned off in `configuration`:
     /// the session does all three, with its own limits and retry policy (so a refused connection fails at once
-    /// instead of being retried silently until the connect timeout).
-    public init(configuration: HTTPClient.Configuration = HTTPClient.Configuration()) {
+    /// instead of being retried silently until the connect timeout). `logger` receives TLS warnings: hosts
+    /// reached without certificate verification, and pin mismatches.
+    public init(configuration: HTTPClient.Configuration = HTTPClient.Configuration(), logger: Logger = Logger(label: "courier")) {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
         configuration.connectionPool.retryConnectionEstablishment = false
         self.baseConfiguration = configuration
+        self.tls = TLSRouting(logger: logger)
     }
 
     /// Sends the request; see ``Transport/send(_:)``.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         let client = try client(for: request.timeouts)
+        let route = try await tls.route(for: request)
         let outgoing: HTTPClient.Request
         do {
-            outgoing = try HTTPClient.Request(url: request.url.absoluteString, method: HTTPMethod(rawValue: request.method.rawValue),
-                                              headers: HTTPHeaders(request.headers.map { ($0.name.rawName, $0.value) }),
-                                              body: Self.body(request.body))
+            outgoing = try Self.outgoing(request, route: route)
         } catch {
             throw Self.translate(error, timeouts: request.timeouts, url: request.url)
         }
         let deadline = NIODeadline.now() + TimeAmount(ContinuousClock.now.duration(to: request.deadline))
         let stream = ResponseStream(timeouts: request.timeouts, url: request.url)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                stream.awaitHead(continuation)
-                stream.attach(client.execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: deadline))
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    stream.awaitHead(continuation)
+                    stream.attach(client.execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: deadline))
+                }
+            } onCancel: {
+                stream.cancel()
             }
-        } onCancel: {
-            stream.cancel()
+        } catch {
+            // A bridge that refused the server (a pin mismatch, a failed handshake) knows why the connection closed.
+            if case .bridged(let bridge) = route, let failure = bridge.takeFailure() { throw failure }
+            throw error
         }
+    }
+
+    /// AsyncHTTPClient's request for `request` sent along `route`.
+    private static func outgoing(_ request: TransportRequest, route: TLSRouting.Route) throws -> HTTPClient.Request {
+        var headers = HTTPHeaders(request.headers.map { ($0.name.rawName, $0.value) })
+        var url = request.url.absoluteString
+        var tlsConfiguration: TLSConfiguration?
+        switch route {
+        case .standard: break
+        case .configured(let configuration): tlsConfiguration = configuration
+        case .bridged(let bridge):
+            let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
+            let socket = bridge.socketPath.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? bridge.socketPath
+            let path = components?.percentEncodedPath ?? ""
+            url = "http+unix://\(socket)\(path.isEmpty ? "/" : path)" + (components?.percentEncodedQuery.map { "?" + $0 } ?? "")
+            if !headers.contains(name: "host"), let host = components?.percentEncodedHost {
+                let shownHost = host.contains(":") ? "[\(host)]" : host
+                headers.add(name: "host", value: request.url.port.map { "\(shownHost):\($0)" } ?? shownHost)
+            }
+        }
+        return try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: request.method.rawValue), headers: headers,
+                                      body: body(request.body), tlsConfiguration: tlsConfiguration)
     }
 
     /// Shuts every client down; see ``Transport/shutdown()``.
@@ -66,6 +97,7 @@ public final class AsyncHTTPClientTransport: Transport {
             return Array(clients.values)
         }
         for client in all { try await client.shutdown() }
+        await tls.shutdown()
     }
 
     private func client(for timeouts: Timeouts) throws -> HTTPClient {

@@ -32,16 +32,19 @@ public struct TransportRequest: Sendable {
     public var timeouts: Timeouts
     /// When the whole exchange, body included, must be over.
     public var deadline: ContinuousClock.Instant
+    /// How the server's certificate is checked, for `https` URLs.
+    public var tls: TLSPolicy
 
     /// Creates a transport request.
     public init(method: HTTPRequest.Method, url: URL, headers: HTTPFields, body: PreparedBody, timeouts: Timeouts,
-                deadline: ContinuousClock.Instant) {
+                deadline: ContinuousClock.Instant, tls: TLSPolicy = .standard) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeouts = timeouts
         self.deadline = deadline
+        self.tls = tls
     }
 }
 

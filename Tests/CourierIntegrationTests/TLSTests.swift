@@ -1,0 +1,214 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Runs `body` with an HTTPS loopback server presenting `identity`, and a session configured by `configure`.
+private func withTLSServer<T>(
+    _ identity: TestIdentity, clientCA: String? = nil,
+    _ configure: (inout Configuration) -> Void,
+    _ body: (Session, TestServer) async throws -> T
+) async throws -> T {
+    let server = try await TestServer.start(tls: .init(identity: identity, clientCertificateAuthorityPEM: clientCA))
+    do {
+        var configuration = Configuration { $0.baseURL = server.baseURL }
+        configure(&configuration)
+        let result = try await withSession(configuration) { session in try await body(session, server) }
+        await server.shutdown()
+        return result
+    } catch {
+        await server.shutdown()
+        throw error
+    }
+}
+
+/// Expects `/echo` to answer 200.
+private func expectAccepted(_ session: Session) async throws {
+    let status = try await session.send(Request<Echo>.get("/echo")).status
+    #expect(status == .ok)
+}
+
+/// Expects `/echo` to fail with a TLS error that names the host, before any request reached the server.
+private func expectRejected(_ session: Session, _ server: TestServer, mentioning words: String...) async {
+    let error = await courierError { _ = try await session.send(Request<Echo>.get("/echo")) }
+    #expect(error?.code == .tls, "\(String(describing: error))")
+    #expect(error?.message.contains("localhost") == true, "\(String(describing: error?.message))")
+    for word in words { #expect(error?.message.contains(word) == true, "\(String(describing: error?.message))") }
+    #expect(server.hits("/echo") == 0)
+}
+
+@Suite("TLS verification and pinning against the HTTPS loopback server")
+struct TLSTests {
+    let authority: TestCertificateAuthority
+    let leaf: TestIdentity
+
+    init() throws {
+        authority = try TestCertificateAuthority()
+        leaf = try authority.issue()
+    }
+
+    @Test func anUntrustedCertificateIsRejectedByDefault() async throws {
+        try await withTLSServer(leaf, { _ in }) { session, server in
+            await expectRejected(session, server, mentioning: "verified")
+        }
+    }
+
+    @Test func aTrustedCertificateIsAccepted() async throws {
+        try await withTLSServer(leaf, { $0.tls.default.trustRoots = .pem(authority.certificatePEM) }) { session, _ in
+            let echo = try await session.send(Request<Echo>.get("/echo", query: ["q": "1"])).value
+            #expect(echo.query == ["q": "1"])
+        }
+    }
+
+    @Test func aCABundleFileIsReadAndAMissingOneIsAClearError() async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-tls")
+        let bundle = directory.appending(path: "ca.pem")
+        try Data(authority.certificatePEM.utf8).write(to: bundle)
+        try await withTLSServer(leaf, { $0.tls.default.trustRoots = .file(bundle.path(percentEncoded: false)) }) { session, _ in
+            try await expectAccepted(session)
+        }
+        try await withTLSServer(leaf, { $0.tls.default.trustRoots = .file("/nonexistent/ca.pem") }) { session, server in
+            let error = await courierError { _ = try await session.send(Request<Echo>.get("/echo")) }
+            #expect(error?.code == .tls)
+            #expect(error?.message.contains("cannot read the CA bundle \"/nonexistent/ca.pem\"") == true)
+            #expect(server.totalHits == 0)
+        }
+    }
+
+    @Test func theRightPublicKeyPinIsAcceptedOnTheConnectionThatCarriesTheRequest() async throws {
+        let policy = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .publicKeys(["sha256/" + leaf.publicKeyPin]))
+        try await withTLSServer(leaf, { $0.tls.default = policy }) { session, server in
+            let echo = try await session.send(Request<Echo>.post("/echo?x=%20y", body: .text("pinned"))).value
+            #expect(echo.body == "pinned")
+            #expect(echo.query == ["x": " y"])
+            #expect(echo.header("host") == "localhost:\(server.port)")
+            // Keep-alive and concurrency through the relay; a 4 MiB body arrives whole.
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<8 { group.addTask { try await session.send(Request<Data>.get("/bytes/4194304")).value.count } }
+                for try await count in group { #expect(count == 4_194_304) }
+            }
+        }
+    }
+
+    @Test func aWrongPinIsRejectedNamingTheHostAndNothingIsSent() async throws {
+        let other = try authority.issue()
+        let policy = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .publicKeys([other.publicKeyPin]))
+        try await withTLSServer(leaf, { $0.tls.default = policy }) { session, server in
+            await expectRejected(session, server, mentioning: "pin mismatch", leaf.publicKeyPin)
+        }
+    }
+
+    @Test func severalPinsAllowKeyRotation() async throws {
+        let next = try authority.issue()
+        let policy = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .publicKeys([next.publicKeyPin, leaf.publicKeyPin]))
+        try await withTLSServer(leaf, { $0.tls.default = policy }) { session, _ in
+            try await expectAccepted(session)
+        }
+    }
+
+    @Test func aPinDoesNotReplaceVerification() async throws {
+        // The key matches, but the chain is not trusted: still rejected.
+        let policy = TLSPolicy(pinning: .publicKeys([leaf.publicKeyPin]))
+        try await withTLSServer(leaf, { $0.tls.default = policy }) { session, server in
+            await expectRejected(session, server, mentioning: "verified")
+        }
+    }
+
+    @Test func anExpiredCertificateIsRejected() async throws {
+        let past = Date().addingTimeInterval(-30 * 86_400)...Date().addingTimeInterval(-86_400)
+        let expired = try authority.issue(validity: past)
+        try await withTLSServer(expired, { $0.tls.default.trustRoots = .pem(authority.certificatePEM) }) { session, server in
+            await expectRejected(session, server)
+        }
+    }
+
+    @Test func aCertificateForAnotherHostIsRejectedUnlessDomainValidationIsOff() async throws {
+        let elsewhere = try authority.issue(hosts: ["other.example"])
+        try await withTLSServer(elsewhere, { $0.tls.default.trustRoots = .pem(authority.certificatePEM) }) { session, server in
+            await expectRejected(session, server)
+        }
+        try await withTLSServer(elsewhere, {
+            $0.tls.default = TLSPolicy(trustRoots: .pem(authority.certificatePEM), validatesDomainName: false)
+        }) { session, _ in
+            try await expectAccepted(session)
+        }
+    }
+
+    @Test func allowingInvalidCertificatesAcceptsASelfSignedOneAndSaysSoInTheLog() async throws {
+        let logs = CapturedLogs()
+        let selfSigned = try TestCertificateAuthority.selfSigned()
+        let server = try await TestServer.start(tls: .init(identity: selfSigned))
+        let transport = AsyncHTTPClientTransport(logger: logs.logger())
+        try await withSession(Configuration {
+            $0.baseURL = server.baseURL
+            $0.tls.default.allowsInvalidCertificates = true
+        }, transport: transport) { session in
+            try await expectAccepted(session)
+            try await expectAccepted(session)
+        }
+        await server.shutdown()
+        #expect(logs.all.components(separatedBy: "verification is OFF for localhost").count == 2)  // once per host
+    }
+
+    @Test func withVerificationOffAPublicKeyPinAloneDecidesTrust() async throws {
+        let selfSigned = try TestCertificateAuthority.selfSigned()
+        try await withTLSServer(selfSigned, {
+            $0.tls.default = TLSPolicy(allowsInvalidCertificates: true, pinning: .publicKeys([selfSigned.publicKeyPin]))
+        }) { session, _ in
+            try await expectAccepted(session)
+        }
+        try await withTLSServer(selfSigned, {
+            $0.tls.default = TLSPolicy(allowsInvalidCertificates: true, pinning: .publicKeys([leaf.publicKeyPin]))
+        }) { session, server in
+            await expectRejected(session, server, mentioning: "pin mismatch")
+        }
+    }
+
+    @Test func certificatePinningTrustsOnlyThePinnedCertificates() async throws {
+        try await withTLSServer(leaf, { $0.tls.default.pinning = .certificates([authority.certificatePEM]) }) { session, _ in
+            try await expectAccepted(session)
+        }
+        let stranger = try TestCertificateAuthority(name: "Another CA")
+        try await withTLSServer(leaf, {
+            // Even with the real CA among the trust roots, a pin on another certificate rejects the server.
+            $0.tls.default = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .certificates([stranger.certificatePEM]))
+        }) { session, server in
+            await expectRejected(session, server)
+        }
+        let selfSigned = try TestCertificateAuthority.selfSigned()
+        try await withTLSServer(selfSigned, { $0.tls.default.pinning = .certificates([selfSigned.certificatePEM]) }) { session, _ in
+            try await expectAccepted(session)
+        }
+    }
+
+    @Test func mutualTLSPresentsTheClientCertificate() async throws {
+        let clientAuthority = try TestCertificateAuthority(name: "Client CA")
+        let client = try clientAuthority.issue(hosts: ["courier-client"], forClient: true)
+        let files = try client.write(to: try newTemporaryDirectory(prefix: "courier-tls"), name: "client")
+        let trusted = TLSPolicy(trustRoots: .pem(authority.certificatePEM))
+        try await withTLSServer(leaf, clientCA: clientAuthority.certificatePEM, { $0.tls.default = trusted }) { session, server in
+            let error = await courierError { _ = try await session.send(Request<Echo>.get("/echo")) }
+            #expect(error?.code == .tls || error?.code == .connectionClosed || error?.code == .connectionReset, "\(String(describing: error))")
+            #expect(server.hits("/echo") == 0)
+        }
+        var withIdentity = trusted
+        withIdentity.clientIdentity = ClientIdentity(certificateFile: files.certificate, privateKeyFile: files.privateKey)
+        try await withTLSServer(leaf, clientCA: clientAuthority.certificatePEM, { $0.tls.default = withIdentity }) { session, _ in
+            try await expectAccepted(session)
+        }
+    }
+
+    @Test func perHostPoliciesOverrideTheDefault() async throws {
+        try await withTLSServer(leaf, {
+            $0.tls.hosts["LOCALHOST"] = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .publicKeys([leaf.publicKeyPin]))
+        }) { session, _ in
+            try await expectAccepted(session)
+        }
+    }
+
+    @Test func courierComputesTheSamePinAsTheCertificateLibrary() throws {
+        #expect(try CertificatePinning.publicKeyHash(ofPEM: leaf.certificatePEM) == leaf.publicKeyPin)
+        #expect(throws: CourierError.self) { try CertificatePinning.publicKeyHash(ofPEM: "not a certificate") }
+    }
+}
