@@ -96,12 +96,13 @@ public final class TestServer: Sendable {
     }
 }
 
-/// Runs `body` with a started server and shuts it down afterwards.
+/// Runs `body` with a started server (speaking HTTPS with `tls`) and shuts it down afterwards.
 public func withTestServer<Result>(
+    tls: TestServer.TLSOptions? = nil,
     isolation: isolated (any Actor)? = #isolation,
     _ body: (TestServer) async throws -> Result
 ) async throws -> Result {
-    let server = try await TestServer.start()
+    let server = try await TestServer.start(tls: tls)
     do {
         let result = try await body(server)
         await server.shutdown()

@@ -35,6 +35,8 @@ struct RequestOptions: ParsableArguments {
 
     @OptionGroup var cache: CacheArguments
 
+    @OptionGroup var tls: TLSArguments
+
     func validate() throws {
         if json != nil && !form.isEmpty { throw ValidationError("--json and --form cannot be combined") }
         if retries < 0 || retries > 20 { throw ValidationError("--retries must be between 0 and 20") }
@@ -55,12 +57,12 @@ struct RequestOptions: ParsableArguments {
     func configuration() throws -> Configuration {
         var configuration = Configuration {
             $0.validators = []
-            if verbose {
-                $0.debugLogging = true
-                $0.logger = Logger(label: "courier") { StreamLogHandler.standardError(label: $0) }
-            }
+            $0.logger = Logger(label: "courier") { StreamLogHandler.standardError(label: $0) }  // stdout holds the body
+            $0.logger.logLevel = verbose ? .debug : .warning
+            $0.debugLogging = verbose
         }
         try cache.apply(to: &configuration)
+        try tls.apply(to: &configuration)
         return configuration
     }
 }

@@ -10,16 +10,10 @@ private func withTLSServer<T>(
     _ configure: (inout Configuration) -> Void,
     _ body: (Session, TestServer) async throws -> T
 ) async throws -> T {
-    let server = try await TestServer.start(tls: .init(identity: identity, clientCertificateAuthorityPEM: clientCA))
-    do {
+    try await withTestServer(tls: .init(identity: identity, clientCertificateAuthorityPEM: clientCA)) { server in
         var configuration = Configuration { $0.baseURL = server.baseURL }
         configure(&configuration)
-        let result = try await withSession(configuration) { session in try await body(session, server) }
-        await server.shutdown()
-        return result
-    } catch {
-        await server.shutdown()
-        throw error
+        return try await withSession(configuration) { session in try await body(session, server) }
     }
 }
 
@@ -138,16 +132,16 @@ struct TLSTests {
     @Test func allowingInvalidCertificatesAcceptsASelfSignedOneAndSaysSoInTheLog() async throws {
         let logs = CapturedLogs()
         let selfSigned = try TestCertificateAuthority.selfSigned()
-        let server = try await TestServer.start(tls: .init(identity: selfSigned))
-        let transport = AsyncHTTPClientTransport(logger: logs.logger())
-        try await withSession(Configuration {
-            $0.baseURL = server.baseURL
-            $0.tls.default.allowsInvalidCertificates = true
-        }, transport: transport) { session in
-            try await expectAccepted(session)
-            try await expectAccepted(session)
+        try await withTestServer(tls: .init(identity: selfSigned)) { server in
+            try await withSession(Configuration {
+                $0.baseURL = server.baseURL
+                $0.logger = logs.logger()
+                $0.tls.default.allowsInvalidCertificates = true
+            }) { session in
+                try await expectAccepted(session)
+                try await expectAccepted(session)
+            }
         }
-        await server.shutdown()
         #expect(logs.all.components(separatedBy: "verification is OFF for localhost").count == 2)  // once per host
     }
 

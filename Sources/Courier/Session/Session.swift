@@ -23,10 +23,11 @@ public actor Session {
     /// Every request of this session in flight: query, cancel, suspend, observe.
     public nonisolated let pool: RequestPool
 
-    /// Creates a session; without a transport it uses ``AsyncHTTPClientTransport``. Call ``shutdown()`` when done.
+    /// Creates a session; without a transport it uses ``AsyncHTTPClientTransport``, logging to the configuration's
+    /// logger. Call ``shutdown()`` when done.
     public init(configuration: Configuration = Configuration(), transport: (any Transport)? = nil) {
         self.state = Mutex((configuration, false))
-        self.transport = transport ?? AsyncHTTPClientTransport()
+        self.transport = transport ?? AsyncHTTPClientTransport(logger: configuration.logger)
         self.pool = RequestPool(scheduling: configuration.scheduling)
     }
 
