@@ -51,6 +51,11 @@ struct Routes {
         case "drip": try await drip(request, writer)
         case "json": try await json(request, writer)
         case "cache": try await CacheRoute(request: request, state: state, writer: writer).serve()
+        case "set-cookies":
+            // One cookie per query pair (Path=/), except `location`, which turns the answer into a 302 there.
+            let cookies = request.query.filter { $0.key != "location" }.sorted { $0.key < $1.key }.map { ("Set-Cookie", "\($0.key)=\($0.value); Path=/") }
+            let location = request.query["location"].map { [("Location", $0)] } ?? []
+            try await writer.respond(status: location.isEmpty ? 200 : 302, headers: cookies + location, body: ByteBuffer(string: "{}"))
         case "response-headers":
             let headers = request.query.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             try await writer.respond(headers: headers, body: ByteBuffer(string: "{}"))

@@ -37,6 +37,10 @@ struct RequestOptions: ParsableArguments {
 
     @OptionGroup var tls: TLSArguments
 
+    @Option(help: ArgumentHelp("Send the cookies in FILE and save the ones the server sets back to it (created if missing).",
+                               valueName: "file"))
+    var cookieJar: String?
+
     func validate() throws {
         if json != nil && !form.isEmpty { throw ValidationError("--json and --form cannot be combined") }
         if retries < 0 || retries > 20 { throw ValidationError("--retries must be between 0 and 20") }
@@ -63,6 +67,7 @@ struct RequestOptions: ParsableArguments {
         }
         try cache.apply(to: &configuration)
         try tls.apply(to: &configuration)
+        if let cookieJar { configuration.cookieJar = try CookieJar(file: URL(filePath: cookieJar)) }
         return configuration
     }
 }

@@ -60,6 +60,10 @@ public struct Configuration: Sendable {
     public var cachePolicy: CachePolicy
     /// How servers' certificates are checked, for every host and per host (see ``TLSSettings``).
     public var tls: TLSSettings
+    /// Where cookies are kept; `nil` (the default) neither sends nor stores any.
+    public var cookieJar: CookieJar?
+    /// Whether the jar's cookies are sent with requests and `Set-Cookie` answers stored in it (both by default).
+    public var cookieHandling: CookieHandling
 
     /// Creates a configuration with Courier's defaults, then lets `configure` change it.
     public init(_ configure: (inout Configuration) -> Void = { _ in }) {
@@ -86,6 +90,8 @@ public struct Configuration: Sendable {
         cache = nil
         cachePolicy = .http
         tls = TLSSettings()
+        cookieJar = nil
+        cookieHandling = [.send, .store]
         configure(&self)
     }
 }

@@ -154,13 +154,15 @@ struct RequestExecutor: Sendable {
         var redirects = RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
         while true {
             try HeaderValidation.check(current.headers)
-            for monitor in configuration.monitors { monitor.willSend(current) }
-            log.request(current)
-            let response = try await transport.send(TransportRequest(method: current.method, url: current.url, headers: current.headers,
-                                                                      body: current.body, timeouts: timeouts, deadline: deadline,
-                                                                      tls: configuration.tls.policy(forHost: current.url.host() ?? "")))
+            let sending = await addingCookies(to: current)
+            for monitor in configuration.monitors { monitor.willSend(sending) }
+            log.request(sending)
+            let response = try await transport.send(TransportRequest(method: sending.method, url: sending.url, headers: sending.headers,
+                                                                      body: sending.body, timeouts: timeouts, deadline: deadline,
+                                                                      tls: configuration.tls.policy(forHost: sending.url.host() ?? "")))
             let firstByte = ContinuousClock.now
-            for monitor in configuration.monitors { monitor.didSend(current) }
+            for monitor in configuration.monitors { monitor.didSend(sending) }
+            await storeCookies(from: response, for: sending.url)
             let action = try redirects.next(method: current.method, url: current.url, status: response.status,
                                             location: response.headers[.location], bodyIsReplayable: current.body.isReplayable)
             switch action {

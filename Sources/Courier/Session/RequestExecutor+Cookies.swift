@@ -1,0 +1,30 @@
+import Foundation
+import HTTPTypes
+import Logging
+
+extension RequestExecutor {
+    /// `request` with the jar's cookies for its URL after any `Cookie` header it has of its own.
+    func addingCookies(to request: PreparedRequest) async -> PreparedRequest {
+        guard let jar = configuration.cookieJar, configuration.cookieHandling.contains(.send),
+              let cookies = await jar.headerValue(for: request.url) else { return request }
+        var request = request
+        // One field: HTTP/1.1 allows a single Cookie header (RFC 6265 §5.4), and HTTPFields' subscript would split it.
+        let combined = (request.headers[values: .cookie] + [cookies]).joined(separator: "; ")
+        request.headers[values: .cookie] = []
+        request.headers.append(HTTPField(name: .cookie, value: combined))
+        return request
+    }
+
+    /// Stores the response's `Set-Cookie` headers. A jar that cannot save keeps them in memory; the failure is
+    /// logged rather than failing a request that succeeded.
+    func storeCookies(from response: TransportResponse, for url: URL) async {
+        guard let jar = configuration.cookieJar, configuration.cookieHandling.contains(.store) else { return }
+        let headers = response.headers[values: .setCookie]
+        guard !headers.isEmpty else { return }
+        do {
+            try await jar.store(setCookieHeaders: headers, from: url)
+        } catch {
+            configuration.logger.warning("\(error)")
+        }
+    }
+}

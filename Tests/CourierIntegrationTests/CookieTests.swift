@@ -1,0 +1,88 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+@Suite("The cookie jar in a session")
+struct CookieTests {
+    @Test func responsesFillTheJarAndLaterRequestsCarryItsCookies() async throws {
+        let jar = try CookieJar()
+        try await withServerSession({ $0.cookieJar = jar }) { session, _ in
+            _ = try await session.send(Request<Data>.get("/set-cookies", query: ["theme": "dark", "lang": "en"]))
+            let echo = try await session.send(Request<Echo>.get("/echo").header("Cookie", "own=1")).value
+            #expect(echo.header("cookie") == "own=1; lang=en; theme=dark")
+            #expect(await jar.cookies(named: "theme").first?.value == "dark")
+        }
+    }
+
+    @Test func cookiesSetByARedirectGoWithTheRedirectedRequest() async throws {
+        let jar = try CookieJar()
+        try await withServerSession({ $0.cookieJar = jar }) { session, _ in
+            let echo = try await session.send(Request<Echo>.get("/set-cookies", query: ["step": "1", "location": "/echo"])).value
+            #expect(echo.path == "/echo")
+            #expect(echo.header("cookie") == "step=1")
+        }
+    }
+
+    @Test func handlingCanBeTurnedOffEachWay() async throws {
+        let jar = try CookieJar()
+        try await withServerSession({ $0.cookieJar = jar; $0.cookieHandling = [.send] }) { session, server in
+            _ = try await session.send(Request<Data>.get("/set-cookies", query: ["a": "1"]))
+            #expect(await jar.all.isEmpty)
+            try await jar.set(Cookie(name: "manual", value: "x", domain: server.baseURL.host()!))
+            let echo = try await session.send(Request<Echo>.get("/echo")).value
+            #expect(echo.header("cookie") == "manual=x")
+        }
+        try await withServerSession({ $0.cookieJar = jar; $0.cookieHandling = [.store] }) { session, _ in
+            let echo = try await session.send(Request<Echo>.get("/echo")).value
+            #expect(echo.header("cookie") == nil)
+        }
+    }
+
+    @Test func setGetDeleteAndPersistenceAcrossJars() async throws {
+        let file = try newTemporaryDirectory(prefix: "courier-cookies").appending(path: "jar.json")
+        let jar = try CookieJar(file: file)
+        try await jar.set(Cookie(name: "session", value: "s1", domain: ".Example.com", hostOnly: false))
+        try await jar.set(Cookie(name: "session", value: "s2", domain: "other.org"))
+        try await jar.set(Cookie(name: "old", value: "x", domain: "example.com", expires: Date().addingTimeInterval(-1)))
+        try await jar.store(setCookieHeaders: ["pref=1; Max-Age=3600; SameSite=Strict; HttpOnly"], from: URL(string: "https://example.com/a")!)
+
+        let reopened = try CookieJar(file: file)
+        #expect(await reopened.all.count == 3)
+        #expect(await reopened.cookies(named: "session", domain: "example.com").map(\.value) == ["s1"])
+        let pref = try #require(await reopened.cookies(named: "pref").first)
+        #expect(pref.sameSite == .strict && pref.httpOnly && pref.expires != nil)
+        #expect(await reopened.headerValue(for: URL(string: "https://www.example.com/")!) == "session=s1")
+        #expect(try await reopened.delete(named: "session", domain: ".example.com") == 1)
+        #expect(try await CookieJar(file: file).cookies(named: "session").map(\.domain) == ["other.org"])
+        try await reopened.deleteAll()
+        #expect(try await CookieJar(file: file).all.isEmpty)
+    }
+
+    @Test func unsafeCookiesAndCorruptJarsAreTypedErrors() async throws {
+        let jar = try CookieJar()
+        for bad in [Cookie(name: "a;b", value: "1", domain: "h"), Cookie(name: "a", value: "1\r\nX: y", domain: "h"),
+                    Cookie(name: "", value: "1", domain: "h"), Cookie(name: "a", value: "1", domain: "")] {
+            await #expect(throws: CourierError.self) { try await jar.set(bad) }
+        }
+        #expect(await jar.all.isEmpty)
+        let file = try newTemporaryDirectory(prefix: "courier-cookies").appending(path: "jar.json")
+        try Data("not json".utf8).write(to: file)
+        #expect(throws: CourierError.self) { try CookieJar(file: file) }
+        #expect(try String(contentsOf: file, encoding: .utf8) == "not json")  // left as it was
+    }
+
+    @Test func theCLIKeepsCookiesInAJarFileBetweenRuns() async throws {
+        let jar = try newTemporaryDirectory(prefix: "courier-cookies").appending(path: "jar.json").path(percentEncoded: false)
+        try await withTestServer { server in
+            let first = try await CLI.run(["get", server.url("/set-cookies?user=ada").absoluteString, "--cookie-jar", jar])
+            #expect(first.status == 0, "\(first.stderr)")
+            let second = try await CLI.run(["get", server.url("/echo").absoluteString, "--cookie-jar", jar])
+            #expect(second.stdout.contains(#""cookie":["user=ada"]"#), "\(second.stdout)")
+        }
+        try Data("[{".utf8).write(to: URL(filePath: jar))
+        let corrupt = try await CLI.run(["get", "http://127.0.0.1:9/", "--cookie-jar", jar])
+        #expect(corrupt.status != 0)
+        #expect(corrupt.stderr.contains("is not a Courier cookie jar"))
+    }
+}
