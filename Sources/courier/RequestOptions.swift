@@ -37,6 +37,11 @@ struct RequestOptions: ParsableArguments {
 
     @OptionGroup var tls: TLSArguments
 
+    @Option(help: ArgumentHelp("Go through this proxy: http://[user:password@]host[:port] or socks5://host[:port]. "
+                               + "Without it, http_proxy, https_proxy, all_proxy and no_proxy apply (never to loopback).",
+                               valueName: "url"))
+    var proxy: String?
+
     @Option(help: ArgumentHelp("Send the cookies in FILE and save the ones the server sets back to it (created if missing).",
                                valueName: "file"))
     var cookieJar: String?
@@ -67,6 +72,7 @@ struct RequestOptions: ParsableArguments {
         }
         try cache.apply(to: &configuration)
         try tls.apply(to: &configuration)
+        configuration.proxies = try proxy.map { ProxySettings(all: try Proxy(url: $0)) } ?? ProxySettings.environment()
         if let cookieJar { configuration.cookieJar = try CookieJar(file: URL(filePath: cookieJar)) }
         return configuration
     }

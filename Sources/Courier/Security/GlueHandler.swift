@@ -1,11 +1,11 @@
-import NIOCore
+package import NIOCore
 
 /// One half of a pair that relays bytes between two channels on the same event loop, with backpressure: a side
 /// reads only while its partner can take more (the pattern of SwiftNIO's connect-proxy example).
 ///
 /// When one side closes, the partner first shuts its output, which waits for what is already queued to reach
 /// the socket, and then closes; so a response the server sent just before closing is delivered whole.
-final class GlueHandler {
+package final class GlueHandler {
     private var partner: GlueHandler?
     private var context: ChannelHandlerContext?
     private var pendingRead = false
@@ -13,7 +13,7 @@ final class GlueHandler {
     private init() {}
 
     /// Two handlers joined to each other, one for each channel.
-    static func matchedPair() -> (GlueHandler, GlueHandler) {
+    package static func matchedPair() -> (GlueHandler, GlueHandler) {
         let first = GlueHandler()
         let second = GlueHandler()
         first.partner = second
@@ -44,33 +44,33 @@ final class GlueHandler {
 }
 
 extension GlueHandler: ChannelDuplexHandler {
-    typealias InboundIn = NIOAny
-    typealias OutboundIn = NIOAny
-    typealias OutboundOut = NIOAny
+    package typealias InboundIn = NIOAny
+    package typealias OutboundIn = NIOAny
+    package typealias OutboundOut = NIOAny
 
-    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+    package func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
         partner = nil
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) { partner?.partnerWrite(data) }
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) { partner?.partnerWrite(data) }
 
-    func channelReadComplete(context: ChannelHandlerContext) { partner?.partnerFlush() }
+    package func channelReadComplete(context: ChannelHandlerContext) { partner?.partnerFlush() }
 
-    func channelInactive(context: ChannelHandlerContext) { partner?.partnerClose() }
+    package func channelInactive(context: ChannelHandlerContext) { partner?.partnerClose() }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         partner?.partnerClose()
         context.close(promise: nil)
     }
 
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable { partner?.partnerBecameWritable() }
     }
 
-    func read(context: ChannelHandlerContext) {
+    package func read(context: ChannelHandlerContext) {
         if let partner, partner.partnerIsWritable {
             context.read()
         } else {

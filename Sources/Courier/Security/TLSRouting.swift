@@ -31,6 +31,11 @@ final class TLSRouting: Sendable {
         let host = request.url.host(percentEncoded: false) ?? ""
         if request.tls.allowsInvalidCertificates { warnOnce(host) }
         guard case .publicKeys = request.tls.pinning else { return .configured(try configuration(for: request.tls)) }
+        if let proxy = request.proxy {
+            // The relay connects directly; going around a configured proxy would be worse than failing.
+            throw CourierError(code: .tls, message: "public-key pins for \(host) cannot be checked through the proxy \(proxy): "
+                + "pin certificates instead (TLSPolicy.pinning = .certificates), or bypass the proxy for this host")
+        }
         let target = PinningBridge.Target(host: host, port: request.url.port ?? 443, policy: request.tls,
                                           connectTimeout: request.timeouts.connect)
         return .bridged(try await bridge(for: target))

@@ -60,6 +60,9 @@ public struct Configuration: Sendable {
     public var cachePolicy: CachePolicy
     /// How servers' certificates are checked, for every host and per host (see ``TLSSettings``).
     public var tls: TLSSettings
+    /// Which proxy each request goes through; none by default (``ProxySettings/environment(_:)`` reads
+    /// `http_proxy`, `https_proxy` and `no_proxy`).
+    public var proxies: ProxySettings
     /// Where cookies are kept; `nil` (the default) neither sends nor stores any.
     public var cookieJar: CookieJar?
     /// Whether the jar's cookies are sent with requests and `Set-Cookie` answers stored in it (both by default).
@@ -90,6 +93,7 @@ public struct Configuration: Sendable {
         cache = nil
         cachePolicy = .http
         tls = TLSSettings()
+        proxies = .none
         cookieJar = nil
         cookieHandling = [.send, .store]
         configure(&self)

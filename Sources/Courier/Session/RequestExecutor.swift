@@ -159,7 +159,8 @@ struct RequestExecutor: Sendable {
             log.request(sending)
             let response = try await transport.send(TransportRequest(method: sending.method, url: sending.url, headers: sending.headers,
                                                                       body: sending.body, timeouts: timeouts, deadline: deadline,
-                                                                      tls: configuration.tls.policy(forHost: sending.url.host() ?? "")))
+                                                                      tls: configuration.tls.policy(forHost: sending.url.host() ?? ""),
+                                                                      proxy: configuration.proxies.proxy(for: sending.url)))
             let firstByte = ContinuousClock.now
             for monitor in configuration.monitors { monitor.didSend(sending) }
             await storeCookies(from: response, for: sending.url)

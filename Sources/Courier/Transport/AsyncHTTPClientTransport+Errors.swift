@@ -21,6 +21,13 @@ extension AsyncHTTPClientTransport {
                 return CourierError(code: .connectionClosed, message: "the server closed the connection before the response was complete", underlying: error)
             case .alreadyShutdown: return CourierError(code: .sessionClosed, message: "the transport has been shut down", underlying: error)
             case .invalidURL, .emptyHost, .emptyScheme: return .invalidURL(url.absoluteString)
+            case .proxyAuthenticationRequired:
+                return CourierError(code: .connectionFailed, message: "the proxy refused the credentials (407 Proxy Authentication Required)",
+                                    underlying: error)
+            case .invalidProxyResponse:
+                return CourierError(code: .connectionFailed, message: "the proxy refused to open a tunnel to \(shownURL)", underlying: error)
+            case .socksHandshakeTimeout, .httpProxyHandshakeTimeout:
+                return .timeout(.connect, after: timeouts.connect, url: shownURL)
             case .bodyLengthMismatch:
                 return CourierError(code: .encoding, message: "the request body's length differs from its declared length", underlying: error)
             default: break

@@ -19,6 +19,7 @@ public final class AsyncHTTPClientTransport: Transport {
     private struct ClientKey: Hashable {
         var connect: Duration
         var readIdle: Duration
+        var proxy: Proxy?
     }
 
     private let baseConfiguration: HTTPClient.Configuration
@@ -41,7 +42,7 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// Sends the request; see ``Transport/send(_:)``.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
-        let client = try client(for: request.timeouts)
+        let client = try client(for: request.timeouts, proxy: request.proxy)
         let route = try await tls.route(for: request)
         let outgoing: HTTPClient.Request
         do {
@@ -64,6 +65,16 @@ public final class AsyncHTTPClientTransport: Transport {
             // A bridge that refused the server (a pin mismatch, a failed handshake) knows why the connection closed.
             if case .bridged(let bridge) = route, let failure = bridge.takeFailure() { throw failure }
             throw error
+        }
+    }
+
+    /// AsyncHTTPClient's form of a proxy.
+    private static func proxy(_ proxy: Proxy) -> HTTPClient.Configuration.Proxy {
+        switch proxy.kind {
+        case .http:
+            .server(host: proxy.host, port: proxy.port,
+                    authorization: proxy.credentials.map { .basic(username: $0.username, password: $0.password) })
+        case .socks5: .socksServer(host: proxy.host, port: proxy.port)
         }
     }
 
@@ -100,8 +111,8 @@ public final class AsyncHTTPClientTransport: Transport {
         await tls.shutdown()
     }
 
-    private func client(for timeouts: Timeouts) throws -> HTTPClient {
-        let key = ClientKey(connect: timeouts.connect, readIdle: timeouts.readIdle)
+    private func client(for timeouts: Timeouts, proxy: Proxy?) throws -> HTTPClient {
+        let key = ClientKey(connect: timeouts.connect, readIdle: timeouts.readIdle, proxy: proxy)
         return try clients.withLock { clients in
             if let client = clients[key] { return client }
             guard !isShutDown.load(ordering: .acquiring) else {
@@ -109,6 +120,7 @@ public final class AsyncHTTPClientTransport: Transport {
             }
             var configuration = baseConfiguration
             configuration.timeout = .init(connect: TimeAmount(timeouts.connect), read: TimeAmount(timeouts.readIdle))
+            configuration.proxy = proxy.map(Self.proxy)
             let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
             clients[key] = client
             return client

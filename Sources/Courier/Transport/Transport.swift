@@ -34,10 +34,12 @@ public struct TransportRequest: Sendable {
     public var deadline: ContinuousClock.Instant
     /// How the server's certificate is checked, for `https` URLs.
     public var tls: TLSPolicy
+    /// The proxy to go through, or `nil` to connect directly.
+    public var proxy: Proxy?
 
     /// Creates a transport request.
     public init(method: HTTPRequest.Method, url: URL, headers: HTTPFields, body: PreparedBody, timeouts: Timeouts,
-                deadline: ContinuousClock.Instant, tls: TLSPolicy = .standard) {
+                deadline: ContinuousClock.Instant, tls: TLSPolicy = .standard, proxy: Proxy? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -45,6 +47,7 @@ public struct TransportRequest: Sendable {
         self.timeouts = timeouts
         self.deadline = deadline
         self.tls = tls
+        self.proxy = proxy
     }
 }
 
