@@ -14,11 +14,13 @@ struct CourierCLI: AsyncParsableCommand {
               courier get http://127.0.0.1:8080/small --cache cache-else-network --ttl 300
               courier cache stats
               courier download http://127.0.0.1:8080/file/1000000 -o big.bin --connections 4
+              courier get https://localhost:8443/echo --cacert ca.pem --pin sha256/BASE64
+              courier reachability 127.0.0.1:8080 --watch
               courier serve --port 8080
               courier demo
             """,
         subcommands: [
-            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self, DownloadCommand.self, UploadCommand.self, Serve.self, Demo.self,
+            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self, DownloadCommand.self, UploadCommand.self, ReachabilityCommand.self, Serve.self, Demo.self,
         ]
     )
 }

@@ -36,3 +36,28 @@ struct ProxySettingsTests {
         #expect(try ProxySettings.environment([:]) == ProxySettings(bypassesLoopback: true))
     }
 }
+
+@Suite("Reachability names and targets")
+struct ReachabilityNamingTests {
+    @Test func interfaceKindsFromLinuxNames() {
+        #expect(InterfaceKind(interfaceName: "lo") == .loopback)
+        #expect(InterfaceKind(interfaceName: "eth0") == .wired)
+        #expect(InterfaceKind(interfaceName: "enp3s0") == .wired)
+        #expect(InterfaceKind(interfaceName: "wlan0") == .wifi)
+        #expect(InterfaceKind(interfaceName: "wwan0") == .cellular)
+        #expect(InterfaceKind(interfaceName: "docker0") == .other)
+        #expect(ReachabilityStatus.reachable(.wifi).description == "reachable via wifi")
+    }
+
+    @Test func targetsFromTheCommandLine() throws {
+        let plain = try CommandLineInput.reachabilityTarget("example.com")
+        #expect(plain.host == "example.com" && plain.port == 80)
+        let secure = try CommandLineInput.reachabilityTarget("https://example.com/path")
+        #expect(secure.port == 443)
+        let v6 = try CommandLineInput.reachabilityTarget("[::1]:8080")
+        #expect(v6.host == "::1" && v6.port == 8080)
+        for bad in ["", "host:0", "host:x", "host/path", "user@host"] {
+            #expect(throws: CourierError.self) { try CommandLineInput.reachabilityTarget(bad) }
+        }
+    }
+}

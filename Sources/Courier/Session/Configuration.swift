@@ -60,6 +60,10 @@ public struct Configuration: Sendable {
     public var cachePolicy: CachePolicy
     /// How servers' certificates are checked, for every host and per host (see ``TLSSettings``).
     public var tls: TLSSettings
+    /// How long a request whose host (or proxy) cannot be reached waits for it to come back, probing it, before
+    /// failing with ``CourierError/Code/offline``; `nil` (the default) fails at once. Bounded by the request's
+    /// total timeout; only requests whose body can be sent again wait.
+    public var waitsForConnectivity: Duration?
     /// Which proxy each request goes through; none by default (``ProxySettings/environment(_:)`` reads
     /// `http_proxy`, `https_proxy` and `no_proxy`).
     public var proxies: ProxySettings
@@ -94,6 +98,7 @@ public struct Configuration: Sendable {
         cachePolicy = .http
         tls = TLSSettings()
         proxies = .none
+        waitsForConnectivity = nil
         cookieJar = nil
         cookieHandling = [.send, .store]
         configure(&self)

@@ -157,7 +157,7 @@ struct RequestExecutor: Sendable {
             let sending = await addingCookies(to: current)
             for monitor in configuration.monitors { monitor.willSend(sending) }
             log.request(sending)
-            let response = try await transport.send(TransportRequest(method: sending.method, url: sending.url, headers: sending.headers,
+            let response = try await sendWaitingForConnectivity(TransportRequest(method: sending.method, url: sending.url, headers: sending.headers,
                                                                       body: sending.body, timeouts: timeouts, deadline: deadline,
                                                                       tls: configuration.tls.policy(forHost: sending.url.host() ?? ""),
                                                                       proxy: configuration.proxies.proxy(for: sending.url)))

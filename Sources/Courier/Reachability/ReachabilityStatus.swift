@@ -1,0 +1,52 @@
+/// Whether a host can be reached, and over what kind of interface (HLNetworking's reachability status).
+public enum ReachabilityStatus: Sendable, Hashable, CustomStringConvertible {
+    /// Not probed yet.
+    case unknown
+    /// No interface is up, or the host's port did not accept a connection.
+    case notReachable
+    /// A connection to the host's port succeeded, leaving through this kind of interface.
+    case reachable(InterfaceKind)
+
+    /// Whether the status is ``reachable(_:)``.
+    public var isReachable: Bool {
+        if case .reachable = self { true } else { false }
+    }
+
+    /// `unknown`, `not reachable`, or `reachable via KIND`.
+    public var description: String {
+        switch self {
+        case .unknown: "unknown"
+        case .notReachable: "not reachable"
+        case .reachable(let kind): "reachable via \(kind.rawValue)"
+        }
+    }
+}
+
+/// The kind of a network interface, from its Linux name.
+public enum InterfaceKind: String, Sendable, Hashable {
+    /// `lo`.
+    case loopback
+    /// `eth*`, `en*`: Ethernet.
+    case wired
+    /// `wl*`: Wi-Fi.
+    case wifi
+    /// `ww*`: a mobile broadband modem.
+    case cellular
+    /// Anything else: tunnels, bridges, virtual interfaces.
+    case other
+
+    /// The kind an interface name suggests, by the kernel's and systemd's naming conventions.
+    public init(interfaceName name: String) {
+        if name == "lo" || name.hasPrefix("lo:") {
+            self = .loopback
+        } else if name.hasPrefix("wl") {
+            self = .wifi
+        } else if name.hasPrefix("ww") {
+            self = .cellular
+        } else if name.hasPrefix("eth") || name.hasPrefix("en") {
+            self = .wired
+        } else {
+            self = .other
+        }
+    }
+}

@@ -1,0 +1,24 @@
+import Foundation
+import Logging
+
+extension RequestExecutor {
+    /// Sends `request`; when ``Configuration/waitsForConnectivity`` is set and the connection could not be made
+    /// (nothing was sent), probes the host, or the proxy, until it answers or the wait is over, then sends again.
+    func sendWaitingForConnectivity(_ request: TransportRequest) async throws -> TransportResponse {
+        do {
+            return try await transport.send(request)
+        } catch let error as CourierError where [.connectionFailed, .offline].contains(error.code) {
+            guard let wait = configuration.waitsForConnectivity, request.body.isReplayable else { throw error }
+            let budget = min(wait, ContinuousClock.now.duration(to: request.deadline))
+            let monitor = request.proxy.map { ReachabilityMonitor(host: $0.host, port: $0.port, interval: .milliseconds(250), probeTimeout: .seconds(1)) }
+                ?? ReachabilityMonitor(url: request.url, interval: .milliseconds(250), probeTimeout: .seconds(1))
+            configuration.logger.info("waiting up to \(budget) for \(monitor.host):\(monitor.port) to be reachable")
+            guard budget > .zero, await monitor.waitUntilReachable(timeout: budget).isReachable else {
+                try Task.checkCancellation()
+                throw CourierError(code: .offline, message: "\(monitor.host):\(monitor.port) is still unreachable after waiting \(budget)",
+                                   underlying: error)
+            }
+            return try await transport.send(request)
+        }
+    }
+}

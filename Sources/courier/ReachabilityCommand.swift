@@ -1,0 +1,44 @@
+import ArgumentParser
+import Courier
+import Foundation
+
+/// `courier reachability HOST[:PORT] [--watch]`: whether a host's port accepts connections, now or as it changes.
+struct ReachabilityCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reachability",
+        abstract: "Tell whether HOST[:PORT] can be reached, and over which kind of interface.",
+        discussion: """
+            Probes with a TCP connection (closed at once) and checks that an interface is up. Exits 0 when reachable.
+            Examples:
+              courier reachability 127.0.0.1:8080
+              courier reachability https://example.com --watch --interval 2
+            """)
+
+    @Argument(help: "HOST, HOST:PORT or a URL (port 80, or 443 for https, when none is given).")
+    var target: String
+
+    @Flag(help: "Keep probing and print each change until interrupted.")
+    var watch = false
+
+    @Option(help: "Seconds between probes with --watch (default 5).")
+    var interval: String?
+
+    func run() async throws {
+        try await Output.exitOnFailure {
+            let given = try CommandLineInput.reachabilityTarget(target)
+            let every = try interval.map(CommandLineInput.seconds) ?? .seconds(5)
+            let monitor = ReachabilityMonitor(host: given.host, port: given.port, interval: every)
+            let name = "\(monitor.host):\(monitor.port)"
+            guard watch else {
+                let status = await monitor.check()
+                Output.stdout("\(name): \(status)")
+                if !status.isReachable { throw ExitCode(1) }
+                return
+            }
+            await monitor.start()
+            for await status in await monitor.updates() where status != .unknown {
+                Output.stdout("\(Date().formatted(.iso8601)) \(name): \(status)")
+            }
+        }
+    }
+}
