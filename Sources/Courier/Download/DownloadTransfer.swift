@@ -191,6 +191,7 @@ struct DownloadTransfer: Sendable {
 
     /// Writes `body` at `offset` onwards, never past the segment's end, counting every byte written.
     private func write(_ body: ByteStream, segment index: Int, from offset: Int64, _ part: PartFile) async throws {
+        let metrics = CourierMetrics(factory: session.currentConfiguration.metricsFactory)
         var position = offset
         let end = live.segment(index).end
         for try await var chunk in body {
@@ -202,6 +203,7 @@ struct DownloadTransfer: Sendable {
             try part.write(chunk, at: position)
             position += Int64(count)
             live.advance(index, by: Int64(count))
+            metrics.downloaded(count)
             if let end, position >= end { break }
         }
     }

@@ -15,6 +15,8 @@ public protocol EventMonitor: Sendable {
     func willCancel(_ request: PreparedRequest)
     /// The request finished, with its final outcome and timing.
     func didComplete(_ request: PreparedRequest, result: Result<ResponseBody, CourierError>, timing: Timing)
+    /// The request finished; everything about it in one value (HLNetworking's debug message), after ``didComplete(_:result:timing:)``.
+    func didFinish(with message: DebugMessage)
 }
 
 /// Empty defaults, so a monitor implements only what it needs.
@@ -31,4 +33,6 @@ extension EventMonitor {
     public func willCancel(_ request: PreparedRequest) {}
     /// Does nothing.
     public func didComplete(_ request: PreparedRequest, result: Result<ResponseBody, CourierError>, timing: Timing) {}
+    /// Does nothing.
+    public func didFinish(with message: DebugMessage) {}
 }

@@ -1,6 +1,8 @@
 public import Foundation
 public import HTTPTypes
 public import Logging
+public import CoreMetrics
+public import Tracing
 
 /// Everything a ``Session`` applies to every request; each request can override most of it.
 ///
@@ -64,6 +66,12 @@ public struct Configuration: Sendable {
     /// failing with ``CourierError/Code/offline``; `nil` (the default) fails at once. Bounded by the request's
     /// total timeout; only requests whose body can be sent again wait.
     public var waitsForConnectivity: Duration?
+    /// Where Courier's metrics go (see the metrics table in <doc:MetricsAndTracing>); `nil` (the default) uses
+    /// the process's `MetricsSystem`.
+    public var metricsFactory: (any MetricsFactory)?
+    /// The tracer that makes a span per request and puts its context into the request's headers (W3C
+    /// `traceparent` with an OpenTelemetry tracer); `nil` (the default) uses `InstrumentationSystem.tracer`.
+    public var tracer: (any Tracer)?
     /// Which proxy each request goes through; none by default (``ProxySettings/environment(_:)`` reads
     /// `http_proxy`, `https_proxy` and `no_proxy`).
     public var proxies: ProxySettings
@@ -98,6 +106,8 @@ public struct Configuration: Sendable {
         cachePolicy = .http
         tls = TLSSettings()
         proxies = .none
+        metricsFactory = nil
+        tracer = nil
         waitsForConnectivity = nil
         cookieJar = nil
         cookieHandling = [.send, .store]

@@ -10,6 +10,7 @@ struct CacheStep: Sendable {
     let decision: CacheDecision
     /// The entry a conditional request revalidates; a 304 turns into its body.
     var revalidating: CacheEntry?
+    private let metrics: CourierMetrics
 
     init?(configuration: Configuration, policy: CachePolicy, request: PreparedRequest) {
         guard let cache = configuration.cache, policy.usesCache,
@@ -19,6 +20,19 @@ struct CacheStep: Sendable {
         self.cache = cache
         self.key = key
         self.decision = CacheDecision(policy: policy, options: cache.options, request: request)
+        self.metrics = CourierMetrics(factory: configuration.metricsFactory)
+    }
+
+    /// Counts an answer from the cache, in its statistics and the metrics.
+    func recordHit() {
+        cache.recordHit()
+        metrics.cacheHit()
+    }
+
+    /// Counts a request the cache could not answer, in its statistics and the metrics.
+    func recordMiss() {
+        cache.recordMiss()
+        metrics.cacheMiss()
     }
 
     /// Headers that make the caller's request conditional or partial: the cache stays out of its way.
@@ -40,7 +54,7 @@ struct CacheStep: Sendable {
         let refreshed = decision.revalidated(revalidating, notModified: exchanged.body.headers, requestTime: requestTime, responseTime: now)
         await cache.store(refreshed)
         cache.recordRevalidation()
-        cache.recordHit()
+        recordHit()
         let body = ResponseBody(status: HTTPResponse.Status(code: refreshed.status), headers: refreshed.headers, data: refreshed.body)
         let merged = ExchangeResult(sent: exchanged.sent, body: body, firstByte: exchanged.firstByte)
         return (merged, CacheInfo(isFromCache: true, age: refreshed.age(at: now), wasRevalidated: true, wasStored: true))
@@ -48,7 +62,7 @@ struct CacheStep: Sendable {
 
     /// Stores a validated, decoded answer when the policy and the response allow; returns whether it did.
     func store(_ body: ResponseBody, requestTime: Date) async -> Bool {
-        cache.recordMiss()
+        recordMiss()
         guard let entry = decision.entryToStore(body, key: key, requestTime: requestTime, responseTime: Date()) else { return false }
         await cache.store(entry)
         return true
@@ -72,16 +86,16 @@ extension RequestExecutor {
         let stored = await step.cache.lookup(step.key)
         switch step.decision.lookup(stored, now: Date()) {
         case .serve(let entry, let age):
-            step.cache.recordHit()
+            step.recordHit()
             return try respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
         case .serveStale(let entry, let age):
-            step.cache.recordHit()
+            step.recordHit()
             var refresh = step
             refresh.revalidating = entry
             Task { [self] in _ = try? await network(request, prepared: refresh.conditional(prepared), cacheStep: refresh, startDate: Date(), start: .now) }
             return try respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
         case .miss:
-            step.cache.recordMiss()
+            step.recordMiss()
             throw CourierError(code: .cacheMiss, message: "nothing usable in the cache for \(prepared.method) \(configuration.redactor.redact(url: prepared.url))")
         case .fetch(let revalidating, let fallback):
             var fetching = step
@@ -91,7 +105,7 @@ extension RequestExecutor {
             } catch {
                 let failure = Self.normalize(error)
                 guard let (entry, age) = step.decision.fallback(after: failure, entry: fallback, now: Date()) else { throw failure }
-                step.cache.recordHit()
+                step.recordHit()
                 return try respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
             }
         }
@@ -113,7 +127,7 @@ extension RequestExecutor {
         guard let entry = await step.cache.lookup(step.key), step.decision.matchesVary(entry) else { return nil }
         let info = CacheInfo(isFromCache: true, age: entry.age(at: Date()))
         guard let response = try? respond(request, prepared: prepared, from: entry, info: info, startDate: Date(), start: .now) else { return nil }
-        step.cache.recordHit()
+        step.recordHit()
         return response
     }
 

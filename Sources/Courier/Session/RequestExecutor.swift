@@ -12,17 +12,30 @@ struct RequestExecutor: Sendable {
     let pool: RequestPool
 
     func run<R>(_ request: Request<R>) async throws -> Response<R> {
+        let start = ContinuousClock.now
+        let startDate = Date()
+        let trace = RequestTrace(tracer: configuration.tracer, method: request.method)
+        var sentBytes: Int64?
         do {
-            let startDate = Date()
-            let start = ContinuousClock.now
-            let prepared = try await RequestPreparation(configuration: configuration).prepare(request)
-            if let step = CacheStep(configuration: configuration, policy: request.cachePolicy ?? configuration.cachePolicy, request: prepared) {
-                return try await runCached(request, prepared: prepared, step: step, startDate: startDate, start: start)
+            let response = try await trace.run {
+                let prepared = try await RequestPreparation(configuration: configuration).prepare(request)
+                sentBytes = prepared.body.length
+                trace.started(prepared)
+                if let step = CacheStep(configuration: configuration, policy: request.cachePolicy ?? configuration.cachePolicy, request: prepared) {
+                    return try await runCached(request, prepared: prepared, step: step, startDate: startDate, start: start)
+                }
+                return try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
             }
-            return try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
+            trace.finished(status: response.status, error: nil)
+            CourierMetrics(factory: configuration.metricsFactory).request(method: request.method, status: response.status, duration: .now - start,
+                                                                          sentBytes: sentBytes, receivedBytes: response.body.count)
+            return response
         } catch {
             var failure = Self.normalize(error)
             failure.userMessage = failure.userMessage ?? configuration.userMessages.message(for: failure)
+            trace.finished(status: failure.status, error: failure)
+            CourierMetrics(factory: configuration.metricsFactory).request(method: request.method, status: failure.status, duration: .now - start,
+                                                                          sentBytes: sentBytes, receivedBytes: nil)
             throw failure
         }
     }
@@ -77,7 +90,11 @@ struct RequestExecutor: Sendable {
                 let value = try request.decode(body)
                 if let cacheStep, !cacheInfo.wasRevalidated { cacheInfo.wasStored = await cacheStep.store(body, requestTime: requestTime) }
                 let timing = Timing(startDate: startDate, start: start, firstByte: firstByte, end: .now)
-                for monitor in configuration.monitors { monitor.didComplete(sent, result: .success(body), timing: timing) }
+                let message = DebugMessage(originalRequest: prepared, currentRequest: sent, response: body, error: nil, timing: timing, attempts: attempt)
+                for monitor in configuration.monitors {
+                    monitor.didComplete(sent, result: .success(body), timing: timing)
+                    monitor.didFinish(with: message)
+                }
                 return Response(value: value, request: sent, status: body.status, headers: body.headers, body: body.data,
                                 cacheInfo: cacheInfo, timing: timing)
             } catch {
@@ -93,11 +110,11 @@ struct RequestExecutor: Sendable {
                     continue
                 } catch {
                     for monitor in configuration.monitors { monitor.willCancel(prepared) }
-                    complete(prepared, .cancelled(), startDate: startDate, start: start, log: log)
+                    complete(prepared, .cancelled(), attempts: attempt, startDate: startDate, start: start, log: log)
                     throw CourierError.cancelled()
                 }
             }
-            complete(prepared, failure, startDate: startDate, start: start, log: log)
+            complete(prepared, failure, attempts: attempt, startDate: startDate, start: start, log: log)
             throw failure
         }
     }
@@ -113,14 +130,20 @@ struct RequestExecutor: Sendable {
     /// Tells the monitors and the log, then waits; throws `CancellationError` if the task is cancelled meanwhile.
     private func pause(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError, log: DebugLog) async throws {
         for monitor in configuration.monitors { monitor.willRetry(request, attempt: attempt, delay: delay, error: error) }
+        CourierMetrics(factory: configuration.metricsFactory).retry(method: request.method)
         log.retry(request, attempt: attempt, delay: delay, error: error)
         try await Task.sleep(for: delay)
     }
 
-    private func complete(_ request: PreparedRequest, _ failure: CourierError, startDate: Date, start: ContinuousClock.Instant, log: DebugLog) {
+    private func complete(_ request: PreparedRequest, _ failure: CourierError, attempts: Int, startDate: Date, start: ContinuousClock.Instant,
+                          log: DebugLog) {
         let timing = Timing(startDate: startDate, start: start, firstByte: nil, end: .now)
         log.failure(request, failure, duration: timing.total)
-        for monitor in configuration.monitors { monitor.didComplete(request, result: .failure(failure), timing: timing) }
+        let message = DebugMessage(originalRequest: request, currentRequest: request, response: nil, error: failure, timing: timing, attempts: attempts)
+        for monitor in configuration.monitors {
+            monitor.didComplete(request, result: .failure(failure), timing: timing)
+            monitor.didFinish(with: message)
+        }
     }
 
     /// Runs one attempt's `exchange` when the pool gives the request a slot, or shares the call of an identical
@@ -154,7 +177,7 @@ struct RequestExecutor: Sendable {
         var redirects = RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
         while true {
             try HeaderValidation.check(current.headers)
-            let sending = await addingCookies(to: current)
+            let sending = await addingCookies(to: current).addingTraceContext(tracer: configuration.tracer)
             for monitor in configuration.monitors { monitor.willSend(sending) }
             log.request(sending)
             let response = try await sendWaitingForConnectivity(TransportRequest(method: sending.method, url: sending.url, headers: sending.headers,

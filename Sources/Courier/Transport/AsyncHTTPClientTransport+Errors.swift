@@ -68,8 +68,6 @@ extension AsyncHTTPClientTransport {
 extension TimeAmount {
     /// A NIO time amount from a Swift duration, in nanoseconds.
     init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow
-            ? Int64.max : seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        self = .nanoseconds(duration.clampedNanoseconds)
     }
 }

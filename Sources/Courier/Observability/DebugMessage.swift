@@ -1,0 +1,48 @@
+import Foundation
+import HTTPTypes
+
+/// Everything about one finished request in one value (HLNetworking's `HLDebugMessage`): the request as first
+/// prepared and as last sent (after redirects), the response or the error, the timing and the attempts.
+/// ``EventMonitor/didFinish(with:)`` receives it; its ``description`` is a readable report with credentials redacted.
+public struct DebugMessage: Sendable, CustomStringConvertible {
+    /// The request after preparation (adapters, defaults), before any redirect.
+    public var originalRequest: PreparedRequest
+    /// The request last sent: after redirects, with the headers that went out.
+    public var currentRequest: PreparedRequest
+    /// The final response, when one arrived.
+    public var response: ResponseBody?
+    /// The failure, when the request failed.
+    public var error: CourierError?
+    /// When it started, when the first byte came, when it ended.
+    public var timing: Timing
+    /// How many times it was sent (1 without retries).
+    public var attempts: Int
+
+    /// Creates a message.
+    public init(originalRequest: PreparedRequest, currentRequest: PreparedRequest, response: ResponseBody?, error: CourierError?,
+                timing: Timing, attempts: Int) {
+        self.originalRequest = originalRequest
+        self.currentRequest = currentRequest
+        self.response = response
+        self.error = error
+        self.timing = timing
+        self.attempts = attempts
+    }
+
+    /// A multi-line report, with credentials and sensitive parameters hidden by ``Redactor/standard``.
+    public var description: String {
+        let redactor = Redactor.standard
+        var lines = ["\(originalRequest.method.rawValue) \(redactor.redact(url: originalRequest.url))"]
+        if currentRequest.url != originalRequest.url || currentRequest.method != originalRequest.method {
+            lines.append("  sent as: \(currentRequest.method.rawValue) \(redactor.redact(url: currentRequest.url))")
+        }
+        for field in currentRequest.headers { lines.append("  > \(field.name): \(redactor.redact(field))") }
+        if let response {
+            lines.append("  < \(response.status.code) \(response.status.reasonPhrase), \(response.data.count) bytes")
+        }
+        if let error { lines.append("  error: \(error)") }
+        let firstByte = timing.timeToFirstByte.map { ", first byte after \($0)" } ?? ""
+        lines.append("  took \(timing.total)\(firstByte), \(attempts) attempt\(attempts == 1 ? "" : "s")")
+        return lines.joined(separator: "\n")
+    }
+}
