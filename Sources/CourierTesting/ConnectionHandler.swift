@@ -27,51 +27,63 @@ struct ConnectionHandler {
     static let keptBodyBytes = 8 << 20
     let state: ServerState
 
+    /// Serves an HTTP/1.1 connection, whose answers are raw bytes.
     func run(_ connection: NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>) async {
         state.serving(connection)
-        let channel = connection.channel
         try? await connection.executeThenClose { inbound, outbound in
-            var head: HTTPRequestHead?
-            var body = ByteBuffer()
-            var length = 0
-            var hasher = SHA256()
-            var multipart: MultipartDigest?
-            var cutAt: Int?
-            for try await part in inbound {
-                switch part {
-                case .head(let next):
-                    head = next
-                    body.clear()
-                    length = 0
-                    hasher = SHA256()
-                    let path = next.uri.prefix { $0 != "?" }
-                    multipart = path == "/multipart" ? MultipartDigest(contentType: next.headers.first(name: "Content-Type"),
-                                                                                 contentEncoding: next.headers.first(name: "Content-Encoding")) : nil
-                    cutAt = path == "/fault/cut-upload" ? Self.cutPoint(next) : nil
-                case .body(var chunk):
-                    length += chunk.readableBytes
-                    chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
-                    multipart?.update(chunk)
-                    if body.readableBytes < Self.keptBodyBytes { body.writeBuffer(&chunk) }
-                    if let cutAt, length >= cutAt {
-                        // The upload fault: count the attempt and close while the client is still sending.
-                        _ = state.recordHit("/fault/cut-upload")
-                        return
-                    }
-                case .end:
-                    guard let requestHead = head else { continue }
-                    let components = URLComponents(string: requestHead.uri)
-                    var query: [String: String] = [:]
-                    for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
-                    let request = ServerRequest(head: requestHead, body: body, bodyLength: length,
-                                                bodySHA256: Hex.string(hasher.finalize()),
-                                                path: components?.path ?? requestHead.uri, query: query,
-                                                multipart: multipart?.summary())
-                    state.recordHit(request.path)
-                    let writer = ResponseWriter(outbound: outbound, channel: channel)
-                    let keepAlive = try await Routes(state: state).respond(to: request, writer: writer)
-                    if !keepAlive || !requestHead.isKeepAlive { return }
+            try await serve(inbound, writer: ResponseWriter(sink: .bytes(outbound), channel: connection.channel))
+        }
+    }
+
+    /// Serves one HTTP/2 stream, whose answers are response parts (the routes that write malformed HTTP/1
+    /// on purpose make no sense there).
+    func run(stream: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
+        try? await stream.executeThenClose { inbound, outbound in
+            try await serve(inbound, writer: ResponseWriter(sink: .parts(outbound), channel: stream.channel))
+        }
+    }
+
+    private func serve(_ inbound: NIOAsyncChannelInboundStream<HTTPServerRequestPart>, writer: ResponseWriter) async throws {
+        var head: HTTPRequestHead?
+        var body = ByteBuffer()
+        var length = 0
+        var hasher = SHA256()
+        var multipart: MultipartDigest?
+        var cutAt: Int?
+        for try await part in inbound {
+            switch part {
+            case .head(let next):
+                head = next
+                body.clear()
+                length = 0
+                hasher = SHA256()
+                let path = next.uri.prefix { $0 != "?" }
+                multipart = path == "/multipart" ? MultipartDigest(contentType: next.headers.first(name: "Content-Type"),
+                                                                             contentEncoding: next.headers.first(name: "Content-Encoding")) : nil
+                cutAt = path == "/fault/cut-upload" ? Self.cutPoint(next) : nil
+            case .body(var chunk):
+                length += chunk.readableBytes
+                chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+                multipart?.update(chunk)
+                if body.readableBytes < Self.keptBodyBytes { body.writeBuffer(&chunk) }
+                if let cutAt, length >= cutAt {
+                    // The upload fault: count the attempt and close while the client is still sending.
+                    _ = state.recordHit("/fault/cut-upload")
+                    return
                 }
+            case .end:
+                guard let requestHead = head else { continue }
+                let components = URLComponents(string: requestHead.uri)
+                var query: [String: String] = [:]
+                for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+                let request = ServerRequest(head: requestHead, body: body, bodyLength: length,
+                                            bodySHA256: Hex.string(hasher.finalize()),
+                                            path: components?.path ?? requestHead.uri, query: query,
+                                            multipart: multipart?.summary())
+                state.recordHit(request.path)
+                let keepAlive = try await Routes(state: state).respond(to: request, writer: writer)
+                try await writer.end()
+                if !keepAlive || !requestHead.isKeepAlive { return }
             }
         }
     }
@@ -89,23 +101,50 @@ extension ConnectionHandler {
     }
 }
 
-/// Writes a response byte by byte as a route wants it, including the broken ones.
+/// Writes a response byte by byte as a route wants it, including the broken ones; on an HTTP/2 stream, as
+/// response parts.
 struct ResponseWriter {
-    let outbound: NIOAsyncChannelOutboundWriter<ByteBuffer>
+    /// Where the answer goes.
+    enum Sink {
+        /// An HTTP/1.1 connection: the bytes as written.
+        case bytes(NIOAsyncChannelOutboundWriter<ByteBuffer>)
+        /// An HTTP/2 stream: a head, body parts and an end.
+        case parts(NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>)
+    }
+
+    let sink: Sink
     let channel: any Channel
+
+    /// Headers HTTP/2 forbids (RFC 9113 §8.2.2); an HTTP/2 stream leaves them out.
+    private static let connectionSpecific: Set<String> = ["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection"]
 
     /// Writes `HTTP/1.1 status` and the headers as given (nothing added).
     func writeHead(status: Int, reason: String? = nil, headers: [(String, String)]) async throws {
-        var text = "HTTP/1.1 \(status) \(reason ?? HTTPResponseStatus(statusCode: status).reasonPhrase)\r\n"
-        for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        text += "\r\n"
-        try await outbound.write(ByteBuffer(string: text))
+        switch sink {
+        case .bytes(let outbound):
+            var text = "HTTP/1.1 \(status) \(reason ?? HTTPResponseStatus(statusCode: status).reasonPhrase)\r\n"
+            for (name, value) in headers { text += "\(name): \(value)\r\n" }
+            text += "\r\n"
+            try await outbound.write(ByteBuffer(string: text))
+        case .parts(let outbound):
+            let kept = headers.filter { !Self.connectionSpecific.contains($0.0.lowercased()) }
+            try await outbound.write(.head(HTTPResponseHead(version: .http2, status: HTTPResponseStatus(statusCode: status),
+                                                            headers: HTTPHeaders(kept))))
+        }
     }
 
-    /// Writes raw bytes.
+    /// Writes raw bytes (a body part on an HTTP/2 stream).
     func write(_ buffer: ByteBuffer) async throws {
         guard buffer.readableBytes > 0 else { return }
-        try await outbound.write(buffer)
+        switch sink {
+        case .bytes(let outbound): try await outbound.write(buffer)
+        case .parts(let outbound): try await outbound.write(.body(.byteBuffer(buffer)))
+        }
+    }
+
+    /// Ends the answer: nothing to do on HTTP/1.1, where lengths and framing say it; the stream's end on HTTP/2.
+    func end() async throws {
+        if case .parts(let outbound) = sink { try await outbound.write(.end(nil)) }
     }
 
     /// A complete response with `Content-Length`.

@@ -25,7 +25,7 @@ public final class TestServer: Sendable {
     private let serverTask: Task<Void, Never>
     private let closeServer: @Sendable () -> Void
 
-    private init(port: Int, isTLS: Bool, state: ServerState, task: Task<Void, Never>, close: @escaping @Sendable () -> Void) {
+    init(port: Int, isTLS: Bool, state: ServerState, task: Task<Void, Never>, close: @escaping @Sendable () -> Void) {
         self.port = port
         // The literals are well-formed URLs for any port number, so this cannot fail.
         self.baseURL = URL(string: isTLS ? "https://localhost:\(port)" : "http://127.0.0.1:\(port)")!
@@ -37,6 +37,7 @@ public final class TestServer: Sendable {
     /// Starts a server on `host` (loopback only) and `port` (0 picks a free one); with `tls` it speaks HTTPS and
     /// its ``baseURL`` is `https://localhost:PORT`, so the certificate can name the host.
     public static func start(host: String = "127.0.0.1", port: Int = 0, tls: TLSOptions? = nil) async throws -> TestServer {
+        if let tls, tls.http2 { return try await startNegotiatingHTTP2(host: host, port: port, tls: tls) }
         let state = ServerState()
         let sslContext = try tls.map { try NIOSSLContext(configuration: $0.serverConfiguration()) }
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)

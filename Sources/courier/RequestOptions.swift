@@ -37,6 +37,12 @@ struct RequestOptions: ParsableArguments {
 
     @OptionGroup var tls: TLSArguments
 
+    @Flag(help: "Offer HTTP/2 on https URLs; the server chooses through ALPN (the default, made explicit).")
+    var http2 = false
+
+    @Flag(name: .customLong("http1.1"), help: "Use HTTP/1.1 only, never HTTP/2.")
+    var http11 = false
+
     @Option(help: ArgumentHelp("Go through this proxy: http://[user:password@]host[:port] or socks5://host[:port]. "
                                + "Without it, http_proxy, https_proxy, all_proxy and no_proxy apply (never to loopback).",
                                valueName: "url"))
@@ -49,6 +55,7 @@ struct RequestOptions: ParsableArguments {
     func validate() throws {
         if json != nil && !form.isEmpty { throw ValidationError("--json and --form cannot be combined") }
         if retries < 0 || retries > 20 { throw ValidationError("--retries must be between 0 and 20") }
+        if http2 && http11 { throw ValidationError("--http2 and --http1.1 cannot be combined") }
     }
 
     /// The request these options describe.
@@ -72,6 +79,7 @@ struct RequestOptions: ParsableArguments {
         }
         try cache.apply(to: &configuration)
         try tls.apply(to: &configuration)
+        configuration.httpVersion = http11 ? .http1Only : .automatic
         configuration.proxies = try proxy.map { ProxySettings(all: try Proxy(url: $0)) } ?? ProxySettings.environment()
         if let cookieJar { configuration.cookieJar = try CookieJar(file: URL(filePath: cookieJar)) }
         return configuration

@@ -72,6 +72,9 @@ public struct Configuration: Sendable {
     /// The tracer that makes a span per request and puts its context into the request's headers (W3C
     /// `traceparent` with an OpenTelemetry tracer); `nil` (the default) uses `InstrumentationSystem.tracer`.
     public var tracer: (any Tracer)?
+    /// Whether `https` requests may use HTTP/2: ``HTTPVersionPolicy/automatic`` (the default) lets ALPN choose,
+    /// so many requests share one connection; ``HTTPVersionPolicy/http1Only`` never offers HTTP/2.
+    public var httpVersion: HTTPVersionPolicy
     /// Which proxy each request goes through; none by default (``ProxySettings/environment(_:)`` reads
     /// `http_proxy`, `https_proxy` and `no_proxy`).
     public var proxies: ProxySettings
@@ -106,6 +109,7 @@ public struct Configuration: Sendable {
         cachePolicy = .http
         tls = TLSSettings()
         proxies = .none
+        httpVersion = .automatic
         metricsFactory = nil
         tracer = nil
         waitsForConnectivity = nil

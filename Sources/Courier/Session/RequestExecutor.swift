@@ -183,7 +183,8 @@ struct RequestExecutor: Sendable {
             let response = try await sendWaitingForConnectivity(TransportRequest(method: sending.method, url: sending.url, headers: sending.headers,
                                                                       body: sending.body, timeouts: timeouts, deadline: deadline,
                                                                       tls: configuration.tls.policy(forHost: sending.url.host() ?? ""),
-                                                                      proxy: configuration.proxies.proxy(for: sending.url)))
+                                                                      proxy: configuration.proxies.proxy(for: sending.url),
+                                                                      httpVersion: configuration.httpVersion))
             let firstByte = ContinuousClock.now
             for monitor in configuration.monitors { monitor.didSend(sending) }
             await storeCookies(from: response, for: sending.url)

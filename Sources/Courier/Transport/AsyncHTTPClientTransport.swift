@@ -20,6 +20,7 @@ public final class AsyncHTTPClientTransport: Transport {
         var connect: Duration
         var readIdle: Duration
         var proxy: Proxy?
+        var httpVersion: HTTPVersionPolicy
     }
 
     private let baseConfiguration: HTTPClient.Configuration
@@ -42,7 +43,8 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// Sends the request; see ``Transport/send(_:)``.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
-        let client = try client(for: request.timeouts, proxy: request.proxy)
+        let client = try client(for: ClientKey(connect: request.timeouts.connect, readIdle: request.timeouts.readIdle, proxy: request.proxy,
+                                               httpVersion: request.httpVersion))
         let route = try await tls.route(for: request)
         let outgoing: HTTPClient.Request
         do {
@@ -111,16 +113,16 @@ public final class AsyncHTTPClientTransport: Transport {
         await tls.shutdown()
     }
 
-    private func client(for timeouts: Timeouts, proxy: Proxy?) throws -> HTTPClient {
-        let key = ClientKey(connect: timeouts.connect, readIdle: timeouts.readIdle, proxy: proxy)
+    private func client(for key: ClientKey) throws -> HTTPClient {
         return try clients.withLock { clients in
             if let client = clients[key] { return client }
             guard !isShutDown.load(ordering: .acquiring) else {
                 throw CourierError(code: .sessionClosed, message: "the transport has been shut down")
             }
             var configuration = baseConfiguration
-            configuration.timeout = .init(connect: TimeAmount(timeouts.connect), read: TimeAmount(timeouts.readIdle))
-            configuration.proxy = proxy.map(Self.proxy)
+            configuration.timeout = .init(connect: TimeAmount(key.connect), read: TimeAmount(key.readIdle))
+            configuration.proxy = key.proxy.map(Self.proxy)
+            configuration.httpVersion = key.httpVersion == .http1Only ? .http1Only : .automatic
             let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
             clients[key] = client
             return client

@@ -36,10 +36,13 @@ public struct TransportRequest: Sendable {
     public var tls: TLSPolicy
     /// The proxy to go through, or `nil` to connect directly.
     public var proxy: Proxy?
+    /// Whether HTTP/2 may be negotiated.
+    public var httpVersion: HTTPVersionPolicy
 
     /// Creates a transport request.
     public init(method: HTTPRequest.Method, url: URL, headers: HTTPFields, body: PreparedBody, timeouts: Timeouts,
-                deadline: ContinuousClock.Instant, tls: TLSPolicy = .standard, proxy: Proxy? = nil) {
+                deadline: ContinuousClock.Instant, tls: TLSPolicy = .standard, proxy: Proxy? = nil,
+                httpVersion: HTTPVersionPolicy = .automatic) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -48,6 +51,7 @@ public struct TransportRequest: Sendable {
         self.deadline = deadline
         self.tls = tls
         self.proxy = proxy
+        self.httpVersion = httpVersion
     }
 }
 
@@ -70,4 +74,12 @@ public struct TransportResponse: Sendable {
         self.body = body
         self.isContentDecoded = isContentDecoded
     }
+}
+
+/// Which HTTP versions a request may use.
+public enum HTTPVersionPolicy: Sendable, Hashable {
+    /// HTTP/2 when the server chooses it through ALPN on TLS, else HTTP/1.1.
+    case automatic
+    /// HTTP/1.1 only.
+    case http1Only
 }

@@ -1,0 +1,83 @@
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+
+extension TestServer {
+    /// What one accepted connection became once ALPN chose: HTTP/1.1 (raw-byte answers, as without HTTP/2) or
+    /// HTTP/2 (a multiplexer of streams, each answered with response parts).
+    private typealias Negotiated = NIONegotiatedHTTPVersion<
+        NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>,
+        (any Channel, NIOHTTP2Handler.AsyncStreamMultiplexer<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>>)
+    >
+
+    /// A TLS server that offers `h2` and `http/1.1`. The counter `h2-connections` counts HTTP/2 connections and
+    /// `h2-streams` their streams, so a test can see requests multiplexed on one connection.
+    static func startNegotiatingHTTP2(host: String, port: Int, tls: TLSOptions) async throws -> TestServer {
+        let state = ServerState()
+        let sslContext = try NIOSSLContext(configuration: tls.serverConfiguration())
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(.backlog, value: 512)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .bind(host: host, port: port) { channel -> EventLoopFuture<EventLoopFuture<Negotiated>> in
+                do {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+                return channel.configureHTTP2AsyncSecureUpgrade(
+                    http1ConnectionInitializer: { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandler(
+                                ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
+                            return try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(wrappingChannelSynchronously: channel)
+                        }
+                    },
+                    http2ConnectionInitializer: { channel in
+                        channel.configureAsyncHTTP2Pipeline(mode: .server) { stream in
+                            stream.eventLoop.makeCompletedFuture {
+                                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                                return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: stream)
+                            }
+                        }.map { multiplexer in (channel, multiplexer) }
+                    })
+            }
+        let boundPort = server.channel.localAddress?.port ?? port
+        let listener = server.channel
+        let task = Task<Void, Never> {
+            _ = try? await server.executeThenClose { connections in
+                await withDiscardingTaskGroup { group in
+                    do {
+                        for try await negotiation in connections {
+                            group.addTask { await serve(negotiation, state: state) }
+                        }
+                    } catch {}
+                    group.cancelAll()
+                }
+            }
+        }
+        return TestServer(port: boundPort, isTLS: true, state: state, task: task, close: { listener.close(promise: nil) })
+    }
+
+    private static func serve(_ negotiation: EventLoopFuture<Negotiated>, state: ServerState) async {
+        guard let negotiated = try? await negotiation.get() else { return }  // a failed handshake
+        switch negotiated {
+        case .http1_1(let connection):
+            state.accept(connection)
+            await ConnectionHandler(state: state).run(connection)
+        case .http2(let (channel, multiplexer)):
+            state.add("h2-connections", 1)
+            await withDiscardingTaskGroup { group in
+                do {
+                    for try await stream in multiplexer.inbound {
+                        state.add("h2-streams", 1)
+                        group.addTask { await ConnectionHandler(state: state).run(stream: stream) }
+                    }
+                } catch {}
+            }
+            try? await channel.close()
+        }
+    }
+}

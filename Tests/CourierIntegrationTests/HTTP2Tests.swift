@@ -1,0 +1,78 @@
+import Courier
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+@Suite("HTTP/2 through ALPN against the loopback server speaking h2")
+struct HTTP2Tests {
+    let authority: TestCertificateAuthority
+    let leaf: TestIdentity
+
+    init() throws {
+        authority = try TestCertificateAuthority()
+        leaf = try authority.issue()
+    }
+
+    private func withH2Server(_ configure: @escaping (inout Configuration) -> Void,
+                              _ body: (Session, TestServer) async throws -> Void) async throws {
+        let trust = TLSPolicy(trustRoots: .pem(authority.certificatePEM))
+        try await withTestServer(tls: .init(identity: leaf, http2: true)) { server in
+            var configuration = Configuration { $0.baseURL = server.baseURL; $0.tls.default = trust }
+            configure(&configuration)
+            try await withSession(configuration) { session in try await body(session, server) }
+        }
+    }
+
+    @Test func manyConcurrentRequestsMultiplexOnOneConnection() async throws {
+        try await withH2Server({ _ in }) { session, server in
+            _ = try await session.send(Request<Echo>.get("/echo"))  // the connection, and what ALPN chose
+            try await withThrowingTaskGroup(of: Echo.self) { group in
+                for index in 0..<64 {
+                    group.addTask { try await session.send(Request<Echo>.post("/echo", body: .text("n\(index)"))).value }
+                }
+                var bodies = Set<String>()
+                for try await echo in group { bodies.insert(echo.body) }
+                #expect(bodies.count == 64)
+            }
+            let large = try await session.send(Request<Data>.get("/bytes/3000000")).value
+            #expect(large.count == 3_000_000)
+            #expect(server.counter("h2-connections") == 1)
+            #expect(server.counter("h2-streams") == 66)
+        }
+    }
+
+    @Test func http1OnlyNeverNegotiatesHTTP2() async throws {
+        try await withH2Server({ $0.httpVersion = .http1Only }) { session, server in
+            for _ in 0..<3 { _ = try await session.send(Request<Echo>.get("/echo")) }
+            #expect(server.counter("h2-connections") == 0)
+            #expect(server.hits("/echo") == 3)
+        }
+    }
+
+    @Test func errorsAndStatusesTravelOverStreams() async throws {
+        try await withH2Server({ _ in }) { session, server in
+            let error = await courierError { _ = try await session.send(Request<Data>.get("/status/503")) }
+            #expect(error?.status?.code == 503)
+            let gzip = try await session.send(Request<Data>.get("/gzip"))
+            #expect(!gzip.body.isEmpty)
+            #expect(server.counter("h2-connections") == 1)
+        }
+    }
+
+    @Test func theCLIOffersHTTP2AndCanRefuseIt() async throws {
+        let caFile = try newTemporaryDirectory(prefix: "courier-h2").appending(path: "ca.pem")
+        try Data(authority.certificatePEM.utf8).write(to: caFile)
+        try await withTestServer(tls: .init(identity: leaf, http2: true)) { server in
+            let url = server.url("/echo").absoluteString
+            let h2 = try await CLI.run(["get", url, "--cacert", caFile.path(percentEncoded: false), "--http2"])
+            #expect(h2.status == 0, "\(h2.stderr)")
+            #expect(server.counter("h2-streams") == 1)
+            let h1 = try await CLI.run(["get", url, "--cacert", caFile.path(percentEncoded: false), "--http1.1"])
+            #expect(h1.status == 0, "\(h1.stderr)")
+            #expect(server.counter("h2-streams") == 1 && server.hits("/echo") == 2)
+            let both = try await CLI.run(["get", url, "--http2", "--http1.1"])
+            #expect(both.status != 0 && both.stderr.contains("cannot be combined"))
+        }
+    }
+}
