@@ -93,6 +93,8 @@ let package = Package(
             name: "courier-bench",
             dependencies: [
                 "Courier",
+                "CourierTesting",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -12,7 +12,7 @@ struct Scenario: Sendable {
     var name: String
     var run: @Sendable (BenchTarget, RoundPlan) async throws -> ScenarioResult
 
-    static let all: [Scenario] = [getSmall(concurrency: 1), getSmall(concurrency: 64), batch10k, coalesce1000,
+    static let all: [Scenario] = [getSmall(concurrency: 1), getSmall(concurrency: 64), getSmallH2, batch10k, coalesce1000,
                                   cacheHit(disk: false), cacheHit(disk: true), compressJSON,
                                   download1G, downloadSegmented, uploadMultipart1G, uploadGzip]
 
