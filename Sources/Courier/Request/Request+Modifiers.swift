@@ -49,6 +49,11 @@ extension Request {
         with { $0.validators.append(validator) }
     }
 
+    /// Leaves the session's validators out for this request (see ``usesSessionValidators``).
+    public func withoutSessionValidators() -> Self {
+        with { $0.usesSessionValidators = false }
+    }
+
     /// Marks the request raw: sent exactly as built (see ``isRaw``).
     public func raw() -> Self {
         with { $0.isRaw = true }

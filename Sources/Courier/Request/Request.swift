@@ -65,6 +65,9 @@ public struct Request<Response: Sendable>: Sendable {
     public var coalesces: Bool
     /// Overrides ``Configuration/cachePolicy`` for this request.
     public var cachePolicy: CachePolicy?
+    /// Whether the session's ``Configuration/validators`` judge this response (default `true`); the request's own
+    /// ``validators`` always do. Off for callers that read every status themselves, such as an OpenAPI client.
+    public var usesSessionValidators: Bool
 
     let decode: @Sendable (ResponseBody) throws -> Response
 
@@ -103,6 +106,7 @@ public struct Request<Response: Sendable>: Sendable {
         self.priority = .normal
         self.coalesces = true
         self.cachePolicy = nil
+        self.usesSessionValidators = true
         self.decode = decode
     }
 

@@ -135,7 +135,7 @@ extension RequestExecutor {
     private func respond<R>(_ request: Request<R>, prepared: PreparedRequest, from entry: CacheEntry, info: CacheInfo,
                             startDate: Date, start: ContinuousClock.Instant) throws -> Response<R> {
         let body = ResponseBody(status: HTTPResponse.Status(code: entry.status), headers: entry.headers, data: entry.body)
-        try validate(body, for: prepared, extra: request.validators)
+        try validate(body, for: prepared, extra: request.validators, usesSession: request.usesSessionValidators)
         let value = try request.decode(body)
         let now = ContinuousClock.now
         return Response(value: value, request: prepared, status: body.status, headers: body.headers, body: body.data, cacheInfo: info,

@@ -86,7 +86,7 @@ struct RequestExecutor: Sendable {
                         continue
                     }
                 }
-                try validate(body, for: sent, extra: request.validators)
+                try validate(body, for: sent, extra: request.validators, usesSession: request.usesSessionValidators)
                 let value = try request.decode(body)
                 if let cacheStep, !cacheInfo.wasRevalidated { cacheInfo.wasStored = await cacheStep.store(body, requestTime: requestTime) }
                 let timing = Timing(startDate: startDate, start: start, firstByte: firstByte, end: .now)
@@ -210,8 +210,8 @@ struct RequestExecutor: Sendable {
         }
     }
 
-    func validate(_ body: ResponseBody, for request: PreparedRequest, extra: [any ResponseValidator]) throws {
-        for validator in configuration.validators + extra {
+    func validate(_ body: ResponseBody, for request: PreparedRequest, extra: [any ResponseValidator], usesSession: Bool) throws {
+        for validator in (usesSession ? configuration.validators : []) + extra {
             switch validator.validate(body, for: request) {
             case .accept: continue
             case .ignore: throw CourierError(code: .ignored, message: "a validator ignored the response")
