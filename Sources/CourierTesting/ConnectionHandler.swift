@@ -40,6 +40,9 @@ struct ConnectionHandler {
     func run(stream: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
         try? await stream.executeThenClose { inbound, outbound in
             try await serve(inbound, writer: ResponseWriter(sink: .parts(outbound), channel: stream.channel))
+            // The stream closes by itself once its END_STREAM has gone out; closing it sooner would reset it
+            // (RST_STREAM CANCEL) while the end of the answer may still be queued.
+            try await stream.channel.closeFuture.get()
         }
     }
 

@@ -154,6 +154,7 @@ struct DemoTour {
         try await cacheSteps()
         try await downloadSteps()
         try await uploadSteps()
+        try await edgeSteps()
     }
 
     static func failure(_ body: () async throws -> Void) async -> CourierError? {
