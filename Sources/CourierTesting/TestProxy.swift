@@ -3,11 +3,10 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import NIOSOCKS
 import Synchronization
 
-/// A proxy on 127.0.0.1 for tests: an HTTP proxy that opens `CONNECT` tunnels (optionally demanding Basic
-/// credentials), or a SOCKS5 proxy. It only tunnels to loopback addresses and counts what it did.
+/// A proxy on 127.0.0.1 for tests: an HTTP proxy that opens `CONNECT` tunnels, or a SOCKS5 proxy, each
+/// optionally demanding credentials. It only tunnels to loopback addresses and counts what it did.
 ///
 /// ```swift
 /// try await withTestProxy(.http(credentials: ("user", "secret"))) { proxy in
@@ -19,8 +18,8 @@ public final class TestProxy: Sendable {
     public enum Kind: Sendable {
         /// An HTTP proxy; with credentials, a tunnel needs `Proxy-Authorization: Basic …` for them (else 407).
         case http(credentials: (username: String, password: String)?)
-        /// A SOCKS5 proxy without authentication.
-        case socks5
+        /// A SOCKS5 proxy; with credentials, it demands username/password authentication (RFC 1929) for them.
+        case socks5(credentials: (username: String, password: String)?)
     }
 
     /// The port it listens on.
@@ -54,9 +53,8 @@ public final class TestProxy: Sendable {
                                                 name: "decoder")
                         try pipeline.addHandler(HTTPResponseEncoder(), name: "encoder")
                         try pipeline.addHandler(ConnectTunnel(expectedAuthorization: expected, log: log))
-                    case .socks5:
-                        try pipeline.addHandler(SOCKSServerHandshakeHandler(), name: "socks")
-                        try pipeline.addHandler(SOCKSTunnel(log: log))
+                    case .socks5(let credentials):
+                        try pipeline.addHandler(SOCKSTunnel(credentials: credentials, log: log))
                     }
                 }
             }
@@ -182,55 +180,117 @@ private final class ConnectTunnel: ChannelInboundHandler, RemovableChannelHandle
     }
 }
 
-/// Serves one SOCKS5 connection: no authentication, `CONNECT` to a loopback target, then a tunnel.
+/// Serves one SOCKS5 connection (RFC 1928, with RFC 1929 username/password when the proxy has credentials):
+/// `CONNECT` to a loopback target, then a tunnel. It reads raw bytes, so a client that hangs up mid-handshake
+/// leaves nothing half-decoded behind.
 private final class SOCKSTunnel: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = ClientMessage
-    typealias OutboundOut = ServerMessage
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
+    private enum Step { case greeting, authentication, request, connecting }
+
+    private let credentials: (username: String, password: String)?
     private let log: ProxyLog
+    private var step = Step.greeting
+    private var received = ByteBuffer()
 
-    init(log: ProxyLog) {
+    init(credentials: (username: String, password: String)?, log: ProxyLog) {
+        self.credentials = credentials
         self.log = log
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .greeting:
-            context.writeAndFlush(wrapOutboundOut(.selectedAuthenticationMethod(.init(method: .noneRequired))), promise: nil)
-        case .authenticationData: break
-        case .request(let request):
-            let connecting: EventLoopFuture<any Channel>
-            let bootstrap = ClientBootstrap(group: context.eventLoop)
-            switch request.addressType {
-            case .address(let address) where TestProxy.isLoopback(address.ipAddress ?? ""):
-                connecting = bootstrap.connect(to: address)
-            case .domain(let host, let port) where TestProxy.isLoopback(host):
-                connecting = bootstrap.connect(host: host, port: port)
-            default:
-                log.refused()
-                context.close(promise: nil)
+        var chunk = unwrapInboundIn(data)
+        received.writeBuffer(&chunk)
+        while let bytes = Array(received.readableBytesView) as [UInt8]?, !bytes.isEmpty, step != .connecting {
+            switch step {
+            case .greeting:
+                guard bytes.count >= 2, bytes.count >= 2 + Int(bytes[1]) else { return }
+                received.moveReaderIndex(forwardBy: 2 + Int(bytes[1]))
+                let methods = bytes[2..<(2 + Int(bytes[1]))]
+                let wanted: UInt8 = credentials == nil ? 0 : 2
+                guard bytes[0] == 5, methods.contains(wanted) else { return refuse(context, reply: [5, 0xFF]) }
+                write(context, [5, wanted])
+                step = credentials == nil ? .request : .authentication
+            case .authentication:
+                guard let offered = Self.usernameAndPassword(bytes) else { return }
+                received.moveReaderIndex(forwardBy: offered.length)
+                guard offered.username == credentials?.username, offered.password == credentials?.password else {
+                    return refuse(context, reply: [1, 1])
+                }
+                write(context, [1, 0])
+                step = .request
+            case .request:
+                guard let request = Self.target(bytes) else { return }
+                received.moveReaderIndex(forwardBy: request.length)
+                guard bytes[1] == 1, TestProxy.isLoopback(request.host) else { return refuse(context, reply: [5, 2, 0, 1, 0, 0, 0, 0, 0, 0]) }
+                step = .connecting
+                connect(context, host: request.host, port: request.port)
+            case .connecting:
                 return
             }
-            let channel = context.channel
-            let log = self.log
-            connecting.assumeIsolated().whenComplete { result in
-                guard case .success(let peer) = result, let bound = peer.localAddress else {
-                    log.refused()
-                    return channel.close(promise: nil)
-                }
-                do {
-                    let pipeline = channel.pipeline.syncOperations
-                    pipeline.writeAndFlush(self.wrapOutboundOut(.response(SOCKSResponse(reply: .succeeded, boundAddress: .address(bound)))),
-                                           promise: nil)
-                    _ = pipeline.removeHandler(self)
-                    try join(channel, peer)
-                    _ = pipeline.removeHandler(name: "socks")  // after the glue, which receives any bytes it held
-                    log.opened(peer.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?")
-                } catch {
-                    peer.close(promise: nil)
-                    channel.close(promise: nil)
-                }
+        }
+    }
+
+    private func connect(_ context: ChannelHandlerContext, host: String, port: Int) {
+        let channel = context.channel
+        let log = self.log
+        ClientBootstrap(group: context.eventLoop).connect(host: host, port: port).assumeIsolated().whenComplete { result in
+            guard case .success(let peer) = result else { return self.refuse(context, reply: [5, 5, 0, 1, 0, 0, 0, 0, 0, 0]) }
+            self.write(context, [5, 0, 0, 1, 127, 0, 0, 1, 0, 0])
+            let leftover = self.received
+            do {
+                _ = channel.pipeline.syncOperations.removeHandler(self)
+                try join(channel, peer)
+                if leftover.readableBytes > 0 { channel.pipeline.fireChannelRead(leftover) }
+                log.opened("\(host):\(port)")
+            } catch {
+                peer.close(promise: nil)
+                channel.close(promise: nil)
             }
         }
+    }
+
+    private func write(_ context: ChannelHandlerContext, _ bytes: [UInt8]) {
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: bytes)), promise: nil)
+    }
+
+    private func refuse(_ context: ChannelHandlerContext, reply: [UInt8]) {
+        log.refused()
+        step = .connecting  // read nothing more
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: reply))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+    }
+
+    /// An RFC 1929 request at the front of `bytes`, once all of it has arrived.
+    private static func usernameAndPassword(_ bytes: [UInt8]) -> (username: String, password: String, length: Int)? {
+        guard bytes.count >= 2 else { return nil }
+        let userEnd = 2 + Int(bytes[1])
+        guard bytes.count > userEnd else { return nil }
+        let passwordEnd = userEnd + 1 + Int(bytes[userEnd])
+        guard bytes.count >= passwordEnd else { return nil }
+        return (String(decoding: bytes[2..<userEnd], as: UTF8.self), String(decoding: bytes[(userEnd + 1)..<passwordEnd], as: UTF8.self),
+                passwordEnd)
+    }
+
+    /// The host and port of a CONNECT request at the front of `bytes`, once all of it has arrived.
+    private static func target(_ bytes: [UInt8]) -> (host: String, port: Int, length: Int)? {
+        guard bytes.count >= 5 else { return nil }
+        let host: String
+        let addressEnd: Int
+        switch bytes[3] {
+        case 1:
+            addressEnd = 8
+            guard bytes.count >= addressEnd + 2 else { return nil }
+            host = bytes[4..<8].map(String.init).joined(separator: ".")
+        case 3:
+            addressEnd = 5 + Int(bytes[4])
+            guard bytes.count >= addressEnd + 2 else { return nil }
+            host = String(decoding: bytes[5..<addressEnd], as: UTF8.self)
+        default:
+            addressEnd = 20
+            guard bytes.count >= addressEnd + 2 else { return nil }
+            host = bytes[4..<20] == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1] ? "::1" : "?"
+        }
+        return (host, Int(bytes[addressEnd]) << 8 | Int(bytes[addressEnd + 1]), addressEnd + 2)
     }
 }

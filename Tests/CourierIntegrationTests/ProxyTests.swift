@@ -47,18 +47,48 @@ struct ProxyTests {
                 // Public-key pins need a direct connection: refused before anything is sent, not silently unproxied.
                 let pinned = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .publicKeys([String(repeating: "A", count: 43) + "="]))
                 let error = await courierError { _ = try await self.echo(through: .http(host: "127.0.0.1", port: proxy.port), to: server, tls: pinned) }
-                #expect(error?.code == .tls && error?.message.contains("through the proxy") == true)
+                #expect(error?.code == .tls && error?.message.contains("through the HTTP proxy") == true)
                 #expect(server.hits("/echo") == 1)
             }
         }
     }
 
     @Test func aSOCKS5ProxyTunnelsTheRequest() async throws {
-        try await withTestProxy(.socks5) { proxy in
+        try await withTestProxy(.socks5(credentials: nil)) { proxy in
             try await withTestServer { server in
                 let echo = try await echo(through: .socks5(host: "127.0.0.1", port: proxy.port), to: server)
                 #expect(echo.query == ["via": "proxy"])
                 #expect(proxy.tunnels == ["127.0.0.1:\(server.port)"])
+            }
+        }
+    }
+
+    @Test func aSOCKS5ProxyWithCredentialsForHTTPAndPinnedHTTPS() async throws {
+        let authority = try TestCertificateAuthority()
+        let leaf = try authority.issue()
+        try await withTestProxy(.socks5(credentials: ("ada", "s0cks"))) { proxy in
+            let socks = Proxy.socks5(host: "127.0.0.1", port: proxy.port, credentials: .init(username: "ada", password: "s0cks"))
+            try await withTestServer { server in
+                let echo = try await echo(through: socks, to: server)
+                #expect(echo.query == ["via": "proxy"] && echo.header("host") == "127.0.0.1:\(server.port)")
+            }
+            try await withTestServer(tls: .init(identity: leaf)) { server in
+                // Public-key pins and SOCKS credentials together: the relay does both on the one connection.
+                let pinned = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .publicKeys([leaf.publicKeyPin]))
+                let echo = try await echo(through: socks, to: server, tls: pinned)
+                #expect(echo.path == "/echo")
+                let wrongPin = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .publicKeys([try authority.issue().publicKeyPin]))
+                let error = await courierError { _ = try await self.echo(through: socks, to: server, tls: wrongPin) }
+                #expect(error?.code == .tls && error?.message.contains("pin mismatch") == true)
+                #expect(server.hits("/echo") == 1)
+            }
+            #expect(proxy.tunnels.count == 3)
+            try await withTestServer { server in
+                let wrong = Proxy.socks5(host: "127.0.0.1", port: proxy.port, credentials: .init(username: "ada", password: "nope"))
+                let error = await courierError { _ = try await echo(through: wrong, to: server) }
+                #expect(error?.code == .connectionFailed && error?.message.contains("refused the credentials") == true)
+                #expect(error?.description.contains("nope") == false)
+                #expect(server.totalHits == 0)
             }
         }
     }

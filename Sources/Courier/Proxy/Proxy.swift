@@ -13,7 +13,7 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable {
         /// An HTTP proxy, reached with `CONNECT`.
         case http
-        /// A SOCKS5 proxy, without credentials (AsyncHTTPClient implements no SOCKS authentication).
+        /// A SOCKS5 proxy, with or without a user name and password.
         case socks5
     }
 
@@ -23,7 +23,8 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     public var host: String
     /// The proxy's port.
     public var port: Int
-    /// Basic credentials for an HTTP proxy (`Proxy-Authorization`).
+    /// Credentials: Basic `Proxy-Authorization` for an HTTP proxy, username/password authentication (RFC 1929)
+    /// for a SOCKS5 proxy.
     public var credentials: Credentials?
 
     /// A user name and password.
@@ -54,13 +55,13 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A SOCKS5 proxy.
-    public static func socks5(host: String, port: Int = 1080) -> Proxy {
-        Proxy(kind: .socks5, host: host, port: port)
+    public static func socks5(host: String, port: Int = 1080, credentials: Credentials? = nil) -> Proxy {
+        Proxy(kind: .socks5, host: host, port: port, credentials: credentials)
     }
 
     /// A proxy from a URL as curl and the `*_proxy` variables spell it: `http://[user:password@]host[:port]`,
     /// `socks5://host[:port]` or `socks5h://…`; a bare `host:port` is an HTTP proxy. Throws
-    /// ``CourierError/Code/invalidParameter`` for another scheme, a missing host, a bad port, or SOCKS credentials.
+    /// ``CourierError/Code/invalidParameter`` for another scheme, a missing host or a bad port.
     public init(url text: String) throws {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let withScheme = trimmed.contains("://") ? trimmed : "http://" + trimmed
@@ -79,7 +80,6 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
         if let port = components.port, !(1...65_535).contains(port) { throw invalid("the port must be 1 to 65535") }
         var credentials: Credentials?
         if let user = components.user {
-            guard kind == .http else { throw invalid("SOCKS proxies with credentials are not supported") }
             credentials = Credentials(username: user, password: components.password ?? "")
         }
         self.init(kind: kind, host: host, port: components.port ?? (kind == .http ? 3128 : 1080), credentials: credentials)

@@ -2,7 +2,7 @@ import NIOSSL
 
 extension TLSPolicy {
     /// The SwiftNIO SSL client configuration that enforces this policy, except public-key pins, which
-    /// ``PinningBridge`` checks on the connection. Files are read here, so a missing or malformed one fails the
+    /// ``ConnectionRelay`` checks on the connection. Files are read here, so a missing or malformed one fails the
     /// request with a clear error instead of failing inside the handshake.
     func makeTLSConfiguration() throws -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()

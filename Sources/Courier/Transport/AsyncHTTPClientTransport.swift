@@ -26,7 +26,7 @@ public final class AsyncHTTPClientTransport: Transport {
     private let baseConfiguration: HTTPClient.Configuration
     private let clients = Mutex<[ClientKey: HTTPClient]>([:])
     private let isShutDown = Atomic<Bool>(false)
-    private let tls: TLSRouting
+    private let routing: ConnectionRouting
 
     /// Creates a transport. Redirects, decompression and connection retries are turned off in `configuration`:
     /// the session does all three, with its own limits and retry policy (so a refused connection fails at once
@@ -38,14 +38,15 @@ public final class AsyncHTTPClientTransport: Transport {
         configuration.decompression = .disabled
         configuration.connectionPool.retryConnectionEstablishment = false
         self.baseConfiguration = configuration
-        self.tls = TLSRouting(logger: logger)
+        self.routing = ConnectionRouting(logger: logger)
     }
 
     /// Sends the request; see ``Transport/send(_:)``.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
-        let client = try client(for: ClientKey(connect: request.timeouts.connect, readIdle: request.timeouts.readIdle, proxy: request.proxy,
+        let route = try await routing.route(for: request)
+        let proxy: Proxy? = if case .relayed = route { nil } else { request.proxy }  // a relay makes its own way
+        let client = try client(for: ClientKey(connect: request.timeouts.connect, readIdle: request.timeouts.readIdle, proxy: proxy,
                                                httpVersion: request.httpVersion))
-        let route = try await tls.route(for: request)
         let outgoing: HTTPClient.Request
         do {
             outgoing = try Self.outgoing(request, route: route)
@@ -64,8 +65,8 @@ public final class AsyncHTTPClientTransport: Transport {
                 stream.cancel()
             }
         } catch {
-            // A bridge that refused the server (a pin mismatch, a failed handshake) knows why the connection closed.
-            if case .bridged(let bridge) = route, let failure = bridge.takeFailure() { throw failure }
+            // A relay that gave up on the server (a pin mismatch, a failed handshake, a proxy's refusal) knows why.
+            if case .relayed(let relay) = route, let failure = relay.takeFailure() { throw failure }
             throw error
         }
     }
@@ -76,21 +77,20 @@ public final class AsyncHTTPClientTransport: Transport {
         case .http:
             .server(host: proxy.host, port: proxy.port,
                     authorization: proxy.credentials.map { .basic(username: $0.username, password: $0.password) })
-        case .socks5: .socksServer(host: proxy.host, port: proxy.port)
+        case .socks5: .socksServer(host: proxy.host, port: proxy.port)  // with credentials, ConnectionRelay goes instead
         }
     }
 
     /// AsyncHTTPClient's request for `request` sent along `route`.
-    private static func outgoing(_ request: TransportRequest, route: TLSRouting.Route) throws -> HTTPClient.Request {
+    private static func outgoing(_ request: TransportRequest, route: ConnectionRouting.Route) throws -> HTTPClient.Request {
         var headers = HTTPHeaders(request.headers.map { ($0.name.rawName, $0.value) })
         var url = request.url.absoluteString
         var tlsConfiguration: TLSConfiguration?
         switch route {
-        case .standard: break
-        case .configured(let configuration): tlsConfiguration = configuration
-        case .bridged(let bridge):
+        case .direct(let configuration): tlsConfiguration = configuration
+        case .relayed(let relay):
             let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
-            let socket = bridge.socketPath.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? bridge.socketPath
+            let socket = relay.socketPath.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? relay.socketPath
             let path = components?.percentEncodedPath ?? ""
             url = "http+unix://\(socket)\(path.isEmpty ? "/" : path)" + (components?.percentEncodedQuery.map { "?" + $0 } ?? "")
             if !headers.contains(name: "host"), let host = components?.percentEncodedHost {
@@ -110,7 +110,7 @@ public final class AsyncHTTPClientTransport: Transport {
             return Array(clients.values)
         }
         for client in all { try await client.shutdown() }
-        await tls.shutdown()
+        await routing.shutdown()
     }
 
     private func client(for key: ClientKey) throws -> HTTPClient {

@@ -6,16 +6,20 @@ import NIOSSL
 import NIOTLS
 import Synchronization
 
-/// Enforces public-key pins on the connection that carries each request, which AsyncHTTPClient cannot do itself:
-/// it builds its TLS handler internally and takes no verification callback.
+/// Makes the connections AsyncHTTPClient cannot make itself, and relays requests over them:
 ///
-/// The bridge listens on a Unix socket in a directory only this user can open. AsyncHTTPClient sends the request
-/// there in plain HTTP; for every connection it accepts, the bridge opens the TLS connection to the real server
-/// with full verification (``TLSPolicy/makeTLSConfiguration()``), compares the leaf certificate's public-key hash
-/// with the pins once the handshake is done, and only then starts relaying. Before that it reads nothing from
-/// AsyncHTTPClient, so no byte of a request reaches a server whose key does not match. A mismatch closes both
-/// connections and leaves a ``CourierError`` naming the host for the transport to report.
-final class PinningBridge: Sendable {
+/// - TLS with public-key pins checked on the connection that carries the request (AsyncHTTPClient builds its TLS
+///   handler internally and takes no verification callback);
+/// - a hop through a SOCKS5 proxy that wants a user name and password (AsyncHTTPClient's SOCKS has no authentication).
+///
+/// The relay listens on a Unix socket in a directory only this user can open. AsyncHTTPClient sends the request
+/// there in plain HTTP; for every connection it accepts, the relay connects to the server (through the SOCKS5
+/// proxy when there is one), and for `https` does TLS with full verification (``TLSPolicy/makeTLSConfiguration()``)
+/// and compares the leaf certificate's public-key hash with the pins once the handshake is done. Only then does it
+/// start relaying. Before that it reads nothing from AsyncHTTPClient, so no byte of a request reaches a server whose
+/// key does not match. A failure closes both connections and leaves a ``CourierError`` naming the host for the
+/// transport to report.
+final class ConnectionRelay: Sendable {
     /// The socket AsyncHTTPClient connects to.
     let socketPath: String
     private let directory: String
@@ -29,38 +33,40 @@ final class PinningBridge: Sendable {
         self.reporter = reporter
     }
 
-    /// What is needed to reach one server under one policy.
+    /// What is needed to reach one server.
     struct Target: Hashable, Sendable {
         var host: String
         var port: Int
-        var policy: TLSPolicy
+        /// The TLS policy for `https`; `nil` for plain `http`.
+        var tls: TLSPolicy?
+        /// A SOCKS5 proxy to go through.
+        var socks: Proxy?
         var connectTimeout: Duration
     }
 
-    /// Starts a bridge to `target`; fails with a typed error when its policy's files cannot be read.
-    static func start(_ target: Target, logger: Logger) async throws -> PinningBridge {
-        let context = try NIOSSLContext(configuration: target.policy.makeTLSConfiguration())
+    /// Starts a relay to `target`; fails with a typed error when its policy's files cannot be read.
+    static func start(_ target: Target, logger: Logger) async throws -> ConnectionRelay {
+        let context = try target.tls.map { try NIOSSLContext(configuration: $0.makeTLSConfiguration()) }
         let directory = try makePrivateDirectory()
         let socketPath = directory + "/s"
-        let pins = target.policy.pinning.publicKeyHashes
         let reporter = FailureReporter(host: target.host, logger: logger)
         do {
             let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .childChannelOption(.autoRead, value: false)  // nothing is read until the server's key matched
                 .childChannelInitializer { inbound in
-                    relay(inbound, to: target, context: context, pins: pins, reporter: reporter)
+                    relay(inbound, to: target, context: context, reporter: reporter)
                     return inbound.eventLoop.makeSucceededVoidFuture()
                 }
                 .bind(unixDomainSocketPath: socketPath)
                 .get()
-            return PinningBridge(socketPath: socketPath, directory: directory, server: server, reporter: reporter)
+            return ConnectionRelay(socketPath: socketPath, directory: directory, server: server, reporter: reporter)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
-            throw CourierError(code: .transport, message: "cannot start the pinning relay for \(target.host)", underlying: error)
+            throw CourierError(code: .transport, message: "cannot start the connection relay for \(target.host)", underlying: error)
         }
     }
 
-    /// The failure the bridge saw last, if any, cleared as it is read.
+    /// The failure the relay saw last, if any, cleared as it is read.
     func takeFailure() -> CourierError? { reporter.take() }
 
     /// Stops listening and removes the socket's directory; relayed connections end with their peers.
@@ -69,21 +75,41 @@ final class PinningBridge: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    private static func relay(_ inbound: any Channel, to target: Target, context: NIOSSLContext, pins: Set<String>,
-                              reporter: FailureReporter) {
-        let serverName = target.host.isIPAddress ? nil : target.host
+    private static func relay(_ inbound: any Channel, to target: Target, context: NIOSSLContext?, reporter: FailureReporter) {
+        let pins = target.tls?.pinning.publicKeyHashes ?? []
+        // Once a byte stream to the target exists: TLS and the pin check for https, else join the two at once.
+        let secure: @Sendable (any Channel) throws -> Void = { outbound in
+            guard let context else { return try PinCheck.join(inbound, outbound) }
+            let tls = try NIOSSLClientHandler(context: context, serverHostname: target.host.isIPAddress ? nil : target.host)
+            try outbound.pipeline.syncOperations.addHandler(tls)
+            try outbound.pipeline.syncOperations.addHandler(PinCheck(inbound: inbound, pins: pins, reporter: reporter))
+        }
+        let hop = target.socks.map { (host: $0.host, port: $0.port) } ?? (host: target.host, port: target.port)
         ClientBootstrap(group: inbound.eventLoop)  // the same loop, so the glue handlers can call each other directly
             .connectTimeout(TimeAmount(target.connectTimeout))
             .channelInitializer { outbound in
                 outbound.eventLoop.makeCompletedFuture {
-                    let tls = try NIOSSLClientHandler(context: context, serverHostname: serverName)
-                    try outbound.pipeline.syncOperations.addHandler(tls)
-                    try outbound.pipeline.syncOperations.addHandler(PinCheck(inbound: inbound, pins: pins, reporter: reporter))
+                    guard let socks = target.socks else { return try secure(outbound) }
+                    let handshake = SOCKS5Handshake(
+                        host: target.host, port: target.port, credentials: socks.credentials,
+                        established: { tunnel in
+                            do { try secure(tunnel) } catch {
+                                reporter.report(TLSFailure.describe(error, host: target.host))
+                                tunnel.close(promise: nil)
+                                inbound.close(promise: nil)
+                            }
+                        },
+                        failed: { error in
+                            reporter.report(error)
+                            inbound.close(promise: nil)
+                        })
+                    try outbound.pipeline.syncOperations.addHandler(handshake)
                 }
             }
-            .connect(host: target.host, port: target.port)
+            .connect(host: hop.host, port: hop.port)
             .whenFailure { error in
-                reporter.report(CourierError(code: .connectionFailed, message: "could not connect to \(target.host):\(target.port)",
+                let through = target.socks.map { " through the SOCKS5 proxy \($0)" } ?? ""
+                reporter.report(CourierError(code: .connectionFailed, message: "could not connect to \(hop.host):\(hop.port)\(through)",
                                              underlying: error))
                 inbound.close(promise: nil)
             }
@@ -93,18 +119,18 @@ final class PinningBridge: Sendable {
         // Unix socket paths are limited to about 100 bytes, so a long TMPDIR is not used.
         let temporary = FileManager.default.temporaryDirectory.path(percentEncoded: false)
         let base = temporary.utf8.count <= 60 ? temporary : "/tmp"
-        let directory = (base as NSString).appendingPathComponent("courier-pin-" + UUID().uuidString.prefix(8))
+        let directory = (base as NSString).appendingPathComponent("courier-relay-" + UUID().uuidString.prefix(8))
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            throw CourierError(code: .fileAccess, message: "cannot create a private directory for the pinning relay", underlying: error)
+            throw CourierError(code: .fileAccess, message: "cannot create a private directory for the connection relay", underlying: error)
         }
         return directory
     }
 }
 
-/// Keeps a bridge's last failure for the transport and logs each one.
+/// Keeps a relay's last failure for the transport and logs each one.
 private final class FailureReporter: Sendable {
     let host: String
     private let logger: Logger
@@ -169,6 +195,7 @@ private final class PinCheck: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func check(_ context: ChannelHandlerContext) throws {
+        guard !pins.isEmpty else { return }  // a relay for a SOCKS hop only: verification alone decides
         let handler = try context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self)
         guard let leaf = handler.peerCertificate else {
             throw CourierError(code: .tls, message: "\(reporter.host) presented no certificate to check against its pins")
@@ -180,10 +207,15 @@ private final class PinCheck: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func join(_ context: ChannelHandlerContext) throws {
-        let (toServer, toClient) = GlueHandler.matchedPair()
-        try context.pipeline.syncOperations.addHandler(toServer)
-        try inbound.pipeline.syncOperations.addHandler(toClient)
+        try Self.join(inbound, context.channel)
         isJoined = true
+    }
+
+    /// Joins AsyncHTTPClient's connection to the one to the server, and starts reading from the former.
+    static func join(_ inbound: any Channel, _ outbound: any Channel) throws {
+        let (toServer, toClient) = GlueHandler.matchedPair()
+        try outbound.pipeline.syncOperations.addHandler(toServer)
+        try inbound.pipeline.syncOperations.addHandler(toClient)
         try inbound.syncOptions?.setOption(.autoRead, value: true)
     }
 
