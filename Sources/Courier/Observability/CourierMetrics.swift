@@ -14,14 +14,17 @@ import HTTPTypes
 /// | `courier_cache_hits_total`, `courier_cache_misses_total` | counter | — |
 /// | `courier_download_bytes_total` | counter | — (bytes written by downloads) |
 struct CourierMetrics: Sendable {
-    private let factory: any MetricsFactory
+    /// `nil` when metrics go nowhere (no backend bootstrapped): every call is then skipped, not just discarded.
+    private let factory: (any MetricsFactory)?
 
     init(factory: (any MetricsFactory)?) {
-        self.factory = factory ?? MetricsSystem.factory
+        let chosen = factory ?? MetricsSystem.factory
+        self.factory = chosen is NOOPMetricsHandler ? nil : chosen
     }
 
     /// Counts a finished request, its duration and its bytes.
     func request(method: HTTPRequest.Method, status: HTTPResponse.Status?, duration: Duration, sentBytes: Int64?, receivedBytes: Int?) {
+        guard let factory else { return }
         let statusClass = status.map { "\($0.code / 100)xx" } ?? "error"
         Counter(label: "courier_requests_total", dimensions: [("method", method.rawValue), ("status", statusClass)], factory: factory)
             .increment()
@@ -35,15 +38,25 @@ struct CourierMetrics: Sendable {
 
     /// Counts a retry.
     func retry(method: HTTPRequest.Method) {
+        guard let factory else { return }
         Counter(label: "courier_retries_total", dimensions: [("method", method.rawValue)], factory: factory).increment()
     }
 
     /// Counts an answer from the cache (fresh, stale, or revalidated).
-    func cacheHit() { Counter(label: "courier_cache_hits_total", factory: factory).increment() }
+    func cacheHit() {
+        guard let factory else { return }
+        Counter(label: "courier_cache_hits_total", factory: factory).increment()
+    }
 
     /// Counts a cacheable request the cache could not answer.
-    func cacheMiss() { Counter(label: "courier_cache_misses_total", factory: factory).increment() }
+    func cacheMiss() {
+        guard let factory else { return }
+        Counter(label: "courier_cache_misses_total", factory: factory).increment()
+    }
 
     /// Counts bytes a download wrote.
-    func downloaded(_ bytes: Int) { Counter(label: "courier_download_bytes_total", factory: factory).increment(by: Int64(bytes)) }
+    func downloaded(_ bytes: Int) {
+        guard let factory else { return }
+        Counter(label: "courier_download_bytes_total", factory: factory).increment(by: Int64(bytes))
+    }
 }

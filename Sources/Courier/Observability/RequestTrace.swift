@@ -5,22 +5,30 @@ import Tracing
 /// The client span of one request (OpenTelemetry's HTTP client conventions), and the context the request's
 /// attempts run in, so ``HTTPFieldsInjector`` can put it into their headers.
 struct RequestTrace: Sendable {
-    private let span: any Span
+    /// `nil` when no tracer is bootstrapped: then nothing is recorded and no context is set up.
+    private let span: (any Span)?
 
     /// Starts a span named after the method, as a child of the caller's context when there is one.
     init(tracer: (any Tracer)?, method: HTTPRequest.Method) {
         let tracer = tracer ?? InstrumentationSystem.tracer
-        span = tracer.startSpan(method.rawValue, context: ServiceContext.current ?? .topLevel, ofKind: .client)
+        guard !(tracer is NoOpTracer) else {
+            span = nil
+            return
+        }
+        let span = tracer.startSpan(method.rawValue, context: ServiceContext.current ?? .topLevel, ofKind: .client)
         span.attributes["http.request.method"] = method.rawValue
+        self.span = span
     }
 
     /// Runs `body` with the span's context as the task's current one.
     func run<T>(_ body: () async throws -> T) async rethrows -> T {
-        try await ServiceContext.withValue(span.context) { try await body() }
+        guard let span else { return try await body() }
+        return try await ServiceContext.withValue(span.context) { try await body() }
     }
 
     /// Records what the request became once prepared (credentials redacted from the URL).
     func started(_ request: PreparedRequest) {
+        guard let span else { return }
         span.attributes["url.full"] = Redactor.standard.redact(url: request.url)
         if let host = request.url.host(percentEncoded: false) { span.attributes["server.address"] = host }
         if let port = request.url.port { span.attributes["server.port"] = port }
@@ -28,6 +36,7 @@ struct RequestTrace: Sendable {
 
     /// Records the outcome and ends the span.
     func finished(status: HTTPResponse.Status?, error: CourierError?) {
+        guard let span else { return }
         if let status { span.attributes["http.response.status_code"] = status.code }
         if let error {
             span.attributes["error.type"] = error.code.description
@@ -49,9 +58,10 @@ struct HTTPFieldsInjector: Injector {
 extension PreparedRequest {
     /// The request with the current trace context in its headers, as the configured tracer spells it.
     func addingTraceContext(tracer: (any Tracer)?) -> PreparedRequest {
-        guard let context = ServiceContext.current else { return self }
+        let tracer = tracer ?? InstrumentationSystem.tracer
+        guard !(tracer is NoOpTracer), let context = ServiceContext.current else { return self }
         var request = self
-        (tracer ?? InstrumentationSystem.tracer).inject(context, into: &request.headers, using: HTTPFieldsInjector())
+        tracer.inject(context, into: &request.headers, using: HTTPFieldsInjector())
         return request
     }
 }
