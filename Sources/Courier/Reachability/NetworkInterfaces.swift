@@ -1,6 +1,8 @@
+import Foundation
 import NIOCore
 
-/// The machine's network interfaces that are up, read through `getifaddrs` (via SwiftNIO).
+/// The machine's network interfaces that are up: their addresses through `getifaddrs` (via SwiftNIO), their
+/// state from Linux's `/sys/class/net/NAME/operstate`.
 enum NetworkInterfaces {
     /// An interface that is up, with one of its addresses.
     struct Entry: Sendable {
@@ -8,13 +10,25 @@ enum NetworkInterfaces {
         var address: SocketAddress
     }
 
-    /// Every address of every interface that is up.
+    /// Every address of every interface that is up. An interface whose state the kernel reports as `down`
+    /// (or `lowerlayerdown`, `notpresent`) is left out; `unknown`, which loopback and some virtual interfaces
+    /// report, counts as up, and so does an interface without the file (a system other than Linux).
     static func up() -> [Entry] {
         let devices = (try? System.enumerateDevices()) ?? []
+        var states: [String: Bool] = [:]
         return devices.compactMap { device in
             guard let address = device.address else { return nil }
-            return Entry(name: device.name, address: address)
+            let isUp = states[device.name] ?? isOperational(device.name)
+            states[device.name] = isUp
+            return isUp ? Entry(name: device.name, address: address) : nil
         }
+    }
+
+    private static func isOperational(_ name: String) -> Bool {
+        guard !name.contains("/"), let state = try? String(contentsOfFile: "/sys/class/net/\(name)/operstate", encoding: .utf8) else {
+            return true
+        }
+        return !["down", "lowerlayerdown", "notpresent", "dormant"].contains(state.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     /// The kind of interface that owns `localAddress`, the local end of a connection; `.other` if none does.
