@@ -17,48 +17,26 @@ extension TestServer {
     static func startNegotiatingHTTP2(host: String, port: Int, tls: TLSOptions) async throws -> TestServer {
         let state = ServerState()
         let sslContext = try NIOSSLContext(configuration: tls.serverConfiguration())
-        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelOption(.backlog, value: 512)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .bind(host: host, port: port) { channel -> EventLoopFuture<EventLoopFuture<Negotiated>> in
-                do {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
-                } catch {
-                    return channel.eventLoop.makeFailedFuture(error)
-                }
-                return channel.configureHTTP2AsyncSecureUpgrade(
-                    http1ConnectionInitializer: { channel in
-                        channel.eventLoop.makeCompletedFuture {
-                            try channel.pipeline.syncOperations.addHandler(
-                                ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
-                            return try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(wrappingChannelSynchronously: channel)
-                        }
-                    },
-                    http2ConnectionInitializer: { channel in
-                        channel.configureAsyncHTTP2Pipeline(mode: .server) { stream in
-                            stream.eventLoop.makeCompletedFuture {
-                                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                                return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: stream)
-                            }
-                        }.map { multiplexer in (channel, multiplexer) }
-                    })
+        let server = try await bootstrap.bind(host: host, port: port) { channel -> EventLoopFuture<EventLoopFuture<Negotiated>> in
+            do {
+                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+            } catch {
+                return channel.eventLoop.makeFailedFuture(error)
             }
-        let boundPort = server.channel.localAddress?.port ?? port
-        let listener = server.channel
-        let task = Task<Void, Never> {
-            _ = try? await server.executeThenClose { connections in
-                await withDiscardingTaskGroup { group in
-                    do {
-                        for try await negotiation in connections {
-                            group.addTask { await serve(negotiation, state: state) }
+            return channel.configureHTTP2AsyncSecureUpgrade(
+                http1ConnectionInitializer: { channel in
+                    channel.eventLoop.makeCompletedFuture { try http1Connection(on: channel) }
+                },
+                http2ConnectionInitializer: { channel in
+                    channel.configureAsyncHTTP2Pipeline(mode: .server) { stream in
+                        stream.eventLoop.makeCompletedFuture {
+                            try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                            return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: stream)
                         }
-                    } catch {}
-                    group.cancelAll()
-                }
-            }
+                    }.map { multiplexer in (channel, multiplexer) }
+                })
         }
-        return TestServer(port: boundPort, isTLS: true, state: state, task: task, close: { listener.close(promise: nil) })
+        return running(server, state: state, isTLS: true) { negotiation in await serve(negotiation, state: state) }
     }
 
     private static func serve(_ negotiation: EventLoopFuture<Negotiated>, state: ServerState) async {

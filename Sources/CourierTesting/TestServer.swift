@@ -25,7 +25,7 @@ public final class TestServer: Sendable {
     private let serverTask: Task<Void, Never>
     private let closeServer: @Sendable () -> Void
 
-    init(port: Int, isTLS: Bool, state: ServerState, task: Task<Void, Never>, close: @escaping @Sendable () -> Void) {
+    private init(port: Int, isTLS: Bool, state: ServerState, task: Task<Void, Never>, close: @escaping @Sendable () -> Void) {
         self.port = port
         // The literals are well-formed URLs for any port number, so this cannot fail.
         self.baseURL = URL(string: isTLS ? "https://localhost:\(port)" : "http://127.0.0.1:\(port)")!
@@ -40,34 +40,49 @@ public final class TestServer: Sendable {
         if let tls, tls.http2 { return try await startNegotiatingHTTP2(host: host, port: port, tls: tls) }
         let state = ServerState()
         let sslContext = try tls.map { try NIOSSLContext(configuration: $0.serverConfiguration()) }
-        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let server = try await bootstrap.bind(host: host, port: port) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                if let sslContext { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext)) }
+                let connection = try http1Connection(on: channel)
+                state.accept(connection)
+                return connection
+            }
+        }
+        return running(server, state: state, isTLS: tls != nil) { connection in await ConnectionHandler(state: state).run(connection) }
+    }
+
+    /// The listening options every test server uses.
+    static var bootstrap: ServerBootstrap {
+        ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(.backlog, value: 512)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .bind(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    if let sslContext { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext)) }
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
-                    let connection = try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(wrappingChannelSynchronously: channel)
-                    state.accept(connection)
-                    return connection
-                }
-            }
-        let boundPort = server.channel.localAddress?.port ?? port
-        let channel = server.channel
+    }
+
+    /// An HTTP/1.1 connection on `channel`: requests decoded, answers written as raw bytes. Call on its event loop.
+    static func http1Connection(on channel: any Channel) throws -> NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer> {
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
+        return try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(wrappingChannelSynchronously: channel)
+    }
+
+    /// A server that hands each accepted connection to `serve`, concurrently, until it is shut down.
+    static func running<Connection: Sendable>(_ server: NIOAsyncChannel<Connection, Never>, state: ServerState, isTLS: Bool,
+                                              serve: @escaping @Sendable (Connection) async -> Void) -> TestServer {
+        let listener = server.channel
         let task = Task<Void, Never> {
             _ = try? await server.executeThenClose { connections in
                 await withDiscardingTaskGroup { group in
                     do {
                         for try await connection in connections {
-                            group.addTask { await ConnectionHandler(state: state).run(connection) }
+                            group.addTask { await serve(connection) }
                         }
                     } catch {}
                     group.cancelAll()
                 }
             }
         }
-        return TestServer(port: boundPort, isTLS: tls != nil, state: state, task: task, close: { channel.close(promise: nil) })
+        return TestServer(port: listener.localAddress?.port ?? 0, isTLS: isTLS, state: state, task: task,
+                          close: { listener.close(promise: nil) })
     }
 
     /// The absolute URL of `path` (which may carry a query) on this server.
