@@ -72,11 +72,6 @@ public final class TestProxy: Sendable {
         guard case .http(let credentials?) = kind else { return nil }
         return "Basic " + Data("\(credentials.username):\(credentials.password)".utf8).base64EncodedString()
     }
-
-    /// Whether the proxy may open a tunnel to `host`: loopback only, so a test can never reach further.
-    static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
-    }
 }
 
 /// Runs `body` with a started proxy and shuts it down afterwards.
@@ -134,7 +129,7 @@ private final class ConnectTunnel: ChannelInboundHandler, RemovableChannelHandle
                 return refuse(context, .proxyAuthenticationRequired, headers: [("Proxy-Authenticate", "Basic realm=\"courier\"")])
             }
             guard let colon = head.uri.lastIndex(of: ":"), let port = Int(head.uri[head.uri.index(after: colon)...]),
-                  TestProxy.isLoopback(String(head.uri[..<colon])) else { return refuse(context, .forbidden) }
+                  String(head.uri[..<colon]).isLoopbackHost else { return refuse(context, .forbidden) }
             target = (String(head.uri[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
         case .body: break
         case .end:
@@ -223,7 +218,7 @@ private final class SOCKSTunnel: ChannelInboundHandler, RemovableChannelHandler 
             case .request:
                 guard let request = Self.target(bytes) else { return }
                 received.moveReaderIndex(forwardBy: request.length)
-                guard bytes[1] == 1, TestProxy.isLoopback(request.host) else { return refuse(context, reply: [5, 2, 0, 1, 0, 0, 0, 0, 0, 0]) }
+                guard bytes[1] == 1, request.host.isLoopbackHost else { return refuse(context, reply: [5, 2, 0, 1, 0, 0, 0, 0, 0, 0]) }
                 step = .connecting
                 connect(context, host: request.host, port: request.port)
             case .connecting:

@@ -54,16 +54,12 @@ public struct ProxySettings: Sendable, Hashable {
     public func proxy(for url: URL) -> Proxy? {
         let proxy = url.scheme?.lowercased() == "https" ? https : http
         guard let proxy, let host = url.host(percentEncoded: false)?.lowercased() else { return nil }
-        if bypassesLoopback && Self.isLoopback(host) { return nil }
+        if bypassesLoopback && (host.isLoopbackHost || host.hasSuffix(".localhost")) { return nil }
         for entry in bypass.map({ $0.lowercased() }) {
             if entry == "*" { return nil }
             let domain = (entry.hasPrefix(".") ? String(entry.dropFirst()) : entry).split(separator: ":").first.map(String.init) ?? entry
             if host == domain || host.hasSuffix("." + domain) { return nil }
         }
         return proxy
-    }
-
-    private static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host.hasSuffix(".localhost") || host == "::1" || host.hasPrefix("127.")
     }
 }

@@ -34,7 +34,7 @@ enum NetworkInterfaces {
     /// The kind of interface that owns `localAddress`, the local end of a connection; `.other` if none does.
     static func kind(owning localAddress: SocketAddress?) -> InterfaceKind {
         guard let ip = localAddress?.ipAddress else { return .other }
-        if ip.hasPrefix("127.") || ip == "::1" { return .loopback }
+        if ip.isLoopbackHost { return .loopback }
         return up().first { $0.address.ipAddress == ip }.map { InterfaceKind(interfaceName: $0.name) } ?? .other
     }
 

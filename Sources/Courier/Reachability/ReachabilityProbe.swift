@@ -5,8 +5,7 @@ import NIOPosix
 enum ReachabilityProbe {
     /// The status of `host:port` now; never throws and never takes longer than `timeout` (plus name resolution).
     static func check(host: String, port: Int, timeout: Duration) async -> ReachabilityStatus {
-        let isLoopback = host == "localhost" || host.hasPrefix("127.") || host == "::1"
-        if !isLoopback && !NetworkInterfaces.hasExternalInterface { return .notReachable }
+        if !host.isLoopbackHost && !NetworkInterfaces.hasExternalInterface { return .notReachable }
         do {
             let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connectTimeout(TimeAmount(timeout))

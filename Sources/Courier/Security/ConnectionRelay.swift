@@ -226,9 +226,3 @@ private final class PinCheck: ChannelInboundHandler, RemovableChannelHandler {
     }
 }
 
-extension String {
-    /// Whether the string is an IPv4 or IPv6 literal, which cannot be sent as a TLS server name.
-    var isIPAddress: Bool {
-        (try? SocketAddress(ipAddress: self, port: 0)) != nil
-    }
-}
