@@ -16,8 +16,7 @@ extension CommandLineInput {
         }
         if !pins.isEmpty {
             for pin in pins {
-                let hash = pin.hasPrefix("sha256/") ? String(pin.dropFirst("sha256/".count)) : pin
-                guard let bytes = Data(base64Encoded: hash), bytes.count == 32 else {
+                guard let bytes = Data(base64Encoded: CertificatePinning.hash(ofPin: pin)), bytes.count == 32 else {
                     throw CourierError(code: .invalidParameter,
                                        message: "\"\(CourierError.printable(pin))\" is not a public-key pin: use sha256/ and the base64 of a SHA-256")
                 }

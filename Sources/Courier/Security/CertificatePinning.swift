@@ -23,7 +23,12 @@ public enum CertificatePinning: Sendable, Hashable {
     /// The pins of ``publicKeys(_:)`` without any `sha256/` prefix; empty for the other modes.
     var publicKeyHashes: Set<String> {
         guard case .publicKeys(let pins) = self else { return [] }
-        return Set(pins.map { $0.hasPrefix("sha256/") ? String($0.dropFirst("sha256/".count)) : $0 })
+        return Set(pins.map(Self.hash(ofPin:)))
+    }
+
+    /// A pin's base64 hash, without the `sha256/` prefix HPKP and curl write before it.
+    static func hash(ofPin pin: String) -> String {
+        pin.hasPrefix("sha256/") ? String(pin.dropFirst("sha256/".count)) : pin
     }
 
     /// The public-key pin of a PEM certificate: the base64 SHA-256 of its SubjectPublicKeyInfo.
