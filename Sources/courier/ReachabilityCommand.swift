@@ -25,9 +25,9 @@ struct ReachabilityCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await Output.exitOnFailure {
-            let given = try CommandLineInput.reachabilityTarget(target)
+            let endpoint = try CommandLineInput.reachabilityTarget(target)
             let every = try interval.map(CommandLineInput.seconds) ?? .seconds(5)
-            let monitor = ReachabilityMonitor(host: given.host, port: given.port, interval: every)
+            let monitor = ReachabilityMonitor(host: endpoint.host, port: endpoint.port, interval: every)
             let name = "\(monitor.host):\(monitor.port)"
             guard watch else {
                 let status = await monitor.check()

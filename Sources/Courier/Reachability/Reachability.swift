@@ -52,7 +52,7 @@ public actor Reachability {
     }
 
     private static func key(_ url: URL) -> String {
-        let monitor = ReachabilityMonitor(url: url)
-        return "\(monitor.host.lowercased()):\(monitor.port)"
+        let endpoint = ReachabilityMonitor.endpoint(of: url)
+        return "\(endpoint.host.lowercased()):\(endpoint.port)"
     }
 }

@@ -33,8 +33,13 @@ public actor ReachabilityMonitor {
 
     /// Creates a monitor of a URL's host and port (80 or 443 by scheme when the URL has none).
     public init(url: URL, interval: Duration = .seconds(5), probeTimeout: Duration = .seconds(3)) {
-        self.init(host: url.host(percentEncoded: false) ?? "", port: url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80),
-                  interval: interval, probeTimeout: probeTimeout)
+        let endpoint = Self.endpoint(of: url)
+        self.init(host: endpoint.host, port: endpoint.port, interval: interval, probeTimeout: probeTimeout)
+    }
+
+    /// The host and port a URL's requests connect to (80 or 443 by scheme when the URL has no port).
+    nonisolated static func endpoint(of url: URL) -> (host: String, port: Int) {
+        (url.host(percentEncoded: false) ?? "", url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80))
     }
 
     /// Whether the last status was reachable.
