@@ -24,13 +24,16 @@ public struct TLSSettings: Sendable, Hashable {
     public func policy(forHost host: String) -> TLSPolicy {
         guard !hosts.isEmpty else { return self.default }
         let host = host.lowercased()
-        let keyed = Dictionary(hosts.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
-        if let exact = keyed[host] { return exact }
-        var suffix = Substring(host)
-        while let dot = suffix.firstIndex(of: ".") {
-            suffix = suffix[suffix.index(after: dot)...]
-            if let wildcard = keyed["*." + suffix] { return wildcard }
+        // One pass over the keys, with no table built per request: an exact key wins at once; among wildcards
+        // the longest (closest) matching suffix wins.
+        var closest: (length: Int, policy: TLSPolicy)?
+        for (key, policy) in hosts {
+            let key = key.lowercased()
+            if key == host { return policy }
+            guard key.hasPrefix("*.") else { continue }
+            let suffix = key.dropFirst(1)  // ".example.com"
+            if host.hasSuffix(suffix), host.count > suffix.count, suffix.count > closest?.length ?? 0 { closest = (suffix.count, policy) }
         }
-        return self.default
+        return closest?.policy ?? self.default
     }
 }
