@@ -17,11 +17,10 @@ struct HTTP2Tests {
     private func withH2Server(_ configure: @escaping (inout Configuration) -> Void,
                               _ body: (Session, TestServer) async throws -> Void) async throws {
         let trust = TLSPolicy(trustRoots: .pem(authority.certificatePEM))
-        try await withTestServer(tls: .init(identity: leaf, http2: true)) { server in
-            var configuration = Configuration { $0.baseURL = server.baseURL; $0.tls.default = trust }
-            configure(&configuration)
-            try await withSession(configuration) { session in try await body(session, server) }
-        }
+        try await withServerSession(tls: .init(identity: leaf, http2: true), {
+            $0.tls.default = trust
+            configure(&$0)
+        }, body)
     }
 
     @Test func manyConcurrentRequestsMultiplexOnOneConnection() async throws {

@@ -5,13 +5,14 @@ import Logging
 import Synchronization
 import Testing
 
-/// Runs `body` with a loopback server and a session whose base URL points at it.
+/// Runs `body` with a loopback server (speaking HTTPS with `tls`) and a session whose base URL points at it.
 func withServerSession<T>(
+    tls: TestServer.TLSOptions? = nil,
     transport: (any Transport)? = nil,
     _ configure: (inout Configuration) -> Void = { _ in },
     _ body: (Session, TestServer) async throws -> T
 ) async throws -> T {
-    try await withTestServer { server in
+    try await withTestServer(tls: tls) { server in
         var configuration = Configuration { $0.baseURL = server.baseURL }
         configure(&configuration)
         return try await withSession(configuration, transport: transport) { session in

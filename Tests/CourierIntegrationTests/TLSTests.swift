@@ -10,11 +10,7 @@ private func withTLSServer<T>(
     _ configure: (inout Configuration) -> Void,
     _ body: (Session, TestServer) async throws -> T
 ) async throws -> T {
-    try await withTestServer(tls: .init(identity: identity, clientCertificateAuthorityPEM: clientCA)) { server in
-        var configuration = Configuration { $0.baseURL = server.baseURL }
-        configure(&configuration)
-        return try await withSession(configuration) { session in try await body(session, server) }
-    }
+    try await withServerSession(tls: .init(identity: identity, clientCertificateAuthorityPEM: clientCA), configure, body)
 }
 
 /// Expects `/echo` to answer 200.
