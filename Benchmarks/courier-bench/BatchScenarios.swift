@@ -50,7 +50,7 @@ extension Scenario {
         }.mapValues { Double(count) / $0.seconds }
         try await session.shutdown()
         try await client.shutdown()
-        let ratio = (results["courier"] ?? 0) / max(results["ahc"] ?? 1, 1)
+        let ratio = results.ratio("courier", to: "ahc")
         return ScenarioResult(
             name: "batch-10k", unit: "req/s", higherIsBetter: true, results: results, metrics: ["peak_rss_mib": peak],
             notes: String(format: "%d GETs of 1 KiB, 256 in flight; courier/ahc = %.3f (target >= 0.9); courier peak RSS %.0f MiB (target < 200); median of %d rounds; default connection pools",

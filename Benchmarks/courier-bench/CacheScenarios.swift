@@ -30,7 +30,7 @@ extension Scenario {
             let results = try await Throughput.compare(contenders, concurrency: 1, plan: plan)
             try await cached.shutdown()
             try await network.shutdown()
-            let ratio = (results["courier-cache"] ?? 0) / max(results["courier-network"] ?? 1, 1)
+            let ratio = results.ratio("courier-cache", to: "courier-network")
             return ScenarioResult(
                 name: name, unit: "req/s", higherIsBetter: true, results: results,
                 notes: String(format: "1 KiB JSON GET, one at a time, cache-else-network; %@ hit / network GET = %.1fx (target >= %dx); %d rounds of %@ each, median",
@@ -64,8 +64,8 @@ extension Scenario {
                 ratios[level == 6 ? name : "\(name)-level1"] = Double(json.count) / Double(max(1, sizes.get(name)))
             }
         }
-        let ratio = (results["courier"] ?? 0) / max(results["zlib"] ?? 1, 1)
-        let ratio1 = (level1["courier"] ?? 0) / max(level1["zlib"] ?? 1, 1)
+        let ratio = results.ratio("courier", to: "zlib")
+        let ratio1 = level1.ratio("courier", to: "zlib")
         return ScenarioResult(
             name: "compress-json", unit: "MB/s", higherIsBetter: true, results: results,
             metrics: ["compression_ratio": ratios, "level1_mb_per_s": level1],

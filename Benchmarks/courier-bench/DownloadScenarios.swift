@@ -34,8 +34,8 @@ extension Scenario {
         let results = try await Transfers.compare(contenders, bytes: size, rounds: plan.isQuick ? 1 : 3, in: directory)
         try await client.shutdown()
         try await session.shutdown()
-        let versus = results["curl"].map { String(format: "courier/curl = %.2f (target >= 0.9)", (results["courier"] ?? 0) / max($0, 1)) }
-            ?? String(format: "courier/ahc = %.2f", (results["courier"] ?? 0) / max(results["ahc"] ?? 1, 1))
+        let versus = results["curl"].map { _ in String(format: "courier/curl = %.2f (target >= 0.9)", results.ratio("courier", to: "curl")) }
+            ?? String(format: "courier/ahc = %.2f", results.ratio("courier", to: "ahc"))
         return ScenarioResult(
             name: "download-1g", unit: "MB/s", higherIsBetter: true, results: results,
             metrics: ["peak_rss_mib": ["courier": peakRSS.peakMiB]],
@@ -70,7 +70,7 @@ extension Scenario {
         }
         let results = try await Transfers.compare(contenders, bytes: size, rounds: plan.isQuick ? 1 : 3, in: directory)
         try await session.shutdown()
-        let ratio = (results["courier-4"] ?? 0) / max(results["courier-1"] ?? 1, 1)
+        let ratio = results.ratio("courier-4", to: "courier-1")
         return ScenarioResult(
             name: "download-segmented", unit: "MB/s", higherIsBetter: true, results: results,
             notes: notes + String(format: "courier-4/courier-1 = %.2f (target >= 3)", ratio)

@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import Courier
 import CourierTesting
 import Foundation
-import NIOCore
 import NIOPosix
 import NIOSSL
 
@@ -22,24 +21,13 @@ extension Scenario {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(authority.certificatePEM.utf8)))
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
-        let courierRequest = Request<Data>.get(url)
-        let contenders = [
-            Contender(name: "courier") {
-                let response = try await session.send(courierRequest)
-                guard response.body.count == 1024 else { throw BenchError.unexpected("courier got \(response.body.count) bytes") }
-            },
-            Contender(name: "ahc") {
-                let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
-                let body = try await response.body.collect(upTo: 1 << 20)
-                guard body.readableBytes == 1024 else { throw BenchError.unexpected("ahc got \(body.readableBytes) bytes") }
-            },
-        ]
+        let contenders = smallGets(url, courier: session, ahc: client)
         let results = try await Throughput.compare(contenders, concurrency: 64, plan: plan)
         try await session.shutdown()
         try await client.shutdown()
         let connections = server.counter("h2-connections")
         await server.shutdown()
-        let ratio = (results["courier"] ?? 0) / max(results["ahc"] ?? 1, 1)
+        let ratio = results.ratio("courier", to: "ahc")
         return ScenarioResult(
             name: "get-small-h2-c64", unit: "req/s", higherIsBetter: true, results: results,
             metrics: ["h2_connections": ["all": Double(connections)]],

@@ -77,3 +77,10 @@ extension Duration {
     /// The duration in seconds, as a floating-point number.
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
+
+extension Dictionary where Key == String, Value == Double {
+    /// `self[contender] / self[baseline]`, 0 when the contender is missing (a baseline of less than 1 counts as 1).
+    func ratio(_ contender: String, to baseline: String) -> Double {
+        (self[contender] ?? 0) / Swift.max(self[baseline] ?? 1, 1)
+    }
+}

@@ -24,17 +24,7 @@ struct Scenario: Sendable {
             let session = Session(configuration: Configuration { $0.validators = []; $0.scheduling.coalescesRequests = false })
             let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
             let urlSession = URLSession(configuration: .ephemeral)
-            let courierRequest = Request<Data>.get(url.absoluteString)
-            let contenders = [
-                Contender(name: "courier") {
-                    let response = try await session.send(courierRequest)
-                    guard response.body.count == 1024 else { throw BenchError.unexpected("courier got \(response.body.count) bytes") }
-                },
-                Contender(name: "ahc") {
-                    let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(30))
-                    let body = try await response.body.collect(upTo: 1 << 20)
-                    guard body.readableBytes == 1024 else { throw BenchError.unexpected("ahc got \(body.readableBytes) bytes") }
-                },
+            let contenders = smallGets(url.absoluteString, courier: session, ahc: client) + [
                 Contender(name: "urlsession") {
                     let (data, _) = try await urlSession.data(from: url)
                     guard data.count == 1024 else { throw BenchError.unexpected("urlsession got \(data.count) bytes") }
@@ -44,12 +34,30 @@ struct Scenario: Sendable {
             try await session.shutdown()
             try await client.shutdown()
             urlSession.invalidateAndCancel()
-            let ratio = (results["courier"] ?? 0) / max(results["ahc"] ?? 1, 1)
+            let ratio = results.ratio("courier", to: "ahc")
             return ScenarioResult(
                 name: "get-small-c\(concurrency)", unit: "req/s", higherIsBetter: true, results: results,
                 notes: String(format: "courier/ahc = %.3f (target >= 0.95); %d rounds of %@ each, median; default connection pools; coalescing off",
                               ratio, plan.rounds, "\(plan.duration)"))
         }
+    }
+}
+
+extension Scenario {
+    /// Courier and raw AsyncHTTPClient each GETting the 1 KiB `/small` at `url`, checking they got all of it.
+    static func smallGets(_ url: String, courier session: Session, ahc client: HTTPClient) -> [Contender] {
+        let courierRequest = Request<Data>.get(url)
+        return [
+            Contender(name: "courier") {
+                let response = try await session.send(courierRequest)
+                guard response.body.count == 1024 else { throw BenchError.unexpected("courier got \(response.body.count) bytes") }
+            },
+            Contender(name: "ahc") {
+                let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+                let body = try await response.body.collect(upTo: 1 << 20)
+                guard body.readableBytes == 1024 else { throw BenchError.unexpected("ahc got \(body.readableBytes) bytes") }
+            },
+        ]
     }
 }
 

@@ -32,7 +32,7 @@ extension Scenario {
         }
         try await session.shutdown()
         let results = times.mapValues { Double(size) / 1e6 / $0.seconds }
-        let versus = results["curl"].map { String(format: "courier/curl = %.2f (target >= 0.9)", (results["courier"] ?? 0) / max($0, 1)) } ?? ""
+        let versus = results["curl"].map { _ in String(format: "courier/curl = %.2f (target >= 0.9)", results.ratio("courier", to: "curl")) } ?? ""
         return ScenarioResult(
             name: "upload-multipart-1g", unit: "MB/s", higherIsBetter: true, results: results,
             metrics: ["peak_rss_mib": ["courier": peakRSS.peakMiB]],
@@ -61,7 +61,7 @@ extension Scenario {
             for (name, time) in times { results[name] = Double(json.count) / 1e6 / time.seconds }
         }
         try await session.shutdown()
-        func ratio(_ level: Int) -> Double { (results["courier-l\(level)"] ?? 0) / max(results["zlib-l\(level)"] ?? 1, 1) }
+        func ratio(_ level: Int) -> Double { results.ratio("courier-l\(level)", to: "zlib-l\(level)") }
         return ScenarioResult(
             name: "upload-gzip", unit: "MB/s", higherIsBetter: true, results: results,
             notes: String(format: "%.0f MB of JSON; courier/zlib = %.2f at level 1, %.2f at level 6 (target >= 0.9); ", Double(json.count) / 1e6, ratio(1), ratio(6))
