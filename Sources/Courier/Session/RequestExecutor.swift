@@ -90,11 +90,7 @@ struct RequestExecutor: Sendable {
                 let value = try request.decode(body)
                 if let cacheStep, !cacheInfo.wasRevalidated { cacheInfo.wasStored = await cacheStep.store(body, requestTime: requestTime) }
                 let timing = Timing(startDate: startDate, start: start, firstByte: firstByte, end: .now)
-                let message = DebugMessage(originalRequest: prepared, currentRequest: sent, response: body, error: nil, timing: timing, attempts: attempt)
-                for monitor in configuration.monitors {
-                    monitor.didComplete(sent, result: .success(body), timing: timing)
-                    monitor.didFinish(with: message)
-                }
+                tellMonitors(prepared, sent: sent, result: .success(body), timing: timing, attempts: attempt)
                 return Response(value: value, request: sent, status: body.status, headers: body.headers, body: body.data,
                                 cacheInfo: cacheInfo, timing: timing)
             } catch {
@@ -139,9 +135,21 @@ struct RequestExecutor: Sendable {
                           log: DebugLog) {
         let timing = Timing(startDate: startDate, start: start, firstByte: nil, end: .now)
         log.failure(request, failure, duration: timing.total)
-        let message = DebugMessage(originalRequest: request, currentRequest: request, response: nil, error: failure, timing: timing, attempts: attempts)
+        tellMonitors(request, sent: request, result: .failure(failure), timing: timing, attempts: attempts)
+    }
+
+    /// Tells every monitor the request ended: ``EventMonitor/didComplete(_:result:timing:)``, then the
+    /// ``DebugMessage`` in ``EventMonitor/didFinish(with:)``.
+    private func tellMonitors(_ original: PreparedRequest, sent: PreparedRequest, result: Result<ResponseBody, CourierError>,
+                              timing: Timing, attempts: Int) {
+        guard !configuration.monitors.isEmpty else { return }
+        var message = DebugMessage(originalRequest: original, currentRequest: sent, response: nil, error: nil, timing: timing, attempts: attempts)
+        switch result {
+        case .success(let body): message.response = body
+        case .failure(let error): message.error = error
+        }
         for monitor in configuration.monitors {
-            monitor.didComplete(request, result: .failure(failure), timing: timing)
+            monitor.didComplete(sent, result: result, timing: timing)
             monitor.didFinish(with: message)
         }
     }
