@@ -8,6 +8,11 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// `COURIER_FUZZ=1 swift build --product courier-fuzz` builds the fuzz targets with libFuzzer and AddressSanitizer
+/// (see `Fuzz/run`); only Courier and the fuzz binary are instrumented, the dependencies stay as they are.
+let fuzzing = Context.environment["COURIER_FUZZ"] == "1"
+let fuzzedSettings: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"]), .define("FUZZING")] : []
+
 let package = Package(
     name: "Courier",
     products: [
@@ -55,7 +60,7 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
-            swiftSettings: strictSettings
+            swiftSettings: strictSettings + fuzzedSettings
         ),
         .target(
             name: "CourierTesting",
@@ -114,6 +119,14 @@ let package = Package(
             ],
             path: "Benchmarks/courier-bench",
             swiftSettings: strictSettings
+        ),
+        .target(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+        .executableTarget(
+            name: "courier-fuzz",
+            dependencies: ["Courier", "CLibFuzzer", .product(name: "HTTPTypes", package: "swift-http-types")],
+            path: "Fuzz/courier-fuzz",
+            swiftSettings: strictSettings + fuzzedSettings,
+            linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []
         ),
         .testTarget(
             name: "CourierTests",

@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
-import HTTPTypes
+package import Foundation
+package import HTTPTypes
 import NIOCore
 
 /// The disk store's file format for one entry:
@@ -13,9 +13,9 @@ import NIOCore
 /// zlib) and the headers; strings are UTF-8 with a UInt32 length, integers big-endian. Decoding checks the
 /// digest first, then every length against what is left, so a truncated, flipped or foreign file is refused
 /// (as ``Corrupt``) and never crashes or returns a wrong entry.
-enum CacheEntryCodec {
+package enum CacheEntryCodec {
     /// The file is not a whole entry of this format.
-    struct Corrupt: Error {}
+    package struct Corrupt: Error {}
 
     static let magic: [UInt8] = Array("CRCH".utf8)
     static let version: UInt8 = 1
@@ -23,22 +23,22 @@ enum CacheEntryCodec {
     private static let maxFields = 10_000
 
     /// What a file's header says, without the body.
-    struct Header: Equatable {
-        var key: String
+    package struct Header: Equatable {
+        package var key: String
         var method: String
         var url: String
         var status: Int
         var storedAt: Date
         var initialAge: Duration
         var expiresAt: Date?
-        var bodyLength: Int
+        package var bodyLength: Int
         var isCompressed: Bool
-        var headers: HTTPFields
+        package var headers: HTTPFields
         var varyingRequestHeaders: [String: String]
     }
 
     /// The file for `entry`, with the body compressed as `compression` decides.
-    static func encode(_ entry: CacheEntry, compression: CacheCompression) -> (file: Data, storedBodyBytes: Int, isCompressed: Bool) {
+    package static func encode(_ entry: CacheEntry, compression: CacheCompression) -> (file: Data, storedBodyBytes: Int, isCompressed: Bool) {
         let compressed = compression.compressIfWorthwhile(entry.body, contentType: entry.headers[.contentType])
         var header = ByteBuffer()
         for text in [entry.key, entry.method, entry.url] { write(text, to: &header) }
@@ -68,16 +68,21 @@ enum CacheEntryCodec {
         covered.writeInteger(UInt32(header.readableBytes))
         covered.writeImmutableBuffer(header)
         covered.writeBytes(body)
-        var file = Data(capacity: prefixLength + covered.readableBytes)
+        return (sealed(covered: Data(covered.readableBytesView)), body.count, compressed != nil)
+    }
+
+    /// A file of `covered`: the magic, the version and the digest of `covered`, then `covered` itself.
+    package static func sealed(covered: Data) -> Data {
+        var file = Data(capacity: prefixLength - 4 + covered.count)
         file.append(contentsOf: magic)
         file.append(version)
-        covered.withUnsafeReadableBytes { file.append(contentsOf: SHA256.hash(data: $0)) }
-        file.append(contentsOf: covered.readableBytesView)
-        return (file, body.count, compressed != nil)
+        file.append(contentsOf: SHA256.hash(data: covered))
+        file.append(covered)
+        return file
     }
 
     /// The entry in `file`; throws ``Corrupt`` unless the file is whole and of this format.
-    static func decode(_ file: Data) throws -> CacheEntry {
+    package static func decode(_ file: Data) throws -> CacheEntry {
         guard file.count >= prefixLength, file.prefix(4).elementsEqual(magic), file[file.startIndex + 4] == version else { throw Corrupt() }
         let digestStart = file.startIndex + 5
         let stored = file[digestStart..<(digestStart + 32)]
@@ -95,14 +100,14 @@ enum CacheEntryCodec {
 
     /// The header of a file from its first bytes (at least ``prefixLength`` plus the header's length), without
     /// checking the digest: enough to rebuild an index. ``headerEnd(_:)`` says how many bytes that takes.
-    static func decodeHeader(_ start: Data) throws -> Header {
+    package static func decodeHeader(_ start: Data) throws -> Header {
         guard start.count >= prefixLength, start.prefix(4).elementsEqual(magic), start[start.startIndex + 4] == version else { throw Corrupt() }
         var buffer = ByteBuffer(bytes: start[(start.startIndex + 37)...])
         return try readHeader(from: &buffer)
     }
 
     /// How many bytes from the start of a file hold its prefix and header, read from the prefix.
-    static func headerEnd(_ prefix: Data) throws -> Int {
+    package static func headerEnd(_ prefix: Data) throws -> Int {
         guard prefix.count >= prefixLength else { throw Corrupt() }
         var buffer = ByteBuffer(bytes: prefix[(prefix.startIndex + 37)..<(prefix.startIndex + 41)])
         guard let length = buffer.readInteger(as: UInt32.self), length < 16 << 20 else { throw Corrupt() }

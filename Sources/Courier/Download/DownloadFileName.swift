@@ -3,8 +3,8 @@ public import Foundation
 /// Safe local file names for downloads, from `Content-Disposition` or the URL.
 ///
 /// A name from the network is hostile until proven otherwise: only its last path component is kept (both `/`
-/// and `\` count as separators), control characters and NUL are dropped, leading dots are removed (no hidden
-/// files, no `..`), and it is cut to 255 bytes. What is left always names a file directly inside the chosen
+/// and `\` count as separators), control characters (C0, DEL, C1) are dropped, leading dots and white space are
+/// removed (no hidden files, no `..`), and it is cut to 255 bytes. What is left always names a file directly inside the chosen
 /// directory; an empty result falls back to `download`.
 public enum DownloadFileName {
     /// The name to save a download under: the `Content-Disposition` name when there is one, else the URL's
@@ -27,17 +27,19 @@ public enum DownloadFileName {
     }
 
     /// Makes `name` safe as a single file name.
+    ///
+    /// Works on Unicode scalars, not Characters: a `/` or `.` followed by a combining mark is a single Character
+    /// that compares unequal to `/` or `.`, yet the file system still sees the separator or the leading dot.
     public static func sanitize(_ name: String) -> String {
-        let lastComponent = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        var scalars = String.UnicodeScalarView()
-        for scalar in lastComponent.unicodeScalars where scalar.value >= 0x20 && scalar.value != 0x7F {
-            scalars.append(scalar)
-        }
-        var cleaned = String(scalars).trimmingCharacters(in: .whitespaces)
-        while cleaned.hasPrefix(".") { cleaned.removeFirst() }
-        while cleaned.utf8.count > 255 { cleaned.removeLast() }
-        cleaned = cleaned.trimmingCharacters(in: .whitespaces)
-        return cleaned.isEmpty ? fallback : cleaned
+        let lastComponent = name.unicodeScalars.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last ?? []
+        var kept = lastComponent.filter { $0.properties.generalCategory != .control }
+        while let first = kept.first, first == "." || first.properties.isWhitespace { kept.removeFirst() }
+        var bytes = kept.reduce(0) { $0 + UTF8.width($1) }
+        while bytes > 255, let last = kept.popLast() { bytes -= UTF8.width(last) }
+        while let last = kept.last, last.properties.isWhitespace { kept.removeLast() }
+        var cleaned = String.UnicodeScalarView()
+        cleaned.append(contentsOf: kept)
+        return cleaned.isEmpty ? fallback : String(cleaned)
     }
 
     static let fallback = "download"

@@ -1,10 +1,10 @@
 import Crypto
-import Foundation
+package import Foundation
 
 /// The sidecar of a partial download, `<destination>.part.resume`: which file it is, which version, and which
 /// bytes of the part file are known to be on disk. Written atomically; ``decode(_:)`` treats anything damaged
 /// or inconsistent as absent, so a truncated record means "start again", never a crash.
-struct ResumeRecord: Codable, Equatable, Sendable {
+package struct ResumeRecord: Codable, Equatable, Sendable {
     /// One range of the file fetched by one connection: `start ..< end`, of which `written` bytes from `start`
     /// are in the part file. `end` is `nil` while the length is unknown (a single stream).
     struct Segment: Codable, Equatable, Sendable {
@@ -37,7 +37,7 @@ struct ResumeRecord: Codable, Equatable, Sendable {
     var verifiedRanges: [Range<Int64>] { segments.filter { $0.written > 0 }.map { $0.start..<$0.next } }
 
     /// Whether the segments are in order, do not overlap, and fit the total length.
-    var isConsistent: Bool {
+    package var isConsistent: Bool {
         var previousEnd: Int64 = 0
         for segment in segments {
             guard segment.start >= previousEnd, segment.written >= 0 else { return false }
@@ -56,15 +56,19 @@ struct ResumeRecord: Codable, Equatable, Sendable {
     private static let magic = "courier-resume 1 "
 
     /// `courier-resume 1 <SHA-256 of the JSON>\n<JSON>`.
-    func encoded() throws -> Data {
+    package func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let json = try encoder.encode(self)
-        return Data((Self.magic + Hex.string(SHA256.hash(data: json)) + "\n").utf8) + json
+        return Self.sealed(json: try encoder.encode(self))
+    }
+
+    /// `json` behind the header line that names its digest.
+    package static func sealed(json: Data) -> Data {
+        Data((magic + Hex.string(SHA256.hash(data: json)) + "\n").utf8) + json
     }
 
     /// The record in `data`, or `nil` when it is truncated, damaged, foreign or inconsistent.
-    static func decode(_ data: Data) -> ResumeRecord? {
+    package static func decode(_ data: Data) -> ResumeRecord? {
         guard let newline = data.firstIndex(of: UInt8(ascii: "\n")),
               let header = String(data: data[data.startIndex..<newline], encoding: .utf8), header.hasPrefix(magic) else { return nil }
         let json = data[data.index(after: newline)...]

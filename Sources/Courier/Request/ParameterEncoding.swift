@@ -9,7 +9,7 @@ public enum ParameterEncoding: String, Sendable, Hashable {
 }
 
 /// Percent-encodes parameters the way servers built on Rails, PHP and Express read them.
-enum FormEncoding {
+package enum FormEncoding {
     /// Characters left unescaped in a query or form component (RFC 3986 unreserved).
     private static let unreserved = CharacterSet(charactersIn:
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
@@ -28,7 +28,7 @@ enum FormEncoding {
         return pairs.map { "\(escape($0.0))=\(escape($0.1))" }
     }
 
-    static func escape(_ string: String) -> String {
+    package static func escape(_ string: String) -> String {
         string.addingPercentEncoding(withAllowedCharacters: unreserved) ?? string
     }
 

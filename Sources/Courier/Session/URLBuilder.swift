@@ -1,19 +1,30 @@
-import Foundation
+package import Foundation
 
 /// Resolves a request's path against the bases, pure and separately tested.
 ///
 /// Priority: an absolute URL in the path > the request's base URL > its service > the CDN URL when asked >
 /// the session's base URL. ``Request/ignoresBaseURL`` skips every base.
-enum URLBuilder {
-    struct Bases {
+package enum URLBuilder {
+    /// The bases a request may name; all absent by default.
+    package struct Bases {
         var requestBase: URL?
         var service: ServiceID?
         var usesCDN = false
         var ignoresBase = false
         var apiVersion: String?
+
+        /// The bases; none by default, so the session's decide.
+        package init(requestBase: URL? = nil, service: ServiceID? = nil, usesCDN: Bool = false, ignoresBase: Bool = false,
+                     apiVersion: String? = nil) {
+            self.requestBase = requestBase
+            self.service = service
+            self.usesCDN = usesCDN
+            self.ignoresBase = ignoresBase
+            self.apiVersion = apiVersion
+        }
     }
 
-    static func resolve(path: String, bases: Bases, configuration: Configuration) throws -> URL {
+    package static func resolve(path: String, bases: Bases, configuration: Configuration) throws -> URL {
         try validateCharacters(path)
         if let absolute = absoluteURL(path) { return absolute }
         if path.range(of: "^[A-Za-z][A-Za-z0-9+.-]*:", options: .regularExpression) != nil {
@@ -67,7 +78,7 @@ enum URLBuilder {
     }
 
     /// `url` with `parameters` appended to its query; with `overwrite` false an existing name is kept.
-    static func appending(_ parameters: Parameters, to url: URL, overwrite: Bool = true) -> URL {
+    package static func appending(_ parameters: Parameters, to url: URL, overwrite: Bool = true) -> URL {
         guard !parameters.isEmpty, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
         var added = parameters
         if !overwrite, let existing = components.percentEncodedQueryItems {

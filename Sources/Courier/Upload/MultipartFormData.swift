@@ -23,14 +23,14 @@ public struct MultipartFormData: Sendable {
     }
 
     /// One part: its header block (already rendered) and its content.
-    struct Part: Sendable {
-        let header: Data
+    package struct Part: Sendable {
+        package let header: Data
         let content: Content
     }
 
     /// The boundary between parts.
     public let boundary: String
-    private(set) var parts: [Part] = []
+    package private(set) var parts: [Part] = []
 
     /// An empty form with a random boundary (or the given one, for tests that need stable bytes).
     public init(boundary: String? = nil) {

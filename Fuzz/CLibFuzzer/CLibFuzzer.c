@@ -1,0 +1,2 @@
+// Declarations only: libFuzzer itself comes with the toolchain's `-sanitize=fuzzer`.
+#include "CLibFuzzer.h"
