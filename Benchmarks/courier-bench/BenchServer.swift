@@ -1,8 +1,8 @@
+import Courier
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
 
 /// The in-process server the scenarios measure against: a plain SwiftNIO handler on its own event loop that
 /// answers `/small` with 1 KiB, like a static file server, and `/delay/MS` with the same body after MS
@@ -59,7 +59,7 @@ final class BenchServer: Sendable {
 
 /// Hits per path, shared by every connection.
 final class HitCounters: Sendable {
-    private let counts = Mutex<[String: Int]>([:])
+    private let counts = Locked<[String: Int]>([:])
 
     func record(_ path: String) { counts.withLock { $0[path, default: 0] += 1 } }
     func hits(_ path: String) -> Int { counts.withLock { $0[path] ?? 0 } }

@@ -1,7 +1,6 @@
 import Courier
 import CZlib
 import Foundation
-import Synchronization
 
 extension Scenario {
     /// `cache-memory-hit` / `cache-disk-hit`: a 1 KiB JSON GET through the public request API, answered by the
@@ -76,7 +75,7 @@ extension Scenario {
 
 /// Sizes written by concurrently-declared contenders, read after they ran.
 private final class SizeBox: Sendable {
-    private let sizes = Mutex<[String: Int]>([:])
+    private let sizes = Locked<[String: Int]>([:])
     func set(_ name: String, _ size: Int) { sizes.withLock { $0[name] = size } }
     func get(_ name: String) -> Int { sizes.withLock { $0[name] ?? 0 } }
 }

@@ -1,5 +1,5 @@
+import Courier
 import Foundation
-import Synchronization
 
 /// One contender in a file transfer scenario: something that fetches the whole file into the given path.
 struct TransferContender: Sendable {
@@ -56,7 +56,7 @@ enum Transfers {
 
 /// The largest peak resident memory over several runs, each measured by ``MemoryUse`` from a reset before it.
 final class PeakRSS: Sendable {
-    private let peak = Mutex<Double>(0)
+    private let peak = Locked<Double>(0)
 
     func reset() { MemoryUse.resetPeak() }
 

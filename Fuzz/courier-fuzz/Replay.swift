@@ -7,9 +7,11 @@ enum Replay {
         var files: [URL] = []
         for path in paths {
             let url = URL(filePath: path)
-            if let children = try? FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil) {
+            var isDirectory: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            if exists, isDirectory.boolValue, let children = try? FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil) {
                 files += children.sorted { $0.lastPathComponent < $1.lastPathComponent }
-            } else if FileManager.default.isReadableFile(atPath: path) {
+            } else if exists, !isDirectory.boolValue, FileManager.default.isReadableFile(atPath: path) {
                 files.append(url)
             } else {
                 FileHandle.standardError.write(Data("courier-fuzz: cannot read \(path)\n".utf8))

@@ -3,7 +3,6 @@ import Courier
 import CompressNIO
 import Crypto
 import NIOCore
-import Synchronization
 
 /// The content the test server serves, generated so tests can compute what they should receive.
 public enum ServerFiles {
@@ -50,7 +49,7 @@ public enum ServerFiles {
         return "{\"count\":\(items),\"items\":[\(rows.joined(separator: ","))]}"
     }
 
-    private static let bomb = Mutex<ByteBuffer?>(nil)
+    private static let bomb = Locked<ByteBuffer?>(nil)
 
     /// 64 MiB of zeros, gzip-compressed to about 64 KiB: a decompression bomb. Built once.
     static func zeroBomb() throws -> ByteBuffer {

@@ -2,7 +2,6 @@ public import Courier
 public import Foundation
 public import HTTPTypes
 import NIOCore
-import Synchronization
 
 /// A transport that answers from a closure, for unit tests of code that uses Courier: no sockets at all.
 ///
@@ -39,7 +38,7 @@ public final class StubTransport: Transport {
     }
 
     private let answer: @Sendable (TransportRequest) async throws -> Answer
-    private let recorded = Mutex<[TransportRequest]>([])
+    private let recorded = Locked<[TransportRequest]>([])
 
     /// Creates a stub answering every request with `answer`; throw a ``CourierError`` to simulate a failure.
     public init(_ answer: @escaping @Sendable (TransportRequest) async throws -> Answer) {

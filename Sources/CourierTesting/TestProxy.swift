@@ -3,7 +3,6 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
 
 /// A proxy on 127.0.0.1 for tests: an HTTP proxy that opens `CONNECT` tunnels, or a SOCKS5 proxy, each
 /// optionally demanding credentials. It only tunnels to loopback addresses and counts what it did.
@@ -93,7 +92,7 @@ public func withTestProxy<Result>(
 
 /// What a proxy did, shared by its connections.
 private final class ProxyLog: Sendable {
-    private let state = Mutex<(tunnels: [String], refusals: Int)>(([], 0))
+    private let state = Locked<(tunnels: [String], refusals: Int)>(([], 0))
     var tunnels: [String] { state.withLock { $0.tunnels } }
     var refusals: Int { state.withLock { $0.refusals } }
     func opened(_ target: String) { state.withLock { $0.tunnels.append(target) } }

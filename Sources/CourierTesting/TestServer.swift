@@ -1,9 +1,9 @@
+import Courier
 public import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
-import Synchronization
 
 /// A real HTTP/1.1 server on 127.0.0.1 for tests and demos, with routes that echo, redirect, compress, serve
 /// ranges, drip and inject faults (see ``TestServer`` routes in the docs). Every integration test uses it.
@@ -133,10 +133,10 @@ public func withTestServer<Result>(
 final class ServerState: Sendable {
     typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>
 
-    private let counters = Mutex<[String: Int]>([:])
+    private let counters = Locked<[String: Int]>([:])
     /// Connections accepted but not yet served. NIO traps when a connection's writer is dropped unfinished,
     /// which happens to a connection accepted while the server shuts down; these are finished and closed instead.
-    private let unserved = Mutex<(connections: [ObjectIdentifier: Connection], isClosed: Bool)>(([:], false))
+    private let unserved = Locked<(connections: [ObjectIdentifier: Connection], isClosed: Bool)>(([:], false))
 
     /// Keeps a just-accepted connection until it is served, or finishes it at once when the server is closing.
     func accept(_ connection: Connection) {

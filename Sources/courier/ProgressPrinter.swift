@@ -1,6 +1,5 @@
 import Courier
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,7 +8,7 @@ import Glibc
 /// once a second (for logs and pipes).
 final class ProgressPrinter: Sendable {
     private let isTerminal = isatty(STDERR_FILENO) != 0
-    private let lastLine = Mutex<(time: ContinuousClock.Instant?, drawn: Bool)>((nil, false))
+    private let lastLine = Locked<(time: ContinuousClock.Instant?, drawn: Bool)>((nil, false))
 
     /// Shows one event: progress as the bar or a line, restarts and retries as their own lines.
     func show(_ event: DownloadEvent) {

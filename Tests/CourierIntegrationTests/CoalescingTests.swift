@@ -2,7 +2,6 @@ import Courier
 import CourierTesting
 import Foundation
 import HTTPTypes
-import Synchronization
 import Testing
 
 @Suite("Coalescing", .timeLimit(.minutes(1)))
@@ -83,7 +82,7 @@ struct CoalescingTests {
 @Suite("Batch and chain", .timeLimit(.minutes(1)))
 struct BatchAndChainTests {
     final class Recorder: BatchPlugin {
-        let calls = Mutex<[String]>([])
+        let calls = Locked<[String]>([])
         func willStart(total: Int) { calls.withLock { $0.append("willStart \(total)") } }
         func didFinish(_ progress: BatchProgress) { calls.withLock { $0.append("didFinish \(progress.completed)/\(progress.failed)") } }
     }

@@ -3,12 +3,11 @@ import CourierTesting
 import Crypto
 import Foundation
 import HTTPTypes
-import Synchronization
 import Testing
 
 /// Records the order of monitor calls.
 final class RecordingMonitor: EventMonitor {
-    private let events = Mutex<[String]>([])
+    private let events = Locked<[String]>([])
     var all: [String] { events.withLock { $0 } }
     private func add(_ event: String) { events.withLock { $0.append(event) } }
 

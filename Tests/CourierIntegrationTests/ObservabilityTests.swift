@@ -4,13 +4,12 @@ import Foundation
 import HTTPTypes
 import InMemoryTracing
 import MetricsTestKit
-import Synchronization
 import Testing
 import Tracing
 
 /// Keeps every debug message a session delivers.
 private final class MessageCollector: EventMonitor {
-    private let messages = Mutex<[DebugMessage]>([])
+    private let messages = Locked<[DebugMessage]>([])
     var all: [DebugMessage] { messages.withLock { $0 } }
     func didFinish(with message: DebugMessage) { messages.withLock { $0.append(message) } }
 }

@@ -2,7 +2,6 @@ import Courier
 import CourierTesting
 import Foundation
 import HTTPTypes
-import Synchronization
 import Testing
 
 /// Waits (bounded) until `condition` holds, polling every 10 ms.
@@ -18,7 +17,7 @@ func eventually(_ what: String, within limit: Duration = .seconds(5), _ conditio
 /// Collects the pool's events in the background.
 final class EventLog: Sendable {
     private final class Lines: Sendable {
-        let lines = Mutex<[String]>([])
+        let lines = Locked<[String]>([])
     }
 
     private let lines = Lines()

@@ -2,7 +2,6 @@ import Courier
 import CourierTesting
 import Foundation
 import Logging
-import Synchronization
 import Testing
 
 /// Runs `body` with a loopback server (speaking HTTPS with `tls`) and a session whose base URL points at it.
@@ -51,7 +50,7 @@ struct Echo: Decodable, Sendable {
 
 /// A log handler that keeps every message, to check what Courier logs.
 final class CapturedLogs: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
     var all: String { lines.withLock { $0.joined(separator: "\n") } }
     func append(_ line: String) { lines.withLock { $0.append(line) } }
 

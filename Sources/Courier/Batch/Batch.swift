@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Many requests of one response type, run together with a concurrency bound (YTKNetwork's and HLNetworking's
 /// batch requests, RBEFireworks' batch with shouldCancelAllIfOneFailed).
@@ -18,7 +17,7 @@ public final class Batch<Value: Sendable>: Sendable {
     public let options: BatchOptions
 
     private let broadcaster = EventBroadcaster<BatchProgress>(replaysLatest: true, bufferLimit: 1)
-    private let control = Mutex<(isCancelled: Bool, cancelRunning: (@Sendable () -> Void)?)>((false, nil))
+    private let control = Locked<(isCancelled: Bool, cancelRunning: (@Sendable () -> Void)?)>((false, nil))
 
     /// Creates a batch; run it with ``Session/run(_:)-(Batch<Value>)``.
     public init(_ requests: [Request<Value>], options: BatchOptions = BatchOptions()) {

@@ -1,5 +1,4 @@
 public import HTTPTypes
-import Synchronization
 
 /// Runs the steps of a chain, where each step's request is built from what earlier steps returned (YTKNetwork's
 /// and HLNetworking's chain requests). Get one from ``Session/chain(_:)``.
@@ -17,7 +16,7 @@ import Synchronization
 /// Cancelling the task that runs the chain cancels the step in flight and runs no other.
 public final class ChainContext: Sendable {
     private let session: Session
-    private let records = Mutex<[ChainStepRecord]>([])
+    private let records = Locked<[ChainStepRecord]>([])
 
     init(session: Session) {
         self.session = session

@@ -49,7 +49,13 @@ public struct CacheCompression: Sendable, Hashable {
     }
 
     /// The `expectedLength` bytes `data` inflates to; throws when it is corrupt or inflates to another length.
+    ///
+    /// `expectedLength` comes from the file, so it is checked before anything is allocated for it: deflate
+    /// cannot expand data more than about 1032 times, and a `ByteBuffer` holds at most 4 GiB.
     static func inflate(_ data: Data, expectedLength: Int) throws -> Data {
+        guard expectedLength >= 0, expectedLength / 1032 <= data.count, expectedLength < Int(UInt32.max) else {
+            throw CacheEntryCodec.Corrupt()
+        }
         var input = ByteBuffer(bytes: data)
         let decompressor = try ZlibDecompressor(algorithm: .zlib)
         var output = ByteBufferAllocator().buffer(capacity: expectedLength + 1)

@@ -1,6 +1,5 @@
 public import Foundation
 public import HTTPTypes
-import Synchronization
 
 /// A session's response cache: a memory store in front of a disk store (either may be absent), the options
 /// that key and admit entries, and hit counters. Set it in ``Configuration/cache``; pick what each request may
@@ -27,7 +26,7 @@ public final class ResponseCache: Sendable {
         var revalidations = 0
     }
 
-    private let counters = Mutex(Counters())
+    private let counters = Locked(Counters())
 
     /// Creates a cache over the given stores (by default a 32 MiB memory store and no disk store).
     public init(memory: (any CacheStorage)? = MemoryCacheStore(), disk: (any CacheStorage)? = nil, options: CacheOptions = CacheOptions()) {

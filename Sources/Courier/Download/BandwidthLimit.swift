@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A token bucket of bytes: at most `bytesPerSecond` on average, with bursts of up to a quarter second's worth.
 /// One limiter can be shared by every connection of a download, or by every download of a manager.
@@ -10,13 +9,13 @@ final class BandwidthLimit: Sendable {
 
     let bytesPerSecond: Int
     private let burst: Double
-    private let bucket: Mutex<Bucket>
+    private let bucket: Locked<Bucket>
 
     /// A limiter of `bytesPerSecond` (at least 1).
     init(bytesPerSecond: Int) {
         self.bytesPerSecond = max(1, bytesPerSecond)
         burst = max(16 * 1024, Double(self.bytesPerSecond) / 4)
-        bucket = Mutex(Bucket(tokens: burst, updated: .now))
+        bucket = Locked(Bucket(tokens: burst, updated: .now))
     }
 
     /// Takes `count` bytes from the bucket, waiting until the rate allows them. The bucket may go into debt,

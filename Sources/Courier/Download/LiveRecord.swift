@@ -1,12 +1,11 @@
-import Synchronization
 
 /// The resume record while a transfer runs: every connection adds its bytes here, the checkpointer saves a
 /// snapshot, and the progress sampler reads the count. A lock, not an actor, because it is touched for every
 /// chunk that arrives.
 final class LiveRecord: Sendable {
-    private let record: Mutex<ResumeRecord>
+    private let record: Locked<ResumeRecord>
 
-    init(_ record: ResumeRecord) { self.record = Mutex(record) }
+    init(_ record: ResumeRecord) { self.record = Locked(record) }
 
     /// A copy of the record as it is now.
     func snapshot() -> ResumeRecord { record.withLock { $0 } }

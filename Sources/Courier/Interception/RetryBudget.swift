@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A token bucket per host that keeps retries to a fraction of requests (the retry budget of Finagle and gRPC).
 ///
@@ -9,7 +8,7 @@ public final class RetryBudget: Sendable {
     public let ratio: Double
     /// Tokens a host starts with, and the most it can save.
     public let minimumRetries: Int
-    private let tokens = Mutex<[String: Double]>([:])
+    private let tokens = Locked<[String: Double]>([:])
 
     /// Creates a budget.
     public init(ratio: Double = 0.2, minimumRetries: Int = 10) {

@@ -1,6 +1,5 @@
 public import Foundation
 public import HTTPTypes
-import Synchronization
 
 /// Every request a ``Session`` has in flight: what runs and what waits, and the controls over them (WYNetwork's
 /// request management, HLNetworking's observers, RBEFireworks' suspend).
@@ -17,11 +16,11 @@ public actor RequestPool {
     /// The pool's state sits behind a lock rather than the actor's executor: every request registers and asks
     /// for a slot, and a hop onto the actor per request costs measurable throughput. The public controls still
     /// go through the actor, so they run one at a time. Internal so the coalescing extension can reach it.
-    let state: Mutex<PoolState>
+    let state: Locked<PoolState>
     private let broadcaster = EventBroadcaster<PoolEvent>(replaysLatest: false)
 
     init(scheduling: SchedulingOptions) {
-        state = Mutex(PoolState(scheduling: scheduling))
+        state = Locked(PoolState(scheduling: scheduling))
     }
 
     // MARK: Queries
@@ -237,7 +236,7 @@ final class CallerSlot<Value: Sendable>: Sendable {
         case delivered
     }
 
-    private let state = Mutex<State>(.empty)
+    private let state = Locked<State>(.empty)
 
     /// The result, once there is one.
     func value() async throws -> Value {

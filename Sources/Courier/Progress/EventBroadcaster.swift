@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Hands each element to every current subscriber, each through its own `AsyncStream`.
 ///
@@ -13,7 +12,7 @@ final class EventBroadcaster<Element: Sendable>: Sendable {
         var isFinished = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let replaysLatest: Bool
     private let bufferLimit: Int?
 

@@ -4,7 +4,6 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import NIOTLS
-import Synchronization
 
 /// Makes the connections AsyncHTTPClient cannot make itself, and relays requests over them:
 ///
@@ -134,7 +133,7 @@ final class ConnectionRelay: Sendable {
 private final class FailureReporter: Sendable {
     let host: String
     private let logger: Logger
-    private let last = Mutex<CourierError?>(nil)
+    private let last = Locked<CourierError?>(nil)
 
     init(host: String, logger: Logger) {
         self.host = host

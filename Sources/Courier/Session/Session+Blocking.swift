@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 extension Session {
     /// Sends `request` and blocks the calling thread until it finishes (the seeds' synchronous requests).
@@ -20,7 +19,7 @@ extension Session {
 
 /// A result handed from a task to a blocked thread.
 private final class BlockingOutcome<Value: Sendable>: Sendable {
-    private let result = Mutex<Result<Value, any Error>?>(nil)
+    private let result = Locked<Result<Value, any Error>?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
     func finish(_ value: Result<Value, any Error>) {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The entry point: owns the configuration and the transport, and sends requests.
 ///
@@ -17,7 +16,7 @@ public actor Session {
     /// The configuration and the shut-down flag, behind a lock rather than the actor's executor: every request
     /// reads them, and a hop onto the actor per request cost measurable throughput. Writers still go through
     /// the actor, so changes stay ordered.
-    private let state: Mutex<(configuration: Configuration, isShutDown: Bool)>
+    private let state: Locked<(configuration: Configuration, isShutDown: Bool)>
     private let transport: any Transport
 
     /// Every request of this session in flight: query, cancel, suspend, observe.
@@ -26,7 +25,7 @@ public actor Session {
     /// Creates a session; without a transport it uses ``AsyncHTTPClientTransport``, logging to the configuration's
     /// logger. Call ``shutdown()`` when done.
     public init(configuration: Configuration = Configuration(), transport: (any Transport)? = nil) {
-        self.state = Mutex((configuration, false))
+        self.state = Locked((configuration, false))
         self.transport = transport ?? AsyncHTTPClientTransport(logger: configuration.logger)
         self.pool = RequestPool(scheduling: configuration.scheduling)
     }

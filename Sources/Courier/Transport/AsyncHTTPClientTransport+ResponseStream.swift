@@ -3,7 +3,6 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
-import Synchronization
 
 /// One exchange of ``AsyncHTTPClientTransport``: receives AsyncHTTPClient's delegate calls on the event loop,
 /// hands the head to the waiting caller, and feeds body parts into a backpressured async sequence.
@@ -24,7 +23,7 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
         var earlyDemand = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let timeouts: Timeouts
     private let url: URL
 

@@ -24,7 +24,7 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     private let baseConfiguration: HTTPClient.Configuration
-    private let clients = Mutex<[ClientKey: HTTPClient]>([:])
+    private let clients = Locked<[ClientKey: HTTPClient]>([:])
     private let isShutDown = Atomic<Bool>(false)
     private let routing: ConnectionRouting
 

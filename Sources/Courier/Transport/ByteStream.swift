@@ -1,4 +1,3 @@
-import Synchronization
 public import NIOCore
 
 /// A type-erased, single-pass stream of byte chunks: request bodies going out and response bodies coming in.
@@ -30,7 +29,7 @@ public struct ByteStream: AsyncSequence, Sendable {
     /// `prefix` again, then the rest of the iteration `iterator` was part of: what a reader that peeked at a
     /// stream's first chunks hands on. Iterated once, like every body stream; a second iteration gets only `prefix`.
     init(prefix: [ByteBuffer], continuing iterator: sending AsyncIterator) {
-        let rest = Mutex<AsyncIterator?>(iterator)
+        let rest = Locked<AsyncIterator?>(iterator)
         makeIterator = {
             var remaining = prefix[...]
             var base = rest.withLock { $0.take() }

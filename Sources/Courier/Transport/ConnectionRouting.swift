@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import NIOSSL
-import Synchronization
 
 /// Decides how a request reaches its server on AsyncHTTPClient, and keeps what that needs: one SwiftNIO SSL
 /// configuration per ``TLSPolicy`` (files are read once), and one ``ConnectionRelay`` per server that needs one.
@@ -17,9 +16,9 @@ final class ConnectionRouting: Sendable {
     }
 
     private let logger: Logger
-    private let configurations = Mutex<[TLSPolicy: TLSConfiguration]>([:])
-    private let relays = Mutex<(started: [ConnectionRelay.Target: Task<ConnectionRelay, any Error>], isShutDown: Bool)>(([:], false))
-    private let warnedHosts = Mutex<Set<String>>([])
+    private let configurations = Locked<[TLSPolicy: TLSConfiguration]>([:])
+    private let relays = Locked<(started: [ConnectionRelay.Target: Task<ConnectionRelay, any Error>], isShutDown: Bool)>(([:], false))
+    private let warnedHosts = Locked<Set<String>>([])
 
     init(logger: Logger) {
         self.logger = logger

@@ -4,7 +4,6 @@ public import FoundationNetworking
 #endif
 import HTTPTypes
 import NIOCore
-import Synchronization
 
 /// A transport over `URLSession` (FoundationNetworking on Linux), for code that wants nothing but Foundation.
 ///
@@ -75,7 +74,7 @@ public final class URLSessionTransport: Transport {
 
 /// The delegate that routes each task's events to its ``Exchange``.
 private final class StreamingDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    private let exchanges = Mutex<[Int: Exchange]>([:])
+    private let exchanges = Locked<[Int: Exchange]>([:])
 
     func register(_ task: URLSessionDataTask) -> Exchange {
         let exchange = Exchange()
@@ -154,7 +153,7 @@ private final class Exchange: Sendable {
         var onFinish: (@Sendable () -> Void)?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func onFinish(_ action: @escaping @Sendable () -> Void) { state.withLock { $0.onFinish = action } }
 

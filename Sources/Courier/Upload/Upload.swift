@@ -1,5 +1,4 @@
 import NIOCore
-import Synchronization
 
 /// An upload in flight: its progress as an `AsyncSequence`, its response, and a way to cancel it. Made by
 /// ``Session/upload(_:)``.
@@ -70,7 +69,7 @@ final class UploadMeter: Sendable {
 
     let total: Int64?
     let updates = EventBroadcaster<UploadProgress>(replaysLatest: true, bufferLimit: 16)
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(total: Int64?) { self.total = total }
 
