@@ -28,15 +28,39 @@ struct FaultRoutes {
             await writer.reset()
             return false
         case "wrong-length":
+            // Fewer bytes than promised, then close; or more (`claimed` < `actual`), and the connection kept open
+            // so a client that reused it would read the surplus as its next response.
             let claimed = request.int("claimed") ?? 100
             let actual = request.int("actual") ?? 50
             try await writer.writeHead(status: 200, headers: [("Content-Type", "text/plain"), ("Content-Length", String(claimed))])
             try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: 0, count: actual)))
-            return false
+            return actual > claimed
         case "bad-chunked":
+            // `?kind=`: garbage where a size belongs (the default), bare LF line ends, a size that overflows 64 bits.
+            let framing = switch request.query["kind"] {
+            case "bare-lf": "5\nhello\n0\n\n"
+            case "overflow": "1ffffffffffffffff0\r\nhello\r\n0\r\n\r\n"
+            default: "5\r\nhello\r\nzz\r\nnot a chunk\r\n"
+            }
             try await writer.writeHead(status: 200, headers: [("Content-Type", "text/plain"), ("Transfer-Encoding", "chunked")])
-            try await writer.write(ByteBuffer(string: "5\r\nhello\r\nzz\r\nnot a chunk\r\n"))
+            try await writer.write(ByteBuffer(string: framing))
             return false
+        case "two-lengths":
+            try await writer.writeHead(status: 200, headers: [("Content-Type", "text/plain"), ("Content-Length", "5"), ("Content-Length", "11")])
+            try await writer.write(ByteBuffer(string: "hello world"))
+            return false
+        case "length-and-chunked":
+            // A request-smuggling shape: the client must not trust either framing.
+            try await writer.writeHead(status: 200, headers: [("Content-Type", "text/plain"), ("Content-Length", "3"), ("Transfer-Encoding", "chunked")])
+            try await writer.write(ByteBuffer(string: "5\r\nhello\r\n0\r\n\r\n"))
+            return false
+        case "stacked-gzip":
+            // `Content-Encoding: gzip, gzip`: the JSON document compressed twice.
+            var plain = ByteBuffer(string: ServerFiles.jsonDocument(items: 20))
+            var once = try plain.compress(with: .gzip())
+            let twice = try once.compress(with: .gzip())
+            try await writer.respond(headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip, gzip")], body: twice)
+            return true
         case "stall":
             // Stall before the head (`?at=head`), or after the head and some bytes (the default).
             if request.query["at"] != "head" {

@@ -2,7 +2,7 @@ public import Foundation
 import Courier
 import CompressNIO
 import Crypto
-import NIOCore
+public import NIOCore
 
 /// The content the test server serves, generated so tests can compute what they should receive.
 public enum ServerFiles {
@@ -52,7 +52,7 @@ public enum ServerFiles {
     private static let bomb = Locked<ByteBuffer?>(nil)
 
     /// 64 MiB of zeros, gzip-compressed to about 64 KiB: a decompression bomb. Built once.
-    static func zeroBomb() throws -> ByteBuffer {
+    public static func zeroBomb() throws -> ByteBuffer {
         if let cached = bomb.withLock({ $0 }) { return cached }
         var zeros = ByteBuffer(repeating: 0, count: 64 << 20)
         let compressed = try zeros.compress(with: .gzip())

@@ -2,7 +2,7 @@ import CourierTesting
 import Foundation
 import Testing
 
-/// Runs the built `courier` binary as a child process.
+/// Runs a built executable of the package (`courier` unless told otherwise) as a child process.
 struct CLI {
     struct Outcome {
         var status: Int32
@@ -21,21 +21,22 @@ struct CLI {
         sys.exit(status)
         """
 
-    /// The `courier` executable beside the test bundle in the build folder.
-    static var executable: URL {
+    /// The executable `name` beside the test bundle in the build folder.
+    static func executable(_ name: String = "courier") -> URL {
         var directory = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: directory.appending(path: "courier").path()) && directory.pathComponents.count > 1 {
+        while !FileManager.default.fileExists(atPath: directory.appending(path: name).path()) && directory.pathComponents.count > 1 {
             directory.deleteLastPathComponent()
         }
-        return directory.appending(path: "courier")
+        return directory.appending(path: name)
     }
 
-    /// Runs `courier` with `arguments`. Output goes to files, and exit is awaited through the termination
+    /// Runs `program` with `arguments`. Output goes to files, and exit is awaited through the termination
     /// handler, so no thread of the cooperative pool blocks (the loopback server in this process needs them).
     /// With `killAfter`, the process gets `signal` (SIGKILL by default) after that long (if still running); with `fileSizeLimitKiB`
     /// it runs under `ulimit -f`, so writes past that size fail as on a full disk.
-    static func run(_ arguments: [String], killAfter: Duration? = nil, signal: Int32 = SIGKILL, fileSizeLimitKiB: Int? = nil,
-                    measuringPeakRSS: Bool = false) async throws -> Outcome {
+    static func run(_ arguments: [String], program: String = "courier", killAfter: Duration? = nil, signal: Int32 = SIGKILL,
+                    fileSizeLimitKiB: Int? = nil, measuringPeakRSS: Bool = false) async throws -> Outcome {
+        let executable = executable(program)
         let directory = FileManager.default.temporaryDirectory
         let outURL = directory.appending(path: "courier-cli-\(UUID().uuidString).out")
         let errURL = directory.appending(path: "courier-cli-\(UUID().uuidString).err")

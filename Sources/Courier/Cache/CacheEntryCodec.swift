@@ -21,6 +21,8 @@ package enum CacheEntryCodec {
     static let version: UInt8 = 1
     static let prefixLength = 4 + 1 + 32 + 4
     private static let maxFields = 10_000
+    /// An age no real response has (about 31,700 years), and far inside what `Duration` can hold.
+    private static let maxAgeSeconds = 1e12
 
     /// What a file's header says, without the body.
     package struct Header: Equatable {
@@ -123,7 +125,7 @@ package enum CacheEntryCodec {
               let initialAge = header.readInteger(as: UInt64.self).map({ Double(bitPattern: $0) }),
               let hasExpiry = header.readInteger(as: UInt8.self),
               let expiresAt = header.readInteger(as: UInt64.self).map({ Double(bitPattern: $0) }),
-              storedAt.isFinite, initialAge.isFinite, initialAge >= 0, expiresAt.isFinite, (100...999).contains(status) else { throw Corrupt() }
+              storedAt.isFinite, (0...maxAgeSeconds).contains(initialAge), expiresAt.isFinite, (100...999).contains(status) else { throw Corrupt() }
         _ = try read(&header)  // ETag and Last-Modified, also among the headers
         _ = try read(&header)
         guard let bodyLength = header.readInteger(as: UInt64.self), bodyLength < UInt64(Int.max),

@@ -18,8 +18,16 @@ package final class BodyDecompressor {
     private var finished = false
 
     /// `nil` when `contentEncoding` names nothing Courier decodes (identity, or an encoding it leaves alone).
+    /// Throws ``CourierError/Code/decompression`` for stacked codings (`gzip, gzip`): Courier decodes one layer,
+    /// and handing back a body that is still encoded as if it were decoded would be wrong.
     package init?(contentEncoding: String?, limits: ResponseLimits) throws {
-        guard let value = contentEncoding?.trimmingCharacters(in: .whitespaces).lowercased() else { return nil }
+        guard let contentEncoding else { return nil }
+        let codings = contentEncoding.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty && $0 != "identity" }
+        guard codings.count <= 1 else {
+            throw CourierError(code: .decompression, message: "stacked content codings (\(codings.joined(separator: ", "))) are not supported")
+        }
+        guard let value = codings.first else { return nil }
         switch value {
         case "gzip", "x-gzip": encoding = .gzip
         case "deflate": encoding = .deflate

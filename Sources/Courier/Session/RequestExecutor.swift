@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Logging
@@ -64,6 +65,7 @@ struct RequestExecutor: Sendable {
         let log = DebugLog(configuration: configuration)
 
         var attempt = 1
+        var retriedStaleConnection = false
         while true {
             let failure: CourierError
             do {
@@ -96,6 +98,13 @@ struct RequestExecutor: Sendable {
             } catch {
                 failure = Self.normalize(error)
             }
+            if !retriedStaleConnection, Self.metStaleConnection(failure, prepared) {
+                // A kept-alive connection the server had already closed: the request never reached it. Every
+                // browser and OkHttp sends it again at once on a fresh connection; it is not a retry of the policy's.
+                retriedStaleConnection = true
+                log.retry(prepared, attempt: attempt, delay: .zero, error: failure)
+                continue
+            }
             if failure.code == .cancelled {
                 for monitor in configuration.monitors { monitor.willCancel(prepared) }
             } else if failure.code != .httpStatus,  // statuses were decided above, before validation
@@ -113,6 +122,17 @@ struct RequestExecutor: Sendable {
             complete(prepared, failure, attempts: attempt, startDate: startDate, start: start, log: log)
             throw failure
         }
+    }
+
+    /// Whether `failure` is a pooled connection the server closed before answering (the write found it closed,
+    /// or it closed before any response byte), for a request that can safely go again: idempotent, with a body
+    /// that can be sent twice.
+    static func metStaleConnection(_ failure: CourierError, _ request: PreparedRequest) -> Bool {
+        guard request.isIdempotent, failure.code == .connectionClosed else { return false }
+        if case .stream = request.body { return false }
+        if let channelError = failure.underlying as? ChannelError { return channelError == .ioOnClosedChannel }
+        if let clientError = failure.underlying as? HTTPClientError { return clientError == .remoteConnectionClosed }
+        return false
     }
 
     /// The wait before another attempt, when the policy allows one that can still finish before the deadline.
