@@ -128,9 +128,15 @@ enum MemoryUse {
     }
 
     /// The peak RSS since the last reset, in MiB; `nil` when /proc cannot tell.
-    static func peakMiB() -> Double? {
+    static func peakMiB() -> Double? { statusMiB("VmHWM:") }
+
+    /// The RSS now, in MiB; `nil` when /proc cannot tell.
+    static func currentMiB() -> Double? { statusMiB("VmRSS:") }
+
+    /// A size field of /proc/self/status (given in KiB), in MiB.
+    private static func statusMiB(_ field: String) -> Double? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
               let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
         return kib / 1024
     }

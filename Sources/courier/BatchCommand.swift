@@ -12,7 +12,7 @@ struct BatchCommand: AsyncParsableCommand {
             FILE holds one request per line: 'METHOD URL' or just 'URL' (GET); blank lines and '#' comments are
             skipped; '-' reads standard input. Prints '<status> METHOD URL' (or the error) per request in input
             order, then a summary. Exits 0 only when every request got a 2xx answer.
-            Example: courier batch urls.txt --concurrency 16 --fail-fast --cache cache-else-network
+            Example: courier batch urls.txt --concurrency 16 --fail-fast --cache cache-else-network --cookie-jar jar.json
             """
     )
 
@@ -27,6 +27,9 @@ struct BatchCommand: AsyncParsableCommand {
 
     @OptionGroup var cache: CacheArguments
 
+    @Option(help: ArgumentHelp("Send the cookies in FILE and save the ones the servers set back to it.", valueName: "file"))
+    var cookieJar: String?
+
     func validate() throws {
         if concurrency < 1 || concurrency > 1024 { throw ValidationError("--concurrency must be between 1 and 1024") }
     }
@@ -39,6 +42,7 @@ struct BatchCommand: AsyncParsableCommand {
             // Statuses are judged here, like `courier get`, so a 404 shows as its status rather than an error.
             var configuration = Configuration { $0.validators = [StatusCodeValidator.successful] }
             try cache.apply(to: &configuration)
+            if let cookieJar { configuration.cookieJar = try CookieJar(file: URL(filePath: cookieJar)) }
             let outcome = try await withSession(configuration) { session in
                 try await session.batch(requests, options: options)
             }

@@ -26,6 +26,8 @@ struct HeaderInjectionTests {
             }
             try await Task.sleep(for: .milliseconds(50))
             #expect(server.totalHits == 0)
+            ReliabilityFigures.record("bad-inputs", ["campaign": "request header names and values", "inputs": Self.controls.count * 2 - 1,
+                                                     "sent": server.totalHits])
         }
     }
 
@@ -48,6 +50,8 @@ struct HeaderInjectionTests {
             #expect(inType?.code == .invalidHeader, "byte \(byte) in a part's content type")
             #expect(form.parts.isEmpty)
         }
+        ReliabilityFigures.record("bad-inputs", ["campaign": "multipart part headers and content types", "inputs": Self.controls.count * 3 - 2,
+                                                 "sent": 0])
     }
     // CR and LF in part and file names are escaped, not refused (issue 7, the HTML standard's form encoding):
     // MultipartTests.hostileNamesCannotBreakTheFraming, and the `multipart` fuzz target.

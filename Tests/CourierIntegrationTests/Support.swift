@@ -93,3 +93,19 @@ func newTemporaryDirectory(prefix: String) throws -> URL {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     return directory
 }
+
+/// The figures the Reliability article's table is made from (`Scripts/reliability-report`): with
+/// `COURIER_RELIABILITY_DIR` set, a test appends one JSON object per line to `NAME.jsonl` there.
+enum ReliabilityFigures {
+    static func record(_ name: String, _ figures: [String: any Sendable]) {
+        guard let folder = ProcessInfo.processInfo.environment["COURIER_RELIABILITY_DIR"] else { return }
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = folder + "/" + name + ".jsonl"
+        guard let line = try? JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys]) else { return }
+        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+        guard let handle = FileHandle(forWritingAtPath: path) else { return }
+        defer { try? handle.close() }
+        _ = try? handle.seekToEnd()
+        try? handle.write(contentsOf: line + Data("\n".utf8))
+    }
+}

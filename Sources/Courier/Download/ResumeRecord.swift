@@ -34,7 +34,7 @@ package struct ResumeRecord: Codable, Equatable, Sendable {
     var writtenBytes: Int64 { segments.reduce(0) { $0 + $1.written } }
 
     /// The byte ranges known to be in the part file.
-    var verifiedRanges: [Range<Int64>] { segments.filter { $0.written > 0 }.map { $0.start..<$0.next } }
+    package var verifiedRanges: [Range<Int64>] { segments.filter { $0.written > 0 }.map { $0.start..<$0.next } }
 
     /// Whether the segments are in order, do not overlap, and fit the total length.
     package var isConsistent: Bool {

@@ -1,0 +1,125 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// Issue 9's crash campaigns: the `courier` binary is killed with SIGKILL at random moments, 50 times per
+/// campaign, while it downloads (plain and segmented), fills the disk cache and fills a cookie jar. After every
+/// kill, what is on disk is whole or absent: no partial file under a download's final name, resume records that
+/// decode and agree with their part file, cache entries that are the answer for their own URL or a miss, a cookie
+/// jar that loads.
+@Suite("Crash campaigns: 50 SIGKILLs each", .serialized, .timeLimit(.minutes(5)))
+struct CrashCampaignTests {
+    static let kills = 50
+
+    @Test func downloadsResumeToTheRightBytesAfterEveryKill() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let size = 4 << 20
+            let digest = ServerFiles.sha256(count: size)
+            var kills = 0, finished = 0, file = 0
+            while kills < Self.kills {
+                let connections = file % 2 == 0 ? 1 : 3  // plain and segmented downloads, one after the other
+                let target = directory.appendingPathComponent("download-\(file).bin")
+                let url = server.url("/file/\(size)?key=campaign-\(file)&rate=\(6_000_000 / connections)").absoluteString
+                let arguments = ["download", url, "-o", target.path, "--connections", String(connections), "--sha256", digest,
+                                 "--state-dir", directory.appendingPathComponent("state").path]
+                let outcome = try await CLI.run(arguments, killAfter: .milliseconds(Int.random(in: 30...900)))
+                if target.exists {
+                    // It finished (perhaps in the very moment of the kill): then it is whole and right.
+                    #expect(try sha256(of: target) == digest, "download \(file) is at its final name with the wrong bytes")
+                    #expect(!target.partFile.exists && !target.resumeRecord.exists)
+                    finished += 1
+                    file += 1
+                    continue
+                }
+                #expect(outcome.status != 0)
+                kills += 1
+                try Self.checkResumeRecord(of: target)
+                if kills % 10 == 0 { file += 1 }  // leave some downloads unfinished, to be finished below
+            }
+            // Every download left unfinished resumes to the right bytes.
+            for unfinished in 0...file {
+                let target = directory.appendingPathComponent("download-\(unfinished).bin")
+                guard !target.exists else { continue }
+                let connections = unfinished % 2 == 0 ? 1 : 3
+                let url = server.url("/file/\(size)?key=campaign-\(unfinished)").absoluteString
+                let outcome = try await CLI.run(["download", url, "-o", target.path, "--connections", String(connections), "--sha256", digest,
+                                                 "--state-dir", directory.appendingPathComponent("state").path])
+                #expect(outcome.status == 0, "\(outcome.stderr)")
+                #expect(try sha256(of: target) == digest)
+            }
+            #expect(kills == Self.kills)
+            ReliabilityFigures.record("crash-campaigns", ["campaign": "downloads (plain and segmented)", "kills": kills, "finished under fire": finished])
+        }
+    }
+
+    /// A resume record left by a kill decodes (or is absent, meaning "start again") and never claims more bytes
+    /// than the part file holds.
+    static func checkResumeRecord(of target: URL) throws {
+        guard target.resumeRecord.exists else { return }
+        let data = try Data(contentsOf: target.resumeRecord)
+        guard let record = ResumeRecord.decode(data) else {
+            Issue.record("an unreadable resume record after a kill")
+            return
+        }
+        let partSize = Int64(target.partFile.fileSize)
+        for range in record.verifiedRanges {
+            #expect(range.upperBound <= partSize, "the record claims bytes up to \(range.upperBound), the part file has \(partSize)")
+        }
+    }
+
+    @Test func cacheEntriesAreWholeOrMissingAfterEveryKill() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-cache-campaign-\(UUID().uuidString)")
+        let list = directory.appendingPathExtension("txt")
+        defer {
+            try? FileManager.default.removeItem(at: directory)
+            try? FileManager.default.removeItem(at: list)
+        }
+        try await withTestServer { server in
+            var whole = 0
+            for round in 0..<Self.kills {
+                let urls = (0..<300).map { server.url("/cache/c\(round)-\($0)?pad=\(String(repeating: "x", count: 300))").absoluteString }
+                try urls.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
+                _ = try await CLI.run(["batch", list.path, "--concurrency", "32", "--cache", "cache-else-network", "--cache-dir", directory.path],
+                                      killAfter: .milliseconds(Int.random(in: 100...500)))
+                let store = try DiskCacheStore(directory: directory)
+                for summary in await store.summaries() {
+                    guard let entry = await store.entry(for: CacheKey(text: summary.key)) else { continue }  // a miss is fine
+                    let answer = try JSONDecoder().decode(CacheAnswer.self, from: entry.body)
+                    #expect(URL(string: entry.url)?.path() == answer.path, "an entry holds another URL's answer")
+                    whole += 1
+                }
+            }
+            #expect(whole > 0)
+            ReliabilityFigures.record("crash-campaigns", ["campaign": "disk cache", "kills": Self.kills, "entries checked": whole])
+        }
+    }
+
+    @Test func theCookieJarLoadsAfterEveryKill() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-cookie-campaign-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let jarFile = directory.appendingPathComponent("jar.json")
+        let list = directory.appendingPathComponent("urls.txt")
+        try await withTestServer { server in
+            var most = 0
+            for round in 0..<Self.kills {
+                let urls = (0..<200).map { server.url("/set-cookies?r\(round)n\($0)=v\($0)").absoluteString }
+                try urls.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
+                _ = try await CLI.run(["batch", list.path, "--concurrency", "16", "--cookie-jar", jarFile.path],
+                                      killAfter: .milliseconds(Int.random(in: 100...500)))
+                guard jarFile.exists else { continue }
+                let jar = try CookieJar(file: jarFile)  // throws if the file is half written
+                let cookies = await jar.all
+                for cookie in cookies {
+                    #expect(cookie.name.hasSuffix("n" + cookie.value.dropFirst()), "cookie \(cookie.name) has value \(cookie.value)")
+                }
+                most = max(most, cookies.count)
+            }
+            #expect(most > 0)
+            ReliabilityFigures.record("crash-campaigns", ["campaign": "cookie jar", "kills": Self.kills, "largest jar": most])
+        }
+    }
+}
