@@ -18,13 +18,19 @@ struct CrashCampaignTests {
         try await withTestServer { server in
             let size = 4 << 20
             let digest = ServerFiles.sha256(count: size)
+            /// Download number `file` (plain when even, three segments when odd), paced by the server unless it
+            /// is the last run that finishes it.
+            func download(_ file: Int, paced: Bool) -> (target: URL, arguments: [String]) {
+                let connections = file % 2 == 0 ? 1 : 3
+                let target = directory.appendingPathComponent("download-\(file).bin")
+                let rate = paced ? "&rate=\(6_000_000 / connections)" : ""
+                let url = server.url("/file/\(size)?key=campaign-\(file)\(rate)").absoluteString
+                return (target, ["download", url, "-o", target.path, "--connections", String(connections), "--sha256", digest,
+                                 "--state-dir", directory.appendingPathComponent("state").path])
+            }
             var kills = 0, finished = 0, file = 0
             while kills < Self.kills {
-                let connections = file % 2 == 0 ? 1 : 3  // plain and segmented downloads, one after the other
-                let target = directory.appendingPathComponent("download-\(file).bin")
-                let url = server.url("/file/\(size)?key=campaign-\(file)&rate=\(6_000_000 / connections)").absoluteString
-                let arguments = ["download", url, "-o", target.path, "--connections", String(connections), "--sha256", digest,
-                                 "--state-dir", directory.appendingPathComponent("state").path]
+                let (target, arguments) = download(file, paced: true)
                 let outcome = try await CLI.run(arguments, killAfter: .milliseconds(Int.random(in: 30...900)))
                 if target.exists {
                     // It finished (perhaps in the very moment of the kill): then it is whole and right.
@@ -41,12 +47,9 @@ struct CrashCampaignTests {
             }
             // Every download left unfinished resumes to the right bytes.
             for unfinished in 0...file {
-                let target = directory.appendingPathComponent("download-\(unfinished).bin")
+                let (target, arguments) = download(unfinished, paced: false)
                 guard !target.exists else { continue }
-                let connections = unfinished % 2 == 0 ? 1 : 3
-                let url = server.url("/file/\(size)?key=campaign-\(unfinished)").absoluteString
-                let outcome = try await CLI.run(["download", url, "-o", target.path, "--connections", String(connections), "--sha256", digest,
-                                                 "--state-dir", directory.appendingPathComponent("state").path])
+                let outcome = try await CLI.run(arguments)
                 #expect(outcome.status == 0, "\(outcome.stderr)")
                 #expect(try sha256(of: target) == digest)
             }
@@ -71,12 +74,10 @@ struct CrashCampaignTests {
     }
 
     @Test func cacheEntriesAreWholeOrMissingAfterEveryKill() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-cache-campaign-\(UUID().uuidString)")
-        let list = directory.appendingPathExtension("txt")
-        defer {
-            try? FileManager.default.removeItem(at: directory)
-            try? FileManager.default.removeItem(at: list)
-        }
+        let folder = try newTemporaryDirectory(prefix: "courier-cache-campaign")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let directory = folder.appendingPathComponent("cache")
+        let list = folder.appendingPathComponent("urls.txt")
         try await withTestServer { server in
             var whole = 0
             for round in 0..<Self.kills {
@@ -98,8 +99,7 @@ struct CrashCampaignTests {
     }
 
     @Test func theCookieJarLoadsAfterEveryKill() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-cookie-campaign-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try newTemporaryDirectory(prefix: "courier-cookie-campaign")
         defer { try? FileManager.default.removeItem(at: directory) }
         let jarFile = directory.appendingPathComponent("jar.json")
         let list = directory.appendingPathComponent("urls.txt")
