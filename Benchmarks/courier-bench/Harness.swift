@@ -1,3 +1,4 @@
+import Courier
 import Foundation
 
 /// How long each contender runs, and how many times the contenders take turns.
@@ -71,11 +72,6 @@ enum Throughput {
 
     /// The middle value (the upper middle for an even count) of a non-empty list.
     static func median<Value: Comparable>(_ values: [Value]) -> Value { values.sorted()[values.count / 2] }
-}
-
-extension Duration {
-    /// The duration in seconds, as a floating-point number.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
 extension Dictionary where Key == String, Value == Double {

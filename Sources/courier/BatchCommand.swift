@@ -60,8 +60,3 @@ struct BatchCommand: AsyncParsableCommand {
         }
     }
 }
-
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

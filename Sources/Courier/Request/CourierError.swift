@@ -228,8 +228,8 @@ extension CourierError: Equatable {
 }
 
 extension Duration {
-    /// The duration in seconds, as a floating-point number.
-    var seconds: Double {
+    /// The duration in seconds, as a floating-point number (also for the CLI, the benchmark and the tests).
+    package var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 
