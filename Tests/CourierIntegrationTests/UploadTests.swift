@@ -61,6 +61,37 @@ struct UploadTests {
         }
     }
 
+    /// The server has the whole body (its Content-Length) and answers while the stream has not yet said it
+    /// has ended: AsyncHTTPClient then ends the exchange without telling its delegate, which once left an
+    /// upload redirected in a loop waiting forever. The answer is delivered, followed, or typed, every time.
+    @Test(arguments: [("/redirect-to?status=302&url=/small", CourierError.Code?.none),
+                      ("/status/404", .httpStatus), ("/redirect-loop", .redirectLoop)])
+    func anAnswerBeforeTheBodyStreamEndsIsDelivered(path: String, expected: CourierError.Code?) async throws {
+        try await withServerSession({ $0.timeouts.readIdle = .seconds(3) }) { session, _ in
+            let size = 64 * 1024
+            let chunks = AsyncStream<ByteBuffer> { continuation in
+                let feeder = Task {
+                    continuation.yield(ByteBuffer(repeating: 7, count: size))
+                    try? await Task.sleep(for: .milliseconds(300))  // the answer arrives meanwhile
+                    continuation.finish()
+                }
+                continuation.onTermination = { _ in feeder.cancel() }
+            }
+            let upload = try session.upload(Request<Data>.post(path, body: .stream(chunks, length: Int64(size))))
+            let outcome = try await within(.seconds(10)) {
+                do { return Result<Data, CourierError>.success(try await upload.response.body) } catch let error as CourierError {
+                    return .failure(error)
+                }
+            }
+            switch outcome {
+            case nil: Issue.record("the upload to \(path) never ended")
+            case .success(let body)?:
+                #expect(expected == nil && body == Data(String(repeating: "courier-", count: 128).utf8))
+            case .failure(let error)?: #expect(error.code == expected, "\(error)")
+            }
+        }
+    }
+
     @Test func aServerClosingHalfwayGivesAClearErrorAndThePostIsNotRetried() async throws {
         let directory = try temporaryDownloadDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

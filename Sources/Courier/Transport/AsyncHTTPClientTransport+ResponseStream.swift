@@ -21,6 +21,8 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
         var demand: EventLoopPromise<Void>?
         /// `produceMore` arrived before the pause it ends was recorded.
         var earlyDemand = false
+        /// The exchange has ended, and its caller or body reader has been told.
+        var ended = false
     }
 
     private let state = Locked(State())
@@ -43,6 +45,7 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
             state.task = task
             return state.cancelled
         }
+        task.futureResult.whenComplete { self.taskEnded($0) }
         if cancelNow { task.cancel() }
     }
 
@@ -94,22 +97,46 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
     }
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {
-        state.withLock { $0.source }?.finish()
+        end(failure: nil)
     }
 
     func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
-        let failure = AsyncHTTPClientTransport.translate(error, timeouts: timeouts, url: url)
-        let (continuation, source, demand) = state.withLock { state in
+        end(failure: AsyncHTTPClientTransport.translate(error, timeouts: timeouts, url: url))
+    }
+
+    /// AsyncHTTPClient's task ended. The delegate has almost always heard already, and then this does nothing.
+    ///
+    /// One path in AsyncHTTPClient 1.37 ends the task without a delegate call: an answer of 300 or more that
+    /// arrives whole while the streamed request body has not yet reported its end (the server answered as the
+    /// last bytes went out). AsyncHTTPClient closes the connection, fails writing the request's end with
+    /// `requestStreamCancelled`, and fails only the task's future. Every part of the answer had gone through
+    /// the delegate by then, so its body ends normally; without this, its reader would wait forever.
+    private func taskEnded(_ result: Result<Void, any Error>) {
+        guard case .failure(let error) = result else { return end(failure: nil) }
+        let answered = state.withLock { $0.source != nil }
+        if answered, (error as? HTTPClientError) == .requestStreamCancelled { return end(failure: nil) }
+        end(failure: AsyncHTTPClientTransport.translate(error, timeouts: timeouts, url: url))
+    }
+
+    /// Tells the caller waiting for the head, or else the body's reader, how the exchange ended; only the first
+    /// end counts.
+    private func end(failure: (any Error)?) {
+        let ending = state.withLock { state -> (CheckedContinuation<TransportResponse, any Error>?, Producer.Source?, EventLoopPromise<Void>?)? in
+            guard !state.ended else { return nil }
+            state.ended = true
             defer {
                 state.head = nil
                 state.demand = nil
             }
             return (state.head, state.source, state.demand)
         }
+        guard let (continuation, source, demand) = ending else { return }
         if let continuation {
-            continuation.resume(throwing: failure)
-        } else {
+            continuation.resume(throwing: failure ?? CourierError(code: .invalidResponse, message: "the exchange ended without a response"))
+        } else if let failure {
             source?.finish(failure)
+        } else {
+            source?.finish()
         }
         demand?.succeed()
     }
