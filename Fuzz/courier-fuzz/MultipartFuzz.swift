@@ -2,7 +2,7 @@ import Courier
 import Foundation
 
 /// Multipart framing: no field name, file name, content type or part header can add a line, end the header
-/// block early or start a boundary; part headers that could are refused.
+/// block early or start a boundary; names and part headers that could are refused, and nothing else is.
 enum MultipartFuzz {
     private static let boundary = "fuzz-boundary"
 
@@ -10,7 +10,13 @@ enum MultipartFuzz {
         let pieces = input.strings(5)
         let (name, fileName, contentType, headerName, headerValue) = (pieces[0], pieces[1], pieces[2], pieces[3], pieces[4])
         var form = MultipartFormData(boundary: boundary)
-        form.append(field: name, value: "value")
+        let nameIsBad = hasControlCharacter(name)
+        do {
+            try form.append(field: name, value: "value")
+            try require(!nameIsBad, "a field name with a control character was accepted")
+        } catch {
+            try require(nameIsBad, "a field name without a control character was refused: \(error)")
+        }
         let extra = headerName.isEmpty ? [] : [(name: headerName, value: headerValue)]
         do {
             try form.append(data: Data("content".utf8), name: name, fileName: fileName.isEmpty ? nil : fileName,
@@ -18,9 +24,15 @@ enum MultipartFuzz {
         } catch {
             let headerIsBad = extra.contains { (try? HeaderValidation.field(name: $0.name, value: $0.value)) == nil }
             let typeIsBad = !contentType.isEmpty && (try? HeaderValidation.field(name: "Content-Type", value: contentType)) == nil
-            try require(headerIsBad || typeIsBad, "a part with valid headers was refused: \(error)")
+            let fileNameIsBad = hasControlCharacter(fileName)
+            try require(headerIsBad || typeIsBad || nameIsBad || fileNameIsBad, "a part with valid names and headers was refused: \(error)")
         }
         for part in form.parts { try checkFraming(part.header) }
+    }
+
+    /// The oracle for names, written apart from Courier's: a C0 control other than tab, or DEL.
+    private static func hasControlCharacter(_ text: String) -> Bool {
+        text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }
     }
 
     /// A header block is `--boundary`, a `Content-Disposition` line with only its own quotes, well-formed header

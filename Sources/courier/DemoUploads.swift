@@ -18,7 +18,7 @@ extension DemoTour {
         try await withSession(Configuration { $0.baseURL = server.baseURL }) { session in
             await check("A multipart form is gzip-compressed while it streams; the server parses it and checks each part") {
                 var form = MultipartFormData()
-                form.append(field: "title", value: "Quarterly report")
+                try form.append(field: "title", value: "Quarterly report")
                 try form.append(file: report, name: "report")
                 let (request, decision) = try await Request<Data>.post("/multipart", body: try form.body()).compressingBodyWithDecision(.adaptive())
                 let upload = try session.upload(request)

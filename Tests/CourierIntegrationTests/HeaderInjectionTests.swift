@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// Issue 9's header-injection campaign: every C0 control byte and DEL, in a header's name and in its value, on a
-/// request and on a multipart part header, is refused with ``CourierError/Code/invalidHeader`` before a byte
+/// request and on a multipart part header, and in a multipart field or file name, is refused with ``CourierError/Code/invalidHeader`` before a byte
 /// leaves. Horizontal tab is the one control RFC 9110 allows inside a value (it is whitespace there), so it alone
 /// is accepted in values.
 @Suite("Header injection is refused before sending", .timeLimit(.minutes(1)))
@@ -53,7 +53,20 @@ struct HeaderInjectionTests {
         ReliabilityFigures.record("bad-inputs", ["campaign": "multipart part headers and content types", "inputs": Self.controls.count * 3 - 2,
                                                  "sent": 0])
     }
-    // CR and LF in part and file names are escaped, not refused (issue 7, the HTML standard's form encoding):
-    // MultipartTests.hostileNamesCannotBreakTheFraming, and the `multipart` fuzz target.
+
+    @Test func everyControlByteInAMultipartNameIsRefused() throws {
+        for byte in Self.controls where byte != 0x09 {
+            var form = MultipartFormData()
+            let field = #expect(throws: CourierError.self) { try form.append(field: "a\(Self.text(byte))b", value: "v") }
+            #expect(field?.code == .invalidHeader, "byte \(byte) in a field name")
+            let file = #expect(throws: CourierError.self) { try form.append(data: Data(), name: "f", fileName: "a\(Self.text(byte)).txt") }
+            #expect(file?.code == .invalidHeader, "byte \(byte) in a file name")
+            #expect(file?.description.unicodeScalars.contains { $0.value == UInt32(byte) } == false, "the error repeats byte \(byte)")
+            #expect(form.parts.isEmpty)
+        }
+        var form = MultipartFormData()
+        try form.append(field: "a\tb", value: "v")  // tab, as in a header value
+        ReliabilityFigures.record("bad-inputs", ["campaign": "multipart field and file names", "inputs": (Self.controls.count - 1) * 2, "sent": 0])
+    }
 }
 

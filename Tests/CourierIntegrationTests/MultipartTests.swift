@@ -12,7 +12,7 @@ struct MultipartTests {
         let fileBytes = ServerFiles.data(count: 1_000_003)
         try fileBytes.write(to: file)
         var form = MultipartFormData()
-        form.append(field: "title", value: "Quarterly ✓")
+        try form.append(field: "title", value: "Quarterly ✓")
         try form.append(data: Data("{\"a\":1}".utf8), name: "meta", fileName: "meta.json")
         try form.append(file: file, name: "document", headers: [("X-Part", "7")])
         try await withServerSession { session, _ in
@@ -37,7 +37,7 @@ struct MultipartTests {
         let json = Data(ServerFiles.jsonDocument(items: 5_000).utf8)
         try json.write(to: file)
         var form = MultipartFormData()
-        form.append(field: "kind", value: "log")
+        try form.append(field: "kind", value: "log")
         try form.append(file: file, name: "log", gzipLevel: 6)
         #expect(try form.contentLength() == nil)
         try await withServerSession { session, _ in
@@ -65,14 +65,19 @@ struct MultipartTests {
 
     @Test func hostileNamesCannotBreakTheFraming() async throws {
         var form = MultipartFormData()
-        let hostile = "a\"; filename=\"x.sh\"\r\nContent-Type: text/evil\r\n\r\nboom"
-        form.append(field: hostile, value: "v")
-        try form.append(data: Data("x".utf8), name: "f", fileName: "../\"evil\r\n.txt")
+        let quoted = "a\"; filename=\"x.sh"
+        try form.append(field: quoted, value: "v")
+        try form.append(data: Data("x".utf8), name: "f", fileName: "../\"evil\".txt")
+        let withLines = #expect(throws: CourierError.self) { try form.append(field: "a\r\nContent-Type: text/evil\r\n\r\nboom", value: "v") }
+        #expect(withLines?.code == .invalidHeader && withLines?.message.contains("field name containing CR") == true)
+        let fileWithLines = #expect(throws: CourierError.self) { try form.append(data: Data(), name: "f", fileName: "evil\n.txt") }
+        #expect(fileWithLines?.code == .invalidHeader && fileWithLines?.message.contains("file name containing LF") == true)
+        #expect(form.parts.count == 2)
         try await withServerSession { session, _ in
             let parts = try await session.send(Request<Data>.post("/multipart", body: try .multipart(form)).decoding(MultipartAnswer.self)).value.parts
             #expect(parts.count == 2)
-            #expect(parts[0].name == "a%22; filename=%22x.sh%22%0D%0AContent-Type: text/evil%0D%0A%0D%0Aboom" && parts[0].filename == nil)
-            #expect(parts[1].filename == "../%22evil%0D%0A.txt")
+            #expect(parts[0].name == "a%22; filename=%22x.sh" && parts[0].filename == nil)
+            #expect(parts[1].filename == "../%22evil%22.txt")
         }
     }
 

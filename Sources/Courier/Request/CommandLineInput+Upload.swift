@@ -44,7 +44,7 @@ extension CommandLineInput {
         var form = MultipartFormData()
         for pair in fields {
             let (name, value) = try split(pair, what: "--field", example: "key=value")
-            form.append(field: name, value: value)
+            try form.append(field: name, value: value)
         }
         for pair in files {
             let (name, value) = try split(pair, what: "--file", example: "name=@PATH")

@@ -30,7 +30,7 @@ extension Session {
             do {
                 var form = MultipartFormData()
                 try form.append(file: file, name: field, gzipLevel: gzipLevel)
-                for (name, value) in fields { form.append(field: name, value: value) }
+                for (name, value) in fields { try form.append(field: name, value: value) }
                 return Request<Data>.post(path, body: try form.body())
             } catch {
                 // The file cannot be sent: the request fails with this error when the batch runs it.

@@ -4,12 +4,16 @@ import NIOCore
 /// A `multipart/form-data` body (RFC 7578) built from text fields, bytes and files, streamed from disk in
 /// 64 KiB chunks so a large file never sits in memory; the `Content-Length` is known before the first byte.
 ///
-/// Field and file names are escaped the way browsers do (`"` → `%22`, CR → `%0D`, LF → `%0A`), so no name can
-/// break the framing; extra part headers are validated like request headers.
+/// A field or file name with a control character in it (CR, LF, NUL…) is refused with
+/// ``CourierError/Code/invalidHeader``, as a header value would be; a quote is escaped as browsers do (`%22`). So
+/// no name can break the framing. Extra part headers are validated like request headers.
+///
+/// Browsers escape CR and LF in names (`%0D`, `%0A`) instead of refusing them; Courier refuses, so a name that
+/// arrives changed never goes out unnoticed.
 ///
 /// ```swift
 /// var form = MultipartFormData()
-/// form.append(field: "title", value: "Holiday")
+/// try form.append(field: "title", value: "Holiday")
 /// try form.append(file: URL(filePath: "/photos/beach.jpg"), name: "photo")   // image/jpeg, from the extension
 /// let response = try await session.send(Request<Data>.post("/upload", body: try form.body()))
 /// ```
@@ -40,22 +44,24 @@ public struct MultipartFormData: Sendable {
     /// `multipart/form-data; boundary=…`, the request's `Content-Type`.
     public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
 
-    /// Adds a text field.
-    public mutating func append(field name: String, value: String) {
-        parts.append(Part(header: header(name: name, fileName: nil, contentType: nil, extra: []), content: .data(Data(value.utf8))))
+    /// Adds a text field; throws ``CourierError/Code/invalidHeader`` when the name holds a control character.
+    public mutating func append(field name: String, value: String) throws {
+        parts.append(Part(header: try header(name: name, fileName: nil, contentType: nil, extra: []), content: .data(Data(value.utf8))))
     }
 
-    /// Adds bytes as a part, as a file upload when `fileName` is given.
+    /// Adds bytes as a part, as a file upload when `fileName` is given. Throws ``CourierError/Code/invalidHeader``
+    /// when a name, the content type or a header holds a control character.
     public mutating func append(data: Data, name: String, fileName: String? = nil, contentType: String? = nil,
                                 headers: [(name: String, value: String)] = []) throws {
         try Self.validate(headers, contentType: contentType)
         let type = contentType ?? (fileName.map(MIMEType.forFileName) ?? nil)
-        parts.append(Part(header: header(name: name, fileName: fileName, contentType: type, extra: headers), content: .data(data)))
+        parts.append(Part(header: try header(name: name, fileName: fileName, contentType: type, extra: headers), content: .data(data)))
     }
 
     /// Adds a file, read from disk while the body is sent. The file name defaults to the file's own, the type
     /// to the one its extension suggests. Throws ``CourierError/Code/fileAccess`` when it is not a readable
-    /// regular file.
+    /// regular file, and ``CourierError/Code/invalidHeader`` when a name (the file's own included: Linux allows a
+    /// newline in one), the content type or a header holds a control character; pass `fileName` to send another.
     ///
     /// With `gzipLevel` (1…9) the file is pre-compressed part by part as it is read: the part is named
     /// `<file name>.gz` with type `application/gzip`, and the form's length is no longer known up front
@@ -66,12 +72,12 @@ public struct MultipartFormData: Sendable {
         _ = try Self.size(of: url)
         let shownName = fileName ?? url.lastPathComponent
         if let gzipLevel {
-            parts.append(Part(header: header(name: name, fileName: shownName + ".gz", contentType: "application/gzip", extra: headers),
+            parts.append(Part(header: try header(name: name, fileName: shownName + ".gz", contentType: "application/gzip", extra: headers),
                               content: .gzippedFile(url, level: gzipLevel)))
             return
         }
         let type = contentType ?? MIMEType.forFileName(shownName)
-        parts.append(Part(header: header(name: name, fileName: shownName, contentType: type, extra: headers), content: .file(url)))
+        parts.append(Part(header: try header(name: name, fileName: shownName, contentType: type, extra: headers), content: .file(url)))
     }
 
     /// The exact number of bytes the body will have, from the parts and the files' sizes now; `nil` when a
@@ -100,7 +106,9 @@ public struct MultipartFormData: Sendable {
 
     private var closing: Data { Data("--\(boundary)--\r\n".utf8) }
 
-    private func header(name: String, fileName: String?, contentType: String?, extra: [(name: String, value: String)]) -> Data {
+    private func header(name: String, fileName: String?, contentType: String?, extra: [(name: String, value: String)]) throws -> Data {
+        try Self.checkName(name, role: "field name")
+        if let fileName { try Self.checkName(fileName, role: "file name") }
         var text = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Self.escape(name))\""
         if let fileName { text += "; filename=\"\(Self.escape(fileName))\"" }
         text += "\r\n"
@@ -109,18 +117,21 @@ public struct MultipartFormData: Sendable {
         return Data((text + "\r\n").utf8)
     }
 
-    /// `"` → `%22`, CR → `%0D`, LF → `%0A`: the escaping of the HTML standard's form encoding.
+    /// `"` → `%22`, the HTML standard's form encoding of a quote (the only character of a checked name that
+    /// could end its quoted string).
     static func escape(_ name: String) -> String {
         var escaped = ""
-        for scalar in name.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "%22"
-            case "\r": escaped += "%0D"
-            case "\n": escaped += "%0A"
-            default: escaped.unicodeScalars.append(scalar)
-            }
+        for scalar in name.unicodeScalars {  // scalars: a quote with a combining mark after it is still a quote
+            if scalar == "\"" { escaped += "%22" } else { escaped.unicodeScalars.append(scalar) }
         }
         return escaped
+    }
+
+    /// Refuses a name the way a header value with a control character is refused: CR and LF would start a line.
+    private static func checkName(_ name: String, role: String) throws {
+        if let what = HeaderValidation.controlCharacter(in: name) {
+            throw CourierError.invalidHeader(name: "Content-Disposition", reason: "has a \(role) containing \(what)")
+        }
     }
 
     private static func validate(_ headers: [(name: String, value: String)], contentType: String?) throws {
