@@ -34,8 +34,10 @@ struct CompressedChunks: AsyncSequence, Sendable {
         private var finished = false
         /// The rest of the current input chunk, fed to zlib a piece at a time.
         private var pending = ByteBuffer()
-        /// A buffer only this iterator holds, so zlib reads each piece without a copy-on-write of the whole chunk
-        /// (a 100 MB body held elsewhere would otherwise be copied whole), and output starts after the first piece.
+        /// What zlib reads next, in a buffer only this iterator holds: a chunk of at most ``pieceSize`` as it came
+        /// (bytes and files arrive as fresh buffers, so no copy), or a copied piece of a larger one, so zlib never
+        /// triggers a copy-on-write of a whole chunk held elsewhere (a 100 MB body would be copied whole), and
+        /// output starts after the first piece.
         private var piece = ByteBufferAllocator().buffer(capacity: CompressedChunks.pieceSize)
 
         init(base: ByteStream.AsyncIterator, encoding: PayloadCompression.Encoding, setting: ZlibSetting) {
@@ -59,9 +61,12 @@ struct CompressedChunks: AsyncSequence, Sendable {
                     pending = next
                     if pending.readableBytes == 0 { continue }
                 }
-                piece.clear()
-                if let slice = pending.readSlice(length: Swift.min(CompressedChunks.pieceSize, pending.readableBytes)) {
-                    piece.writeImmutableBuffer(slice)
+                if pending.readableBytes <= CompressedChunks.pieceSize {
+                    swap(&piece, &pending)  // a whole chunk: zlib reads it in place (copied first only if another holder shares it)
+                    pending.clear()
+                } else {
+                    piece.clear()
+                    if let slice = pending.readSlice(length: CompressedChunks.pieceSize) { piece.writeImmutableBuffer(slice) }
                 }
                 try compress(with: compressor, flush: .no)
             }

@@ -129,11 +129,11 @@ public enum PreparedBody: Sendable {
         }
     }
 
-    /// The body as chunks, reading files lazily 64 KiB at a time.
+    /// The body as chunks, made as they are read: bytes 1 MiB at a time, files 256 KiB at a time.
     public func chunks() -> ByteStream {
         switch self {
         case .empty: .empty
-        case .bytes(let data): ByteStream(chunks: [ByteBuffer(bytes: data)])
+        case .bytes(let data): ByteStream(DataChunks(data: data))
         case .file(let url, _): ByteStream(FileChunks(url: url))
         case .stream(let stream, _): stream
         }
