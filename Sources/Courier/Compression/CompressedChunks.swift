@@ -10,7 +10,7 @@ struct CompressedChunks: AsyncSequence, Sendable {
     let setting: ZlibSetting
 
     /// How much input zlib is given at a time.
-    static let pieceSize = 1 << 20
+    static let pieceSize = PreparedBody.chunkSize
 
     func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), encoding: encoding, setting: setting) }
 

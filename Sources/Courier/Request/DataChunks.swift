@@ -1,13 +1,13 @@
 import Foundation
 import NIOCore
 
-/// Bytes in memory as chunks of at most `chunkSize`, each copied from the data only when it is asked for: a
+/// Bytes in memory as chunks of at most `chunkSize` (1 MiB), each copied from the data only when it is asked for: a
 /// 100 MB body streamed through a compressor never exists a second time in memory, and each chunk is a buffer
 /// its reader owns alone, so it can be consumed in place.
 struct DataChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let data: Data
-    var chunkSize = 1 << 20
+    var chunkSize = PreparedBody.chunkSize
 
     func makeAsyncIterator() -> Iterator { Iterator(data: data, chunkSize: chunkSize) }
 

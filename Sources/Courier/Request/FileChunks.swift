@@ -1,11 +1,12 @@
 import Foundation
 import NIOCore
 
-/// Reads a file as a sequence of 256 KiB chunks so an upload never holds the whole file in memory.
+/// Reads a file as a sequence of ``PreparedBody/chunkSize`` chunks (1 MiB) so an upload never holds the whole
+/// file in memory.
 struct FileChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let url: URL
-    var chunkSize = 256 * 1024
+    var chunkSize = PreparedBody.chunkSize
 
     func makeAsyncIterator() -> Iterator { Iterator(url: url, chunkSize: chunkSize) }
 

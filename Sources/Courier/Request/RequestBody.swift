@@ -129,7 +129,12 @@ public enum PreparedBody: Sendable {
         }
     }
 
-    /// The body as chunks, made as they are read: bytes 1 MiB at a time, files 256 KiB at a time.
+    /// The most bytes one chunk of a body holds: files are read, bytes copied, uploads counted and the payload
+    /// compressor fed this much at a time. Large enough that a 1 GiB upload takes few hops between the reading
+    /// task and the event loop, small enough that the few chunks in flight stay a few MiB.
+    static let chunkSize = 1 << 20
+
+    /// The body as chunks of at most ``chunkSize`` bytes, made as they are read (a file is read from disk only then).
     public func chunks() -> ByteStream {
         switch self {
         case .empty: .empty

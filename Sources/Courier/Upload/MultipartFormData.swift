@@ -2,7 +2,7 @@ public import Foundation
 import NIOCore
 
 /// A `multipart/form-data` body (RFC 7578) built from text fields, bytes and files, streamed from disk in
-/// 64 KiB chunks so a large file never sits in memory; the `Content-Length` is known before the first byte.
+/// 1 MiB chunks so a large file never sits in memory; the `Content-Length` is known before the first byte.
 ///
 /// A field or file name with a control character in it (CR, LF, NUL…) is refused with
 /// ``CourierError/Code/invalidHeader``, as a header value would be; a quote is escaped as browsers do (`%22`). So
@@ -147,7 +147,7 @@ public struct MultipartFormData: Sendable {
     }
 }
 
-/// The bytes of a form, part by part: each header block, then the content (files in 64 KiB chunks), then CRLF;
+/// The bytes of a form, part by part: each header block, then the content (files in 1 MiB chunks), then CRLF;
 /// finally the closing boundary.
 struct MultipartChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer

@@ -96,7 +96,7 @@ final class UploadMeter: Sendable {
     }
 }
 
-/// A body's chunks, cut to at most 256 KiB so progress moves smoothly, each counted as the transport takes it.
+/// A body's chunks, cut to at most 1 MiB so progress moves smoothly, each counted as the transport takes it.
 struct CountedChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let base: ByteStream
@@ -112,7 +112,7 @@ struct CountedChunks: AsyncSequence, Sendable {
         mutating func next() async throws -> ByteBuffer? {
             while true {
                 if var buffer = current, buffer.readableBytes > 0,
-                   let slice = buffer.readSlice(length: Swift.min(256 * 1024, buffer.readableBytes)) {
+                   let slice = buffer.readSlice(length: Swift.min(PreparedBody.chunkSize, buffer.readableBytes)) {
                     current = buffer
                     meter.add(slice.readableBytes)
                     return slice
