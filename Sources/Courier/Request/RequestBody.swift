@@ -134,7 +134,7 @@ public enum PreparedBody: Sendable {
     /// task and the event loop, small enough that the few chunks in flight stay a few MiB.
     static let chunkSize = 1 << 20
 
-    /// The body as chunks of at most ``chunkSize`` bytes, made as they are read (a file is read from disk only then).
+    /// The body as chunks of at most 1 MiB, made as they are read (a file is read from disk only then).
     public func chunks() -> ByteStream {
         switch self {
         case .empty: .empty
