@@ -9,9 +9,6 @@ struct CompressedChunks: AsyncSequence, Sendable {
     let encoding: PayloadCompression.Encoding
     let setting: ZlibSetting
 
-    /// How much input zlib is given at a time.
-    static let pieceSize = PreparedBody.chunkSize
-
     func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), encoding: encoding, setting: setting) }
 
     /// How many bytes `body` compresses to, or `nil` as soon as the output passes `limit`.
@@ -34,11 +31,11 @@ struct CompressedChunks: AsyncSequence, Sendable {
         private var finished = false
         /// The rest of the current input chunk, fed to zlib a piece at a time.
         private var pending = ByteBuffer()
-        /// What zlib reads next, in a buffer only this iterator holds: a chunk of at most ``pieceSize`` as it came
+        /// What zlib reads next, in a buffer only this iterator holds: a chunk of at most `PreparedBody.chunkSize` (1 MiB) as it came
         /// (bytes and files arrive as fresh buffers, so no copy), or a copied piece of a larger one, so zlib never
         /// triggers a copy-on-write of a whole chunk held elsewhere (a 100 MB body would be copied whole), and
         /// output starts after the first piece.
-        private var piece = ByteBufferAllocator().buffer(capacity: CompressedChunks.pieceSize)
+        private var piece = ByteBufferAllocator().buffer(capacity: PreparedBody.chunkSize)
 
         init(base: ByteStream.AsyncIterator, encoding: PayloadCompression.Encoding, setting: ZlibSetting) {
             self.base = base
@@ -61,12 +58,12 @@ struct CompressedChunks: AsyncSequence, Sendable {
                     pending = next
                     if pending.readableBytes == 0 { continue }
                 }
-                if pending.readableBytes <= CompressedChunks.pieceSize {
+                if pending.readableBytes <= PreparedBody.chunkSize {
                     swap(&piece, &pending)  // a whole chunk: zlib reads it in place (copied first only if another holder shares it)
                     pending.clear()
                 } else {
                     piece.clear()
-                    if let slice = pending.readSlice(length: CompressedChunks.pieceSize) { piece.writeImmutableBuffer(slice) }
+                    if let slice = pending.readSlice(length: PreparedBody.chunkSize) { piece.writeImmutableBuffer(slice) }
                 }
                 try compress(with: compressor, flush: .no)
             }

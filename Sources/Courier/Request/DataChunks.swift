@@ -16,11 +16,6 @@ struct DataChunks: AsyncSequence, Sendable {
         let chunkSize: Int
         var offset = 0
 
-        init(data: Data, chunkSize: Int) {
-            self.data = data
-            self.chunkSize = chunkSize
-        }
-
         mutating func next() async -> ByteBuffer? {
             guard offset < data.count else { return nil }
             let start = data.startIndex + offset
