@@ -43,6 +43,9 @@ public enum ServerFiles {
     /// The 1 KiB body of `/small`.
     static let small = ByteBuffer(string: String(repeating: "courier-", count: 128))
 
+    /// The 1 KiB body of `/small`, as a test compares it with what it received.
+    public static var smallData: Data { Data(small.readableBytesView) }
+
     /// A JSON document of `items` objects, compressible the way API answers are.
     public static func jsonDocument(items: Int) -> String {
         let rows = (0..<items).map { "{\"id\":\($0),\"name\":\"item \($0)\",\"active\":\($0 % 2 == 0)}" }

@@ -73,6 +73,13 @@ struct CrashCampaignTests {
         }
     }
 
+    /// Writes `urls` to the file `list`, one per line, and runs `courier batch` on it with `options`, killing it
+    /// with SIGKILL 100–500 ms in (while it writes what the options make it keep).
+    static func batchKilledMidway(_ urls: [URL], list: URL, _ options: [String]) async throws {
+        try urls.map(\.absoluteString).joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
+        _ = try await CLI.run(["batch", list.path] + options, killAfter: .milliseconds(Int.random(in: 100...500)))
+    }
+
     @Test func cacheEntriesAreWholeOrMissingAfterEveryKill() async throws {
         let folder = try newTemporaryDirectory(prefix: "courier-cache-campaign")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -81,10 +88,8 @@ struct CrashCampaignTests {
         try await withTestServer { server in
             var whole = 0
             for round in 0..<Self.kills {
-                let urls = (0..<300).map { server.url("/cache/c\(round)-\($0)?pad=\(String(repeating: "x", count: 300))").absoluteString }
-                try urls.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
-                _ = try await CLI.run(["batch", list.path, "--concurrency", "32", "--cache", "cache-else-network", "--cache-dir", directory.path],
-                                      killAfter: .milliseconds(Int.random(in: 100...500)))
+                let urls = (0..<300).map { server.url("/cache/c\(round)-\($0)?pad=\(String(repeating: "x", count: 300))") }
+                try await Self.batchKilledMidway(urls, list: list, ["--concurrency", "32", "--cache", "cache-else-network", "--cache-dir", directory.path])
                 let store = try DiskCacheStore(directory: directory)
                 for summary in await store.summaries() {
                     guard let entry = await store.entry(for: CacheKey(text: summary.key)) else { continue }  // a miss is fine
@@ -106,10 +111,8 @@ struct CrashCampaignTests {
         try await withTestServer { server in
             var most = 0
             for round in 0..<Self.kills {
-                let urls = (0..<200).map { server.url("/set-cookies?r\(round)n\($0)=v\($0)").absoluteString }
-                try urls.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
-                _ = try await CLI.run(["batch", list.path, "--concurrency", "16", "--cookie-jar", jarFile.path],
-                                      killAfter: .milliseconds(Int.random(in: 100...500)))
+                let urls = (0..<200).map { server.url("/set-cookies?r\(round)n\($0)=v\($0)") }
+                try await Self.batchKilledMidway(urls, list: list, ["--concurrency", "16", "--cookie-jar", jarFile.path])
                 guard jarFile.exists else { continue }
                 let jar = try CookieJar(file: jarFile)  // throws if the file is half written
                 let cookies = await jar.all

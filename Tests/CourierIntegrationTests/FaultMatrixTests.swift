@@ -45,7 +45,7 @@ struct FaultMatrixTests {
                 let healthy = Request<Data>.get("/small", query: ["after": .string(fault.name)])
                 if fault.poisonsItsConnection { _ = try? await session.send(healthy) }
                 let answer = try await session.send(healthy)
-                #expect(answer.status == .ok && answer.body == Data(String(repeating: "courier-", count: 128).utf8))
+                #expect(answer.status == .ok && answer.body == ServerFiles.smallData)
             }
         }
     }
