@@ -166,7 +166,7 @@ struct PoolStateTests {
     func ticket(_ path: String, tag: String? = nil) -> PoolTicket {
         var request = Request<Data>.get(path)
         request.tag = tag
-        return PoolTicket(PreparedRequest(method: .get, url: URL(string: "https://h\(path)")!, tag: tag), from: request)
+        return PoolTicket(PreparedRequest(method: .get, url: URL(string: "https://h\(path)")!, tag: tag), from: request.erased)
     }
 
     @Test func aCancelBeforeAttachingIsKeptUntilTheHandlesArrive() {

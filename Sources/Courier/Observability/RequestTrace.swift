@@ -8,10 +8,17 @@ struct RequestTrace: Sendable {
     /// `nil` when no tracer is bootstrapped: then nothing is recorded and no context is set up.
     private let span: (any Span)?
 
-    /// Starts a span named after the method, as a child of the caller's context when there is one.
+    /// The tracer requests report to: the configured one, else the process's; `nil` when that is the no-op
+    /// tracer. Looked up once per request, since the process-wide lookup takes a lock and casts.
+    static func resolve(_ configured: (any Tracer)?) -> (any Tracer)? {
+        let tracer = configured ?? InstrumentationSystem.tracer
+        return tracer is NoOpTracer ? nil : tracer
+    }
+
+    /// Starts a span named after the method, as a child of the caller's context when there is one; `tracer` is
+    /// what ``resolve(_:)`` returned.
     init(tracer: (any Tracer)?, method: HTTPRequest.Method) {
-        let tracer = tracer ?? InstrumentationSystem.tracer
-        guard !(tracer is NoOpTracer) else {
+        guard let tracer else {
             span = nil
             return
         }
@@ -56,10 +63,10 @@ struct HTTPFieldsInjector: Injector {
 }
 
 extension PreparedRequest {
-    /// The request with the current trace context in its headers, as the configured tracer spells it.
+    /// The request with the current trace context in its headers, as `tracer` (resolved by
+    /// ``RequestTrace/resolve(_:)``) spells it.
     func addingTraceContext(tracer: (any Tracer)?) -> PreparedRequest {
-        let tracer = tracer ?? InstrumentationSystem.tracer
-        guard !(tracer is NoOpTracer), let context = ServiceContext.current else { return self }
+        guard let tracer, let context = ServiceContext.current else { return self }
         var request = self
         tracer.inject(context, into: &request.headers, using: HTTPFieldsInjector())
         return request

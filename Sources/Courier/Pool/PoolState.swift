@@ -9,13 +9,21 @@ struct PoolTicket: Sendable {
     let pathQuery: String?
     let priority: RequestPriority
 
-    init<R>(_ request: PreparedRequest, from original: Request<R>) {
+    init(_ request: PreparedRequest, from original: ErasedRequest) {
         self.request = request
         var parameters = original.query
         parameters.merge(original.parameters) { _, own in own }
         self.parameters = parameters
-        pathQuery = original.path.firstIndex(of: "?").map { String(original.path[original.path.index(after: $0)...].prefix { $0 != "#" }) }
+        pathQuery = Self.query(inPath: original.path)
         priority = original.priority
+    }
+
+    /// The query written into `path` (between `?` and `#`); scanned as UTF-8, since every request registers.
+    static func query(inPath path: String) -> String? {
+        let bytes = path.utf8
+        guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        let rest = bytes[bytes.index(after: mark)...]
+        return String(rest.prefix { $0 != UInt8(ascii: "#") })
     }
 
     /// Sorted, form-encoded pairs of `parameters` and the items of `query` (`a=1&b=2`, percent-encoded).
@@ -60,6 +68,15 @@ struct PoolState {
         var callerLeft = false
         /// The shared call this request runs for identical ones.
         var leads: CoalescingKey?
+
+        /// Marks the request running; returns its info when this is its first start.
+        mutating func markRunning(coalesced: Bool) -> PooledRequest? {
+            let first = !hasStarted
+            info.state = .running
+            info.isCoalesced = coalesced
+            hasStarted = true
+            return first ? info : nil
+        }
     }
 
     /// What ``leave(_:)`` must do outside the lock.
@@ -129,6 +146,43 @@ struct PoolState {
         return entry.info
     }
 
+    /// Where a request asking for a slot stands.
+    enum Admission {
+        /// Its rate limit fails fast; the next request is allowed after this long.
+        case refused(retryAfter: Duration)
+        /// Its rate limit makes it wait this long before it queues.
+        case rateLimited(Duration)
+        /// It queued.
+        case admitted(Queueing)
+    }
+
+    /// A queued request: started (with its info when this is its first start), or waiting for a slot.
+    enum Queueing {
+        case started(PooledRequest?)
+        case queued
+    }
+
+    /// Asks `id`'s rate limit for a token, then queues it for a slot.
+    mutating func admit(_ id: RequestID, url: URL, host: String, priority: RequestPriority, now: ContinuousClock.Instant) -> Admission {
+        switch takeRateLimitToken(for: url, now: now) {
+        case .refuse(let retryAfter)?: return .refused(retryAfter: retryAfter)
+        case .wait(let wait)?:
+            markWaiting(id)
+            return .rateLimited(wait)
+        case nil, .proceed?: return .admitted(queue(id, host: host, priority: priority))
+        }
+    }
+
+    /// Queues `id` for a slot under the concurrency limits, and starts it when one is free.
+    mutating func queue(_ id: RequestID, host: String, priority: RequestPriority) -> Queueing {
+        switch scheduler.enqueue(id, host: host, priority: priority) {
+        case .start: return .started(markRunning(id, coalesced: false))
+        case .wait:
+            markWaiting(id)
+            return .queued
+        }
+    }
+
     /// Marks `id` waiting again (behind a limit, a rate limit or a suspended pool).
     mutating func markWaiting(_ id: RequestID) {
         entries[id]?.info.state = .waiting
@@ -136,12 +190,8 @@ struct PoolState {
 
     /// Marks `id` running; returns its info when this is its first start (for the `started` event).
     mutating func markRunning(_ id: RequestID, coalesced: Bool) -> PooledRequest? {
-        guard let entry = entries[id] else { return nil }
-        let first = !entry.hasStarted
-        entries[id]?.info.state = .running
-        entries[id]?.info.isCoalesced = coalesced
-        entries[id]?.hasStarted = true
-        return first ? entries[id]?.info : nil
+        guard let index = entries.index(forKey: id) else { return nil }
+        return entries.values[index].markRunning(coalesced: coalesced)
     }
 
     /// The continuations of requests the scheduler just started.

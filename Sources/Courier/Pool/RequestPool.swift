@@ -122,15 +122,15 @@ public actor RequestPool {
     /// Registers the request, runs `operation` in a task of its own so ``cancel(_:)`` can reach it, and
     /// reports the outcome as an event. Cancelling the caller cancels the operation, unless it runs a call that
     /// identical requests share (see ``leave(_:)``).
-    nonisolated func track<R>(_ ticket: PoolTicket, _ operation: @escaping @Sendable (RequestID) async throws -> Response<R>)
-        async throws -> Response<R>
+    nonisolated func track(_ ticket: PoolTicket, _ operation: @escaping @Sendable (RequestID) async throws -> ErasedResponse)
+        async throws -> ErasedResponse
     {
         let id = state.withLock { $0.register(ticket) }
-        let caller = CallerSlot<Response<R>>()
+        let caller = CallerSlot<ErasedResponse>()
         // An immediate task runs on this thread until its first suspension (the network, usually), which saves
         // a hop through the global executor on every request.
         let task = Task.immediate {
-            let outcome: Result<Response<R>, CourierError>
+            let outcome: Result<ErasedResponse, CourierError>
             do { outcome = .success(try await operation(id)) } catch { outcome = .failure(RequestExecutor.normalize(error)) }
             if let info = self.state.withLock({ $0.finish(id) }) {
                 switch outcome {
@@ -163,16 +163,28 @@ public actor RequestPool {
     }
 
     /// Runs `body` once the request `id` may use the network: after its rate limit allows it and a slot under
-    /// the concurrency limits is free. Releases the slot afterwards.
+    /// the concurrency limits is free. Releases the slot afterwards. When neither is in the way, as usual, it
+    /// takes the lock once on the way in.
     nonisolated func withSlot<T>(_ id: RequestID, url: URL, priority: RequestPriority, _ body: () async throws -> T) async throws -> T {
-        try await waitForRateLimit(id, url: url)
         let host = url.host()?.lowercased() ?? ""
-        let action = state.withLock { $0.scheduler.enqueue(id, host: host, priority: priority) }
-        if action == .wait {
-            state.withLock { $0.markWaiting(id) }
-            try await waitForSlot(id)
+        var queueing: PoolState.Queueing
+        switch state.withLock({ $0.admit(id, url: url, host: host, priority: priority, now: .now) }) {
+        case .refused(let retryAfter):
+            var error = CourierError(code: .tooFrequent, message: "requests to \(Redactor.standard.redact(url: url)) are sent too often; "
+                                         + "the next one is allowed in \(retryAfter.formattedSeconds)")
+            error.retryAfterValue = String(Int(retryAfter.seconds.rounded(.up)))
+            throw error
+        case .rateLimited(let wait):
+            try await Task.sleep(for: wait)
+            queueing = state.withLock { $0.queue(id, host: host, priority: priority) }
+        case .admitted(let admitted):
+            queueing = admitted
         }
-        if let info = state.withLock({ $0.markRunning(id, coalesced: false) }) { broadcaster.yield(.started(info)) }
+        if case .queued = queueing {
+            try await waitForSlot(id)
+            queueing = .started(state.withLock { $0.markRunning(id, coalesced: false) })
+        }
+        if case .started(let info?) = queueing { broadcaster.yield(.started(info)) }
         defer { Self.wake(state.withLock { $0.start($0.scheduler.finish(id)) }) }
         return try await body()
     }
@@ -180,21 +192,6 @@ public actor RequestPool {
     /// The request `id` shares an identical request's call.
     nonisolated func joinedSharedCall(_ id: RequestID) {
         if let info = state.withLock({ $0.markRunning(id, coalesced: true) }) { broadcaster.yield(.started(info)) }
-    }
-
-    private nonisolated func waitForRateLimit(_ id: RequestID, url: URL) async throws {
-        let decision = state.withLock { $0.takeRateLimitToken(for: url, now: .now) }
-        switch decision {
-        case nil, .proceed?: return
-        case .refuse(let retryAfter)?:
-            var error = CourierError(code: .tooFrequent, message: "requests to \(Redactor.standard.redact(url: url)) are sent too often; "
-                                         + "the next one is allowed in \(retryAfter.formattedSeconds)")
-            error.retryAfterValue = String(Int(retryAfter.seconds.rounded(.up)))
-            throw error
-        case .wait(let wait)?:
-            state.withLock { $0.markWaiting(id) }
-            try await Task.sleep(for: wait)
-        }
     }
 
     private nonisolated func waitForSlot(_ id: RequestID) async throws {

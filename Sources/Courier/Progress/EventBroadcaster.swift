@@ -1,3 +1,4 @@
+import Synchronization
 
 /// Hands each element to every current subscriber, each through its own `AsyncStream`.
 ///
@@ -13,6 +14,9 @@ final class EventBroadcaster<Element: Sendable>: Sendable {
     }
 
     private let state = Locked(State())
+    /// How many subscribers there are, readable without the lock: most owners have none, and then ``yield(_:)``
+    /// returns at once instead of taking the lock on every request.
+    private let subscriberCount = Atomic<Int>(0)
     private let replaysLatest: Bool
     private let bufferLimit: Int?
 
@@ -35,6 +39,7 @@ final class EventBroadcaster<Element: Sendable>: Sendable {
             guard !state.isFinished else { return nil }
             defer { state.nextID += 1 }
             state.subscribers[state.nextID] = continuation
+            subscriberCount.store(state.subscribers.count, ordering: .releasing)
             return state.nextID
         }
         guard let id else {
@@ -42,13 +47,20 @@ final class EventBroadcaster<Element: Sendable>: Sendable {
             return stream
         }
         continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
+            guard let self else { return }
+            state.withLock { state in
+                state.subscribers.removeValue(forKey: id)
+                subscriberCount.store(state.subscribers.count, ordering: .releasing)
+            }
         }
         return stream
     }
 
     /// Sends `element` to every subscriber.
     func yield(_ element: Element) {
+        // Without subscribers (checked without the lock) only a replayed latest element matters; a subscriber
+        // arriving meanwhile starts after this element either way.
+        guard replaysLatest || subscriberCount.load(ordering: .acquiring) > 0 else { return }
         // Yield under the lock so every subscriber sees the elements in the same order.
         state.withLock { state in
             guard !state.isFinished else { return }
@@ -60,7 +72,10 @@ final class EventBroadcaster<Element: Sendable>: Sendable {
     /// Ends the streams of the current subscribers; later subscribers get a working stream.
     func endSubscriptions() {
         let subscribers = state.withLock { state in
-            defer { state.subscribers = [:] }
+            defer {
+                state.subscribers = [:]
+                subscriberCount.store(0, ordering: .releasing)
+            }
             return state.subscribers.values
         }
         for continuation in subscribers { continuation.finish() }

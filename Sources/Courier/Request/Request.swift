@@ -149,6 +149,7 @@ public struct Request<Response: Sendable>: Sendable {
         priority = other.priority
         coalesces = other.coalesces
         cachePolicy = other.cachePolicy
+        usesSessionValidators = other.usesSessionValidators
     }
 }
 

@@ -67,10 +67,12 @@ public struct Configuration: Sendable {
     /// total timeout; only requests whose body can be sent again wait.
     public var waitsForConnectivity: Duration?
     /// Where Courier's metrics go (see the metrics table in <doc:MetricsAndTracing>); `nil` (the default) uses
-    /// the process's `MetricsSystem`.
+    /// the process's `MetricsSystem`, as bootstrapped when the session is created or its configuration changes.
     public var metricsFactory: (any MetricsFactory)?
     /// The tracer that makes a span per request and puts its context into the request's headers (W3C
-    /// `traceparent` with an OpenTelemetry tracer); `nil` (the default) uses `InstrumentationSystem.tracer`.
+    /// `traceparent` with an OpenTelemetry tracer); `nil` (the default) uses `InstrumentationSystem.tracer`, as
+    /// bootstrapped when the session is created or its configuration changes (bootstrap the process's systems
+    /// first, as swift-log, swift-metrics and swift-distributed-tracing ask).
     public var tracer: (any Tracer)?
     /// Whether `https` requests may use HTTP/2: ``HTTPVersionPolicy/automatic`` (the default) lets ALPN choose,
     /// so many requests share one connection; ``HTTPVersionPolicy/http1Only`` never offers HTTP/2.

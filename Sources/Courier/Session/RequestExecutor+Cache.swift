@@ -81,8 +81,8 @@ extension RequestExecutor {
 
     /// Runs `request` under its cache policy: answers from the cache, revalidates, or asks the network and
     /// stores the answer; falls back to the cache when the policy allows and the network fails.
-    func runCached<R>(_ request: Request<R>, prepared: PreparedRequest, step: CacheStep, startDate: Date,
-                      start: ContinuousClock.Instant) async throws -> Response<R> {
+    func runCached(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep, startDate: Date,
+                      start: ContinuousClock.Instant) async throws -> ErasedResponse {
         let stored = await step.cache.lookup(step.key)
         switch step.decision.lookup(stored, now: Date()) {
         case .serve(let entry, let age):
@@ -112,18 +112,18 @@ extension RequestExecutor {
     }
 
     /// Yields the cached answer (if any), then the network's, stored on its way: ``Session/responses(for:)``.
-    func runCacheThenNetwork<R>(_ request: Request<R>, yield: (Response<R>) -> Void) async throws {
+    func runCacheThenNetwork(_ request: ErasedRequest, yield: (ErasedResponse) throws -> Void) async throws {
         let startDate = Date()
         let start = ContinuousClock.now
         let prepared = try await RequestPreparation(configuration: configuration).prepare(request)
         let step = CacheStep(configuration: configuration, policy: .cacheThenNetwork, request: prepared)
-        if let step, let cached = await cachedResponse(request, prepared: prepared, step: step) { yield(cached) }
-        yield(try await network(request, prepared: prepared, cacheStep: step, startDate: startDate, start: start))
+        if let step, let cached = await cachedResponse(request, prepared: prepared, step: step) { try yield(cached) }
+        try yield(try await network(request, prepared: prepared, cacheStep: step, startDate: startDate, start: start))
     }
 
     /// The cached answer to `request`, if the cache holds one for it (any age, `Vary` respected), without the
     /// network.
-    private func cachedResponse<R>(_ request: Request<R>, prepared: PreparedRequest, step: CacheStep) async -> Response<R>? {
+    private func cachedResponse(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep) async -> ErasedResponse? {
         guard let entry = await step.cache.lookup(step.key), step.decision.matchesVary(entry) else { return nil }
         let info = CacheInfo(isFromCache: true, age: entry.age(at: Date()))
         guard let response = try? respond(request, prepared: prepared, from: entry, info: info, startDate: Date(), start: .now) else { return nil }
@@ -132,8 +132,8 @@ extension RequestExecutor {
     }
 
     /// A response built from a stored entry, validated and decoded like one from the network.
-    private func respond<R>(_ request: Request<R>, prepared: PreparedRequest, from entry: CacheEntry, info: CacheInfo,
-                            startDate: Date, start: ContinuousClock.Instant) throws -> Response<R> {
+    private func respond(_ request: ErasedRequest, prepared: PreparedRequest, from entry: CacheEntry, info: CacheInfo,
+                            startDate: Date, start: ContinuousClock.Instant) throws -> ErasedResponse {
         let body = ResponseBody(status: HTTPResponse.Status(code: entry.status), headers: entry.headers, data: entry.body)
         try validate(body, for: prepared, extra: request.validators, usesSession: request.usesSessionValidators)
         let value = try request.decode(body)

@@ -3,19 +3,24 @@ import Foundation
 import HTTPTypes
 import Logging
 import NIOCore
+import Tracing
 
 /// Runs one request from start to end: prepare, send (following redirects), read the body within limits,
 /// validate, decode, and retry when the policy says so. A value type holding a configuration snapshot, so
 /// requests run in parallel without going through the session actor.
 struct RequestExecutor: Sendable {
-    let configuration: Configuration
+    let snapshot: SessionSnapshot
     let transport: any Transport
     let pool: RequestPool
 
-    func run<R>(_ request: Request<R>) async throws -> Response<R> {
+    var configuration: Configuration { snapshot.configuration }
+    var tracer: (any Tracer)? { snapshot.tracer }
+    var metrics: CourierMetrics { snapshot.metrics }
+
+    func run(_ request: ErasedRequest) async throws -> ErasedResponse {
         let start = ContinuousClock.now
         let startDate = Date()
-        let trace = RequestTrace(tracer: configuration.tracer, method: request.method)
+        let trace = RequestTrace(tracer: tracer, method: request.method)
         var sentBytes: Int64?
         do {
             let response = try await trace.run {
@@ -28,14 +33,14 @@ struct RequestExecutor: Sendable {
                 return try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
             }
             trace.finished(status: response.status, error: nil)
-            CourierMetrics(factory: configuration.metricsFactory).request(method: request.method, status: response.status, duration: .now - start,
+            metrics.request(method: request.method, status: response.status, duration: .now - start,
                                                                           sentBytes: sentBytes, receivedBytes: response.body.count)
             return response
         } catch {
             var failure = Self.normalize(error)
             failure.userMessage = failure.userMessage ?? configuration.userMessages.message(for: failure)
             trace.finished(status: failure.status, error: failure)
-            CourierMetrics(factory: configuration.metricsFactory).request(method: request.method, status: failure.status, duration: .now - start,
+            metrics.request(method: request.method, status: failure.status, duration: .now - start,
                                                                           sentBytes: sentBytes, receivedBytes: nil)
             throw failure
         }
@@ -43,8 +48,8 @@ struct RequestExecutor: Sendable {
 
     /// Sends `prepared` through the pool, which tracks it until it ends. After an unsafe method succeeds, the
     /// cached GET of its URL is dropped, whichever cache policy the request itself ran under.
-    func network<R>(_ request: Request<R>, prepared: PreparedRequest, cacheStep: CacheStep?, startDate: Date,
-                    start: ContinuousClock.Instant) async throws -> Response<R> {
+    func network(_ request: ErasedRequest, prepared: PreparedRequest, cacheStep: CacheStep?, startDate: Date,
+                    start: ContinuousClock.Instant) async throws -> ErasedResponse {
         let response = try await pool.track(PoolTicket(prepared, from: request)) { id in
             try await attempts(request, prepared: prepared, id: id, cacheStep: cacheStep, startDate: startDate, start: start)
         }
@@ -54,8 +59,8 @@ struct RequestExecutor: Sendable {
 
     /// Sends the request until it succeeds, fails for good, or runs out of retries. With a cache step, a 304
     /// becomes the revalidated entry and the final answer is offered to the cache.
-    private func attempts<R>(_ request: Request<R>, prepared: PreparedRequest, id: RequestID, cacheStep: CacheStep?, startDate: Date,
-                             start: ContinuousClock.Instant) async throws -> Response<R> {
+    private func attempts(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, cacheStep: CacheStep?, startDate: Date,
+                             start: ContinuousClock.Instant) async throws -> ErasedResponse {
         let timeouts = configuration.timeouts.applying(request.timeouts)
         let deadline = start + timeouts.total
         let limits = request.maxResponseBytes.map { ResponseLimits(copying: configuration.limits, maxBodyBytes: $0) } ?? configuration.limits
@@ -146,7 +151,7 @@ struct RequestExecutor: Sendable {
     /// Tells the monitors and the log, then waits; throws `CancellationError` if the task is cancelled meanwhile.
     private func pause(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError, log: DebugLog) async throws {
         for monitor in configuration.monitors { monitor.willRetry(request, attempt: attempt, delay: delay, error: error) }
-        CourierMetrics(factory: configuration.metricsFactory).retry(method: request.method)
+        metrics.retry(method: request.method)
         log.retry(request, attempt: attempt, delay: delay, error: error)
         try await Task.sleep(for: delay)
     }
@@ -176,7 +181,7 @@ struct RequestExecutor: Sendable {
 
     /// Runs one attempt's `exchange` when the pool gives the request a slot, or shares the call of an identical
     /// request in flight. The shared call runs with the settings (timeouts, limits) of the request that started it.
-    private func fetch<R>(_ request: Request<R>, prepared: PreparedRequest, id: RequestID,
+    private func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID,
                           _ exchange: () async throws -> ExchangeResult) async throws -> ExchangeResult {
         func send() async throws -> ExchangeResult {
             try await pool.withSlot(id, url: prepared.url, priority: request.priority, exchange)
@@ -205,7 +210,7 @@ struct RequestExecutor: Sendable {
         var redirects = RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
         while true {
             try HeaderValidation.check(current.headers)
-            let sending = await addingCookies(to: current).addingTraceContext(tracer: configuration.tracer)
+            let sending = await addingCookies(to: current).addingTraceContext(tracer: tracer)
             for monitor in configuration.monitors { monitor.willSend(sending) }
             log.request(sending)
             let response = try await sendWaitingForConnectivity(TransportRequest(method: sending.method, url: sending.url, headers: sending.headers,
@@ -283,9 +288,9 @@ struct BodyCollector: Sendable {
     let decompresses: Bool
 
     func collect(_ response: TransportResponse, method: HTTPRequest.Method) async throws -> Data {
-        let encoding = decompresses && !response.isContentDecoded ? response.headers[.contentEncoding] : nil
+        let encoding = decompresses && !response.isContentDecoded ? response.headers.value(of: .contentEncoding) : nil
         let decompressor = try BodyDecompressor(contentEncoding: encoding, limits: limits)
-        let declared = response.headers[.contentLength].flatMap(Int.init)
+        let declared = response.headers.value(of: .contentLength).flatMap(Int.init)
         if decompressor == nil, let declared, declared > limits.maxBodyBytes {
             throw CourierError(code: .bodyTooLarge, message: "the body of \(declared) bytes exceeds the limit of \(limits.maxBodyBytes) bytes")
         }

@@ -9,7 +9,7 @@ struct RequestPreparation {
     /// Methods whose parameters travel in the query.
     private static let queryMethods: Set<HTTPRequest.Method> = [.get, .head, .delete]
 
-    func prepare<R>(_ request: Request<R>) async throws -> PreparedRequest {
+    func prepare(_ request: ErasedRequest) async throws -> PreparedRequest {
         let prepared = request.isRaw ? try prepareRaw(request) : try prepareConfigured(request)
         guard !request.isRaw, !configuration.adapters.isEmpty else { return prepared }
         var adapted = prepared
@@ -22,7 +22,7 @@ struct RequestPreparation {
         return adapted
     }
 
-    private func prepareRaw<R>(_ request: Request<R>) throws -> PreparedRequest {
+    private func prepareRaw(_ request: ErasedRequest) throws -> PreparedRequest {
         try URLBuilder.validateCharacters(request.path)
         guard let url = URLBuilder.absoluteURL(request.path) else {
             throw CourierError.invalidURL(request.path, reason: "a raw request needs an absolute http(s) URL")
@@ -35,7 +35,7 @@ struct RequestPreparation {
                                body: body, tag: request.tag, userInfo: request.userInfo)
     }
 
-    private func prepareConfigured<R>(_ request: Request<R>) throws -> PreparedRequest {
+    private func prepareConfigured(_ request: ErasedRequest) throws -> PreparedRequest {
         let bases = URLBuilder.Bases(requestBase: request.baseURL, service: request.service, usesCDN: request.usesCDN,
                                      ignoresBase: request.ignoresBaseURL, apiVersion: request.apiVersion)
         var url = try URLBuilder.resolve(path: request.path, bases: bases, configuration: configuration)

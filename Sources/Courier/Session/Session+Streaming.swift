@@ -30,7 +30,7 @@ extension Session {
     public nonisolated func stream(_ request: Request<Data>) async throws -> StreamedResponse {
         let executor = try executor()
         do {
-            let prepared = try await RequestPreparation(configuration: executor.configuration).prepare(request)
+            let prepared = try await RequestPreparation(configuration: executor.configuration).prepare(request.erased)
             let timeouts = executor.configuration.timeouts.applying(request.timeouts)
             let (sent, response, _) = try await executor.open(prepared, timeouts: timeouts, deadline: .now + timeouts.total,
                                                                log: DebugLog(configuration: executor.configuration))

@@ -16,7 +16,7 @@ public actor Session {
     /// The configuration and the shut-down flag, behind a lock rather than the actor's executor: every request
     /// reads them, and a hop onto the actor per request cost measurable throughput. Writers still go through
     /// the actor, so changes stay ordered.
-    private let state: Locked<(configuration: Configuration, isShutDown: Bool)>
+    private let state: Locked<(snapshot: SessionSnapshot, isShutDown: Bool)>
     private let transport: any Transport
 
     /// Every request of this session in flight: query, cancel, suspend, observe.
@@ -25,19 +25,21 @@ public actor Session {
     /// Creates a session; without a transport it uses ``AsyncHTTPClientTransport``, logging to the configuration's
     /// logger. Call ``shutdown()`` when done.
     public init(configuration: Configuration = Configuration(), transport: (any Transport)? = nil) {
-        self.state = Locked((configuration, false))
+        self.state = Locked((SessionSnapshot(configuration), false))
         self.transport = transport ?? AsyncHTTPClientTransport(logger: configuration.logger)
         self.pool = RequestPool(scheduling: configuration.scheduling)
     }
 
     /// The configuration requests start with now.
-    public nonisolated var currentConfiguration: Configuration { state.withLock { $0.configuration } }
+    public nonisolated var currentConfiguration: Configuration { state.withLock { $0.snapshot.configuration } }
 
     /// Changes the configuration for requests sent from now on (a token after login, a new base URL).
     public func updateConfiguration(_ change: @Sendable (inout Configuration) -> Void) {
         let scheduling = state.withLock { state in
-            change(&state.configuration)
-            return state.configuration.scheduling
+            var configuration = state.snapshot.configuration
+            change(&configuration)
+            state.snapshot = SessionSnapshot(configuration)
+            return configuration.scheduling
         }
         pool.apply(scheduling)
     }
@@ -46,7 +48,7 @@ public actor Session {
     ///
     /// Throws ``CourierError`` only. Cancelling the calling task cancels the request, also mid-body.
     public nonisolated func send<Value>(_ request: Request<Value>) async throws -> Response<Value> {
-        try await executor().run(request)
+        try await executor().run(request.erased).unerased()
     }
 
     /// Shuts the transport down; later requests fail with ``CourierError/Code/sessionClosed``.
@@ -60,9 +62,9 @@ public actor Session {
     }
 
     nonisolated func executor() throws -> RequestExecutor {
-        let (configuration, isShutDown) = state.withLock { ($0.configuration, $0.isShutDown) }
+        let (snapshot, isShutDown) = state.withLock { ($0.snapshot, $0.isShutDown) }
         guard !isShutDown else { throw CourierError(code: .sessionClosed, message: "the session has been shut down") }
-        return RequestExecutor(configuration: configuration, transport: transport, pool: pool)
+        return RequestExecutor(snapshot: snapshot, transport: transport, pool: pool)
     }
 }
 

@@ -1,0 +1,17 @@
+import Tracing
+
+/// One configuration of a session with what it resolves to, shared by every request sent under it: copying a
+/// reference per request is cheaper than copying the whole ``Configuration``, and the process-wide tracer and
+/// metrics lookups (a lock and a cast each) happen when the configuration is set, not per request.
+final class SessionSnapshot: Sendable {
+    let configuration: Configuration
+    /// The configured tracer, else the process's when it is not the no-op one.
+    let tracer: (any Tracer)?
+    let metrics: CourierMetrics
+
+    init(_ configuration: Configuration) {
+        self.configuration = configuration
+        self.tracer = RequestTrace.resolve(configuration.tracer)
+        self.metrics = CourierMetrics(factory: configuration.metricsFactory)
+    }
+}
