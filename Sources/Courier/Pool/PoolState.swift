@@ -49,6 +49,15 @@ struct PoolTicket: Sendable {
     }
 }
 
+/// How the pool reaches a request it tracks: the task running it, and the caller waiting for it.
+struct RequestHandle: Sendable {
+    let task: Task<Void, Never>
+    let caller: CallerSlot<ErasedResponse>
+
+    /// Tells the caller its request was cancelled.
+    func resumeCancelled() { caller.resume(with: .failure(.cancelled())) }
+}
+
 /// Where a request waiting for a slot is.
 enum SlotWaiter {
     case waiting(CheckedContinuation<Void, any Error>)
@@ -60,8 +69,10 @@ enum SlotWaiter {
 struct PoolState {
     struct Entry {
         var info: PooledRequest
-        var cancelTask: (@Sendable () -> Void)?
-        var resumeCancelled: (@Sendable () -> Void)?
+        /// The request's task and its caller; set right after registering.
+        var handle: RequestHandle?
+        /// The deadline passed before the handle arrived.
+        var expired = false
         var cancelRequested = false
         var hasStarted = false
         /// The caller heard `cancelled` and went; the task may still run a shared call for others.
@@ -82,8 +93,9 @@ struct PoolState {
     /// What ``leave(_:)`` must do outside the lock.
     struct Departure {
         let info: PooledRequest
-        let resumeCancelled: @Sendable () -> Void
-        let cancelTask: (@Sendable () -> Void)?
+        let handle: RequestHandle
+        /// Whether to cancel the task too: not while it runs a call others wait for.
+        let cancelsTask: Bool
     }
 
     var scheduler: RequestScheduler
@@ -113,26 +125,45 @@ struct PoolState {
         return id
     }
 
-    /// Stores how to cancel `id`; `true` when a cancel came before (the caller then leaves at once).
-    mutating func attach(_ id: RequestID, cancelTask: @escaping @Sendable () -> Void,
-                         resumeCancelled: @escaping @Sendable () -> Void) -> Bool {
-        guard entries[id] != nil else { return false }
-        entries[id]?.cancelTask = cancelTask
-        entries[id]?.resumeCancelled = resumeCancelled
-        return entries[id]?.cancelRequested ?? false
+    /// What ``attach(_:_:)`` found.
+    enum Attachment {
+        case attached
+        /// A cancel came first: the caller leaves at once.
+        case cancelRequested
+        /// The deadline passed first: the task is to be cancelled.
+        case expired
+        /// The task already ended.
+        case finished
+    }
+
+    /// Stores how to reach the task and the caller of `id`.
+    mutating func attach(_ id: RequestID, _ handle: RequestHandle) -> Attachment {
+        guard let index = entries.index(forKey: id) else { return .finished }
+        entries.values[index].handle = handle
+        if entries.values[index].cancelRequested { return .cancelRequested }
+        return entries.values[index].expired ? .expired : .attached
+    }
+
+    /// The deadlines of `ids` passed: the tasks to cancel (the rest are cancelled when they attach).
+    mutating func expire(_ ids: [RequestID]) -> [Task<Void, Never>] {
+        ids.compactMap { id in
+            guard let index = entries.index(forKey: id) else { return nil }
+            entries.values[index].expired = true
+            return entries.values[index].handle?.task
+        }
     }
 
     /// The caller of `id` goes; `nil` when it already went or cannot yet (then it goes on attaching).
     mutating func leave(_ id: RequestID) -> Departure? {
         guard let entry = entries[id], !entry.callerLeft else { return nil }
-        guard let resumeCancelled = entry.resumeCancelled else {
+        guard let handle = entry.handle else {
             entries[id]?.cancelRequested = true
             return nil
         }
         entries[id]?.callerLeft = true
         departedCount += 1
         let othersWait = entry.leads.map { calls[$0]?.followers.isEmpty == false } ?? false
-        return Departure(info: entry.info, resumeCancelled: resumeCancelled, cancelTask: othersWait ? nil : entry.cancelTask)
+        return Departure(info: entry.info, handle: handle, cancelsTask: !othersWait)
     }
 
     /// The task of `id` ended; returns its info unless its caller had already gone (and heard about it).

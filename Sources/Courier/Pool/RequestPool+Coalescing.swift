@@ -82,7 +82,7 @@ extension RequestPool {
     /// A follower's task was cancelled: it stops waiting. When it was the last one and the leader's caller has
     /// gone too, the call itself is cancelled.
     private nonisolated func leaveSharedCall(_ key: CoalescingKey, follower id: RequestID) {
-        let (continuation, cancelLeader) = state.withLock { state -> (CheckedContinuation<ExchangeResult?, any Error>?, (@Sendable () -> Void)?) in
+        let (continuation, leaderTask) = state.withLock { state -> (CheckedContinuation<ExchangeResult?, any Error>?, Task<Void, Never>?) in
             guard let continuation = state.calls[key]?.followers.removeValue(forKey: id) else {
                 if state.calls[key]?.leader != id { state.cancelledFollowers.insert(id) }  // not arrived yet
                 return (nil, nil)
@@ -90,9 +90,9 @@ extension RequestPool {
             guard let call = state.calls[key], call.followers.isEmpty, let leader = state.entries[call.leader], leader.callerLeft else {
                 return (continuation, nil)
             }
-            return (continuation, leader.cancelTask)
+            return (continuation, leader.handle?.task)
         }
         continuation?.resume(throwing: CancellationError())
-        cancelLeader?()
+        leaderTask?.cancel()
     }
 }

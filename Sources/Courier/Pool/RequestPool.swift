@@ -18,9 +18,15 @@ public actor RequestPool {
     /// go through the actor, so they run one at a time. Internal so the coalescing extension can reach it.
     let state: Locked<PoolState>
     private let broadcaster = EventBroadcaster<PoolEvent>(replaysLatest: false)
+    /// Cancels the task of each request that runs past its deadline.
+    private let deadlines: DeadlineWatch
 
     init(scheduling: SchedulingOptions) {
-        state = Locked(PoolState(scheduling: scheduling))
+        let state = Locked(PoolState(scheduling: scheduling))
+        self.state = state
+        deadlines = DeadlineWatch { ids in
+            for task in state.withLock({ $0.expire(ids) }) { task.cancel() }
+        }
     }
 
     // MARK: Queries
@@ -121,17 +127,19 @@ public actor RequestPool {
 
     /// Registers the request, runs `operation` in a task of its own so ``cancel(_:)`` can reach it, and
     /// reports the outcome as an event. Cancelling the caller cancels the operation, unless it runs a call that
-    /// identical requests share (see ``leave(_:)``).
-    nonisolated func track(_ ticket: PoolTicket, _ operation: @escaping @Sendable (RequestID) async throws -> ErasedResponse)
-        async throws -> ErasedResponse
-    {
+    /// identical requests share (see ``leave(_:)``). At `deadline` the task is cancelled: that bounds a body the
+    /// operation reads, whatever the transport (see ``HeadBoundedTransport``).
+    nonisolated func track(_ ticket: PoolTicket, deadline: ContinuousClock.Instant,
+                           _ operation: @escaping @Sendable (RequestID) async throws -> ErasedResponse) async throws -> ErasedResponse {
         let id = state.withLock { $0.register(ticket) }
+        deadlines.watch(id, until: deadline)
         let caller = CallerSlot<ErasedResponse>()
         // An immediate task runs on this thread until its first suspension (the network, usually), which saves
         // a hop through the global executor on every request.
         let task = Task.immediate {
             let outcome: Result<ErasedResponse, CourierError>
             do { outcome = .success(try await operation(id)) } catch { outcome = .failure(RequestExecutor.normalize(error)) }
+            deadlines.forget(id)
             if let info = self.state.withLock({ $0.finish(id) }) {
                 switch outcome {
                 case .success(let response): broadcaster.yield(.finished(info, response.status))
@@ -141,10 +149,11 @@ public actor RequestPool {
             }
             caller.resume(with: outcome)
         }
-        let leaveNow = state.withLock {
-            $0.attach(id, cancelTask: { task.cancel() }, resumeCancelled: { caller.resume(with: .failure(.cancelled())) })
+        switch state.withLock({ $0.attach(id, RequestHandle(task: task, caller: caller)) }) {
+        case .attached, .finished: break
+        case .cancelRequested: leave(id)
+        case .expired: task.cancel()
         }
-        if leaveNow { leave(id) }
         return try await withTaskCancellationHandler {
             try await caller.value()
         } onCancel: {
@@ -157,8 +166,8 @@ public actor RequestPool {
     /// requests still wait for; that call goes on for them.
     nonisolated func leave(_ id: RequestID) {
         guard let departure = state.withLock({ $0.leave(id) }) else { return }
-        departure.resumeCancelled()
-        departure.cancelTask?()
+        departure.handle.resumeCancelled()
+        if departure.cancelsTask { departure.handle.task.cancel() }
         broadcaster.yield(.cancelled(departure.info))
     }
 
@@ -224,49 +233,40 @@ public actor RequestPool {
 }
 
 /// Where a caller waits for its request's task; settled exactly once, by whichever comes first: the result or
-/// the caller leaving. Either side may come first.
+/// the caller leaving. Either side may come first. The result is moved, never copied, on its way through.
 final class CallerSlot<Value: Sendable>: Sendable {
-    private enum State {
-        case empty
-        case waiting(CheckedContinuation<Value, any Error>)
-        case settled(Result<Value, CourierError>)
-        case delivered
+    private struct State {
+        var waiting: CheckedContinuation<Value, any Error>?
+        var result: Result<Value, CourierError>?
+        /// The slot has been settled; later results are dropped.
+        var isSettled = false
     }
 
-    private let state = Locked<State>(.empty)
+    private let state = Locked(State())
 
     /// The result, once there is one.
     func value() async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
             let ready = state.withLock { state -> Result<Value, CourierError>? in
-                switch state {
-                case .settled(let result):
-                    state = .delivered
-                    return result
-                case .empty:
-                    state = .waiting(continuation)
-                    return nil
-                case .waiting, .delivered:
-                    preconditionFailure("a caller waits once")
-                }
+                precondition(state.waiting == nil, "a caller waits once")
+                if let result = state.result.take() { return result }
+                state.waiting = continuation
+                return nil
             }
             if let ready { continuation.resume(with: ready.mapError { $0 }) }
         }
     }
 
     /// Settles the slot; later calls do nothing.
-    func resume(with result: Result<Value, CourierError>) {
+    func resume(with result: sending Result<Value, CourierError>) {
         let waiting = state.withLock { state -> CheckedContinuation<Value, any Error>? in
-            switch state {
-            case .empty:
-                state = .settled(result)
-                return nil
-            case .waiting(let continuation):
-                state = .delivered
-                return continuation
-            case .settled, .delivered:
+            guard !state.isSettled else { return nil }
+            state.isSettled = true
+            guard let continuation = state.waiting.take() else {
+                state.result = result
                 return nil
             }
+            return continuation
         }
         waiting?.resume(with: result.mapError { $0 })
     }

@@ -115,8 +115,8 @@ extension RequestExecutor {
     func runCacheThenNetwork(_ request: ErasedRequest, yield: (ErasedResponse) throws -> Void) async throws {
         let startDate = Date()
         let start = ContinuousClock.now
-        let prepared = try await RequestPreparation(configuration: configuration).prepare(request)
-        let step = CacheStep(configuration: configuration, policy: .cacheThenNetwork, request: prepared)
+        let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
+        let step = CacheStep(configuration: snapshot.configuration, policy: .cacheThenNetwork, request: prepared)
         if let step, let cached = await cachedResponse(request, prepared: prepared, step: step) { try yield(cached) }
         try yield(try await network(request, prepared: prepared, cacheStep: step, startDate: startDate, start: start))
     }

@@ -4,9 +4,14 @@ import Logging
 extension RequestExecutor {
     /// Sends `request`; when ``Configuration/waitsForConnectivity`` is set and the connection could not be made
     /// (nothing was sent), probes the host, or the proxy, until it answers or the wait is over, then sends again.
-    func sendWaitingForConnectivity(_ request: TransportRequest) async throws -> TransportResponse {
-        do {
+    /// With `callerBoundsBody`, the caller reads the body within the deadline itself (see ``HeadBoundedTransport``).
+    func sendWaitingForConnectivity(_ request: TransportRequest, callerBoundsBody: Bool) async throws -> TransportResponse {
+        func send() async throws -> TransportResponse {
+            if callerBoundsBody, let headBoundedTransport { return try await headBoundedTransport.sendBoundingHead(request) }
             return try await transport.send(request)
+        }
+        do {
+            return try await send()
         } catch let error as CourierError where [.connectionFailed, .offline].contains(error.code) {
             guard let wait = configuration.waitsForConnectivity, request.body.isReplayable else { throw error }
             let budget = min(wait, ContinuousClock.now.duration(to: request.deadline))
@@ -18,7 +23,7 @@ extension RequestExecutor {
                 throw CourierError(code: .offline, message: "\(monitor.host):\(monitor.port) is still unreachable after waiting \(budget)",
                                    underlying: error)
             }
-            return try await transport.send(request)
+            return try await send()
         }
     }
 }

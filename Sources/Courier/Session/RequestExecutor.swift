@@ -11,6 +11,7 @@ import Tracing
 struct RequestExecutor: Sendable {
     let snapshot: SessionSnapshot
     let transport: any Transport
+    let headBoundedTransport: (any HeadBoundedTransport)?
     let pool: RequestPool
 
     var configuration: Configuration { snapshot.configuration }
@@ -24,10 +25,10 @@ struct RequestExecutor: Sendable {
         var sentBytes: Int64?
         do {
             let response = try await trace.run {
-                let prepared = try await RequestPreparation(configuration: configuration).prepare(request)
+                let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
                 sentBytes = prepared.body.length
                 trace.started(prepared)
-                if let step = CacheStep(configuration: configuration, policy: request.cachePolicy ?? configuration.cachePolicy, request: prepared) {
+                if let step = CacheStep(configuration: snapshot.configuration, policy: request.cachePolicy ?? configuration.cachePolicy, request: prepared) {
                     return try await runCached(request, prepared: prepared, step: step, startDate: startDate, start: start)
                 }
                 return try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
@@ -50,7 +51,9 @@ struct RequestExecutor: Sendable {
     /// cached GET of its URL is dropped, whichever cache policy the request itself ran under.
     func network(_ request: ErasedRequest, prepared: PreparedRequest, cacheStep: CacheStep?, startDate: Date,
                     start: ContinuousClock.Instant) async throws -> ErasedResponse {
-        let response = try await pool.track(PoolTicket(prepared, from: request)) { id in
+        // The pool cancels the request's task at its deadline, which bounds the body the exchange reads.
+        let deadline = start + configuration.timeouts.applying(request.timeouts).total
+        let response = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline) { id in
             try await attempts(request, prepared: prepared, id: id, cacheStep: cacheStep, startDate: startDate, start: start)
         }
         await invalidateAfterUnsafe(prepared)
@@ -67,7 +70,7 @@ struct RequestExecutor: Sendable {
         let policy = request.retryPolicy ?? configuration.retryPolicy
         let host = prepared.url.host() ?? ""
         policy?.budget?.deposit(host: host)
-        let log = DebugLog(configuration: configuration)
+        let log = snapshot.debugLog
 
         var attempt = 1
         var retriedStaleConnection = false
@@ -76,7 +79,12 @@ struct RequestExecutor: Sendable {
             do {
                 let requestTime = Date()
                 var exchanged = try await fetch(request, prepared: prepared, id: id) {
-                    try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, log: log, start: start)
+                    do {
+                        return try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, log: log, start: start)
+                    } catch {
+                        // Converted here, inside the call, so requests sharing it hear the timeout too.
+                        throw Self.timedOut(error, deadline: deadline, timeouts: timeouts, url: prepared.url, redactor: configuration.redactor)
+                    }
                 }
                 var cacheInfo = CacheInfo.network
                 if let cacheStep { (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: requestTime) }
@@ -101,7 +109,7 @@ struct RequestExecutor: Sendable {
                 return Response(value: value, request: sent, status: body.status, headers: body.headers, body: body.data,
                                 cacheInfo: cacheInfo, timing: timing)
             } catch {
-                failure = Self.normalize(error)
+                failure = Self.timedOut(error, deadline: deadline, timeouts: timeouts, url: prepared.url, redactor: configuration.redactor)
             }
             if !retriedStaleConnection, Self.metStaleConnection(failure, prepared) {
                 // A kept-alive connection the server had already closed: the request never reached it. Every
@@ -127,6 +135,15 @@ struct RequestExecutor: Sendable {
             complete(prepared, failure, attempts: attempt, startDate: startDate, start: start, log: log)
             throw failure
         }
+    }
+
+    /// `error` as a ``CourierError``; a cancellation once `deadline` has passed is the pool's doing at that
+    /// deadline, so it becomes the total timeout.
+    static func timedOut(_ error: any Error, deadline: ContinuousClock.Instant, timeouts: Timeouts, url: URL,
+                         redactor: Redactor) -> CourierError {
+        let failure = normalize(error)
+        guard failure.code == .cancelled, ContinuousClock.now >= deadline else { return failure }
+        return .timeout(.total, after: timeouts.total, url: redactor.redact(url: url))
     }
 
     /// Whether `failure` is a pooled connection the server closed before answering (the write found it closed,
@@ -192,10 +209,10 @@ struct RequestExecutor: Sendable {
         return try await pool.shared(key, by: id, send)
     }
 
-    /// Sends `request`, following redirects, and reads the final body.
+    /// Sends `request`, following redirects, and reads the final body (the pool bounds the read by the deadline).
     private func exchange(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant,
                           limits: ResponseLimits, log: DebugLog, start: ContinuousClock.Instant) async throws -> ExchangeResult {
-        let (sent, response, firstByte) = try await open(request, timeouts: timeouts, deadline: deadline, log: log)
+        let (sent, response, firstByte) = try await open(request, timeouts: timeouts, deadline: deadline, log: log, callerBoundsBody: true)
         let collector = BodyCollector(limits: limits, decompresses: configuration.decompressesResponses)
         let data = try await collector.collect(response, method: sent.method)  // the transport bounds it by the deadline
         let body = ResponseBody(status: response.status, headers: response.headers, data: data)
@@ -203,9 +220,10 @@ struct RequestExecutor: Sendable {
         return ExchangeResult(sent: sent, body: body, firstByte: firstByte)
     }
 
-    /// Sends `request`, following redirects, and returns the final response with its body still arriving.
-    func open(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant,
-              log: DebugLog) async throws -> (sent: PreparedRequest, response: TransportResponse, firstByte: ContinuousClock.Instant) {
+    /// Sends `request`, following redirects, and returns the final response with its body still arriving. With
+    /// `callerBoundsBody`, the caller reads that body within `deadline` itself; without, the transport bounds it.
+    func open(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant, log: DebugLog,
+              callerBoundsBody: Bool) async throws -> (sent: PreparedRequest, response: TransportResponse, firstByte: ContinuousClock.Instant) {
         var current = request
         var redirects = RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
         while true {
@@ -217,7 +235,8 @@ struct RequestExecutor: Sendable {
                                                                       body: sending.body, timeouts: timeouts, deadline: deadline,
                                                                       tls: configuration.tls.policy(forHost: sending.url.host() ?? ""),
                                                                       proxy: configuration.proxies.proxy(for: sending.url),
-                                                                      httpVersion: configuration.httpVersion))
+                                                                      httpVersion: configuration.httpVersion),
+                                                     callerBoundsBody: callerBoundsBody)
             let firstByte = ContinuousClock.now
             for monitor in configuration.monitors { monitor.didSend(sending) }
             await storeCookies(from: response, for: sending.url)

@@ -4,7 +4,9 @@ import HTTPTypes
 /// Turns a ``Request`` into the ``PreparedRequest`` that goes to the transport: URL building, parameter
 /// placement, default and raw headers, body encoding, then the adapters.
 struct RequestPreparation {
-    let configuration: Configuration
+    let snapshot: SessionSnapshot
+
+    private var configuration: Configuration { snapshot.configuration }
 
     /// Methods whose parameters travel in the query.
     private static let queryMethods: Set<HTTPRequest.Method> = [.get, .head, .delete]
@@ -38,7 +40,7 @@ struct RequestPreparation {
     private func prepareConfigured(_ request: ErasedRequest) throws -> PreparedRequest {
         let bases = URLBuilder.Bases(requestBase: request.baseURL, service: request.service, usesCDN: request.usesCDN,
                                      ignoresBase: request.ignoresBaseURL, apiVersion: request.apiVersion)
-        var url = try URLBuilder.resolve(path: request.path, bases: bases, configuration: configuration)
+        var url = try URLBuilder.resolve(path: request.path, bases: bases, configuration: snapshot.configuration)
 
         var parameters = request.includesDefaultParameters ? configuration.defaultParameters : [:]
         parameters.merge(request.parameters) { _, own in own }

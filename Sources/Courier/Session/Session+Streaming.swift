@@ -30,10 +30,10 @@ extension Session {
     public nonisolated func stream(_ request: Request<Data>) async throws -> StreamedResponse {
         let executor = try executor()
         do {
-            let prepared = try await RequestPreparation(configuration: executor.configuration).prepare(request.erased)
+            let prepared = try await RequestPreparation(snapshot: executor.snapshot).prepare(request.erased)
             let timeouts = executor.configuration.timeouts.applying(request.timeouts)
             let (sent, response, _) = try await executor.open(prepared, timeouts: timeouts, deadline: .now + timeouts.total,
-                                                               log: DebugLog(configuration: executor.configuration))
+                                                               log: executor.snapshot.debugLog, callerBoundsBody: false)
             return StreamedResponse(url: sent.url, status: response.status, headers: response.headers, body: response.body)
         } catch {
             throw RequestExecutor.normalize(error)

@@ -18,6 +18,9 @@ public actor Session {
     /// the actor, so changes stay ordered.
     private let state: Locked<(snapshot: SessionSnapshot, isShutDown: Bool)>
     private let transport: any Transport
+    /// The transport again when it can leave the body's deadline to the session, which bounds the bodies it
+    /// reads itself; see ``HeadBoundedTransport``.
+    private let headBoundedTransport: (any HeadBoundedTransport)?
 
     /// Every request of this session in flight: query, cancel, suspend, observe.
     public nonisolated let pool: RequestPool
@@ -26,7 +29,9 @@ public actor Session {
     /// logger. Call ``shutdown()`` when done.
     public init(configuration: Configuration = Configuration(), transport: (any Transport)? = nil) {
         self.state = Locked((SessionSnapshot(configuration), false))
-        self.transport = transport ?? AsyncHTTPClientTransport(logger: configuration.logger)
+        let transport = transport ?? AsyncHTTPClientTransport(logger: configuration.logger)
+        self.transport = transport
+        self.headBoundedTransport = transport as? any HeadBoundedTransport
         self.pool = RequestPool(scheduling: configuration.scheduling)
     }
 
@@ -64,7 +69,7 @@ public actor Session {
     nonisolated func executor() throws -> RequestExecutor {
         let (snapshot, isShutDown) = state.withLock { ($0.snapshot, $0.isShutDown) }
         guard !isShutDown else { throw CourierError(code: .sessionClosed, message: "the session has been shut down") }
-        return RequestExecutor(snapshot: snapshot, transport: transport, pool: pool)
+        return RequestExecutor(snapshot: snapshot, transport: transport, headBoundedTransport: headBoundedTransport, pool: pool)
     }
 }
 

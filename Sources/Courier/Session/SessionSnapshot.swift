@@ -8,10 +8,13 @@ final class SessionSnapshot: Sendable {
     /// The configured tracer, else the process's when it is not the no-op one.
     let tracer: (any Tracer)?
     let metrics: CourierMetrics
+    /// The debug log every request of this configuration writes to.
+    let debugLog: DebugLog
 
     init(_ configuration: Configuration) {
         self.configuration = configuration
         self.tracer = RequestTrace.resolve(configuration.tracer)
         self.metrics = CourierMetrics(factory: configuration.metricsFactory)
+        self.debugLog = DebugLog(configuration: configuration)
     }
 }

@@ -60,10 +60,7 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
     // MARK: HTTPClientResponseDelegate (on the task's event loop)
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        var fields = HTTPFields()
-        for (name, value) in head.headers {
-            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
-        }
+        let fields = AsyncHTTPClientTransport.fields(head.headers)
         let produced = Producer.makeSequence(backPressureStrategy: .init(lowWatermark: 8, highWatermark: 32),
                                              finishOnDeinit: true, delegate: self)
         let continuation = state.withLock { state in
