@@ -57,6 +57,9 @@ final class DeadlineWatch: Sendable {
     /// How many deadlines are watched.
     var count: Int { state.withLock { $0.live.count } }
 
+    /// How many deadlines the heap holds, leftovers of finished requests included.
+    var heldDeadlines: Int { state.withLock { $0.due.count } }
+
     private func run(generation: Int, firstWake: ContinuousClock.Instant) async {
         var wake = firstWake
         while true {

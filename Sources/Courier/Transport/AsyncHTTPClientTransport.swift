@@ -11,10 +11,11 @@ import Synchronization
 
 /// The default transport: AsyncHTTPClient, with its connection pool, HTTP/1.1 and HTTP/2.
 ///
-/// It drives AsyncHTTPClient through its delegate API, whose deadline covers the whole exchange, body included
-/// (the async `execute` stops its deadline at the response head), and streams the body to the session with
-/// backpressure. AsyncHTTPClient fixes connect and read timeouts per client, so this transport keeps one client
-/// per distinct pair a request asks for (almost always just the session's own).
+/// ``send(_:)`` drives AsyncHTTPClient through its delegate API, whose deadline covers the whole exchange, body
+/// included, and streams the body with backpressure. A session reading a response whole uses AsyncHTTPClient's
+/// async API instead, which keeps each exchange on its connection's event loop; its deadline stops at the head,
+/// and the session's request pool bounds the body. AsyncHTTPClient fixes connect and read timeouts per client, so
+/// this transport keeps one client per distinct pair a request asks for (almost always just the session's own).
 public final class AsyncHTTPClientTransport: Transport {
     private struct ClientKey: Hashable {
         var connect: Duration
