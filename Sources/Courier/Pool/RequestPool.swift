@@ -234,9 +234,12 @@ public actor RequestPool {
 
 /// Where a caller waits for its request's task; settled exactly once, by whichever comes first: the result or
 /// the caller leaving. Either side may come first. The result is moved, never copied, on its way through.
+///
+/// The continuation is unchecked (a checked one allocates a canary per request): the state below resumes it
+/// exactly once, and `value()` refuses a second waiter.
 final class CallerSlot<Value: Sendable>: Sendable {
     private struct State {
-        var waiting: CheckedContinuation<Value, any Error>?
+        var waiting: UnsafeContinuation<Value, any Error>?
         var result: Result<Value, CourierError>?
         /// The slot has been settled; later results are dropped.
         var isSettled = false
@@ -246,7 +249,7 @@ final class CallerSlot<Value: Sendable>: Sendable {
 
     /// The result, once there is one.
     func value() async throws -> Value {
-        try await withCheckedThrowingContinuation { continuation in
+        try await withUnsafeThrowingContinuation { continuation in
             let ready = state.withLock { state -> Result<Value, CourierError>? in
                 precondition(state.waiting == nil, "a caller waits once")
                 if let result = state.result.take() { return result }
@@ -259,7 +262,7 @@ final class CallerSlot<Value: Sendable>: Sendable {
 
     /// Settles the slot; later calls do nothing.
     func resume(with result: sending Result<Value, CourierError>) {
-        let waiting = state.withLock { state -> CheckedContinuation<Value, any Error>? in
+        let waiting = state.withLock { state -> UnsafeContinuation<Value, any Error>? in
             guard !state.isSettled else { return nil }
             state.isSettled = true
             guard let continuation = state.waiting.take() else {
