@@ -42,8 +42,15 @@ extension RequestPool {
     /// for them (see ``leave(_:)``); the call is cancelled only once every caller has gone.
     nonisolated func shared(_ key: CoalescingKey, by id: RequestID,
                             _ operation: () async throws -> ExchangeResult) async throws -> ExchangeResult {
+        // The usual case, no identical call in flight, leads at once, without a continuation to wait on.
+        let leadsAtOnce = state.withLock { state -> Bool in
+            guard state.calls[key] == nil, !state.cancelledFollowers.contains(id) else { return false }
+            state.calls[key] = SharedCall(leader: id)
+            state.entries[id]?.leads = key
+            return true
+        }
         // nil: this request leads the call.
-        let shared: ExchangeResult? = try await withTaskCancellationHandler {
+        let shared: ExchangeResult? = leadsAtOnce ? nil : try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ExchangeResult?, any Error>) in
                 enum Role { case leads, follows, cancelled }
                 let role = state.withLock { state -> Role in
