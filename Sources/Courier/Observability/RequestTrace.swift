@@ -9,7 +9,8 @@ struct RequestTrace: Sendable {
     private let span: (any Span)?
 
     /// The tracer requests report to: the configured one, else the process's; `nil` when that is the no-op
-    /// tracer. Looked up once per request, since the process-wide lookup takes a lock and casts.
+    /// tracer. A ``SessionSnapshot`` looks it up once per configuration, since the process-wide lookup takes a
+    /// lock and casts.
     static func resolve(_ configured: (any Tracer)?) -> (any Tracer)? {
         let tracer = configured ?? InstrumentationSystem.tracer
         return tracer is NoOpTracer ? nil : tracer

@@ -177,6 +177,12 @@ struct PoolState {
         return entry.info
     }
 
+    /// `id` starts the call identical requests with `key` may share.
+    mutating func lead(_ key: CoalescingKey, by id: RequestID) {
+        calls[key] = SharedCall(leader: id)
+        entries[id]?.leads = key
+    }
+
     /// Where a request asking for a slot stands.
     enum Admission {
         /// Its rate limit fails fast; the next request is allowed after this long.

@@ -45,8 +45,7 @@ extension RequestPool {
         // The usual case, no identical call in flight, leads at once, without a continuation to wait on.
         let leadsAtOnce = state.withLock { state -> Bool in
             guard state.calls[key] == nil, !state.cancelledFollowers.contains(id) else { return false }
-            state.calls[key] = SharedCall(leader: id)
-            state.entries[id]?.leads = key
+            state.lead(key, by: id)
             return true
         }
         // nil: this request leads the call.
@@ -56,8 +55,7 @@ extension RequestPool {
                 let role = state.withLock { state -> Role in
                     if state.cancelledFollowers.remove(id) != nil { return .cancelled }
                     guard state.calls[key] != nil else {
-                        state.calls[key] = SharedCall(leader: id)
-                        state.entries[id]?.leads = key
+                        state.lead(key, by: id)
                         return .leads
                     }
                     state.calls[key]?.followers[id] = continuation

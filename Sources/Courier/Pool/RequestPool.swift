@@ -243,6 +243,8 @@ final class CallerSlot<Value: Sendable>: Sendable {
         var result: Result<Value, CourierError>?
         /// The slot has been settled; later results are dropped.
         var isSettled = false
+        /// A caller has waited already.
+        var hasWaited = false
     }
 
     private let state = Locked(State())
@@ -251,7 +253,8 @@ final class CallerSlot<Value: Sendable>: Sendable {
     func value() async throws -> Value {
         try await withUnsafeThrowingContinuation { continuation in
             let ready = state.withLock { state -> Result<Value, CourierError>? in
-                precondition(state.waiting == nil, "a caller waits once")
+                precondition(!state.hasWaited, "a caller waits once")
+                state.hasWaited = true
                 if let result = state.result.take() { return result }
                 state.waiting = continuation
                 return nil

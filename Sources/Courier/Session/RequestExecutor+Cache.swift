@@ -82,7 +82,7 @@ extension RequestExecutor {
     /// Runs `request` under its cache policy: answers from the cache, revalidates, or asks the network and
     /// stores the answer; falls back to the cache when the policy allows and the network fails.
     func runCached(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep, startDate: Date,
-                      start: ContinuousClock.Instant) async throws -> ErasedResponse {
+                   start: ContinuousClock.Instant) async throws -> ErasedResponse {
         let stored = await step.cache.lookup(step.key)
         switch step.decision.lookup(stored, now: Date()) {
         case .serve(let entry, let age):
@@ -133,7 +133,7 @@ extension RequestExecutor {
 
     /// A response built from a stored entry, validated and decoded like one from the network.
     private func respond(_ request: ErasedRequest, prepared: PreparedRequest, from entry: CacheEntry, info: CacheInfo,
-                            startDate: Date, start: ContinuousClock.Instant) throws -> ErasedResponse {
+                         startDate: Date, start: ContinuousClock.Instant) throws -> ErasedResponse {
         let body = ResponseBody(status: HTTPResponse.Status(code: entry.status), headers: entry.headers, data: entry.body)
         try validate(body, for: prepared, extra: request.validators, usesSession: request.usesSessionValidators)
         let value = try request.decode(body)

@@ -35,14 +35,14 @@ struct RequestExecutor: Sendable {
             }
             trace.finished(status: response.status, error: nil)
             metrics.request(method: request.method, status: response.status, duration: .now - start,
-                                                                          sentBytes: sentBytes, receivedBytes: response.body.count)
+                            sentBytes: sentBytes, receivedBytes: response.body.count)
             return response
         } catch {
             var failure = Self.normalize(error)
             failure.userMessage = failure.userMessage ?? configuration.userMessages.message(for: failure)
             trace.finished(status: failure.status, error: failure)
             metrics.request(method: request.method, status: failure.status, duration: .now - start,
-                                                                          sentBytes: sentBytes, receivedBytes: nil)
+                            sentBytes: sentBytes, receivedBytes: nil)
             throw failure
         }
     }
@@ -50,11 +50,13 @@ struct RequestExecutor: Sendable {
     /// Sends `prepared` through the pool, which tracks it until it ends. After an unsafe method succeeds, the
     /// cached GET of its URL is dropped, whichever cache policy the request itself ran under.
     func network(_ request: ErasedRequest, prepared: PreparedRequest, cacheStep: CacheStep?, startDate: Date,
-                    start: ContinuousClock.Instant) async throws -> ErasedResponse {
+                 start: ContinuousClock.Instant) async throws -> ErasedResponse {
+        let timeouts = configuration.timeouts.applying(request.timeouts)
+        let deadline = start + timeouts.total
         // The pool cancels the request's task at its deadline, which bounds the body the exchange reads.
-        let deadline = start + configuration.timeouts.applying(request.timeouts).total
         let response = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline) { id in
-            try await attempts(request, prepared: prepared, id: id, cacheStep: cacheStep, startDate: startDate, start: start)
+            try await attempts(request, prepared: prepared, id: id, cacheStep: cacheStep, timeouts: timeouts, deadline: deadline,
+                               startDate: startDate, start: start)
         }
         await invalidateAfterUnsafe(prepared)
         return response
@@ -62,10 +64,8 @@ struct RequestExecutor: Sendable {
 
     /// Sends the request until it succeeds, fails for good, or runs out of retries. With a cache step, a 304
     /// becomes the revalidated entry and the final answer is offered to the cache.
-    private func attempts(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, cacheStep: CacheStep?, startDate: Date,
-                             start: ContinuousClock.Instant) async throws -> ErasedResponse {
-        let timeouts = configuration.timeouts.applying(request.timeouts)
-        let deadline = start + timeouts.total
+    private func attempts(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, cacheStep: CacheStep?, timeouts: Timeouts,
+                          deadline: ContinuousClock.Instant, startDate: Date, start: ContinuousClock.Instant) async throws -> ErasedResponse {
         let limits = request.maxResponseBytes.map { ResponseLimits(copying: configuration.limits, maxBodyBytes: $0) } ?? configuration.limits
         let policy = request.retryPolicy ?? configuration.retryPolicy
         let host = prepared.url.host() ?? ""
@@ -199,7 +199,7 @@ struct RequestExecutor: Sendable {
     /// Runs one attempt's `exchange` when the pool gives the request a slot, or shares the call of an identical
     /// request in flight. The shared call runs with the settings (timeouts, limits) of the request that started it.
     private func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID,
-                          _ exchange: () async throws -> ExchangeResult) async throws -> ExchangeResult {
+                       _ exchange: () async throws -> ExchangeResult) async throws -> ExchangeResult {
         func send() async throws -> ExchangeResult {
             try await pool.withSlot(id, url: prepared.url, priority: request.priority, exchange)
         }
@@ -214,7 +214,7 @@ struct RequestExecutor: Sendable {
                           limits: ResponseLimits, log: DebugLog, start: ContinuousClock.Instant) async throws -> ExchangeResult {
         let (sent, response, firstByte) = try await open(request, timeouts: timeouts, deadline: deadline, log: log, callerBoundsBody: true)
         let collector = BodyCollector(limits: limits, decompresses: configuration.decompressesResponses)
-        let data = try await collector.collect(response, method: sent.method)  // the transport bounds it by the deadline
+        let data = try await collector.collect(response, method: sent.method)  // the pool bounds it by the deadline
         let body = ResponseBody(status: response.status, headers: response.headers, data: data)
         log.response(body, for: sent, duration: start.duration(to: .now))
         return ExchangeResult(sent: sent, body: body, firstByte: firstByte)
