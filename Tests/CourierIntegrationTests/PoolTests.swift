@@ -155,15 +155,18 @@ struct PoolTests {
     @Test func prioritiesOrderWaitingRequests() async throws {
         try await withServerSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
             let log = EventLog(session.pool)
-            let blocker = Task { try await session.send(Request<Data>.get("/delay/300").tag("blocker")) }
-            await eventually("the blocker runs") { server.hits("/delay/300") == 1 }
+            // The blocker holds the only slot until every request waits; cancelling it then frees the slot at a
+            // moment the test chooses, so a slow machine cannot start a request before the rest are queued.
+            let blocker = Task { try await session.send(Request<Data>.get("/delay/5000").tag("blocker")) }
+            await eventually("the blocker runs") { server.hits("/delay/5000") == 1 }
             var tasks: [Task<Response<Data>, any Error>] = []
             for priority in [RequestPriority.low, .normal, .high, .normal] {
                 let count = await session.pool.count
                 tasks.append(Task { try await session.send(Request<Data>.get("/echo", query: ["n": .int(count)]).priority(priority).tag("\(priority)")) })
                 await eventually("the request waits") { await session.pool.count == count + 1 }
             }
-            _ = try await blocker.value
+            #expect(await session.pool.cancelAll(tag: "blocker") == 1)
+            await #expect(throws: CourierError.self) { _ = try await blocker.value }
             for task in tasks { _ = try await task.value }
             let starts = log.all.filter { $0.hasPrefix("started") }.map { $0.replacingOccurrences(of: "started ", with: "") }
             #expect(starts == ["blocker", "high", "normal", "normal", "low"])
