@@ -35,7 +35,8 @@ enum Transfers {
     }
 
     /// Lets every contender fetch the file `rounds` times, taking turns (order reversed every other round);
-    /// checks each file's size, removes it, and reports each contender's median rate in MB/s.
+    /// checks each file's size, removes it, flushes the disk (untimed), and reports each contender's median rate
+    /// in MB/s.
     static func compare(_ contenders: [TransferContender], bytes: Int, rounds: Int, in directory: URL) async throws -> [String: Double] {
         var samples: [String: [Double]] = [:]
         for round in 0..<rounds {
@@ -46,6 +47,7 @@ enum Transfers {
                 let elapsed = start.duration(to: .now).seconds
                 let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? -1
                 try? FileManager.default.removeItem(at: file)
+                sync()  // untimed: the next run does not pay for writing this one's pages out (curl leaves them dirty)
                 guard size == bytes else { throw BenchError.unexpected("\(contender.name) wrote \(size) of \(bytes) bytes") }
                 samples[contender.name, default: []].append(Double(bytes) / 1e6 / elapsed)
             }
