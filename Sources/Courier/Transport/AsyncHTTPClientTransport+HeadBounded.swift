@@ -21,9 +21,7 @@ extension AsyncHTTPClientTransport: HeadBoundedTransport {
             outgoing.body = body
             outgoing.tlsConfiguration = target.tls
             let response = try await client.execute(outgoing, deadline: deadline)
-            return TransportResponse(status: HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase),
-                                     headers: Self.fields(response.headers),
-                                     body: ByteStream(TranslatingBody(base: response.body, timeouts: request.timeouts, url: request.url)))
+            return Self.response(response.status, response.headers, body: response.body, timeouts: request.timeouts, url: request.url)
         }
     }
 }

@@ -60,7 +60,6 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
     // MARK: HTTPClientResponseDelegate (on the task's event loop)
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        let fields = AsyncHTTPClientTransport.fields(head.headers)
         let produced = Producer.makeSequence(backPressureStrategy: .init(lowWatermark: 8, highWatermark: 32),
                                              finishOnDeinit: true, delegate: self)
         let continuation = state.withLock { state in
@@ -68,10 +67,8 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
             defer { state.head = nil }
             return state.head
         }
-        let body = TranslatingBody(base: produced.sequence, timeouts: timeouts, url: url)
-        continuation?.resume(returning: TransportResponse(
-            status: HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase),
-            headers: fields, body: ByteStream(body)))
+        continuation?.resume(returning: AsyncHTTPClientTransport.response(head.status, head.headers, body: produced.sequence,
+                                                                           timeouts: timeouts, url: url))
         return task.eventLoop.makeSucceededVoidFuture()
     }
 

@@ -117,6 +117,13 @@ public final class AsyncHTTPClientTransport: Transport {
         return Target(url: url, method: HTTPMethod(rawValue: request.method.rawValue), headers: headers, tls: tlsConfiguration)
     }
 
+    /// The response to hand on for an AsyncHTTPClient head and its body, with the body's errors translated.
+    static func response<Body: AsyncSequence & Sendable>(_ status: HTTPResponseStatus, _ headers: HTTPHeaders, body: Body,
+                                                         timeouts: Timeouts, url: URL) -> TransportResponse where Body.Element == ByteBuffer {
+        TransportResponse(status: HTTPResponse.Status(code: Int(status.code), reasonPhrase: status.reasonPhrase), headers: fields(headers),
+                          body: ByteStream(TranslatingBody(base: body, timeouts: timeouts, url: url)))
+    }
+
     /// The fields of an AsyncHTTPClient head; names HTTP would refuse are dropped.
     static func fields(_ headers: HTTPHeaders) -> HTTPFields {
         var fields = HTTPFields()
