@@ -31,7 +31,8 @@ extension Scenario {
         if let curl = Tools.find("curl", noting: &notes) {
             contenders.append(TransferContender(name: "curl") { file in try await Tools.run(curl, ["-sSf", "-o", file.path, url.absoluteString]) })
         }
-        let results = try await Transfers.compare(contenders, bytes: size, rounds: plan.isQuick ? 1 : 5, in: directory)
+        let rounds = plan.isQuick ? 1 : 5
+        let results = try await Transfers.compare(contenders, bytes: size, rounds: rounds, in: directory)
         try await client.shutdown()
         try await session.shutdown()
         let versus = results["curl"].map { _ in String(format: "courier/curl = %.2f (target >= 0.9)", results.ratio("courier", to: "curl")) }
@@ -40,7 +41,7 @@ extension Scenario {
             name: "download-1g", unit: "MB/s", higherIsBetter: true, results: results,
             metrics: ["peak_rss_mib": ["courier": peakRSS.peakMiB]],
             notes: notes + versus + "; " + peakRSS.note
-                + "; \(ByteCount.format(size)) per run, median of \(plan.isQuick ? 1 : 5) runs each, one connection, no checksum; the disk is synced between runs")
+                + "; \(ByteCount.format(size)) per run, median of \(rounds) runs each, one connection, no checksum; the disk is synced between runs")
     }
 
     /// `download-segmented`: a server that paces every connection; Courier with four connections, with one,
