@@ -14,6 +14,8 @@ struct RequestExecutor: Sendable {
     let headBoundedTransport: (any HeadBoundedTransport)?
     let pool: RequestPool
 
+    /// For reading single settings; calls that take the whole configuration pass `snapshot.configuration`, as
+    /// in ``RequestPreparation``.
     var configuration: Configuration { snapshot.configuration }
     var tracer: (any Tracer)? { snapshot.tracer }
     var metrics: CourierMetrics { snapshot.metrics }

@@ -6,6 +6,8 @@ import HTTPTypes
 struct RequestPreparation {
     let snapshot: SessionSnapshot
 
+    /// For reading single settings. Calls that take the whole configuration pass `snapshot.configuration`, the
+    /// stored value, instead: a computed property returns a copy, which retains every reference it holds.
     private var configuration: Configuration { snapshot.configuration }
 
     /// Methods whose parameters travel in the query.
