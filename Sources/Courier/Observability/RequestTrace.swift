@@ -29,7 +29,7 @@ struct RequestTrace: Sendable {
     }
 
     /// Runs `body` with the span's context as the task's current one.
-    func run<T>(_ body: () async throws -> T) async rethrows -> T {
+    nonisolated(nonsending) func run<T>(_ body: nonisolated(nonsending) () async throws -> T) async rethrows -> T {
         guard let span else { return try await body() }
         return try await ServiceContext.withValue(span.context) { try await body() }
     }

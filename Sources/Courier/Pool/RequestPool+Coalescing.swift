@@ -40,8 +40,8 @@ extension RequestPool {
     /// The leader runs the call in its own task, so sharing costs no extra task. A follower that is cancelled
     /// leaves on its own. When the leader's caller goes while followers wait, the leader's task keeps running
     /// for them (see ``leave(_:)``); the call is cancelled only once every caller has gone.
-    nonisolated func shared(_ key: CoalescingKey, by id: RequestID,
-                            _ operation: () async throws -> ExchangeResult) async throws -> ExchangeResult {
+    nonisolated(nonsending) func shared(_ key: CoalescingKey, by id: RequestID,
+                                        _ operation: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
         // The usual case, no identical call in flight, leads at once, without a continuation to wait on.
         let leadsAtOnce = state.withLock { state -> Bool in
             guard state.calls[key] == nil, !state.cancelledFollowers.contains(id) else { return false }

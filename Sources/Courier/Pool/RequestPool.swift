@@ -173,8 +173,9 @@ public actor RequestPool {
 
     /// Runs `body` once the request `id` may use the network: after its rate limit allows it and a slot under
     /// the concurrency limits is free. Releases the slot afterwards. When neither is in the way, as usual, it
-    /// takes the lock once on the way in.
-    nonisolated func withSlot<T>(_ id: RequestID, url: URL, priority: RequestPriority, _ body: () async throws -> T) async throws -> T {
+    /// takes the lock once on the way in. Runs on its caller's executor, like the steps of ``RequestExecutor``.
+    nonisolated(nonsending) func withSlot<T>(_ id: RequestID, url: URL, priority: RequestPriority,
+                                             _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         let host = url.host()?.lowercased() ?? ""
         var queueing: PoolState.Queueing
         switch state.withLock({ $0.admit(id, url: url, host: host, priority: priority, now: .now) }) {
@@ -250,7 +251,7 @@ final class CallerSlot<Value: Sendable>: Sendable {
     private let state = Locked(State())
 
     /// The result, once there is one.
-    func value() async throws -> Value {
+    nonisolated(nonsending) func value() async throws -> Value {
         try await withUnsafeThrowingContinuation { continuation in
             let ready = state.withLock { state -> Result<Value, CourierError>? in
                 precondition(!state.hasWaited, "a caller waits once")

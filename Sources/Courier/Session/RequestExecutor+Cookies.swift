@@ -4,7 +4,7 @@ import Logging
 
 extension RequestExecutor {
     /// `request` with the jar's cookies for its URL after any `Cookie` header it has of its own.
-    func addingCookies(to request: PreparedRequest) async -> PreparedRequest {
+    nonisolated(nonsending) func addingCookies(to request: PreparedRequest) async -> PreparedRequest {
         guard let jar = configuration.cookieJar, configuration.cookieHandling.contains(.send),
               let cookies = await jar.headerValue(for: request.url) else { return request }
         var request = request
@@ -17,7 +17,7 @@ extension RequestExecutor {
 
     /// Stores the response's `Set-Cookie` headers. A jar that cannot save keeps them in memory; the failure is
     /// logged rather than failing a request that succeeded.
-    func storeCookies(from response: TransportResponse, for url: URL) async {
+    nonisolated(nonsending) func storeCookies(from response: TransportResponse, for url: URL) async {
         guard let jar = configuration.cookieJar, configuration.cookieHandling.contains(.store) else { return }
         let headers = response.headers[values: .setCookie]
         guard !headers.isEmpty else { return }

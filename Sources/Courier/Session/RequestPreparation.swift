@@ -13,7 +13,7 @@ struct RequestPreparation {
     /// Methods whose parameters travel in the query.
     private static let queryMethods: Set<HTTPRequest.Method> = [.get, .head, .delete]
 
-    func prepare(_ request: ErasedRequest) async throws -> PreparedRequest {
+    nonisolated(nonsending) func prepare(_ request: ErasedRequest) async throws -> PreparedRequest {
         let prepared = request.isRaw ? try prepareRaw(request) : try prepareConfigured(request)
         guard !request.isRaw, !configuration.adapters.isEmpty else { return prepared }
         var adapted = prepared
