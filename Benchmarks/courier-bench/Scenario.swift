@@ -13,7 +13,7 @@ struct Scenario: Sendable {
     var run: @Sendable (BenchTarget, RoundPlan) async throws -> ScenarioResult
 
     static let all: [Scenario] = [getSmall(concurrency: 1), getSmall(concurrency: 64), getSmallH2, batch10k, coalesce1000,
-                                  cacheHit(disk: false), cacheHit(disk: true), compressJSON,
+                                  cacheHit(disk: false), cacheHit(disk: true), compressJSON, sessionOverhead,
                                   download1G, downloadSegmented, uploadMultipart1G, uploadGzip, soak]
 
     /// `get-small-cN`: 1 KiB GETs over keep-alive connections, N at a time.
