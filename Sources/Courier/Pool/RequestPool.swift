@@ -138,13 +138,20 @@ public actor RequestPool {
         // a hop through the global executor on every request.
         let task = Task.immediate {
             let outcome: Result<ErasedResponse, CourierError>
-            do { outcome = .success(try await operation(id)) } catch { outcome = .failure(RequestExecutor.normalize(error)) }
+            var status: HTTPResponse.Status?  // kept aside: matching the success case below copied the whole response
+            do {
+                let response = try await operation(id)
+                status = response.status
+                outcome = .success(response)
+            } catch {
+                outcome = .failure(RequestExecutor.normalize(error))
+            }
             deadlines.forget(id)
             if let info = self.state.withLock({ $0.finish(id) }) {
-                switch outcome {
-                case .success(let response): broadcaster.yield(.finished(info, response.status))
-                case .failure(let error) where error.code == .cancelled: broadcaster.yield(.cancelled(info))
-                case .failure(let error): broadcaster.yield(.failed(info, error))
+                if let status {
+                    broadcaster.yield(.finished(info, status))
+                } else if case .failure(let error) = outcome {
+                    broadcaster.yield(error.code == .cancelled ? .cancelled(info) : .failed(info, error))
                 }
             }
             caller.resume(with: outcome)
@@ -253,28 +260,37 @@ final class CallerSlot<Value: Sendable>: Sendable {
     /// The result, once there is one.
     nonisolated(nonsending) func value() async throws -> Value {
         try await withUnsafeThrowingContinuation { continuation in
-            let ready = state.withLock { state -> Result<Value, CourierError>? in
+            var ready = state.withLock { state -> Result<Value, CourierError>? in
                 precondition(!state.hasWaited, "a caller waits once")
                 state.hasWaited = true
                 if let result = state.result.take() { return result }
                 state.waiting = continuation
                 return nil
             }
-            if let ready { continuation.resume(with: ready.mapError { $0 }) }
+            if let ready = ready.take() { Self.resume(continuation, with: ready) }
         }
     }
 
-    /// Settles the slot; later calls do nothing.
-    func resume(with result: sending Result<Value, CourierError>) {
+    /// Settles the slot; later calls do nothing. The result is moved, into the slot or on to the waiting caller.
+    func resume(with result: consuming sending Result<Value, CourierError>) {
+        var pending = Optional(result)
         let waiting = state.withLock { state -> UnsafeContinuation<Value, any Error>? in
             guard !state.isSettled else { return nil }
             state.isSettled = true
             guard let continuation = state.waiting.take() else {
-                state.result = result
+                state.result = pending.take()
                 return nil
             }
             return continuation
         }
-        waiting?.resume(with: result.mapError { $0 })
+        if let waiting, let result = pending.take() { Self.resume(waiting, with: result) }
+    }
+
+    /// Resumes `continuation` with `result`, without building a second `Result` as `mapError` does.
+    private static func resume(_ continuation: UnsafeContinuation<Value, any Error>, with result: consuming Result<Value, CourierError>) {
+        switch consume result {
+        case .success(let value): continuation.resume(returning: value)
+        case .failure(let error): continuation.resume(throwing: error)
+        }
     }
 }
