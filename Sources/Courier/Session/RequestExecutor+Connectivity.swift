@@ -5,7 +5,8 @@ extension RequestExecutor {
     /// Sends `request`; when ``Configuration/waitsForConnectivity`` is set and the connection could not be made
     /// (nothing was sent), probes the host, or the proxy, until it answers or the wait is over, then sends again.
     /// With `callerBoundsBody`, the caller reads the body within the deadline itself (see ``HeadBoundedTransport``).
-    nonisolated(nonsending) func sendWaitingForConnectivity(_ request: TransportRequest, callerBoundsBody: Bool) async throws -> TransportResponse {
+    nonisolated(nonsending) func sendWaitingForConnectivity(_ request: TransportRequest,
+                                                            callerBoundsBody: Bool) async throws -> TransportResponse {
         nonisolated(nonsending) func send() async throws -> TransportResponse {
             if callerBoundsBody, let headBoundedTransport { return try await headBoundedTransport.sendBoundingHead(request) }
             return try await transport.send(request)

@@ -70,12 +70,12 @@ struct RequestExecutor: Sendable {
 
     /// Sends the request until it succeeds, fails for good, or runs out of retries. With a cache step, a 304
     /// becomes the revalidated entry and the final answer is offered to the cache.
-    private nonisolated(nonsending) func attempts(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, cacheStep: CacheStep?, timeouts: Timeouts,
-                          deadline: ContinuousClock.Instant, startDate: Date, start: ContinuousClock.Instant) async throws -> ErasedResponse {
+    private nonisolated(nonsending) func attempts(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, cacheStep: CacheStep?,
+                                                  timeouts: Timeouts, deadline: ContinuousClock.Instant, startDate: Date,
+                                                  start: ContinuousClock.Instant) async throws -> ErasedResponse {
         let limits = request.maxResponseBytes.map { ResponseLimits(copying: configuration.limits, maxBodyBytes: $0) } ?? configuration.limits
         let policy = request.retryPolicy ?? configuration.retryPolicy
-        let host = prepared.url.host() ?? ""
-        policy?.budget?.deposit(host: host)
+        if let budget = policy?.budget { budget.deposit(host: prepared.url.host() ?? "") }
         let log = snapshot.debugLog
 
         var attempt = 1

@@ -10,8 +10,10 @@ struct RequestPreparation {
     /// stored value, instead: a computed property returns a copy, which retains every reference it holds.
     private var configuration: Configuration { snapshot.configuration }
 
-    /// Methods whose parameters travel in the query.
-    private static let queryMethods: Set<HTTPRequest.Method> = [.get, .head, .delete]
+    /// Whether parameters of `method` travel in the query.
+    private static func sendsParametersInQuery(_ method: HTTPRequest.Method) -> Bool {
+        method == .get || method == .head || method == .delete
+    }
 
     nonisolated(nonsending) func prepare(_ request: ErasedRequest) async throws -> PreparedRequest {
         let prepared = request.isRaw ? try prepareRaw(request) : try prepareConfigured(request)
@@ -48,7 +50,7 @@ struct RequestPreparation {
         parameters.merge(request.parameters) { _, own in own }
         var query = request.query
         var bodyDescription = request.body
-        if Self.queryMethods.contains(request.method) || !request.body.isEmpty {
+        if Self.sendsParametersInQuery(request.method) || !request.body.isEmpty {
             query.merge(parameters) { own, _ in own }  // explicit bodies keep their bytes; parameters go to the query
         } else if !parameters.isEmpty {
             switch request.parameterEncoding ?? configuration.parameterEncoding {
@@ -59,7 +61,7 @@ struct RequestPreparation {
         url = URLBuilder.appending(query, to: url)
 
         var headers = request.includesDefaultHeaders ? configuration.defaultHeaders : HTTPFields()
-        for name in Set(request.headers.map(\.name)) {
+        for name in request.headers.isEmpty ? [] : Set(request.headers.map(\.name)) {
             headers[values: name] = request.headers[values: name]
         }
         try Self.overlay(rawHeaders: request.rawHeaders, onto: &headers)

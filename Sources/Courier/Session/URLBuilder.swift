@@ -64,15 +64,24 @@ package enum URLBuilder {
 
     /// The URL when `string` is an absolute http(s) URL with a host.
     static func absoluteURL(_ string: String) -> URL? {
-        guard let url = URL(string: string), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+        guard let url = URL(string: string), let scheme = url.scheme, isHTTP(scheme: scheme),
               let host = url.host(), !host.isEmpty
         else { return nil }
         return url
     }
 
-    /// Rejects spaces and control characters: a URL holding them is malformed, not something to "fix".
+    /// Whether `scheme` is `http` or `https`, in any case; the usual spellings are matched without lowercasing.
+    private static func isHTTP(scheme: String) -> Bool {
+        switch scheme {
+        case "http", "https": true
+        default: ["http", "https"].contains(scheme.lowercased())
+        }
+    }
+
+    /// Rejects spaces and control characters: a URL holding them is malformed, not something to "fix". Scanned as
+    /// UTF-8: those characters are single bytes there, and no byte of a longer character is below 0x80.
     static func validateCharacters(_ string: String) throws {
-        if string.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+        if string.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
             throw CourierError.invalidURL(string, reason: "URL contains a space or control character")
         }
     }
