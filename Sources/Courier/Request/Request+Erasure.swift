@@ -11,13 +11,15 @@ extension Request {
 }
 
 extension Response where Value == any Sendable {
-    /// The response with its value as the `T` the erased request decoded it from. Consuming, so the other
-    /// fields move into the new response instead of being copied.
+    /// The response with its value as the `T` the erased request decoded it from. Consuming, like ``Response/map(_:)``,
+    /// so the other fields move rather than being copied.
     consuming func unerased<T: Sendable>(as type: T.Type = T.self) throws -> Response<T> {
-        guard let typed = value as? T else {
-            // Unreachable: the value came from the very decoder `erased` wrapped.
-            throw CourierError(code: .decoding, message: "the decoded value is a \(Swift.type(of: value)), not a \(T.self)")
+        try map { value in
+            guard let typed = value as? T else {
+                // Unreachable: the value came from the very decoder `erased` wrapped.
+                throw CourierError(code: .decoding, message: "the decoded value is a \(Swift.type(of: value)), not a \(T.self)")
+            }
+            return typed
         }
-        return Response<T>(value: typed, request: request, status: status, headers: headers, body: body, cacheInfo: cacheInfo, timing: timing)
     }
 }

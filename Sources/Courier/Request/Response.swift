@@ -46,8 +46,9 @@ public struct Response<Value: Sendable>: Sendable {
         }
     }
 
-    /// The same response with its value transformed.
-    public func map<T: Sendable>(_ transform: (Value) throws -> T) rethrows -> Response<T> {
+    /// The same response with its value transformed. Consuming, so the other fields move into the new response
+    /// instead of being copied (calling it on a value still in use copies that value first, as any call would).
+    public consuming func map<T: Sendable>(_ transform: (Value) throws -> T) rethrows -> Response<T> {
         Response<T>(value: try transform(value), request: request, status: status, headers: headers, body: body,
                     cacheInfo: cacheInfo, timing: timing)
     }

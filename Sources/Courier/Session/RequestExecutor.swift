@@ -56,7 +56,7 @@ struct RequestExecutor: Sendable {
     /// Sends `prepared` through the pool, which tracks it until it ends. After an unsafe method succeeds, the
     /// cached GET of its URL is dropped, whichever cache policy the request itself ran under.
     nonisolated(nonsending) func network(_ request: ErasedRequest, prepared: PreparedRequest, cacheStep: CacheStep?, startDate: Date,
-                 start: ContinuousClock.Instant) async throws -> ErasedResponse {
+                                         start: ContinuousClock.Instant) async throws -> ErasedResponse {
         let timeouts = configuration.timeouts.applying(request.timeouts)
         let deadline = start + timeouts.total
         // The pool cancels the request's task at its deadline, which bounds the body the exchange reads.
@@ -205,7 +205,7 @@ struct RequestExecutor: Sendable {
     /// Runs one attempt's `exchange` when the pool gives the request a slot, or shares the call of an identical
     /// request in flight. The shared call runs with the settings (timeouts, limits) of the request that started it.
     private nonisolated(nonsending) func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID,
-                       _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
+                                               _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
         nonisolated(nonsending) func send() async throws -> ExchangeResult {
             try await pool.withSlot(id, url: prepared.url, priority: request.priority, exchange)
         }
@@ -217,7 +217,7 @@ struct RequestExecutor: Sendable {
 
     /// Sends `request`, following redirects, and reads the final body (the pool bounds the read by the deadline).
     private nonisolated(nonsending) func exchange(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant,
-                          limits: ResponseLimits, log: DebugLog, start: ContinuousClock.Instant) async throws -> ExchangeResult {
+                                                  limits: ResponseLimits, log: DebugLog, start: ContinuousClock.Instant) async throws -> ExchangeResult {
         let (sent, response, firstByte) = try await open(request, timeouts: timeouts, deadline: deadline, log: log, callerBoundsBody: true)
         let collector = BodyCollector(limits: limits, decompresses: configuration.decompressesResponses)
         let data = try await collector.collect(response, method: sent.method)  // the pool bounds it by the deadline
@@ -229,7 +229,8 @@ struct RequestExecutor: Sendable {
     /// Sends `request`, following redirects, and returns the final response with its body still arriving. With
     /// `callerBoundsBody`, the caller reads that body within `deadline` itself; without, the transport bounds it.
     nonisolated(nonsending) func open(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant, log: DebugLog,
-              callerBoundsBody: Bool) async throws -> (sent: PreparedRequest, response: TransportResponse, firstByte: ContinuousClock.Instant) {
+                                      callerBoundsBody: Bool)
+        async throws -> (sent: PreparedRequest, response: TransportResponse, firstByte: ContinuousClock.Instant) {
         var current = request
         var redirects = RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
         while true {
