@@ -16,16 +16,17 @@ extension Scenario {
     static let batch10k = Scenario(name: "batch-10k") { target, plan in
         let count = plan.rounds > 1 ? 10_000 : 500
         let urls = (0..<count).map { target.base.appending(path: "small").absoluteString + "?i=\($0)" }
-        let session = Session(configuration: Configuration { $0.validators = [] })
-        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        let sessions = try RoundClient.sessions(Configuration { $0.validators = [] })
+        let clients = try RoundClient.httpClients(HTTPClient.Configuration())
         let requests = urls.map { Request<Data>.get($0) }
         var peak: [String: Double] = [:]
         let contenders: [FixedWork] = [
-            FixedWork(name: "courier") {
-                let outcome = try await session.batch(requests, options: BatchOptions(concurrency: 256))
+            FixedWork(name: "courier", renew: sessions.renew) {
+                let outcome = try await sessions.client.batch(requests, options: BatchOptions(concurrency: 256))
                 guard outcome.allSucceeded else { throw BenchError.unexpected("courier: \(outcome.failedIndices.count) failed") }
             },
-            FixedWork(name: "ahc") {
+            FixedWork(name: "ahc", renew: clients.renew) {
+                let client = clients.client
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     var next = 0
                     func add() {
@@ -43,18 +44,19 @@ extension Scenario {
             },
         ]
         let rounds = max(1, min(plan.rounds, 5))
-        let results = try await FixedWork.compare(contenders, rounds: rounds) { name, run in
+        let times = try await FixedWork.compare(contenders, rounds: rounds) { name, run in
             MemoryUse.resetPeak()
             try await run()
             if let mib = MemoryUse.peakMiB() { peak[name] = max(peak[name] ?? 0, mib) }
-        }.mapValues { Double(count) / $0.seconds }
-        try await session.shutdown()
-        try await client.shutdown()
-        let ratio = results.ratio("courier", to: "ahc")
+        }
+        try await sessions.shutdown()
+        try await clients.shutdown()
+        let rates = RoundResults(samples: times.mapValues { $0.map { Double(count) / $0.seconds } })
+        let ratio = rates.medians.ratio("courier", to: "ahc")
         return ScenarioResult(
-            name: "batch-10k", unit: "req/s", higherIsBetter: true, results: results, metrics: ["peak_rss_mib": peak],
-            notes: String(format: "%d GETs of 1 KiB, 256 in flight; courier/ahc = %.3f (target >= 0.9); courier peak RSS %.0f MiB (target < 200); median of %d rounds; default connection pools",
-                          count, ratio, peak["courier"] ?? 0, rounds))
+            name: "batch-10k", unit: "req/s", higherIsBetter: true, results: rates.medians, metrics: ["peak_rss_mib": peak],
+            notes: String(format: "%d GETs of 1 KiB, 256 in flight; courier/ahc = %.3f (target >= 0.9; middle half of the rounds %@); courier peak RSS %.0f MiB (target < 200); median of %d rounds, each on new clients; default connection pools",
+                          count, ratio, rates.spread("courier", to: "ahc"), peak["courier"] ?? 0, rounds))
     }
 
     /// `coalesce-1000`: 1,000 concurrent identical GETs of an endpoint that takes 50 ms. Courier shares one
@@ -85,7 +87,7 @@ extension Scenario {
             let before = target.server?.hits("/delay/50") ?? 0
             try await run()
             if let server = target.server { hits[name] = Double(server.hits("/delay/50") - before) }
-        }.mapValues { Double(count) / $0.seconds }
+        }.mapValues { Double(count) / Throughput.median($0).seconds }
         try await session.shutdown()
         try await client.shutdown()
         let metrics = hits.isEmpty ? [:] : ["server_hits": hits]
@@ -99,16 +101,19 @@ extension Scenario {
 /// A contender that does a fixed amount of work; timed as a whole.
 struct FixedWork: Sendable {
     var name: String
+    /// Replaces the contender's client before each round after the first, outside the timing (see ``RoundClient``).
+    var renew: (@Sendable () async throws -> Void)?
     var work: @Sendable () async throws -> Void
 
-    /// Runs each contender `rounds` times, alternating the order, and returns each one's median time.
+    /// Runs each contender `rounds` times, alternating the order, and returns each one's times in round order.
     /// `around` wraps every timed run (given the contender's name), for figures taken before and after it:
     /// peak memory, server hits.
     static func compare(_ contenders: [FixedWork], rounds: Int,
-                        around: (String, () async throws -> Void) async throws -> Void) async throws -> [String: Duration] {
+                        around: (String, () async throws -> Void) async throws -> Void) async throws -> [String: [Duration]] {
         var times: [String: [Duration]] = [:]
         for round in 0..<rounds {
             for contender in round % 2 == 0 ? contenders : contenders.reversed() {
+                if let renew = contender.renew, round > 0 { try await renew() }
                 try await around(contender.name) {
                     let start = ContinuousClock.now
                     try await contender.work()
@@ -116,7 +121,7 @@ struct FixedWork: Sendable {
                 }
             }
         }
-        return times.mapValues(Throughput.median)
+        return times
     }
 }
 

@@ -26,7 +26,7 @@ extension Scenario {
                 },
                 Contender(name: "courier-network") { try check(try await network.send(request), fromCache: false) },
             ]
-            let results = try await Throughput.compare(contenders, concurrency: 1, plan: plan)
+            let results = try await Throughput.compare(contenders, concurrency: 1, plan: plan).medians
             try await cached.shutdown()
             try await network.shutdown()
             let ratio = results.ratio("courier-cache", to: "courier-network")
@@ -57,7 +57,7 @@ extension Scenario {
                 FixedWork(name: "zlib") { sizes.set("zlib", try ZlibDirect.compress(json, level: level)) },
             ]
             let times = try await FixedWork.compare(contenders, rounds: max(1, min(plan.rounds, 5))) { _, run in try await run() }
-            for (name, time) in times {
+            for (name, time) in times.mapValues(Throughput.median) {
                 let rate = Double(json.count) / 1e6 / time.seconds
                 if level == 6 { results[name] = rate } else { level1[name] = rate }
                 ratios[level == 6 ? name : "\(name)-level1"] = Double(json.count) / Double(max(1, sizes.get(name)))

@@ -13,25 +13,26 @@ extension Scenario {
         let authority = try TestCertificateAuthority()
         let server = try await TestServer.start(tls: .init(identity: try authority.issue(), http2: true))
         let url = server.url("/small").absoluteString
-        let session = Session(configuration: Configuration {
+        let sessions = try RoundClient.sessions(Configuration {
             $0.validators = []
             $0.scheduling.coalescesRequests = false
             $0.tls.default = TLSPolicy(trustRoots: .pem(authority.certificatePEM))
         })
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(authority.certificatePEM.utf8)))
-        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
-        let contenders = smallGets(url, courier: session, ahc: client)
+        let clients = try RoundClient.httpClients(HTTPClient.Configuration(tlsConfiguration: tls))
+        let contenders = smallGets(url, courier: sessions, ahc: clients)
         let results = try await Throughput.compare(contenders, concurrency: 64, plan: plan)
-        try await session.shutdown()
-        try await client.shutdown()
+        try await sessions.shutdown()
+        try await clients.shutdown()
         let connections = server.counter("h2-connections")
         await server.shutdown()
-        let ratio = results.ratio("courier", to: "ahc")
+        let ratio = results.medians.ratio("courier", to: "ahc")
         return ScenarioResult(
-            name: "get-small-h2-c64", unit: "req/s", higherIsBetter: true, results: results,
+            name: "get-small-h2-c64", unit: "req/s", higherIsBetter: true, results: results.medians,
             metrics: ["h2_connections": ["all": Double(connections)]],
-            notes: String(format: "courier/ahc = %.3f (target >= 0.95); TLS 1.3 + HTTP/2 (ALPN) to the in-process CourierTesting server, "
-                          + "%d HTTP/2 connections in all; %d rounds of %@ each, median", ratio, connections, plan.rounds, "\(plan.duration)"))
+            notes: String(format: "courier/ahc = %.3f (target >= 0.95; middle half of the rounds %@); TLS 1.3 + HTTP/2 (ALPN) to the in-process "
+                          + "CourierTesting server, %d HTTP/2 connections in all; %d rounds of %@ each, median, each round on new clients",
+                          ratio, results.spread("courier", to: "ahc"), connections, plan.rounds, "\(plan.duration)"))
     }
 }

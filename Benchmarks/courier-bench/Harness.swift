@@ -6,9 +6,12 @@ struct RoundPlan: Sendable {
     var rounds: Int
     var duration: Duration
     var warmup: Duration
+    /// The warm-up of a contender's new client at the start of each round (see ``RoundClient``): long enough to
+    /// open its connections.
+    var renewalWarmup: Duration
 
-    static let full = RoundPlan(rounds: 15, duration: .seconds(1), warmup: .seconds(1))
-    static let quick = RoundPlan(rounds: 1, duration: .milliseconds(300), warmup: .milliseconds(100))
+    static let full = RoundPlan(rounds: 15, duration: .seconds(1), warmup: .seconds(1), renewalWarmup: .milliseconds(200))
+    static let quick = RoundPlan(rounds: 1, duration: .milliseconds(300), warmup: .milliseconds(100), renewalWarmup: .milliseconds(50))
 
     /// Whether this is the `--quick` plan, which also shrinks the files of the transfer scenarios.
     var isQuick: Bool { rounds == 1 }
@@ -18,8 +21,28 @@ struct RoundPlan: Sendable {
 struct Contender: Sendable {
     var name: String
     var prepare: @Sendable () async throws -> Void = {}
+    /// Replaces the contender's client before each round after the first, which is then warmed up again (see
+    /// ``RoundClient``).
+    var renew: (@Sendable () async throws -> Void)?
     var request: @Sendable () async throws -> Void
     var finish: @Sendable () async throws -> Void = {}
+}
+
+/// What ``Throughput/compare(_:concurrency:plan:)`` measured: each contender's rate in every round.
+struct RoundResults: Sendable {
+    /// The rates per contender, in round order.
+    var samples: [String: [Double]]
+
+    /// Each contender's median rate: the headline figure.
+    var medians: [String: Double] { samples.mapValues(Throughput.median) }
+
+    /// The middle half of the per-round ratios of `contender` to `baseline` (each round ran both), as text:
+    /// how far one round's ratio strays from the median's.
+    func spread(_ contender: String, to baseline: String) -> String {
+        guard let mine = samples[contender], let theirs = samples[baseline], !mine.isEmpty, mine.count == theirs.count else { return "n/a" }
+        let ratios = zip(mine, theirs).map { $0 / Swift.max($1, 1) }.sorted()
+        return String(format: "%.2f-%.2f", ratios[ratios.count / 4], ratios[(ratios.count * 3) / 4])
+    }
 }
 
 /// What a scenario produced.
@@ -54,8 +77,8 @@ enum Throughput {
         return Double(completed) / elapsed.seconds
     }
 
-    /// Lets every contender run in turn, `plan.rounds` times, and reports each one's median rate.
-    static func compare(_ contenders: [Contender], concurrency: Int, plan: RoundPlan) async throws -> [String: Double] {
+    /// Lets every contender run in turn, `plan.rounds` times, and reports each one's rate in every round.
+    static func compare(_ contenders: [Contender], concurrency: Int, plan: RoundPlan) async throws -> RoundResults {
         for contender in contenders { try await contender.prepare() }
         for contender in contenders { _ = try await measure(contender, concurrency: concurrency, duration: plan.warmup) }
         var samples: [String: [Double]] = [:]
@@ -63,11 +86,15 @@ enum Throughput {
             // Alternate the order each round so no contender always runs first (or right after another).
             let order = round % 2 == 0 ? contenders : contenders.reversed()
             for contender in order {
+                if let renew = contender.renew, round > 0 {
+                    try await renew()
+                    _ = try await measure(contender, concurrency: concurrency, duration: plan.renewalWarmup)
+                }
                 samples[contender.name, default: []].append(try await measure(contender, concurrency: concurrency, duration: plan.duration))
             }
         }
         for contender in contenders { try await contender.finish() }
-        return samples.mapValues(median)
+        return RoundResults(samples: samples)
     }
 
     /// The middle value (the upper middle for an even count) of a non-empty list.

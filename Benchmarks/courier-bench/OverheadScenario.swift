@@ -27,7 +27,7 @@ extension Scenario {
                 guard count == ImmediateTransport.size else { throw BenchError.unexpected("the transport gave \(count) bytes") }
             },
         ]
-        let rates = try await Throughput.compare(contenders, concurrency: 1, plan: plan)
+        let rates = try await Throughput.compare(contenders, concurrency: 1, plan: plan).medians
         try await session.shutdown()
         let micros = rates.mapValues { 1_000_000 / max($0, 1) }
         return ScenarioResult(

@@ -21,43 +21,59 @@ struct Scenario: Sendable {
         Scenario(name: "get-small-c\(concurrency)") { target, plan in
             let url = target.base.appending(path: "small")
             // Every worker asks for the same URL; sharing calls would measure coalescing, not the transport.
-            let session = Session(configuration: Configuration { $0.validators = []; $0.scheduling.coalescesRequests = false })
-            let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
-            let urlSession = URLSession(configuration: .ephemeral)
-            let contenders = smallGets(url.absoluteString, courier: session, ahc: client) + [
-                Contender(name: "urlsession") {
-                    let (data, _) = try await urlSession.data(from: url)
+            let sessions = try RoundClient.sessions(Configuration { $0.validators = []; $0.scheduling.coalescesRequests = false })
+            let clients = try RoundClient.httpClients(HTTPClient.Configuration())
+            let urlSessions = try RoundClient(make: { URLSession(configuration: .ephemeral) }, close: { $0.invalidateAndCancel() })
+            let contenders = smallGets(url.absoluteString, courier: sessions, ahc: clients) + [
+                Contender(name: "urlsession", renew: urlSessions.renew) {
+                    let (data, _) = try await urlSessions.client.data(from: url)
                     guard data.count == 1024 else { throw BenchError.unexpected("urlsession got \(data.count) bytes") }
                 },
             ]
             let results = try await Throughput.compare(contenders, concurrency: concurrency, plan: plan)
-            try await session.shutdown()
-            try await client.shutdown()
-            urlSession.invalidateAndCancel()
-            let ratio = results.ratio("courier", to: "ahc")
+            try await sessions.shutdown()
+            try await clients.shutdown()
+            try await urlSessions.shutdown()
+            let ratio = results.medians.ratio("courier", to: "ahc")
             return ScenarioResult(
-                name: "get-small-c\(concurrency)", unit: "req/s", higherIsBetter: true, results: results,
-                notes: String(format: "courier/ahc = %.3f (target >= 0.95); %d rounds of %@ each, median; default connection pools; coalescing off",
-                              ratio, plan.rounds, "\(plan.duration)"))
+                name: "get-small-c\(concurrency)", unit: "req/s", higherIsBetter: true, results: results.medians,
+                notes: String(format: "courier/ahc = %.3f (target >= 0.95; middle half of the rounds %@); %d rounds of %@ each, median, each round on new clients; default connection pools; coalescing off",
+                              ratio, results.spread("courier", to: "ahc"), plan.rounds, "\(plan.duration)"))
         }
     }
 }
 
 extension Scenario {
-    /// Courier and raw AsyncHTTPClient each GETting the 1 KiB `/small` at `url`, checking they got all of it.
-    static func smallGets(_ url: String, courier session: Session, ahc client: HTTPClient) -> [Contender] {
+    /// Courier and raw AsyncHTTPClient each GETting the 1 KiB `/small` at `url`, checking they got all of it;
+    /// each on a new client every round.
+    static func smallGets(_ url: String, courier sessions: RoundClient<Session>, ahc clients: RoundClient<HTTPClient>) -> [Contender] {
         let courierRequest = Request<Data>.get(url)
         return [
-            Contender(name: "courier") {
-                let response = try await session.send(courierRequest)
+            Contender(name: "courier", renew: sessions.renew) {
+                let response = try await sessions.client.send(courierRequest)
                 guard response.body.count == 1024 else { throw BenchError.unexpected("courier got \(response.body.count) bytes") }
             },
-            Contender(name: "ahc") {
-                let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+            Contender(name: "ahc", renew: clients.renew) {
+                let response = try await clients.client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
                 let body = try await response.body.collect(upTo: 1 << 20)
                 guard body.readableBytes == 1024 else { throw BenchError.unexpected("ahc got \(body.readableBytes) bytes") }
             },
         ]
+    }
+}
+
+extension RoundClient where Client == Session {
+    /// A new Courier session with `configuration` each round.
+    static func sessions(_ configuration: Configuration) throws -> RoundClient<Session> {
+        try RoundClient(make: { Session(configuration: configuration) }, close: { try await $0.shutdown() })
+    }
+}
+
+extension RoundClient where Client == HTTPClient {
+    /// A new AsyncHTTPClient client with `configuration` each round, on the shared event loops.
+    static func httpClients(_ configuration: HTTPClient.Configuration) throws -> RoundClient<HTTPClient> {
+        try RoundClient(make: { HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration) },
+                        close: { try await $0.shutdown() })
     }
 }
 

@@ -31,7 +31,7 @@ extension Scenario {
             if name == "courier" { peakRSS.sample() }
         }
         try await session.shutdown()
-        let results = times.mapValues { Double(size) / 1e6 / $0.seconds }
+        let results = times.mapValues { Double(size) / 1e6 / Throughput.median($0).seconds }
         let versus = results["curl"].map { _ in String(format: "courier/curl = %.2f (target >= 0.9)", results.ratio("courier", to: "curl")) } ?? ""
         return ScenarioResult(
             name: "upload-multipart-1g", unit: "MB/s", higherIsBetter: true, results: results,
@@ -58,7 +58,7 @@ extension Scenario {
                 FixedWork(name: "zlib-l\(level)") { _ = try ZlibDirect.compress(json, level: level) },
             ]
             let times = try await FixedWork.compare(contenders, rounds: plan.isQuick ? 1 : 3) { _, run in try await run() }
-            for (name, time) in times { results[name] = Double(json.count) / 1e6 / time.seconds }
+            for (name, time) in times.mapValues(Throughput.median) { results[name] = Double(json.count) / 1e6 / time.seconds }
         }
         try await session.shutdown()
         func ratio(_ level: Int) -> Double { results.ratio("courier-l\(level)", to: "zlib-l\(level)") }
