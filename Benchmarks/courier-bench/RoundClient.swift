@@ -2,11 +2,12 @@ import Courier
 
 /// A contender's client (a session, an HTTP client), made anew before each round.
 ///
-/// A client's connections settle on the event loops in one arrangement and keep it for the client's life. On a
-/// 2-core machine that arrangement alone moved a contender's rate by up to half from one process run to the
-/// next, while staying put within a run: with one client for the whole run, every round measured the same
-/// draw, and the alternation of contenders could not even it out. A new client per round draws again each
-/// round, so the median spans the arrangements instead of resting on one.
+/// On a 2-core machine a contender's rate settled, with its first client, at one level for the whole run and at
+/// another, up to half lower or higher, in the next run of the same binary. A client keeps its connections, and
+/// whatever state they and their event loops settle into, for its life; that is the likeliest cause, though not
+/// pinned down. With one client for the whole run every round measured the same draw, and alternating the
+/// contenders could not even it out. A new client per round draws again each round, so the median spans the
+/// draws instead of resting on one.
 final class RoundClient<Client: Sendable>: Sendable {
     private let current: Locked<Client>
     private let make: @Sendable () throws -> Client
