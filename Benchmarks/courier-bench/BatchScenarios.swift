@@ -16,8 +16,8 @@ extension Scenario {
     static let batch10k = Scenario(name: "batch-10k") { target, plan in
         let count = plan.rounds > 1 ? 10_000 : 500
         let urls = (0..<count).map { target.base.appending(path: "small").absoluteString + "?i=\($0)" }
-        let sessions = try RoundClient.sessions(Configuration { $0.validators = [] })
-        let clients = try RoundClient.httpClients(HTTPClient.Configuration())
+        let sessions = RoundClient.sessions(Configuration { $0.validators = [] })
+        let clients = RoundClient.httpClients(HTTPClient.Configuration())
         let requests = urls.map { Request<Data>.get($0) }
         var peak: [String: Double] = [:]
         let contenders: [FixedWork] = [

@@ -13,14 +13,14 @@ extension Scenario {
         let authority = try TestCertificateAuthority()
         let server = try await TestServer.start(tls: .init(identity: try authority.issue(), http2: true))
         let url = server.url("/small").absoluteString
-        let sessions = try RoundClient.sessions(Configuration {
+        let sessions = RoundClient.sessions(Configuration {
             $0.validators = []
             $0.scheduling.coalescesRequests = false
             $0.tls.default = TLSPolicy(trustRoots: .pem(authority.certificatePEM))
         })
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(authority.certificatePEM.utf8)))
-        let clients = try RoundClient.httpClients(HTTPClient.Configuration(tlsConfiguration: tls))
+        let clients = RoundClient.httpClients(HTTPClient.Configuration(tlsConfiguration: tls))
         let contenders = smallGets(url, courier: sessions, ahc: clients)
         let results = try await Throughput.compare(contenders, concurrency: 64, plan: plan)
         try await sessions.shutdown()

@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Courier
+import NIOPosix
 
 /// A contender's client (a session, an HTTP client), made anew before each round.
 ///
@@ -10,12 +12,12 @@ import Courier
 /// draws instead of resting on one.
 final class RoundClient<Client: Sendable>: Sendable {
     private let current: Locked<Client>
-    private let make: @Sendable () throws -> Client
+    private let make: @Sendable () -> Client
     private let close: @Sendable (Client) async throws -> Void
 
     /// A client from `make`, replaced by another from `make` at each ``renew()``; `close` ends each one.
-    init(make: @escaping @Sendable () throws -> Client, close: @escaping @Sendable (Client) async throws -> Void) throws {
-        current = Locked(try make())
+    init(make: @escaping @Sendable () -> Client, close: @escaping @Sendable (Client) async throws -> Void) {
+        current = Locked(make())
         self.make = make
         self.close = close
     }
@@ -25,7 +27,7 @@ final class RoundClient<Client: Sendable>: Sendable {
 
     /// Closes this round's client and puts a new one in its place.
     func renew() async throws {
-        let fresh = try make()
+        let fresh = make()
         let old = current.withLock { client in
             defer { client = fresh }
             return client
@@ -36,5 +38,20 @@ final class RoundClient<Client: Sendable>: Sendable {
     /// Closes the last client.
     func shutdown() async throws {
         try await close(client)
+    }
+}
+
+extension RoundClient where Client == Session {
+    /// A new Courier session with `configuration` each round.
+    static func sessions(_ configuration: Configuration) -> RoundClient<Session> {
+        RoundClient(make: { Session(configuration: configuration) }, close: { try await $0.shutdown() })
+    }
+}
+
+extension RoundClient where Client == HTTPClient {
+    /// A new AsyncHTTPClient client with `configuration` each round, on the shared event loops.
+    static func httpClients(_ configuration: HTTPClient.Configuration) -> RoundClient<HTTPClient> {
+        RoundClient(make: { HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration) },
+                    close: { try await $0.shutdown() })
     }
 }

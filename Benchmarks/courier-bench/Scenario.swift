@@ -21,9 +21,9 @@ struct Scenario: Sendable {
         Scenario(name: "get-small-c\(concurrency)") { target, plan in
             let url = target.base.appending(path: "small")
             // Every worker asks for the same URL; sharing calls would measure coalescing, not the transport.
-            let sessions = try RoundClient.sessions(Configuration { $0.validators = []; $0.scheduling.coalescesRequests = false })
-            let clients = try RoundClient.httpClients(HTTPClient.Configuration())
-            let urlSessions = try RoundClient(make: { URLSession(configuration: .ephemeral) }, close: { $0.invalidateAndCancel() })
+            let sessions = RoundClient.sessions(Configuration { $0.validators = []; $0.scheduling.coalescesRequests = false })
+            let clients = RoundClient.httpClients(HTTPClient.Configuration())
+            let urlSessions = RoundClient(make: { URLSession(configuration: .ephemeral) }, close: { $0.invalidateAndCancel() })
             let contenders = smallGets(url.absoluteString, courier: sessions, ahc: clients) + [
                 Contender(name: "urlsession", renew: urlSessions.renew) {
                     let (data, _) = try await urlSessions.client.data(from: url)
@@ -59,21 +59,6 @@ extension Scenario {
                 guard body.readableBytes == 1024 else { throw BenchError.unexpected("ahc got \(body.readableBytes) bytes") }
             },
         ]
-    }
-}
-
-extension RoundClient where Client == Session {
-    /// A new Courier session with `configuration` each round.
-    static func sessions(_ configuration: Configuration) throws -> RoundClient<Session> {
-        try RoundClient(make: { Session(configuration: configuration) }, close: { try await $0.shutdown() })
-    }
-}
-
-extension RoundClient where Client == HTTPClient {
-    /// A new AsyncHTTPClient client with `configuration` each round, on the shared event loops.
-    static func httpClients(_ configuration: HTTPClient.Configuration) throws -> RoundClient<HTTPClient> {
-        try RoundClient(make: { HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration) },
-                        close: { try await $0.shutdown() })
     }
 }
 
