@@ -26,6 +26,9 @@ struct CourierBench: AsyncParsableCommand {
     @Flag(help: "One short round per contender: checks the harness, not the speed.")
     var quick = false
 
+    @Option(help: .hidden)
+    var cpuChild: String?  // the child process of cpu-per-request
+
     func validate() throws {
         let unknown = scenarios.filter { name in !Scenario.all.contains { $0.name == name } }
         if !unknown.isEmpty { throw ValidationError("unknown scenario \(unknown.joined(separator: ", "))") }
@@ -33,6 +36,10 @@ struct CourierBench: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let cpuChild {
+            guard let url else { throw ValidationError("--cpu-child needs --url") }
+            return try await CPUChild.run(cpuChild, base: url)
+        }
         let selected = scenarios.isEmpty ? Scenario.all : Scenario.all.filter { scenarios.contains($0.name) }
         let server = url == nil ? try await BenchServer.start() : nil
         let base = url.flatMap(URL.init(string:)) ?? server?.baseURL

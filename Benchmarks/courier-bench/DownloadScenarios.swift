@@ -5,7 +5,9 @@ import NIOPosix
 
 extension Scenario {
     /// `download-1g`: 1 GiB (64 MiB with `--quick`) to a file on the same filesystem; Courier's download
-    /// manager against AsyncHTTPClient's `FileDownloadDelegate` and curl. Also Courier's peak RSS.
+    /// manager against AsyncHTTPClient's `FileDownloadDelegate`, curl, and curl followed by an `fsync` of its file
+    /// (`curl+fsync`: the time until the file is durable, as Courier's is when it reports the download done), and
+    /// the disk's own ceiling, `dd` of as many bytes with `conv=fsync` (`dd-fsync`). Also Courier's peak RSS.
     static let download1G = Scenario(name: "download-1g") { target, plan in
         let size = plan.isQuick ? 64 << 20 : 1 << 30
         let url = target.base.appending(path: "blob/\(size)")
@@ -13,7 +15,7 @@ extension Scenario {
         defer { try? FileManager.default.removeItem(at: directory) }
         let session = Session()
         let manager = try DownloadManager(session: session)
-        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: .likeCourier())
         let peakRSS = PeakRSS()
         var contenders = [
             TransferContender(name: "courier") { file in
@@ -30,13 +32,28 @@ extension Scenario {
         var notes = ""
         if let curl = Tools.find("curl", noting: &notes) {
             contenders.append(TransferContender(name: "curl") { file in try await Tools.run(curl, ["-sSf", "-o", file.path, url.absoluteString]) })
+            contenders.append(TransferContender(name: "curl+fsync") { file in
+                try await Tools.run(curl, ["-sSf", "-o", file.path, url.absoluteString])
+                try Tools.fsync(file)
+            })
+        }
+        if let dd = Tools.find("dd", noting: &notes) {
+            contenders.append(TransferContender(name: "dd-fsync") { file in
+                try await Tools.run(dd, ["if=/dev/zero", "of=\(file.path)", "bs=1M", "count=\(size >> 20)", "conv=fsync", "status=none"])
+            })
         }
         let rounds = plan.isQuick ? 1 : 5
         let results = try await Transfers.compare(contenders, bytes: size, rounds: rounds, in: directory)
         try await client.shutdown()
         try await session.shutdown()
-        let versus = results["curl"].map { _ in String(format: "courier/curl = %.2f (target >= 0.9)", results.ratio("courier", to: "curl")) }
-            ?? String(format: "courier/ahc = %.2f", results.ratio("courier", to: "ahc"))
+        var versus = String(format: "courier/ahc = %.2f", results.ratio("courier", to: "ahc"))
+        if results["curl"] != nil {
+            versus += String(format: ", courier/curl = %.2f, courier/curl+fsync = %.2f (target >= 1.2)", results.ratio("courier", to: "curl"),
+                             results.ratio("courier", to: "curl+fsync"))
+        }
+        if results["dd-fsync"] != nil {
+            versus += String(format: ", courier/dd-fsync = %.2f (target >= 0.9 of the disk's durable write speed)", results.ratio("courier", to: "dd-fsync"))
+        }
         return ScenarioResult(
             name: "download-1g", unit: "MB/s", higherIsBetter: true, results: results,
             metrics: ["peak_rss_mib": ["courier": peakRSS.peakMiB]],

@@ -20,11 +20,13 @@ extension Scenario {
         })
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(authority.certificatePEM.utf8)))
-        let clients = RoundClient.httpClients(HTTPClient.Configuration(tlsConfiguration: tls))
-        let contenders = smallGets(url, courier: sessions, ahc: clients)
+        let clients = RoundClient.httpClients(.likeCourier(HTTPClient.Configuration(tlsConfiguration: tls)))
+        let defaultClients = RoundClient.httpClients(HTTPClient.Configuration(tlsConfiguration: tls))
+        let contenders = smallGets(url, courier: sessions, ahc: clients, ahcDefaults: defaultClients)
         let results = try await Throughput.compare(contenders, concurrency: 64, plan: plan)
         try await sessions.shutdown()
         try await clients.shutdown()
+        try await defaultClients.shutdown()
         let connections = server.counter("h2-connections")
         await server.shutdown()
         let ratio = results.medians.ratio("courier", to: "ahc")
@@ -32,7 +34,7 @@ extension Scenario {
             name: "get-small-h2-c64", unit: "req/s", higherIsBetter: true, results: results.medians,
             metrics: ["h2_connections": ["all": Double(connections)]],
             notes: String(format: "courier/ahc = %.3f (target >= 0.95; middle half of the rounds %@); TLS 1.3 + HTTP/2 (ALPN) to the in-process "
-                          + "CourierTesting server, %d HTTP/2 connections in all; %d rounds of %@ each, median, each round on new clients",
+                          + "CourierTesting server, %d HTTP/2 connections in all; %d rounds of %@ each, median, each round on new clients; ahc is set up as Courier sets it up, ahc-defaults is AsyncHTTPClient's default configuration",
                           ratio, results.spread("courier", to: "ahc"), connections, plan.rounds, "\(plan.duration)"))
     }
 }

@@ -2,14 +2,16 @@ import Courier
 import Foundation
 import HTTPTypes
 import NIOCore
+import NIOPosix
 
 extension Scenario {
     /// `session-overhead`: Courier's own work per request, without a network. `courier` sends a 1 KiB GET through
-    /// a session whose transport answers at once; `transport` calls that transport alone and reads the body. One
-    /// request at a time, so the difference is the CPU the session spends on a request (preparation, the pool,
-    /// its task, reading and decoding the body): a steady figure where the loopback scenarios swing from run to run.
+    /// a session whose transport answers from an event loop; `transport` calls that transport alone and reads the
+    /// body. One request at a time, so the difference is what the session spends on a request (preparation, the
+    /// pool, reading and decoding the body, and every suspension and wake-up it adds to the transport's one): a
+    /// steady figure where the loopback scenarios swing from run to run.
     static let sessionOverhead = Scenario(name: "session-overhead") { _, plan in
-        let transport = ImmediateTransport()
+        let transport = EventLoopTransport()
         let session = Session(configuration: Configuration { $0.validators = []; $0.scheduling.coalescesRequests = false },
                               transport: transport)
         let url = URL(string: "http://127.0.0.1/small")
@@ -19,12 +21,12 @@ extension Scenario {
         let contenders = [
             Contender(name: "courier") {
                 let response = try await session.send(request)
-                guard response.body.count == ImmediateTransport.size else { throw BenchError.unexpected("courier got \(response.body.count) bytes") }
+                guard response.body.count == EventLoopTransport.size else { throw BenchError.unexpected("courier got \(response.body.count) bytes") }
             },
             Contender(name: "transport") {
                 var count = 0
                 for try await chunk in try await transport.send(direct).body { count += chunk.readableBytes }
-                guard count == ImmediateTransport.size else { throw BenchError.unexpected("the transport gave \(count) bytes") }
+                guard count == EventLoopTransport.size else { throw BenchError.unexpected("the transport gave \(count) bytes") }
             },
         ]
         let rates = try await Throughput.compare(contenders, concurrency: 1, plan: plan).medians
@@ -32,20 +34,24 @@ extension Scenario {
         let micros = rates.mapValues { 1_000_000 / max($0, 1) }
         return ScenarioResult(
             name: "session-overhead", unit: "us/req", higherIsBetter: false, results: micros,
-            notes: String(format: "a 1 KiB GET through a transport that answers at once, one at a time; courier - transport = %.1f us of the session's own work per request; %d rounds of %@ each, median; no target (a diagnostic for get-small and batch-10k)",
+            notes: String(format: "a 1 KiB GET through a transport that answers from an event loop (a suspension and a wake-up, no sockets), one at a time; courier - transport = %.1f us of the session's own work per request (target <= 4); %d rounds of %@ each, median",
                           (micros["courier"] ?? 0) - (micros["transport"] ?? 0), plan.rounds, "\(plan.duration)"))
     }
 }
 
-/// A transport that answers every request at once with 1 KiB, without sockets: what `session-overhead` sends through.
-/// Not `CourierTesting`'s `StubTransport`, which records every request it sees and would grow through the run.
-final class ImmediateTransport: Transport {
+/// A transport that answers every request with 1 KiB from an event loop, without sockets: what `session-overhead`
+/// sends through. Its caller suspends and is woken as it would be by a network answer, so the session's own
+/// suspensions and wake-ups count in the figure. Not `CourierTesting`'s `StubTransport`, which records every
+/// request it sees and would grow through the run.
+final class EventLoopTransport: Transport {
     static let size = 1024
+    private let loop = MultiThreadedEventLoopGroup.singleton.next()
     private let body = ByteBuffer(repeating: UInt8(ascii: "c"), count: size)
     private let headers: HTTPFields = [.contentLength: String(size), .contentType: "text/plain"]
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
-        TransportResponse(status: .ok, headers: headers, body: ByteStream(chunks: [body]))
+        let (body, headers) = (self.body, self.headers)
+        return try await loop.submit { TransportResponse(status: .ok, headers: headers, body: ByteStream(chunks: [body])) }.get()
     }
 
     func shutdown() async throws {}

@@ -6,7 +6,7 @@ enum Report {
         var lines = ["| scenario | unit | contender | result |", "| --- | --- | --- | ---: |"]
         for result in results {
             for (name, value) in result.results.sorted(by: { $0.value > $1.value }) {
-                lines.append("| \(result.name) | \(result.unit) | \(name) | \(String(format: "%.0f", value)) |")
+                lines.append("| \(result.name) | \(result.unit) | \(name) | \(String(format: value < 100 ? "%.1f" : "%.0f", value)) |")
             }
         }
         lines.append("")

@@ -83,6 +83,13 @@ enum Tools {
         return tool
     }
 
+    /// Flushes `file` to the disk, as a download that promises a durable file does before it reports done.
+    static func fsync(_ file: URL) throws {
+        let handle = try FileHandle(forUpdating: file)
+        defer { try? handle.close() }
+        try handle.synchronize()
+    }
+
     /// Runs `tool` and waits (without blocking a thread) for it to exit 0.
     static func run(_ tool: URL, _ arguments: [String]) async throws {
         let process = Process()
