@@ -169,17 +169,13 @@ struct PoolStateTests {
         return PoolTicket(PreparedRequest(method: .get, url: URL(string: "https://h\(path)")!, tag: tag), from: request.erased)
     }
 
-    /// A handle whose task does nothing.
-    func handle() -> RequestHandle { RequestHandle(task: Task {}, caller: CallerSlot()) }
-
-    @Test func aCancelBeforeAttachingIsKeptUntilTheHandlesArrive() {
+    @Test func aCallerLeavesOnceAndIsNotToldAgainWhenItsRequestEnds() {
         var state = PoolState(scheduling: SchedulingOptions())
-        let id = state.register(ticket("/a"))
-        let early = state.leave(id)  // nothing to resume yet: remembered
-        let cancelOnAttach = state.attach(id, handle())
+        let canceller = Canceller()
+        let id = state.register(ticket("/a"), canceller: canceller)
         let departure = state.leave(id)
         let again = state.leave(id)
-        #expect(early == nil && cancelOnAttach == .cancelRequested && departure != nil && again == nil)
+        #expect(departure?.cancelsRequest == true && departure?.canceller === canceller && again == nil)
         #expect(state.departedCount == 1)
         let info = state.finish(id)  // the caller already heard `cancelled`
         #expect(info == nil && state.departedCount == 0 && state.entries.isEmpty)
@@ -187,8 +183,7 @@ struct PoolStateTests {
 
     @Test func aFinishedRequestReportsItsInfoOnce() {
         var state = PoolState(scheduling: SchedulingOptions())
-        let id = state.register(ticket("/b?x=1", tag: "t"))
-        #expect(state.attach(id, handle()) == .attached)
+        let id = state.register(ticket("/b?x=1", tag: "t"), canceller: Canceller())
         let first = state.markRunning(id, coalesced: false)
         let second = state.markRunning(id, coalesced: false)  // `started` once per request
         #expect(first?.state == .running && second == nil)
@@ -200,12 +195,11 @@ struct PoolStateTests {
 
     @Test func aLeaderWhoseCallNobodySharesIsCancelledWhenItsCallerGoes() {
         var state = PoolState(scheduling: SchedulingOptions())
-        let id = state.register(ticket("/c"))
-        _ = state.attach(id, handle())
+        let id = state.register(ticket("/c"), canceller: Canceller())
         let key = CoalescingKey(PreparedRequest(method: .get, url: URL(string: "https://h/c")!), varyingHeaders: [])!
         state.entries[id]?.leads = key
         state.calls[key] = SharedCall(leader: id)
         let departure = state.leave(id)
-        #expect(departure?.cancelsTask == true)
+        #expect(departure?.cancelsRequest == true)
     }
 }

@@ -1,6 +1,6 @@
 import HeapModule
 
-/// Tells the pool which requests ran past their deadline, so it can cancel their tasks.
+/// Tells the pool which requests ran past their deadline, so it can cancel them through their cancellers.
 ///
 /// One task sleeps until the earliest deadline of a request still in flight, for the whole pool: a timer per
 /// request (scheduled, then cancelled as nearly every request finishes in time) cost more than the rest of the

@@ -49,15 +49,6 @@ struct PoolTicket: Sendable {
     }
 }
 
-/// How the pool reaches a request it tracks: the task running it, and the caller waiting for it.
-struct RequestHandle: Sendable {
-    let task: Task<Void, Never>
-    let caller: CallerSlot<ErasedResponse>
-
-    /// Tells the caller its request was cancelled.
-    func resumeCancelled() { caller.resume(with: .failure(.cancelled())) }
-}
-
 /// Where a request waiting for a slot is.
 enum SlotWaiter {
     case waiting(CheckedContinuation<Void, any Error>)
@@ -69,13 +60,10 @@ enum SlotWaiter {
 struct PoolState {
     struct Entry {
         var info: PooledRequest
-        /// The request's task and its caller; set right after registering.
-        var handle: RequestHandle?
-        /// The deadline passed before the handle arrived.
-        var expired = false
-        var cancelRequested = false
+        /// Cancels what the request waits on.
+        let canceller: Canceller
         var hasStarted = false
-        /// The caller heard `cancelled` and went; the task may still run a shared call for others.
+        /// The caller was cancelled; the request may still run a shared call for others.
         var callerLeft = false
         /// The shared call this request runs for identical ones.
         var leads: CoalescingKey?
@@ -93,14 +81,14 @@ struct PoolState {
     /// What ``leave(_:)`` must do outside the lock.
     struct Departure {
         let info: PooledRequest
-        let handle: RequestHandle
-        /// Whether to cancel the task too: not while it runs a call others wait for.
-        let cancelsTask: Bool
+        let canceller: Canceller
+        /// Whether to cancel the request: not while it runs a call others wait for.
+        let cancelsRequest: Bool
     }
 
     var scheduler: RequestScheduler
     var entries: [RequestID: Entry] = [:]
-    /// Entries whose caller has gone but whose task still runs.
+    /// Entries whose caller has gone but that still run.
     private(set) var departedCount = 0
     var slotWaiters: [RequestID: SlotWaiter] = [:]
     var calls: [CoalescingKey: SharedCall] = [:]
@@ -115,58 +103,32 @@ struct PoolState {
         rules = scheduling.rateLimits
     }
 
-    mutating func register(_ ticket: PoolTicket) -> RequestID {
+    mutating func register(_ ticket: PoolTicket, canceller: Canceller) -> RequestID {
         nextID += 1
         let id = RequestID(rawValue: nextID)
         let info = PooledRequest(id: id, method: ticket.request.method, fullURL: ticket.request.url, parameters: ticket.parameters,
                                  pathQuery: ticket.pathQuery, tag: ticket.request.tag, priority: ticket.priority,
                                  state: .waiting, isCoalesced: false, startDate: Date())
-        entries[id] = Entry(info: info)
+        entries[id] = Entry(info: info, canceller: canceller)
         return id
     }
 
-    /// What ``attach(_:_:)`` found.
-    enum Attachment {
-        case attached
-        /// A cancel came first: the caller leaves at once.
-        case cancelRequested
-        /// The deadline passed first: the task is to be cancelled.
-        case expired
-        /// The task already ended.
-        case finished
+    /// The deadlines of `ids` passed: the requests to cancel.
+    mutating func expire(_ ids: [RequestID]) -> [Canceller] {
+        ids.compactMap { entries[$0]?.canceller }
     }
 
-    /// Stores how to reach the task and the caller of `id`.
-    mutating func attach(_ id: RequestID, _ handle: RequestHandle) -> Attachment {
-        guard let index = entries.index(forKey: id) else { return .finished }
-        entries.values[index].handle = handle
-        if entries.values[index].cancelRequested { return .cancelRequested }
-        return entries.values[index].expired ? .expired : .attached
-    }
-
-    /// The deadlines of `ids` passed: the tasks to cancel (the rest are cancelled when they attach).
-    mutating func expire(_ ids: [RequestID]) -> [Task<Void, Never>] {
-        ids.compactMap { id in
-            guard let index = entries.index(forKey: id) else { return nil }
-            entries.values[index].expired = true
-            return entries.values[index].handle?.task
-        }
-    }
-
-    /// The caller of `id` goes; `nil` when it already went or cannot yet (then it goes on attaching).
+    /// The caller of `id` goes; `nil` when it already went.
     mutating func leave(_ id: RequestID) -> Departure? {
-        guard let entry = entries[id], !entry.callerLeft else { return nil }
-        guard let handle = entry.handle else {
-            entries[id]?.cancelRequested = true
-            return nil
-        }
-        entries[id]?.callerLeft = true
+        guard let index = entries.index(forKey: id), !entries.values[index].callerLeft else { return nil }
+        entries.values[index].callerLeft = true
         departedCount += 1
+        let entry = entries.values[index]
         let othersWait = entry.leads.map { calls[$0]?.followers.isEmpty == false } ?? false
-        return Departure(info: entry.info, handle: handle, cancelsTask: !othersWait)
+        return Departure(info: entry.info, canceller: entry.canceller, cancelsRequest: !othersWait)
     }
 
-    /// The task of `id` ended; returns its info unless its caller had already gone (and heard about it).
+    /// The request `id` ended; returns its info unless its caller had already gone (and was told with an event).
     mutating func finish(_ id: RequestID) -> PooledRequest? {
         cancelledFollowers.remove(id)
         guard let entry = entries.removeValue(forKey: id) else { return nil }

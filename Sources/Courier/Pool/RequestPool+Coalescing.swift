@@ -26,7 +26,7 @@ struct CoalescingKey: Hashable, Sendable {
     }
 }
 
-/// One call shared by identical requests: the request that started it runs it in its own task; the others
+/// One call shared by identical requests: the request that started it runs it in its caller's task; the others
 /// wait for its result.
 struct SharedCall {
     let leader: RequestID
@@ -37,10 +37,10 @@ extension RequestPool {
     /// Single flight: runs `operation` for the request `id`, or waits for the call an identical request (same
     /// `key`) has in flight.
     ///
-    /// The leader runs the call in its own task, so sharing costs no extra task. A follower that is cancelled
-    /// leaves on its own. When the leader's caller goes while followers wait, the leader's task keeps running
-    /// for them (see ``leave(_:)``); the call is cancelled only once every caller has gone.
-    nonisolated(nonsending) func shared(_ key: CoalescingKey, by id: RequestID,
+    /// The leader runs the call in its caller's task, so sharing costs no extra task. A follower that is cancelled
+    /// (through `canceller`) leaves on its own. When the leader's caller goes while followers wait, the call goes
+    /// on for them (see ``leave(_:)``); it is cancelled only once every caller has gone.
+    nonisolated(nonsending) func shared(_ key: CoalescingKey, by id: RequestID, canceller: Canceller,
                                         _ operation: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
         // The usual case, no identical call in flight, leads at once, without a continuation to wait on.
         let leadsAtOnce = state.withLock { state -> Bool in
@@ -49,7 +49,7 @@ extension RequestPool {
             return true
         }
         // nil: this request leads the call.
-        let shared: ExchangeResult? = leadsAtOnce ? nil : try await withTaskCancellationHandler {
+        let shared: ExchangeResult? = leadsAtOnce ? nil : try await canceller.whileWaiting(on: FollowerWait(pool: self, key: key, id: id)) {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ExchangeResult?, any Error>) in
                 enum Role { case leads, follows, cancelled }
                 let role = state.withLock { state -> Role in
@@ -64,11 +64,9 @@ extension RequestPool {
                 switch role {
                 case .leads: continuation.resume(returning: nil)
                 case .follows: joinedSharedCall(id)
-                case .cancelled: continuation.resume(throwing: CancellationError())
+                case .cancelled: continuation.resume(throwing: CourierError.cancelled())
                 }
             }
-        } onCancel: {
-            leaveSharedCall(key, follower: id)
         }
         if let shared { return shared }
 
@@ -80,14 +78,14 @@ extension RequestPool {
             return (call?.followers.values.map { $0 } ?? [], state.entries[id]?.callerLeft ?? true)
         }
         for follower in followers { follower.resume(with: result.map { $0 }) }
-        if callerLeft { throw CancellationError() }  // the result went to the followers; nobody waits for the rest
+        if callerLeft { throw CourierError.cancelled() }  // the result went to the followers; nobody waits for the rest
         return try result.get()
     }
 
-    /// A follower's task was cancelled: it stops waiting. When it was the last one and the leader's caller has
-    /// gone too, the call itself is cancelled.
-    private nonisolated func leaveSharedCall(_ key: CoalescingKey, follower id: RequestID) {
-        let (continuation, leaderTask) = state.withLock { state -> (CheckedContinuation<ExchangeResult?, any Error>?, Task<Void, Never>?) in
+    /// A follower was cancelled: it stops waiting. When it was the last one and the leader's caller has gone too,
+    /// the call itself is cancelled.
+    fileprivate nonisolated func leaveSharedCall(_ key: CoalescingKey, follower id: RequestID) {
+        let (continuation, leader) = state.withLock { state -> (CheckedContinuation<ExchangeResult?, any Error>?, Canceller?) in
             guard let continuation = state.calls[key]?.followers.removeValue(forKey: id) else {
                 if state.calls[key]?.leader != id { state.cancelledFollowers.insert(id) }  // not arrived yet
                 return (nil, nil)
@@ -95,9 +93,24 @@ extension RequestPool {
             guard let call = state.calls[key], call.followers.isEmpty, let leader = state.entries[call.leader], leader.callerLeft else {
                 return (continuation, nil)
             }
-            return (continuation, leader.handle?.task)
+            return (continuation, leader.canceller)
         }
-        continuation?.resume(throwing: CancellationError())
-        leaderTask?.cancel()
+        continuation?.resume(throwing: CourierError.cancelled())
+        leader?.cancel()
     }
+}
+
+/// A follower's wait for a shared call, as its ``Canceller`` sees it.
+private final class FollowerWait: RequestCancellable {
+    let pool: RequestPool
+    let key: CoalescingKey
+    let id: RequestID
+
+    init(pool: RequestPool, key: CoalescingKey, id: RequestID) {
+        self.pool = pool
+        self.key = key
+        self.id = id
+    }
+
+    func cancel() { pool.leaveSharedCall(key, follower: id) }
 }

@@ -18,14 +18,14 @@ public actor RequestPool {
     /// go through the actor, so they run one at a time. Internal so the coalescing extension can reach it.
     let state: Locked<PoolState>
     private let broadcaster = EventBroadcaster<PoolEvent>(replaysLatest: false)
-    /// Cancels the task of each request that runs past its deadline.
+    /// Cancels each request that runs past its deadline.
     private let deadlines: DeadlineWatch
 
     init(scheduling: SchedulingOptions) {
         let state = Locked(PoolState(scheduling: scheduling))
         self.state = state
         deadlines = DeadlineWatch { ids in
-            for task in state.withLock({ $0.expire(ids) }) { task.cancel() }
+            for canceller in state.withLock({ $0.expire(ids) }) { canceller.cancel() }
         }
     }
 
@@ -37,8 +37,8 @@ public actor RequestPool {
     /// Whether no request is in flight.
     public var isEmpty: Bool { count == 0 }
 
-    /// Tasks still running for requests, including those whose callers have gone while the task finishes a call
-    /// that identical requests share. Zero soon after everything ends: no task is left behind.
+    /// Requests still running, including those whose callers have gone while they finish a call that identical
+    /// requests share. Zero soon after everything ends: nothing is left behind.
     public var taskCount: Int { state.withLock { $0.entries.count } }
 
     /// The requests in flight, oldest first.
@@ -125,63 +125,56 @@ public actor RequestPool {
         Self.wake(started)
     }
 
-    /// Registers the request, runs `operation` in a task of its own so ``cancel(_:)`` can reach it, and
-    /// reports the outcome as an event. Cancelling the caller cancels the operation, unless it runs a call that
-    /// identical requests share (see ``leave(_:)``). At `deadline` the task is cancelled: that bounds a body the
-    /// operation reads, whatever the transport (see ``HeadBoundedTransport``).
-    nonisolated func track(_ ticket: PoolTicket, deadline: ContinuousClock.Instant,
-                           _ operation: @escaping @Sendable (RequestID) async throws -> ErasedResponse) async throws -> ErasedResponse {
-        let id = state.withLock { $0.register(ticket) }
+    /// Registers the request, runs `operation` in the caller's own task, and reports the outcome as an event.
+    ///
+    /// No task is made per request: whatever the request waits on installs itself in its ``Canceller``, which
+    /// ``cancel(_:)`` and the rest, the deadline (when `deadline` passes) and the caller's own cancellation all
+    /// cancel through. Cancelling the caller cancels the operation, unless it runs a call that identical requests
+    /// share (see ``leave(_:)``): then the call goes on for them, and the caller hears
+    /// ``CourierError/Code/cancelled`` when it ends.
+    nonisolated(nonsending) func track(_ ticket: PoolTicket, deadline: ContinuousClock.Instant,
+                                       _ operation: nonisolated(nonsending) (RequestID, Canceller) async throws -> ErasedResponse)
+        async throws -> ErasedResponse {
+        let canceller = Canceller()
+        let id = state.withLock { $0.register(ticket, canceller: canceller) }
         deadlines.watch(id, until: deadline)
-        let caller = CallerSlot<ErasedResponse>()
-        // An immediate task runs on this thread until its first suspension (the network, usually), which saves
-        // a hop through the global executor on every request.
-        let task = Task.immediate {
-            let outcome: Result<ErasedResponse, CourierError>
-            var status: HTTPResponse.Status?  // kept aside: matching the success case below copied the whole response
-            do {
-                let response = try await operation(id)
-                status = response.status
-                outcome = .success(response)
-            } catch {
-                outcome = .failure(RequestExecutor.normalize(error))
+        let outcome: Result<ErasedResponse, CourierError>
+        var status: HTTPResponse.Status?  // kept aside: matching the success case below copied the whole response
+        do {
+            let response = try await withTaskCancellationHandler {
+                try await operation(id, canceller)
+            } onCancel: {
+                leave(id)
             }
-            deadlines.forget(id)
-            if let info = self.state.withLock({ $0.finish(id) }) {
-                if let status {
-                    broadcaster.yield(.finished(info, status))
-                } else if case .failure(let error) = outcome {
-                    broadcaster.yield(error.code == .cancelled ? .cancelled(info) : .failed(info, error))
-                }
-            }
-            caller.resume(with: outcome)
+            status = response.status
+            outcome = .success(response)
+        } catch {
+            outcome = .failure(RequestExecutor.normalize(error))
         }
-        switch state.withLock({ $0.attach(id, RequestHandle(task: task, caller: caller)) }) {
-        case .attached, .finished: break
-        case .cancelRequested: leave(id)
-        case .expired: task.cancel()
+        deadlines.forget(id)
+        guard let info = state.withLock({ $0.finish(id) }) else { throw CourierError.cancelled() }  // it left, and was told
+        if let status {
+            broadcaster.yield(.finished(info, status))
+        } else if case .failure(let error) = outcome {
+            broadcaster.yield(error.code == .cancelled ? .cancelled(info) : .failed(info, error))
         }
-        return try await withTaskCancellationHandler {
-            try await caller.value()
-        } onCancel: {
-            leave(id)
-        }
+        return try outcome.get()
     }
 
-    /// The caller of `id` goes (cancelled by its task or through the pool): it hears ``CourierError/Code/cancelled``
-    /// at once and the request leaves the pool. Its task is cancelled too, unless it runs a call that identical
-    /// requests still wait for; that call goes on for them.
+    /// The caller of `id` goes (cancelled by its task or through the pool): what the request waits on is
+    /// cancelled, and the request ends with ``CourierError/Code/cancelled``. Not while it runs a call that
+    /// identical requests still wait for; that call goes on for them.
     nonisolated func leave(_ id: RequestID) {
         guard let departure = state.withLock({ $0.leave(id) }) else { return }
-        departure.handle.resumeCancelled()
-        if departure.cancelsTask { departure.handle.task.cancel() }
+        if departure.cancelsRequest { departure.canceller.cancel() }
         broadcaster.yield(.cancelled(departure.info))
     }
 
     /// Runs `body` once the request `id` may use the network: after its rate limit allows it and a slot under
     /// the concurrency limits is free. Releases the slot afterwards. When neither is in the way, as usual, it
-    /// takes the lock once on the way in. Runs on its caller's executor, like the steps of ``RequestExecutor``.
-    nonisolated(nonsending) func withSlot<T>(_ id: RequestID, url: URL, priority: RequestPriority,
+    /// takes the lock once on the way in. Runs on its caller's executor, like the steps of ``RequestExecutor``;
+    /// its waits install themselves in `canceller`.
+    nonisolated(nonsending) func withSlot<T>(_ id: RequestID, url: URL, priority: RequestPriority, canceller: Canceller,
                                              _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         let host = url.host()?.lowercased() ?? ""
         var queueing: PoolState.Queueing
@@ -192,12 +185,15 @@ public actor RequestPool {
             error.retryAfterValue = String(Int(retryAfter.seconds.rounded(.up)))
             throw error
         case .rateLimited(let wait):
-            try await Task.sleep(for: wait)
+            try await CancellableSleep.sleep(for: wait, canceller: canceller)
             queueing = state.withLock { $0.queue(id, host: host, priority: priority) }
         case .admitted(let admitted):
             queueing = admitted
         }
         if case .queued = queueing {
+            let wait = SlotWait(pool: self, id: id)
+            if !canceller.install(wait) { wait.cancel() }  // cancelled already: the wait below ends at once
+            defer { canceller.remove(wait) }
             try await waitForSlot(id)
             queueing = .started(state.withLock { $0.markRunning(id, coalesced: false) })
         }
@@ -212,27 +208,28 @@ public actor RequestPool {
     }
 
     private nonisolated func waitForSlot(_ id: RequestID) async throws {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let resumeNow = state.withLock { state -> Result<Void, any Error>? in
-                    if state.scheduler.isRunning(id) { return .success(()) }  // started before we got here
-                    if state.slotWaiters.removeValue(forKey: id) != nil { return .failure(CancellationError()) }  // cancelled first
-                    state.slotWaiters[id] = .waiting(continuation)
-                    return nil
-                }
-                if let resumeNow { continuation.resume(with: resumeNow) }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let resumeNow = state.withLock { state -> Result<Void, any Error>? in
+                if state.scheduler.isRunning(id) { return .success(()) }  // started before we got here
+                if state.slotWaiters.removeValue(forKey: id) != nil { return .failure(CourierError.cancelled()) }  // cancelled first
+                state.slotWaiters[id] = .waiting(continuation)
+                return nil
             }
-        } onCancel: {
-            let waiter = state.withLock { state -> SlotWaiter? in
-                guard state.scheduler.cancelWaiting(id) else { return nil }  // already started: it runs and releases
-                guard let waiter = state.slotWaiters.removeValue(forKey: id) else {
-                    state.slotWaiters[id] = .cancelledBeforeWaiting
-                    return nil
-                }
-                return waiter
-            }
-            if case .waiting(let continuation)? = waiter { continuation.resume(throwing: CancellationError()) }
+            if let resumeNow { continuation.resume(with: resumeNow) }
         }
+    }
+
+    /// The request `id` stops waiting for a slot: it was cancelled.
+    fileprivate nonisolated func stopWaitingForSlot(_ id: RequestID) {
+        let waiter = state.withLock { state -> SlotWaiter? in
+            guard state.scheduler.cancelWaiting(id) else { return nil }  // already started: it runs and releases
+            guard let waiter = state.slotWaiters.removeValue(forKey: id) else {
+                state.slotWaiters[id] = .cancelledBeforeWaiting
+                return nil
+            }
+            return waiter
+        }
+        if case .waiting(let continuation)? = waiter { continuation.resume(throwing: CourierError.cancelled()) }
     }
 
     private static func wake(_ continuations: [CheckedContinuation<Void, any Error>]) {
@@ -240,57 +237,15 @@ public actor RequestPool {
     }
 }
 
-/// Where a caller waits for its request's task; settled exactly once, by whichever comes first: the result or
-/// the caller leaving. Either side may come first. The result is moved, never copied, on its way through.
-///
-/// The continuation is unchecked (a checked one allocates a canary per request): the state below resumes it
-/// exactly once, and `value()` refuses a second waiter.
-final class CallerSlot<Value: Sendable>: Sendable {
-    private struct State {
-        var waiting: UnsafeContinuation<Value, any Error>?
-        var result: Result<Value, CourierError>?
-        /// The slot has been settled; later results are dropped.
-        var isSettled = false
-        /// A caller has waited already.
-        var hasWaited = false
+/// A request's wait for a slot, as its ``Canceller`` sees it.
+private final class SlotWait: RequestCancellable {
+    let pool: RequestPool
+    let id: RequestID
+
+    init(pool: RequestPool, id: RequestID) {
+        self.pool = pool
+        self.id = id
     }
 
-    private let state = Locked(State())
-
-    /// The result, once there is one.
-    nonisolated(nonsending) func value() async throws -> Value {
-        try await withUnsafeThrowingContinuation { continuation in
-            var ready = state.withLock { state -> Result<Value, CourierError>? in
-                precondition(!state.hasWaited, "a caller waits once")
-                state.hasWaited = true
-                if let result = state.result.take() { return result }
-                state.waiting = continuation
-                return nil
-            }
-            if let ready = ready.take() { Self.resume(continuation, with: ready) }
-        }
-    }
-
-    /// Settles the slot; later calls do nothing. The result is moved, into the slot or on to the waiting caller.
-    func resume(with result: consuming sending Result<Value, CourierError>) {
-        var pending = Optional(result)
-        let waiting = state.withLock { state -> UnsafeContinuation<Value, any Error>? in
-            guard !state.isSettled else { return nil }
-            state.isSettled = true
-            guard let continuation = state.waiting.take() else {
-                state.result = pending.take()
-                return nil
-            }
-            return continuation
-        }
-        if let waiting, let result = pending.take() { Self.resume(waiting, with: result) }
-    }
-
-    /// Resumes `continuation` with `result`, without building a second `Result` as `mapError` does.
-    private static func resume(_ continuation: UnsafeContinuation<Value, any Error>, with result: consuming Result<Value, CourierError>) {
-        switch consume result {
-        case .success(let value): continuation.resume(returning: value)
-        case .failure(let error): continuation.resume(throwing: error)
-        }
-    }
+    func cancel() { pool.stopWaitingForSlot(id) }
 }

@@ -2,15 +2,12 @@ import Foundation
 import Logging
 
 extension RequestExecutor {
-    /// Sends `request`; when ``Configuration/waitsForConnectivity`` is set and the connection could not be made
-    /// (nothing was sent), probes the host, or the proxy, until it answers or the wait is over, then sends again.
-    /// With `callerBoundsBody`, the caller reads the body within the deadline itself (see ``HeadBoundedTransport``).
-    nonisolated(nonsending) func sendWaitingForConnectivity(_ request: TransportRequest,
-                                                            callerBoundsBody: Bool) async throws -> TransportResponse {
-        nonisolated(nonsending) func send() async throws -> TransportResponse {
-            if callerBoundsBody, let headBoundedTransport { return try await headBoundedTransport.sendBoundingHead(request) }
-            return try await transport.send(request)
-        }
+    /// Runs `send`; when ``Configuration/waitsForConnectivity`` is set and the connection could not be made
+    /// (nothing was sent), probes the host, or the proxy, until it answers or the wait is over, then runs it again.
+    /// With a `canceller` (a request in the pool), the wait runs in a task the canceller can stop: only requests
+    /// that meet an unreachable host pay for it.
+    nonisolated(nonsending) func waitingForConnectivity<Answer>(_ request: TransportRequest, canceller: Canceller?,
+                                                                _ send: nonisolated(nonsending) () async throws -> Answer) async throws -> Answer {
         do {
             return try await send()
         } catch let error as CourierError where [.connectionFailed, .offline].contains(error.code) {
@@ -19,8 +16,13 @@ extension RequestExecutor {
             let monitor = request.proxy.map { ReachabilityMonitor(host: $0.host, port: $0.port, interval: .milliseconds(250), probeTimeout: .seconds(1)) }
                 ?? ReachabilityMonitor(url: request.url, interval: .milliseconds(250), probeTimeout: .seconds(1))
             configuration.logger.info("waiting up to \(budget) for \(monitor.host):\(monitor.port) to be reachable")
-            guard budget > .zero, await monitor.waitUntilReachable(timeout: budget).isReachable else {
-                try Task.checkCancellation()
+            let probing = Task { budget > .zero ? await monitor.waitUntilReachable(timeout: budget).isReachable : false }
+            let stop = TaskCancellable(probing)
+            if let canceller, !canceller.install(stop) { probing.cancel() }
+            defer { canceller?.remove(stop) }
+            let reachable = await withTaskCancellationHandler { await probing.value } onCancel: { probing.cancel() }
+            guard reachable else {
+                if probing.isCancelled || canceller?.isCancelled == true { throw CourierError.cancelled() }
                 throw CourierError(code: .offline, message: "\(monitor.host):\(monitor.port) is still unreachable after waiting \(budget)",
                                    underlying: error)
             }

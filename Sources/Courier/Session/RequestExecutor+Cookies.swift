@@ -17,9 +17,9 @@ extension RequestExecutor {
 
     /// Stores the response's `Set-Cookie` headers. A jar that cannot save keeps them in memory; the failure is
     /// logged rather than failing a request that succeeded.
-    nonisolated(nonsending) func storeCookies(from response: TransportResponse, for url: URL) async {
+    nonisolated(nonsending) func storeCookies(from responseHeaders: HTTPFields, for url: URL) async {
         guard let jar = configuration.cookieJar, configuration.cookieHandling.contains(.store) else { return }
-        let headers = response.headers[values: .setCookie]
+        let headers = responseHeaders[values: .setCookie]
         guard !headers.isEmpty else { return }
         do {
             try await jar.store(setCookieHeaders: headers, from: url)

@@ -15,7 +15,8 @@ import Tracing
 struct RequestExecutor: Sendable {
     let snapshot: SessionSnapshot
     let transport: any Transport
-    let headBoundedTransport: (any HeadBoundedTransport)?
+    /// The transport again when it collects bodies itself (see ``CollectingTransport``).
+    let collectingTransport: (any CollectingTransport)?
     let pool: RequestPool
 
     /// For reading single settings; calls that take the whole configuration pass `snapshot.configuration`, as
@@ -59,10 +60,10 @@ struct RequestExecutor: Sendable {
                                          start: ContinuousClock.Instant) async throws -> ErasedResponse {
         let timeouts = configuration.timeouts.applying(request.timeouts)
         let deadline = start + timeouts.total
-        // The pool cancels the request's task at its deadline, which bounds the body the exchange reads.
-        let response = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline) { id in
-            try await attempts(request, prepared: prepared, id: id, cacheStep: cacheStep, timeouts: timeouts, deadline: deadline,
-                               startDate: startDate, start: start)
+        // The pool cancels the request through its canceller at its deadline, which bounds the body the exchange reads.
+        let response = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline) { id, canceller in
+            try await attempts(request, prepared: prepared, id: id, canceller: canceller, cacheStep: cacheStep, timeouts: timeouts,
+                               deadline: deadline, startDate: startDate, start: start)
         }
         await invalidateAfterUnsafe(prepared)
         return response
@@ -70,7 +71,8 @@ struct RequestExecutor: Sendable {
 
     /// Sends the request until it succeeds, fails for good, or runs out of retries. With a cache step, a 304
     /// becomes the revalidated entry and the final answer is offered to the cache.
-    private nonisolated(nonsending) func attempts(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, cacheStep: CacheStep?,
+    private nonisolated(nonsending) func attempts(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, canceller: Canceller,
+                                                  cacheStep: CacheStep?,
                                                   timeouts: Timeouts, deadline: ContinuousClock.Instant, startDate: Date,
                                                   start: ContinuousClock.Instant) async throws -> ErasedResponse {
         let limits = request.maxResponseBytes.map { ResponseLimits(copying: configuration.limits, maxBodyBytes: $0) } ?? configuration.limits
@@ -84,9 +86,10 @@ struct RequestExecutor: Sendable {
             let failure: CourierError
             do {
                 let requestTime = Date()
-                var exchanged = try await fetch(request, prepared: prepared, id: id) {
+                var exchanged = try await fetch(request, prepared: prepared, id: id, canceller: canceller) {
                     do {
-                        return try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, log: log, start: start)
+                        return try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, canceller: canceller,
+                                                  log: log, start: start)
                     } catch {
                         // Converted here, inside the call, so requests sharing it hear the timeout too.
                         throw Self.timedOut(error, deadline: deadline, timeouts: timeouts, url: prepared.url, redactor: configuration.redactor)
@@ -102,7 +105,7 @@ struct RequestExecutor: Sendable {
                     var statusError = CourierError.httpStatus(body.status, bodyPreview: nil)
                     statusError.retryAfterValue = body.headers[.retryAfter]
                     if let delay = retryDelay(policy, attempt: attempt, request: prepared, error: statusError, deadline: deadline) {
-                        try await pause(prepared, attempt: attempt, delay: delay, error: statusError, log: log)
+                        try await pause(prepared, attempt: attempt, delay: delay, error: statusError, canceller: canceller, log: log)
                         attempt += 1
                         continue
                     }
@@ -129,7 +132,7 @@ struct RequestExecutor: Sendable {
             } else if failure.code != .httpStatus,  // statuses were decided above, before validation
                       let policy, let delay = retryDelay(policy, attempt: attempt, request: prepared, error: failure, deadline: deadline) {
                 do {
-                    try await pause(prepared, attempt: attempt, delay: delay, error: failure, log: log)
+                    try await pause(prepared, attempt: attempt, delay: delay, error: failure, canceller: canceller, log: log)
                     attempt += 1
                     continue
                 } catch {
@@ -171,12 +174,14 @@ struct RequestExecutor: Sendable {
         return delay
     }
 
-    /// Tells the monitors and the log, then waits; throws `CancellationError` if the task is cancelled meanwhile.
-    private func pause(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError, log: DebugLog) async throws {
+    /// Tells the monitors and the log, then waits; throws ``CourierError/Code/cancelled`` if the request is
+    /// cancelled meanwhile.
+    private nonisolated(nonsending) func pause(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError,
+                                               canceller: Canceller, log: DebugLog) async throws {
         for monitor in configuration.monitors { monitor.willRetry(request, attempt: attempt, delay: delay, error: error) }
         metrics.retry(method: request.method)
         log.retry(request, attempt: attempt, delay: delay, error: error)
-        try await Task.sleep(for: delay)
+        try await CancellableSleep.sleep(for: delay, canceller: canceller)
     }
 
     private func complete(_ request: PreparedRequest, _ failure: CourierError, attempts: Int, startDate: Date, start: ContinuousClock.Instant,
@@ -204,33 +209,50 @@ struct RequestExecutor: Sendable {
 
     /// Runs one attempt's `exchange` when the pool gives the request a slot, or shares the call of an identical
     /// request in flight. The shared call runs with the settings (timeouts, limits) of the request that started it.
-    private nonisolated(nonsending) func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID,
+    private nonisolated(nonsending) func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, canceller: Canceller,
                                                _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
         nonisolated(nonsending) func send() async throws -> ExchangeResult {
-            try await pool.withSlot(id, url: prepared.url, priority: request.priority, exchange)
+            try await pool.withSlot(id, url: prepared.url, priority: request.priority, canceller: canceller, exchange)
         }
         let scheduling = configuration.scheduling
         guard request.coalesces, scheduling.coalescesRequests,
               let key = CoalescingKey(prepared, varyingHeaders: scheduling.coalescingHeaders) else { return try await send() }
-        return try await pool.shared(key, by: id, send)
+        return try await pool.shared(key, by: id, canceller: canceller, send)
     }
 
-    /// Sends `request`, following redirects, and reads the final body (the pool bounds the read by the deadline).
+    /// Sends `request`, following redirects, and reads each answer's body whole where it arrives; the pool bounds
+    /// the exchange by the deadline, through `canceller`.
     private nonisolated(nonsending) func exchange(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant,
-                                                  limits: ResponseLimits, log: DebugLog, start: ContinuousClock.Instant) async throws -> ExchangeResult {
-        let (sent, response, firstByte) = try await open(request, timeouts: timeouts, deadline: deadline, log: log, callerBoundsBody: true)
-        let collector = BodyCollector(limits: limits, decompresses: configuration.decompressesResponses)
-        let data = try await collector.collect(response, method: sent.method)  // the pool bounds it by the deadline
-        let body = ResponseBody(status: response.status, headers: response.headers, data: data)
+                                                  limits: ResponseLimits, canceller: Canceller, log: DebugLog,
+                                                  start: ContinuousClock.Instant) async throws -> ExchangeResult {
+        let reading = BodyReading(limits: limits, decompresses: configuration.decompressesResponses)
+        let (sent, body, firstByte) = try await following(request, timeouts: timeouts, deadline: deadline, log: log, canceller: canceller) { outgoing in
+            if let collectingTransport { return try await collectingTransport.fetch(outgoing, reading: reading, canceller: canceller) }
+            return try await transport.fetchInTask(outgoing, reading: reading, canceller: canceller)
+        } discard: { _ in }
         log.response(body, for: sent, duration: start.duration(to: .now))
         return ExchangeResult(sent: sent, body: body, firstByte: firstByte)
     }
 
-    /// Sends `request`, following redirects, and returns the final response with its body still arriving. With
-    /// `callerBoundsBody`, the caller reads that body within `deadline` itself; without, the transport bounds it.
-    nonisolated(nonsending) func open(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant, log: DebugLog,
-                                      callerBoundsBody: Bool)
+    /// Sends `request`, following redirects, and returns the final response with its body still arriving; the
+    /// transport bounds the exchange by `deadline`.
+    nonisolated(nonsending) func open(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant, log: DebugLog)
         async throws -> (sent: PreparedRequest, response: TransportResponse, firstByte: ContinuousClock.Instant) {
+        let (sent, response, firstByte) = try await following(request, timeouts: timeouts, deadline: deadline, log: log, canceller: nil) { outgoing in
+            try await transport.send(outgoing)
+        } discard: { response in
+            for try await _ in response.body {}  // let the connection be reused
+        }
+        return (sent, response, firstByte)
+    }
+
+    /// Sends `request` with `send`, following redirects (`discard` lets a redirect's answer go), and returns the
+    /// request as finally sent with its answer and when its head arrived.
+    private nonisolated(nonsending) func following<Answer: ResponseHead>(
+        _ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant, log: DebugLog, canceller: Canceller?,
+        send: nonisolated(nonsending) (TransportRequest) async throws -> Answer,
+        discard: nonisolated(nonsending) (Answer) async throws -> Void
+    ) async throws -> (sent: PreparedRequest, answer: Answer, firstByte: ContinuousClock.Instant) {
         var current = request
         var redirects = RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
         while true {
@@ -238,23 +260,21 @@ struct RequestExecutor: Sendable {
             let sending = await addingCookies(to: current).addingTraceContext(tracer: tracer)
             for monitor in configuration.monitors { monitor.willSend(sending) }
             log.request(sending)
-            let response = try await sendWaitingForConnectivity(TransportRequest(method: sending.method, url: sending.url, headers: sending.headers,
-                                                                      body: sending.body, timeouts: timeouts, deadline: deadline,
-                                                                      tls: configuration.tls.policy(forHost: sending.url.host() ?? ""),
-                                                                      proxy: configuration.proxies.proxy(for: sending.url),
-                                                                      httpVersion: configuration.httpVersion),
-                                                     callerBoundsBody: callerBoundsBody)
+            let outgoing = TransportRequest(method: sending.method, url: sending.url, headers: sending.headers, body: sending.body,
+                                            timeouts: timeouts, deadline: deadline, tls: configuration.tls.policy(forHost: sending.url.host() ?? ""),
+                                            proxy: configuration.proxies.proxy(for: sending.url), httpVersion: configuration.httpVersion)
+            let answer = try await waitingForConnectivity(outgoing, canceller: canceller) { try await send(outgoing) }
             let firstByte = ContinuousClock.now
             for monitor in configuration.monitors { monitor.didSend(sending) }
-            await storeCookies(from: response, for: sending.url)
-            let action = try redirects.next(method: current.method, url: current.url, status: response.status,
-                                            location: response.headers[.location], bodyIsReplayable: current.body.isReplayable)
+            await storeCookies(from: answer.headers, for: sending.url)
+            let action = try redirects.next(method: current.method, url: current.url, status: answer.status,
+                                            location: answer.headers[.location], bodyIsReplayable: current.body.isReplayable)
             switch action {
             case .deliver:
-                return (current, response, firstByte)
+                return (current, answer, firstByte)
             case .follow(let method, let url, let dropsBody, let stripsCredentials):
-                log.redirect(from: current, status: response.status, to: url)
-                for try await _ in response.body {}  // let the connection be reused
+                log.redirect(from: current, status: answer.status, to: url)
+                try await discard(answer)
                 current.method = method
                 current.url = url
                 if dropsBody {
@@ -300,40 +320,19 @@ extension ResponseLimits {
     }
 }
 
+/// A response's status and headers, whatever carries its body.
+protocol ResponseHead {
+    var status: HTTPResponse.Status { get }
+    var headers: HTTPFields { get }
+}
+
+extension TransportResponse: ResponseHead {}
+extension ResponseBody: ResponseHead {}
+
 /// What one attempt brought back: the request as finally sent (after redirects), the body, and when its head
 /// arrived. Shared by every caller of a coalesced call.
 struct ExchangeResult: Sendable {
     let sent: PreparedRequest
     let body: ResponseBody
     let firstByte: ContinuousClock.Instant
-}
-
-/// Reads a response body into memory within the limits, decompressing as it goes.
-struct BodyCollector: Sendable {
-    let limits: ResponseLimits
-    let decompresses: Bool
-
-    nonisolated(nonsending) func collect(_ response: TransportResponse, method: HTTPRequest.Method) async throws -> Data {
-        let encoding = decompresses && !response.isContentDecoded ? response.headers.value(of: .contentEncoding) : nil
-        let decompressor = try BodyDecompressor(contentEncoding: encoding, limits: limits)
-        let declared = response.headers.value(of: .contentLength).flatMap(Int.init)
-        if decompressor == nil, let declared, declared > limits.maxBodyBytes {
-            throw CourierError(code: .bodyTooLarge, message: "the body of \(declared) bytes exceeds the limit of \(limits.maxBodyBytes) bytes")
-        }
-        var data = Data()
-        if decompressor == nil, let declared, method != .head { data.reserveCapacity(declared) }
-        for try await chunk in response.body {
-            if let decompressor {
-                let output = try decompressor.decompress(chunk)
-                data.append(contentsOf: output.readableBytesView)
-            } else {
-                guard data.count + chunk.readableBytes <= limits.maxBodyBytes else {
-                    throw CourierError(code: .bodyTooLarge, message: "the body exceeds the limit of \(limits.maxBodyBytes) bytes")
-                }
-                data.append(contentsOf: chunk.readableBytesView)
-            }
-        }
-        if method != .head { try decompressor?.finish() }
-        return data
-    }
 }

@@ -18,9 +18,8 @@ public actor Session {
     /// the actor, so changes stay ordered.
     private let state: Locked<(snapshot: SessionSnapshot, isShutDown: Bool)>
     private let transport: any Transport
-    /// The transport again when it can leave the body's deadline to the session, which bounds the bodies it
-    /// reads itself; see ``HeadBoundedTransport``.
-    private let headBoundedTransport: (any HeadBoundedTransport)?
+    /// The transport again when it collects bodies itself; see ``CollectingTransport``. Cast once, not per request.
+    private let collectingTransport: (any CollectingTransport)?
 
     /// Every request of this session in flight: query, cancel, suspend, observe.
     public nonisolated let pool: RequestPool
@@ -31,7 +30,7 @@ public actor Session {
         self.state = Locked((SessionSnapshot(configuration), false))
         let transport = transport ?? AsyncHTTPClientTransport(logger: configuration.logger)
         self.transport = transport
-        self.headBoundedTransport = transport as? any HeadBoundedTransport
+        self.collectingTransport = transport as? any CollectingTransport
         self.pool = RequestPool(scheduling: configuration.scheduling)
     }
 
@@ -69,7 +68,7 @@ public actor Session {
     nonisolated func executor() throws -> RequestExecutor {
         let (snapshot, isShutDown) = state.withLock { ($0.snapshot, $0.isShutDown) }
         guard !isShutDown else { throw CourierError(code: .sessionClosed, message: "the session has been shut down") }
-        return RequestExecutor(snapshot: snapshot, transport: transport, headBoundedTransport: headBoundedTransport, pool: pool)
+        return RequestExecutor(snapshot: snapshot, transport: transport, collectingTransport: collectingTransport, pool: pool)
     }
 }
 

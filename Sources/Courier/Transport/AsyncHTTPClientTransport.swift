@@ -11,11 +11,10 @@ import Synchronization
 
 /// The default transport: AsyncHTTPClient, with its connection pool, HTTP/1.1 and HTTP/2.
 ///
-/// ``send(_:)`` drives AsyncHTTPClient through its delegate API, whose deadline covers the whole exchange, body
-/// included, and streams the body with backpressure. A session reading a response whole uses AsyncHTTPClient's
-/// async API instead, which keeps each exchange on its connection's event loop; its deadline stops at the head,
-/// and the session's request pool bounds the body. AsyncHTTPClient fixes connect and read timeouts per client, so
-/// this transport keeps one client per distinct pair a request asks for (almost always just the session's own).
+/// Every exchange goes through AsyncHTTPClient's delegate API. ``send(_:)`` streams the body with backpressure, bounded by AsyncHTTPClient's deadline; a session
+/// reading a response whole collects it on the event loop instead (see ``CollectingTransport``), bounded by the
+/// session's request pool. AsyncHTTPClient fixes connect and read timeouts per client, so this transport keeps
+/// one client per distinct pair a request asks for (almost always just the session's own).
 public final class AsyncHTTPClientTransport: Transport {
     private struct ClientKey: Hashable {
         var connect: Duration
@@ -46,9 +45,10 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// Sends the request; see ``Transport/send(_:)``.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
-        try await exchange(request) { client, target, deadline in
+        try await exchange(request) { client, target in
             let outgoing = try HTTPClient.Request(url: target.url, method: target.method, headers: target.headers,
                                                   body: Self.body(request.body), tlsConfiguration: target.tls)
+            let deadline = NIODeadline.now() + TimeAmount(ContinuousClock.now.duration(to: request.deadline))
             let stream = ResponseStream(timeouts: request.timeouts, url: request.url)
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
@@ -71,15 +71,13 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// Routes `request`, picks its client, and runs `send` with them; translates what `send` throws, and
     /// reports a relay's own reason for giving up when it has one.
-    func exchange(_ request: TransportRequest,
-                  _ send: (HTTPClient, Target, NIODeadline) async throws -> TransportResponse) async throws -> TransportResponse {
+    func exchange<Answer>(_ request: TransportRequest, _ send: (HTTPClient, Target) async throws -> Answer) async throws -> Answer {
         let route = try await routing.route(for: request)
         let proxy: Proxy? = if case .relayed = route { nil } else { request.proxy }  // a relay makes its own way
         let client = try client(for: ClientKey(connect: request.timeouts.connect, readIdle: request.timeouts.readIdle, proxy: proxy,
                                                httpVersion: request.httpVersion))
-        let deadline = NIODeadline.now() + TimeAmount(ContinuousClock.now.duration(to: request.deadline))
         do {
-            return try await send(client, Self.target(request, route: route), deadline)
+            return try await send(client, Self.target(request, route: route))
         } catch {
             // A relay that gave up on the server (a pin mismatch, a failed handshake, a proxy's refusal) knows why.
             if case .relayed(let relay) = route, let failure = relay.takeFailure() { throw failure }
@@ -166,7 +164,7 @@ public final class AsyncHTTPClientTransport: Transport {
     /// overlaps with sending the last ones instead of waiting for each; that bounds the memory to that many chunks.
     static let pendingWrites = 4
 
-    private static func body(_ body: PreparedBody) -> HTTPClient.Body? {
+    static func body(_ body: PreparedBody) -> HTTPClient.Body? {
         switch body {
         case .empty: return nil
         case .bytes(let data): return .bytes(data)

@@ -1,0 +1,101 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+
+extension AsyncHTTPClientTransport: CollectingTransport {
+    /// Sends `request` through AsyncHTTPClient's delegate API and collects the body in the delegate, on an event
+    /// loop, so its caller is woken once, when the whole response is there; see ``CollectingTransport``.
+    /// `canceller` reaches AsyncHTTPClient's task, and the session's pool enforces the deadline through it, so
+    /// AsyncHTTPClient runs no timer of its own for the request.
+    ///
+    /// The loop is only preferred for the connection (`.delegate(on:)`, what `.indifferent` does too), not required
+    /// (`.delegateAndChannel(on:)`): AsyncHTTPClient 1.37 serves a request that requires a loop with no idle
+    /// connection on it by opening an event-loop-bound connection, and closes such a connection as soon as no
+    /// request waits for its loop, so on HTTP/1.1 nearly every request paid a new connection. When the connection
+    /// AsyncHTTPClient leases is on another loop, the delegate's calls hop to this one.
+    func fetch(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody {
+        try await exchange(request) { client, target in
+            let outgoing = try HTTPClient.Request(url: target.url, method: target.method, headers: target.headers,
+                                                  body: Self.body(request.body), tlsConfiguration: target.tls)
+            let loop = client.eventLoopGroup.any()
+            let delegate = CollectingDelegate(method: request.method, reading: reading, loop: loop)
+            let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))
+            if !canceller.install(task) { task.cancel() }
+            defer { canceller.remove(task) }
+            do {
+                return try await task.futureResult.get()
+            } catch let error as HTTPClientError where error == .requestStreamCancelled && !canceller.isCancelled {
+                return try await loop.submit { try delegate.answerBeforeTheBodyEnded() }.get()
+            }
+        }
+    }
+}
+
+extension HTTPClient.Task: RequestCancellable {}
+
+/// Collects one response in AsyncHTTPClient's delegate callbacks, all on the connection's event loop: checks the
+/// head, decompresses and bounds the body as it arrives, and fails the request as soon as a limit is passed.
+final class CollectingDelegate: HTTPClientResponseDelegate {
+    typealias Response = ResponseBody
+
+    private struct Collected {
+        var status: HTTPResponse.Status
+        var headers: HTTPFields
+        var body: BodyAccumulator
+    }
+
+    private let method: HTTPRequest.Method
+    private let reading: BodyReading
+    private let collected: NIOLoopBoundBox<Collected?>
+
+    init(method: HTTPRequest.Method, reading: BodyReading, loop: any EventLoop) {
+        self.method = method
+        self.reading = reading
+        collected = .makeEmptyBox(valueType: Collected.self, eventLoop: loop)
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<ResponseBody>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        let headers = AsyncHTTPClientTransport.fields(head.headers)
+        do {
+            let body = try BodyAccumulator(headers: headers, method: method, limits: reading.limits, decompresses: reading.decompresses)
+            collected.value = Collected(status: HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase),
+                                        headers: headers, body: body)
+            return task.eventLoop.makeSucceededVoidFuture()
+        } catch {
+            return task.eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<ResponseBody>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        do {
+            try collected.value?.body.append(buffer)
+            return task.eventLoop.makeSucceededVoidFuture()
+        } catch {
+            return task.eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<ResponseBody>) throws -> ResponseBody {
+        try response()
+    }
+
+    /// The answer, when AsyncHTTPClient ended the task without calling ``didFinishRequest(task:)``.
+    ///
+    /// One path in AsyncHTTPClient 1.37 does that: an answer of 300 or more that arrives whole while the streamed
+    /// request body has not yet reported its end (the server answered as the last bytes went out). AsyncHTTPClient
+    /// closes the connection, fails writing the request's end with `requestStreamCancelled`, and fails only the
+    /// task's future; every part of the answer had gone through the delegate by then. Call it on the loop.
+    func answerBeforeTheBodyEnded() throws -> ResponseBody {
+        guard collected.value != nil else { throw HTTPClientError.requestStreamCancelled }
+        return try response()
+    }
+
+    private func response() throws -> ResponseBody {
+        guard let collected = collected.value.take() else {
+            throw CourierError(code: .invalidResponse, message: "the exchange ended without a response")
+        }
+        return ResponseBody(status: collected.status, headers: collected.headers, data: try collected.body.finish())
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import HTTPTypes
+
+/// How a body read whole is read: within which limits, and whether it is decompressed on the way.
+struct BodyReading: Sendable {
+    var limits: ResponseLimits
+    var decompresses: Bool
+}
+
+/// A transport that reads a body whole where it arrives, and stops when the request's ``Canceller`` says so
+/// rather than when the calling task is cancelled: the request path of every response the session reads whole.
+///
+/// ``AsyncHTTPClientTransport`` is one: it collects the body in AsyncHTTPClient's delegate, on the connection's
+/// event loop, and resumes its caller once, with no task of its own. Any other transport goes through
+/// ``Transport/fetchInTask(_:reading:canceller:)``, which pays a task per request for the same behaviour.
+protocol CollectingTransport: Transport {
+    /// Sends `request` (without following redirects) and returns the response with its whole body, read within
+    /// `reading`. `request.deadline` is the caller's to enforce, through `canceller`.
+    func fetch(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody
+}
+
+extension Transport {
+    /// ``CollectingTransport/fetch(_:reading:canceller:)`` for a transport that hears only its task's cancellation:
+    /// the exchange runs in a task of its own, which `canceller` cancels.
+    func fetchInTask(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody {
+        let task = Task {
+            let response = try await send(request)
+            let data = try await BodyCollector(limits: reading.limits, decompresses: reading.decompresses).collect(response, method: request.method)
+            return ResponseBody(status: response.status, headers: response.headers, data: data)
+        }
+        let cancellable = TaskCancellable(task)
+        if !canceller.install(cancellable) { task.cancel() }
+        defer { canceller.remove(cancellable) }
+        return try await task.value
+    }
+}
+
+/// A task, as a ``Canceller`` sees it.
+final class TaskCancellable<Success: Sendable, Failure: Error>: RequestCancellable {
+    private let task: Task<Success, Failure>
+
+    init(_ task: Task<Success, Failure>) {
+        self.task = task
+    }
+
+    func cancel() { task.cancel() }
+}
