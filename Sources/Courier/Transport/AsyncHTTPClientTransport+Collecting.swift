@@ -19,7 +19,6 @@ extension AsyncHTTPClientTransport: CollectingTransport {
         try await exchange(request) { client, target in
             let outgoing = try HTTPClient.Request(url: target.url, method: target.method, headers: target.headers,
                                                   body: Self.body(request.body), tlsConfiguration: target.tls)
-            let loop = client.eventLoopGroup.any()
             let delegate = CollectingDelegate(method: request.method, reading: reading, loop: loop)
             let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))
             if !canceller.install(task) { task.cancel() }

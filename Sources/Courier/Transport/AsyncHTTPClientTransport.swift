@@ -27,6 +27,9 @@ public final class AsyncHTTPClientTransport: Transport {
     private let clients = Locked<[ClientKey: HTTPClient]>([:])
     private let isShutDown = Atomic<Bool>(false)
     private let routing: ConnectionRouting
+    /// The event loop every exchange prefers for its connection and runs its delegate on; see
+    /// ``fetch(_:reading:canceller:)``.
+    let loop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next()
 
     /// Creates a transport. Redirects, decompression, connection retries and tracing are turned off in
     /// `configuration`: the session does all four, with its own limits and retry policy (so a refused connection
