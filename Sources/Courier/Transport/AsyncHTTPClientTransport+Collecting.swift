@@ -5,22 +5,17 @@ import NIOCore
 import NIOHTTP1
 
 extension AsyncHTTPClientTransport: CollectingTransport {
-    /// Sends `request` through AsyncHTTPClient's delegate API and collects the body in the delegate, on an event
-    /// loop, so its caller is woken once, when the whole response is there; see ``CollectingTransport``.
-    /// `canceller` reaches AsyncHTTPClient's task, and the session's pool enforces the deadline through it, so
-    /// AsyncHTTPClient runs no timer of its own for the request.
-    ///
-    /// The loop is only preferred for the connection (`.delegate(on:)`, what `.indifferent` does too), not required
-    /// (`.delegateAndChannel(on:)`): AsyncHTTPClient 1.37 serves a request that requires a loop with no idle
-    /// connection on it by opening an event-loop-bound connection, and closes such a connection as soon as no
-    /// request waits for its loop, so on HTTP/1.1 nearly every request paid a new connection. When the connection
-    /// AsyncHTTPClient leases is on another loop, the delegate's calls hop to this one.
+    /// Sends `request` through AsyncHTTPClient's delegate API and collects the body in the delegate, on the event
+    /// loop of the request's lane (where its connection is too), so its caller is woken once, when the whole
+    /// response is there; see ``CollectingTransport``. `canceller` reaches AsyncHTTPClient's task, and the session's
+    /// pool enforces the deadline through it, so AsyncHTTPClient runs no timer of its own for the request.
     func fetch(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody {
         try await exchange(request) { client, target in
+            let loop = client.eventLoopGroup.next()  // the lane's one loop
             let outgoing = try HTTPClient.Request(url: target.url, method: target.method, headers: target.headers,
                                                   body: Self.body(request.body), tlsConfiguration: target.tls)
             let delegate = CollectingDelegate(method: request.method, reading: reading, loop: loop)
-            let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))
+            let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))  // not .delegateAndChannel: see the lanes
             if !canceller.install(task) { task.cancel() }
             defer { canceller.remove(task) }
             do {

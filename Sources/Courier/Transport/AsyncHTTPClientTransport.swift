@@ -11,25 +11,41 @@ import Synchronization
 
 /// The default transport: AsyncHTTPClient, with its connection pool, HTTP/1.1 and HTTP/2.
 ///
-/// Every exchange goes through AsyncHTTPClient's delegate API. ``send(_:)`` streams the body with backpressure, bounded by AsyncHTTPClient's deadline; a session
-/// reading a response whole collects it on the event loop instead (see ``CollectingTransport``), bounded by the
-/// session's request pool. AsyncHTTPClient fixes connect and read timeouts per client, so this transport keeps
-/// one client per distinct pair a request asks for (almost always just the session's own).
+/// Every exchange goes through AsyncHTTPClient's delegate API. ``send(_:)`` streams the body with backpressure,
+/// bounded by AsyncHTTPClient's deadline; a session reading a response whole collects it in the delegate instead
+/// (see ``CollectingTransport``), bounded by the session's request pool. AsyncHTTPClient fixes connect and read
+/// timeouts per client, so this transport keeps clients per distinct pair a request asks for (almost always just
+/// the session's own).
+///
+/// **Lanes.** The transport keeps one client per event loop (a lane), each with its connections on its own loop,
+/// and its delegate calls run there too, so no call hops between loops. AsyncHTTPClient's delegate API runs the
+/// delegate on a loop chosen before the connection is: with one client over both loops, about every other request
+/// leased a connection on the other loop and paid a hop per delegate call; requiring the loop instead
+/// (`.delegateAndChannel(on:)`) makes AsyncHTTPClient 1.37 open an event-loop-bound connection and close it as
+/// soon as it idles. Requests that can only use HTTP/1.1 (plain `http`, or ``HTTPVersionPolicy/http1Only``) take
+/// the lanes in turn, and the configured connection limit per host is divided between the lanes, so the host sees
+/// as many connections as with one client. A request that may use HTTP/2 keeps to its host's lane, so the host's
+/// requests share one HTTP/2 connection; that lane gets the whole limit.
 public final class AsyncHTTPClientTransport: Transport {
     private struct ClientKey: Hashable {
         var connect: Duration
         var readIdle: Duration
         var proxy: Proxy?
         var httpVersion: HTTPVersionPolicy
+        /// Which event loop's client: the index in ``loops``.
+        var lane: Int
+        /// Whether the lanes share the connection limit (HTTP/1.1 taking turns) or this lane has all of it.
+        var sharesLimit: Bool
     }
 
     private let baseConfiguration: HTTPClient.Configuration
     private let clients = Locked<[ClientKey: HTTPClient]>([:])
     private let isShutDown = Atomic<Bool>(false)
     private let routing: ConnectionRouting
-    /// The event loop every exchange prefers for its connection and runs its delegate on; see
-    /// ``fetch(_:reading:canceller:)``.
-    let loop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next()
+    /// The event loops, one per lane.
+    private let loops: [any EventLoop] = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
+    /// The next HTTP/1.1 lane.
+    private let nextLane = Atomic<Int>(0)
 
     /// Creates a transport. Redirects, decompression, connection retries and tracing are turned off in
     /// `configuration`: the session does all four, with its own limits and retry policy (so a refused connection
@@ -77,8 +93,9 @@ public final class AsyncHTTPClientTransport: Transport {
     func exchange<Answer>(_ request: TransportRequest, _ send: (HTTPClient, Target) async throws -> Answer) async throws -> Answer {
         let route = try await routing.route(for: request)
         let proxy: Proxy? = if case .relayed = route { nil } else { request.proxy }  // a relay makes its own way
+        let (lane, sharesLimit) = lane(for: request)
         let client = try client(for: ClientKey(connect: request.timeouts.connect, readIdle: request.timeouts.readIdle, proxy: proxy,
-                                               httpVersion: request.httpVersion))
+                                               httpVersion: request.httpVersion, lane: lane, sharesLimit: sharesLimit))
         do {
             return try await send(client, Self.target(request, route: route))
         } catch {
@@ -86,6 +103,19 @@ public final class AsyncHTTPClientTransport: Transport {
             if case .relayed(let relay) = route, let failure = relay.takeFailure() { throw failure }
             throw Self.translate(error, timeouts: request.timeouts, url: request.url)
         }
+    }
+
+    /// The lane `request` goes through (see the type's documentation).
+    private func lane(for request: TransportRequest) -> (lane: Int, sharesLimit: Bool) {
+        guard loops.count > 1 else { return (0, false) }
+        if request.httpVersion == .automatic, request.url.scheme?.lowercased() == "https" {
+            var hasher = Hasher()
+            hasher.combine(request.url.host())
+            hasher.combine(request.url.port)
+            return (Int(UInt(bitPattern: hasher.finalize()) % UInt(loops.count)), false)
+        }
+        let turn = nextLane.wrappingAdd(1, ordering: .relaxed).oldValue
+        return (Int(UInt(bitPattern: turn) % UInt(loops.count)), true)
     }
 
     /// AsyncHTTPClient's form of a proxy.
@@ -156,7 +186,11 @@ public final class AsyncHTTPClientTransport: Transport {
             configuration.timeout = .init(connect: TimeAmount(key.connect), read: TimeAmount(key.readIdle))
             configuration.proxy = key.proxy.map(Self.proxy)
             configuration.httpVersion = key.httpVersion == .http1Only ? .http1Only : .automatic
-            let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+            if key.sharesLimit {
+                let limit = configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit
+                configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(1, limit / loops.count)
+            }
+            let client = HTTPClient(eventLoopGroup: loops[key.lane], configuration: configuration)
             clients[key] = client
             return client
         }
