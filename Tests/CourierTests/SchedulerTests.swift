@@ -57,6 +57,20 @@ struct SchedulerTests {
         #expect(scheduler.finish(id(1)) == [id(3)])
     }
 
+    @Test func thousandsOfCancelledWaitersLeaveNothingBehind() {
+        var scheduler = RequestScheduler(limits: .init(maxConcurrent: 1, maxPerHost: nil))
+        _ = scheduler.enqueue(id(1), host: "a", priority: .normal)
+        scheduler.suspend()  // nothing drains: cancels pile up until the queues are compacted
+        for n in UInt64(2)...5_001 { _ = scheduler.enqueue(id(n), host: "a", priority: .normal) }
+        var cancelled = 0
+        for n in UInt64(2)...5_000 where scheduler.cancelWaiting(id(n)) { cancelled += 1 }
+        #expect(cancelled == 4_999)
+        #expect(scheduler.waitingCount == 1)
+        #expect(scheduler.resume() == [])  // the one running still holds the slot
+        #expect(scheduler.finish(id(1)) == [id(5_001)])
+        #expect(scheduler.waitingCount == 0 && scheduler.runningCount == 1)
+    }
+
     @Test func suspendHoldsEverythingAndResumeDrains() {
         var scheduler = RequestScheduler(limits: .init(maxConcurrent: nil, maxPerHost: nil))
         _ = scheduler.enqueue(id(1), host: "a", priority: .normal)

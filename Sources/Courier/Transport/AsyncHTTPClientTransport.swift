@@ -32,9 +32,9 @@ public final class AsyncHTTPClientTransport: Transport {
         var readIdle: Duration
         var proxy: Proxy?
         var httpVersion: HTTPVersionPolicy
-        /// Which event loop's client: the index in ``loops``.
+        /// Which event loop's client: the index in ``lanes``.
         var lane: Int
-        /// Whether the lanes share the connection limit (HTTP/1.1 taking turns) or this lane has all of it.
+        /// Whether the lanes share the connection limit (HTTP/1.1) or this lane has all of it.
         var sharesLimit: Bool
     }
 
@@ -42,10 +42,7 @@ public final class AsyncHTTPClientTransport: Transport {
     private let clients = Locked<[ClientKey: HTTPClient]>([:])
     private let isShutDown = Atomic<Bool>(false)
     private let routing: ConnectionRouting
-    /// The event loops, one per lane.
-    private let loops: [any EventLoop] = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
-    /// The next HTTP/1.1 lane.
-    private let nextLane = Atomic<Int>(0)
+    private let lanes = Lanes()
 
     /// Creates a transport. Redirects, decompression, connection retries and tracing are turned off in
     /// `configuration`: the session does all four, with its own limits and retry policy (so a refused connection
@@ -93,9 +90,9 @@ public final class AsyncHTTPClientTransport: Transport {
     func exchange<Answer>(_ request: TransportRequest, _ send: (HTTPClient, Target) async throws -> Answer) async throws -> Answer {
         let route = try await routing.route(for: request)
         let proxy: Proxy? = if case .relayed = route { nil } else { request.proxy }  // a relay makes its own way
-        let (lane, sharesLimit) = lane(for: request)
+        let lane = lanes.take(for: request)
         let client = try client(for: ClientKey(connect: request.timeouts.connect, readIdle: request.timeouts.readIdle, proxy: proxy,
-                                               httpVersion: request.httpVersion, lane: lane, sharesLimit: sharesLimit))
+                                               httpVersion: request.httpVersion, lane: lane.index, sharesLimit: lane.sharesLimit))
         do {
             return try await send(client, Self.target(request, route: route))
         } catch {
@@ -103,19 +100,6 @@ public final class AsyncHTTPClientTransport: Transport {
             if case .relayed(let relay) = route, let failure = relay.takeFailure() { throw failure }
             throw Self.translate(error, timeouts: request.timeouts, url: request.url)
         }
-    }
-
-    /// The lane `request` goes through (see the type's documentation).
-    private func lane(for request: TransportRequest) -> (lane: Int, sharesLimit: Bool) {
-        guard loops.count > 1 else { return (0, false) }
-        if request.httpVersion == .automatic, request.url.scheme?.lowercased() == "https" {
-            var hasher = Hasher()
-            hasher.combine(request.url.host())
-            hasher.combine(request.url.port)
-            return (Int(UInt(bitPattern: hasher.finalize()) % UInt(loops.count)), false)
-        }
-        let turn = nextLane.wrappingAdd(1, ordering: .relaxed).oldValue
-        return (Int(UInt(bitPattern: turn) % UInt(loops.count)), true)
     }
 
     /// AsyncHTTPClient's form of a proxy.
@@ -188,9 +172,9 @@ public final class AsyncHTTPClientTransport: Transport {
             configuration.httpVersion = key.httpVersion == .http1Only ? .http1Only : .automatic
             if key.sharesLimit {
                 let limit = configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit
-                configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(1, limit / loops.count)
+                configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(1, limit / lanes.count)
             }
-            let client = HTTPClient(eventLoopGroup: loops[key.lane], configuration: configuration)
+            let client = HTTPClient(eventLoopGroup: lanes.loop(key.lane), configuration: configuration)
             clients[key] = client
             return client
         }
