@@ -3,6 +3,7 @@ import CourierTesting
 import Foundation
 import HTTPTypes
 import InMemoryTracing
+import CoreMetrics
 import MetricsTestKit
 import Testing
 import Tracing
@@ -14,8 +15,47 @@ private final class MessageCollector: EventMonitor {
     func didFinish(with message: DebugMessage) { messages.withLock { $0.append(message) } }
 }
 
+/// A metrics factory that counts the counters and timers asked of it, and hands the asking on to `TestMetrics`.
+private final class CountingFactory: MetricsFactory {
+    let base = TestMetrics()
+    private let made = Locked<[String: Int]>([:])
+    func count(_ label: String) -> Int { made.withLock { $0[label] ?? 0 } }
+
+    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+        made.withLock { $0[label, default: 0] += 1 }
+        return base.makeCounter(label: label, dimensions: dimensions)
+    }
+    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+        base.makeFloatingPointCounter(label: label, dimensions: dimensions)
+    }
+    func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler { base.makeMeter(label: label, dimensions: dimensions) }
+    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+        base.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
+    }
+    func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+        made.withLock { $0[label, default: 0] += 1 }
+        return base.makeTimer(label: label, dimensions: dimensions)
+    }
+    func destroyCounter(_ handler: any CounterHandler) { base.destroyCounter(handler) }
+    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) { base.destroyFloatingPointCounter(handler) }
+    func destroyMeter(_ handler: any MeterHandler) { base.destroyMeter(handler) }
+    func destroyRecorder(_ handler: any RecorderHandler) { base.destroyRecorder(handler) }
+    func destroyTimer(_ handler: any TimerHandler) { base.destroyTimer(handler) }
+}
+
 @Suite("Metrics, tracing and debug messages")
 struct ObservabilityTests {
+    @Test func instrumentsAreMadeOncePerLabelSetNotPerRequest() async throws {
+        let metrics = CountingFactory()
+        try await withServerSession({ $0.metricsFactory = metrics }) { session, _ in
+            for _ in 0..<5 { _ = try await session.send(Request<Data>.get("/small")) }
+        }
+        #expect(try metrics.base.expectCounter("courier_requests_total", [("method", "GET"), ("status", "2xx")]).totalValue == 5)
+        #expect(metrics.count("courier_requests_total") == 1)
+        #expect(metrics.count("courier_request_duration_seconds") == 1)
+        #expect(metrics.count("courier_response_bytes_total") == 1)
+    }
+
     @Test func metricsCountRequestsByMethodAndStatusWithDurationsBytesRetriesAndCache() async throws {
         let metrics = TestMetrics()
         try await withServerSession({

@@ -1,4 +1,5 @@
 import CoreMetrics
+import NIOConcurrencyHelpers
 import HTTPTypes
 
 /// Courier's swift-metrics instruments. Without a factory it uses the process's `MetricsSystem` (which does
@@ -13,50 +14,96 @@ import HTTPTypes
 /// | `courier_retries_total` | counter | `method` |
 /// | `courier_cache_hits_total`, `courier_cache_misses_total` | counter | — |
 /// | `courier_download_bytes_total` | counter | — (bytes written by downloads) |
+///
+/// One value per session configuration (see ``SessionSnapshot``); the instruments it makes are kept and looked up
+/// by label and dimensions, so a request does not make new `Counter` and `Timer` objects each time.
 struct CourierMetrics: Sendable {
     /// `nil` when metrics go nowhere (no backend bootstrapped): every call is then skipped, not just discarded.
     private let factory: (any MetricsFactory)?
+    private let instruments = Instruments()
 
     init(factory: (any MetricsFactory)?) {
         let chosen = factory ?? MetricsSystem.factory
         self.factory = chosen is NOOPMetricsHandler ? nil : chosen
     }
 
+    private func counter(_ label: String, _ dimensions: [(String, String)] = [], factory: any MetricsFactory) -> Counter {
+        instruments.counter(InstrumentKey(label: label, dimensions: dimensions)) {
+            Counter(label: label, dimensions: dimensions, factory: factory)
+        }
+    }
+
     /// Counts a finished request, its duration and its bytes.
     func request(method: HTTPRequest.Method, status: HTTPResponse.Status?, duration: Duration, sentBytes: Int64?, receivedBytes: Int?) {
         guard let factory else { return }
         let statusClass = status.map { "\($0.code / 100)xx" } ?? "error"
-        Counter(label: "courier_requests_total", dimensions: [("method", method.rawValue), ("status", statusClass)], factory: factory)
-            .increment()
-        Timer(label: "courier_request_duration_seconds", dimensions: [("method", method.rawValue)], factory: factory)
-            .recordNanoseconds(duration.clampedNanoseconds)
-        if let sentBytes, sentBytes > 0 { Counter(label: "courier_request_bytes_total", factory: factory).increment(by: sentBytes) }
+        counter("courier_requests_total", [("method", method.rawValue), ("status", statusClass)], factory: factory).increment()
+        let timerDimensions = [("method", method.rawValue)]
+        instruments.timer(InstrumentKey(label: "courier_request_duration_seconds", dimensions: timerDimensions)) {
+            Timer(label: "courier_request_duration_seconds", dimensions: timerDimensions, factory: factory)
+        }.recordNanoseconds(duration.clampedNanoseconds)
+        if let sentBytes, sentBytes > 0 { counter("courier_request_bytes_total", factory: factory).increment(by: sentBytes) }
         if let receivedBytes, receivedBytes > 0 {
-            Counter(label: "courier_response_bytes_total", factory: factory).increment(by: Int64(receivedBytes))
+            counter("courier_response_bytes_total", factory: factory).increment(by: Int64(receivedBytes))
         }
     }
 
     /// Counts a retry.
     func retry(method: HTTPRequest.Method) {
         guard let factory else { return }
-        Counter(label: "courier_retries_total", dimensions: [("method", method.rawValue)], factory: factory).increment()
+        counter("courier_retries_total", [("method", method.rawValue)], factory: factory).increment()
     }
 
     /// Counts an answer from the cache (fresh, stale, or revalidated).
     func cacheHit() {
         guard let factory else { return }
-        Counter(label: "courier_cache_hits_total", factory: factory).increment()
+        counter("courier_cache_hits_total", factory: factory).increment()
     }
 
     /// Counts a cacheable request the cache could not answer.
     func cacheMiss() {
         guard let factory else { return }
-        Counter(label: "courier_cache_misses_total", factory: factory).increment()
+        counter("courier_cache_misses_total", factory: factory).increment()
     }
 
     /// Counts bytes a download wrote.
     func downloaded(_ bytes: Int) {
         guard let factory else { return }
-        Counter(label: "courier_download_bytes_total", factory: factory).increment(by: Int64(bytes))
+        counter("courier_download_bytes_total", factory: factory).increment(by: Int64(bytes))
+    }
+}
+
+/// An instrument's label and dimensions: what makes it the same instrument.
+private struct InstrumentKey: Hashable, Sendable {
+    let label: String
+    let dimensions: [String]
+
+    init(label: String, dimensions: [(String, String)]) {
+        self.label = label
+        self.dimensions = dimensions.flatMap { [$0.0, $0.1] }
+    }
+}
+
+/// The counters and timers a ``CourierMetrics`` has made, behind one lock.
+private final class Instruments: Sendable {
+    private let counters = NIOLockedValueBox<[InstrumentKey: Counter]>([:])
+    private let timers = NIOLockedValueBox<[InstrumentKey: Timer]>([:])
+
+    func counter(_ key: InstrumentKey, make: () -> Counter) -> Counter {
+        counters.withLockedValue { counters in
+            if let counter = counters[key] { return counter }
+            let counter = make()
+            counters[key] = counter
+            return counter
+        }
+    }
+
+    func timer(_ key: InstrumentKey, make: () -> Timer) -> Timer {
+        timers.withLockedValue { timers in
+            if let timer = timers[key] { return timer }
+            let timer = make()
+            timers[key] = timer
+            return timer
+        }
     }
 }

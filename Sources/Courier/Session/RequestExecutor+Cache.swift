@@ -12,15 +12,15 @@ struct CacheStep: Sendable {
     var revalidating: CacheEntry?
     private let metrics: CourierMetrics
 
-    init?(configuration: Configuration, policy: CachePolicy, request: PreparedRequest) {
-        guard let cache = configuration.cache, policy.usesCache,
+    init?(snapshot: SessionSnapshot, policy: CachePolicy, request: PreparedRequest) {
+        guard let cache = snapshot.configuration.cache, policy.usesCache,
               policy != .http || request.method == .get || request.method == .head,  // RFC 9111 caches neither POST nor the rest
               !request.headers.contains(where: { Self.callerOwned.contains($0.name) }),
               let key = CacheKey(request, namespace: cache.options.namespace) else { return nil }
         self.cache = cache
         self.key = key
         self.decision = CacheDecision(policy: policy, options: cache.options, request: request)
-        self.metrics = CourierMetrics(factory: configuration.metricsFactory)
+        self.metrics = snapshot.metrics  // looked up once per configuration, not per request
     }
 
     /// Counts an answer from the cache, in its statistics and the metrics.
@@ -116,7 +116,7 @@ extension RequestExecutor {
         let startDate = Date()
         let start = ContinuousClock.now
         let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
-        let step = CacheStep(configuration: snapshot.configuration, policy: .cacheThenNetwork, request: prepared)
+        let step = CacheStep(snapshot: snapshot, policy: .cacheThenNetwork, request: prepared)
         if let step, let cached = await cachedResponse(request, prepared: prepared, step: step) { try yield(cached) }
         try yield(try await network(request, prepared: prepared, cacheStep: step, startDate: startDate, start: start))
     }

@@ -35,7 +35,7 @@ struct RequestExecutor: Sendable {
                 let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
                 sentBytes = prepared.body.length
                 trace.started(prepared)
-                if let step = CacheStep(configuration: snapshot.configuration, policy: request.cachePolicy ?? configuration.cachePolicy, request: prepared) {
+                if let step = CacheStep(snapshot: snapshot, policy: request.cachePolicy ?? configuration.cachePolicy, request: prepared) {
                     return try await runCached(request, prepared: prepared, step: step, startDate: startDate, start: start)
                 }
                 return try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
