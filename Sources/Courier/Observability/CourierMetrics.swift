@@ -20,7 +20,8 @@ import HTTPTypes
 struct CourierMetrics: Sendable {
     /// `nil` when metrics go nowhere (no backend bootstrapped): every call is then skipped, not just discarded.
     private let factory: (any MetricsFactory)?
-    private let instruments = Instruments()
+    private let counters = Instruments<Counter>()
+    private let timers = Instruments<Timer>()
 
     init(factory: (any MetricsFactory)?) {
         let chosen = factory ?? MetricsSystem.factory
@@ -28,7 +29,7 @@ struct CourierMetrics: Sendable {
     }
 
     private func counter(_ label: String, _ dimensions: [(String, String)] = [], factory: any MetricsFactory) -> Counter {
-        instruments.counter(InstrumentKey(label: label, dimensions: dimensions)) {
+        counters.instrument(InstrumentKey(label: label, dimensions: dimensions)) {
             Counter(label: label, dimensions: dimensions, factory: factory)
         }
     }
@@ -39,7 +40,7 @@ struct CourierMetrics: Sendable {
         let statusClass = status.map { "\($0.code / 100)xx" } ?? "error"
         counter("courier_requests_total", [("method", method.rawValue), ("status", statusClass)], factory: factory).increment()
         let timerDimensions = [("method", method.rawValue)]
-        instruments.timer(InstrumentKey(label: "courier_request_duration_seconds", dimensions: timerDimensions)) {
+        timers.instrument(InstrumentKey(label: "courier_request_duration_seconds", dimensions: timerDimensions)) {
             Timer(label: "courier_request_duration_seconds", dimensions: timerDimensions, factory: factory)
         }.recordNanoseconds(duration.clampedNanoseconds)
         if let sentBytes, sentBytes > 0 { counter("courier_request_bytes_total", factory: factory).increment(by: sentBytes) }
@@ -84,26 +85,17 @@ private struct InstrumentKey: Hashable, Sendable {
     }
 }
 
-/// The counters and timers a ``CourierMetrics`` has made, behind one lock.
-private final class Instruments: Sendable {
-    private let counters = NIOLockedValueBox<[InstrumentKey: Counter]>([:])
-    private let timers = NIOLockedValueBox<[InstrumentKey: Timer]>([:])
+/// The instruments of one kind (counters, timers) a ``CourierMetrics`` has made, behind one lock.
+private final class Instruments<Instrument: AnyObject & Sendable>: Sendable {
+    private let made = NIOLockedValueBox<[InstrumentKey: Instrument]>([:])
 
-    func counter(_ key: InstrumentKey, make: () -> Counter) -> Counter {
-        counters.withLockedValue { counters in
-            if let counter = counters[key] { return counter }
-            let counter = make()
-            counters[key] = counter
-            return counter
-        }
-    }
-
-    func timer(_ key: InstrumentKey, make: () -> Timer) -> Timer {
-        timers.withLockedValue { timers in
-            if let timer = timers[key] { return timer }
-            let timer = make()
-            timers[key] = timer
-            return timer
+    /// The instrument for `key`, made by `make` the first time.
+    func instrument(_ key: InstrumentKey, make: () -> Instrument) -> Instrument {
+        made.withLockedValue { made in
+            if let instrument = made[key] { return instrument }
+            let instrument = make()
+            made[key] = instrument
+            return instrument
         }
     }
 }
