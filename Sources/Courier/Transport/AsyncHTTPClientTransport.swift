@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// Every exchange goes through AsyncHTTPClient's delegate API. ``send(_:)`` streams the body with backpressure,
 /// bounded by AsyncHTTPClient's deadline; a session reading a response whole collects it in the delegate instead
-/// (see ``CollectingTransport``), bounded by the session's request pool. AsyncHTTPClient fixes connect and read
+/// (see <doc:TheRequestPath>), bounded by the session's request pool. AsyncHTTPClient fixes connect and read
 /// timeouts per client, so this transport keeps clients per distinct pair a request asks for (almost always just
 /// the session's own).
 ///
