@@ -11,7 +11,8 @@ protocol RequestCancellable: AnyObject, Sendable {
 /// cancellation, the pool's controls and the deadline all cancel through it. A request runs in its caller's own
 /// task, not in one the pool could cancel, so this is how the pool reaches it.
 ///
-/// Once cancelled it stays cancelled: a later installation is refused, and the installer stops at once.
+/// Once cancelled it stays cancelled: whatever is installed later is cancelled at once, so a cancellation that
+/// arrives between two waits stops the next one.
 final class Canceller: Sendable {
     private enum State {
         case idle
@@ -26,14 +27,14 @@ final class Canceller: Sendable {
         state.withLockedValue { if case .cancelled = $0 { true } else { false } }
     }
 
-    /// Makes `cancellable` what a cancel stops; `false` when the request was cancelled already (the caller then
-    /// stops `cancellable` itself, or does not start it).
-    func install(_ cancellable: any RequestCancellable) -> Bool {
-        state.withLockedValue { state in
-            if case .cancelled = state { return false }
+    /// Makes `cancellable` what a cancel stops; when the request was cancelled already, cancels it at once.
+    func install(_ cancellable: any RequestCancellable) {
+        let cancelledAlready = state.withLockedValue { state in
+            if case .cancelled = state { return true }
             state = .waitingOn(cancellable)
-            return true
+            return false
         }
+        if cancelledAlready { cancellable.cancel() }
     }
 
     /// The wait `cancellable` ended; a later cancel does not reach it.
@@ -53,11 +54,10 @@ final class Canceller: Sendable {
         current?.cancel()
     }
 
-    /// Runs `operation` with `cancellable` installed, throwing ``CourierError/cancelled(_:)`` without running it
-    /// when the request was cancelled already.
+    /// Runs `operation`, a wait that `cancellable` ends, with `cancellable` installed.
     nonisolated(nonsending) func whileWaiting<T>(on cancellable: any RequestCancellable,
                                                  _ operation: nonisolated(nonsending) () async throws -> T) async throws -> T {
-        guard install(cancellable) else { throw CourierError.cancelled() }
+        install(cancellable)
         defer { remove(cancellable) }
         return try await operation()
     }

@@ -191,10 +191,7 @@ public actor RequestPool {
             queueing = admitted
         }
         if case .queued = queueing {
-            let wait = SlotWait(pool: self, id: id)
-            if !canceller.install(wait) { wait.cancel() }  // cancelled already: the wait below ends at once
-            defer { canceller.remove(wait) }
-            try await waitForSlot(id)
+            try await canceller.whileWaiting(on: SlotWait(pool: self, id: id)) { try await waitForSlot(id) }
             queueing = .started(state.withLock { $0.markRunning(id, coalesced: false) })
         }
         if case .started(let info?) = queueing { broadcaster.yield(.started(info)) }

@@ -18,7 +18,7 @@ extension RequestExecutor {
             configuration.logger.info("waiting up to \(budget) for \(monitor.host):\(monitor.port) to be reachable")
             let probing = Task { budget > .zero ? await monitor.waitUntilReachable(timeout: budget).isReachable : false }
             let stop = TaskCancellable(probing)
-            if let canceller, !canceller.install(stop) { probing.cancel() }
+            canceller?.install(stop)
             defer { canceller?.remove(stop) }
             let reachable = await withTaskCancellationHandler { await probing.value } onCancel: { probing.cancel() }
             guard reachable else {

@@ -16,7 +16,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
                                                   body: Self.body(request.body), tlsConfiguration: target.tls)
             let delegate = CollectingDelegate(method: request.method, reading: reading, loop: loop)
             let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))  // not .delegateAndChannel: see the lanes
-            if !canceller.install(task) { task.cancel() }
+            canceller.install(task)
             defer { canceller.remove(task) }
             do {
                 return try await task.futureResult.get()
@@ -54,8 +54,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
         let headers = AsyncHTTPClientTransport.fields(head.headers)
         do {
             let body = try BodyAccumulator(headers: headers, method: method, limits: reading.limits, decompresses: reading.decompresses)
-            collected.value = Collected(status: HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase),
-                                        headers: headers, body: body)
+            collected.value = Collected(status: AsyncHTTPClientTransport.status(head.status), headers: headers, body: body)
             return task.eventLoop.makeSucceededVoidFuture()
         } catch {
             return task.eventLoop.makeFailedFuture(error)

@@ -135,8 +135,13 @@ public final class AsyncHTTPClientTransport: Transport {
     /// The response to hand on for an AsyncHTTPClient head and its body, with the body's errors translated.
     static func response<Body: AsyncSequence & Sendable>(_ status: HTTPResponseStatus, _ headers: HTTPHeaders, body: Body,
                                                          timeouts: Timeouts, url: URL) -> TransportResponse where Body.Element == ByteBuffer {
-        TransportResponse(status: HTTPResponse.Status(code: Int(status.code), reasonPhrase: status.reasonPhrase), headers: fields(headers),
+        TransportResponse(status: Self.status(status), headers: fields(headers),
                           body: ByteStream(TranslatingBody(base: body, timeouts: timeouts, url: url)))
+    }
+
+    /// An AsyncHTTPClient status in HTTP types' terms.
+    static func status(_ status: HTTPResponseStatus) -> HTTPResponse.Status {
+        HTTPResponse.Status(code: Int(status.code), reasonPhrase: status.reasonPhrase)
     }
 
     /// The fields of an AsyncHTTPClient head; names HTTP would refuse are dropped.

@@ -28,10 +28,7 @@ extension Transport {
             let data = try await BodyCollector(limits: reading.limits, decompresses: reading.decompresses).collect(response, method: request.method)
             return ResponseBody(status: response.status, headers: response.headers, data: data)
         }
-        let cancellable = TaskCancellable(task)
-        if !canceller.install(cancellable) { task.cancel() }
-        defer { canceller.remove(cancellable) }
-        return try await task.value
+        return try await canceller.whileWaiting(on: TaskCancellable(task)) { try await task.value }
     }
 }
 
