@@ -39,9 +39,11 @@ extension Scenario {
             name: "cpu-per-request", unit: "cpu-us/req", higherIsBetter: false, results: medians,
             notes: String(format: "user + system CPU of a child process per request, measured over the timed requests only (after a warm-up); "
                           + "courier/ahc = %.3f at c1 (target <= 1.10), %.3f at c64 (target <= 1.15); ahc-defaults/ahc = %.3f at c1, %.3f at c64; "
+                          + "ahc-delegate/ahc (AsyncHTTPClient's delegate API, which Courier uses, read the least way) = %.3f at c1, %.3f at c64; "
                           + "courier ranges %@ (c1), %@ (c64), ahc %@ (c1), %@ (c64); %@; median of %d alternated runs; "
                           + "coalescing and validators off; ahc is set up as Courier sets it up",
                           ratio("courier", 1), ratio("courier", 64), ratio("ahc-defaults", 1), ratio("ahc-defaults", 64),
+                          ratio("ahc-delegate", 1), ratio("ahc-delegate", 64),
                           range("courier", 1), range("courier", 64), range("ahc", 1), range("ahc", 64), counts, runs))
     }
 }
@@ -50,7 +52,7 @@ extension Scenario {
 /// GETs of `BASE/small` with one contender, CONCURRENCY at a time, after a warm-up, and prints the CPU time
 /// (user + system, all threads) the timed requests took per request, in µs.
 enum CPUChild {
-    static let contenders = ["courier", "ahc", "ahc-defaults"]
+    static let contenders = ["courier", "ahc", "ahc-defaults", "ahc-delegate"]
 
     /// Runs this executable as a child for one contender and returns the µs of CPU per request it reports.
     static func spawn(_ contender: String, concurrency: Int, count: Int, base: String) async throws -> Double {
@@ -99,8 +101,17 @@ enum CPUChild {
                 guard response.body.count == 1024 else { throw BenchError.unexpected("courier got \(response.body.count) bytes") }
             }, { try await session.shutdown() })
         }
-        let configuration: HTTPClient.Configuration = name == "ahc" ? .likeCourier() : HTTPClient.Configuration()
+        let configuration: HTTPClient.Configuration = name == "ahc-defaults" ? HTTPClient.Configuration() : .likeCourier()
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        if name == "ahc-delegate" {
+            return ({
+                let request = try HTTPClient.Request(url: url)
+                let loop = client.eventLoopGroup.next()
+                let body = try await client.execute(request: request, delegate: CollectingBodyDelegate(loop: loop),
+                                                    eventLoop: .delegate(on: loop)).futureResult.get()
+                guard body.readableBytes == 1024 else { throw BenchError.unexpected("\(name) got \(body.readableBytes) bytes") }
+            }, { try await client.shutdown() })
+        }
         return ({
             let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
             let body = try await response.body.collect(upTo: 1 << 20)
@@ -125,4 +136,23 @@ enum CPUChild {
         func micros(_ time: timeval) -> Double { Double(time.tv_sec) * 1e6 + Double(time.tv_usec) }
         return micros(usage.ru_utime) + micros(usage.ru_stime)
     }
+}
+
+/// The least a caller of AsyncHTTPClient's delegate API does to read a body whole: the `ahc-delegate` contender,
+/// which tells how much of Courier's CPU per request is the delegate API itself and how much is Courier.
+private final class CollectingBodyDelegate: HTTPClientResponseDelegate {
+    typealias Response = ByteBuffer
+    private let body: NIOLoopBoundBox<ByteBuffer>
+
+    init(loop: any EventLoop) {
+        body = .makeBoxSendingValue(ByteBuffer(), eventLoop: loop)
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<ByteBuffer>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        var buffer = buffer
+        body.value.writeBuffer(&buffer)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<ByteBuffer>) throws -> ByteBuffer { body.value }
 }

@@ -186,7 +186,7 @@ struct PoolStateTests {
     @Test func aCallerLeavesOnceAndIsNotToldAgainWhenItsRequestEnds() {
         var state = PoolState(scheduling: SchedulingOptions())
         let canceller = Canceller()
-        let id = state.register(ticket("/a"), canceller: canceller)
+        let id = state.register(ticket("/a"), canceller: canceller, deadline: .now + .seconds(60)).id
         let departure = state.leave(id)
         let again = state.leave(id)
         #expect(departure?.cancelsRequest == true && departure?.canceller === canceller && again == nil)
@@ -197,7 +197,7 @@ struct PoolStateTests {
 
     @Test func aFinishedRequestReportsItsInfoOnce() {
         var state = PoolState(scheduling: SchedulingOptions())
-        let id = state.register(ticket("/b?x=1", tag: "t"), canceller: Canceller())
+        let id = state.register(ticket("/b?x=1", tag: "t"), canceller: Canceller(), deadline: .now + .seconds(60)).id
         let first = state.markRunning(id, coalesced: false)
         let second = state.markRunning(id, coalesced: false)  // `started` once per request
         #expect(first?.state == .running && second == nil)
@@ -209,7 +209,7 @@ struct PoolStateTests {
 
     @Test func aLeaderWhoseCallNobodySharesIsCancelledWhenItsCallerGoes() {
         var state = PoolState(scheduling: SchedulingOptions())
-        let id = state.register(ticket("/c"), canceller: Canceller())
+        let id = state.register(ticket("/c"), canceller: Canceller(), deadline: .now + .seconds(60)).id
         let key = CoalescingKey(PreparedRequest(method: .get, url: URL(string: "https://h/c")!), varyingHeaders: [])!
         state.entries[id]?.leads = key
         state.calls[key] = SharedCall(leader: id)

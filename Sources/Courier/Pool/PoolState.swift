@@ -62,6 +62,8 @@ struct PoolState {
         var info: PooledRequest
         /// Cancels what the request waits on.
         let canceller: Canceller
+        /// When the pool cancels the request.
+        let deadline: ContinuousClock.Instant
         var hasStarted = false
         /// The caller was cancelled; the request may still run a shared call for others.
         var callerLeft = false
@@ -92,6 +94,8 @@ struct PoolState {
     private(set) var departedCount = 0
     var slotWaiters: [RequestID: SlotWaiter] = [:]
     var calls: [CoalescingKey: SharedCall] = [:]
+    /// The requests' deadlines, and when the watcher wakes.
+    private(set) var deadlines = DeadlineSchedule()
     /// Followers cancelled before they joined a shared call.
     var cancelledFollowers: Set<RequestID> = []
     private var nextID: UInt64 = 0
@@ -103,19 +107,27 @@ struct PoolState {
         rules = scheduling.rateLimits
     }
 
-    mutating func register(_ ticket: PoolTicket, canceller: Canceller) -> RequestID {
+    /// Adds a request that the pool cancels at `deadline`; returns its id, and a deadline watcher to start when
+    /// none wakes in time for it.
+    mutating func register(_ ticket: PoolTicket, canceller: Canceller, deadline: ContinuousClock.Instant)
+        -> (id: RequestID, watcher: DeadlineSchedule.Watcher?) {
         nextID += 1
         let id = RequestID(rawValue: nextID)
         let info = PooledRequest(id: id, method: ticket.request.method, fullURL: ticket.request.url, parameters: ticket.parameters,
                                  pathQuery: ticket.pathQuery, tag: ticket.request.tag, priority: ticket.priority,
                                  state: .waiting, isCoalesced: false, startDate: Date())
-        entries[id] = Entry(info: info, canceller: canceller)
-        return id
+        entries[id] = Entry(info: info, canceller: canceller, deadline: deadline)
+        if deadlines.count > 2 * entries.count + 64 {  // mostly finished requests' leftovers
+            deadlines.rebuild(entries.map { DeadlineSchedule.Due(deadline: $0.value.deadline, id: $0.key) })
+        }
+        return (id, deadlines.add(id, deadline: deadline))
     }
 
-    /// The deadlines of `ids` passed: the requests to cancel.
-    mutating func expire(_ ids: [RequestID]) -> [Canceller] {
-        ids.compactMap { entries[$0]?.canceller }
+    /// The deadline watcher of `generation` woke at `now`: the requests to cancel, and when to wake next.
+    mutating func expireDeadlines(generation: Int, now: ContinuousClock.Instant) -> (cancel: [Canceller], next: ContinuousClock.Instant?) {
+        let entries = self.entries
+        let (expired, next) = deadlines.expire(generation: generation, now: now) { entries[$0.id]?.deadline == $0.deadline }
+        return (expired.compactMap { entries[$0]?.canceller }, next)
     }
 
     /// The caller of `id` goes; `nil` when it already went.

@@ -18,15 +18,9 @@ public actor RequestPool {
     /// go through the actor, so they run one at a time. Internal so the coalescing extension can reach it.
     let state: Locked<PoolState>
     private let broadcaster = EventBroadcaster<PoolEvent>(replaysLatest: false)
-    /// Cancels each request that runs past its deadline.
-    private let deadlines: DeadlineWatch
 
     init(scheduling: SchedulingOptions) {
-        let state = Locked(PoolState(scheduling: scheduling))
-        self.state = state
-        deadlines = DeadlineWatch { ids in
-            for canceller in state.withLock({ $0.expire(ids) }) { canceller.cancel() }
-        }
+        state = Locked(PoolState(scheduling: scheduling))
     }
 
     // MARK: Queries
@@ -136,29 +130,40 @@ public actor RequestPool {
                                        _ operation: nonisolated(nonsending) (RequestID, Canceller) async throws -> ErasedResponse)
         async throws -> ErasedResponse {
         let canceller = Canceller()
-        let id = state.withLock { $0.register(ticket, canceller: canceller) }
-        deadlines.watch(id, until: deadline)
-        let outcome: Result<ErasedResponse, CourierError>
-        var status: HTTPResponse.Status?  // kept aside: matching the success case below copied the whole response
+        let (id, watcher) = state.withLock { $0.register(ticket, canceller: canceller, deadline: deadline) }
+        if let watcher { Self.watchDeadlines(state, watcher) }
+        let response: ErasedResponse  // no Result in between: matching one copied the whole response
         do {
-            let response = try await withTaskCancellationHandler {
+            response = try await withTaskCancellationHandler {
                 try await operation(id, canceller)
             } onCancel: {
                 leave(id)
             }
-            status = response.status
-            outcome = .success(response)
         } catch {
-            outcome = .failure(RequestExecutor.normalize(error))
+            let failure = RequestExecutor.normalize(error)
+            guard let info = state.withLock({ $0.finish(id) }) else { throw CourierError.cancelled() }  // it left, and was told
+            broadcaster.yield(failure.code == .cancelled ? .cancelled(info) : .failed(info, failure))
+            throw failure
         }
-        deadlines.forget(id)
-        guard let info = state.withLock({ $0.finish(id) }) else { throw CourierError.cancelled() }  // it left, and was told
-        if let status {
-            broadcaster.yield(.finished(info, status))
-        } else if case .failure(let error) = outcome {
-            broadcaster.yield(error.code == .cancelled ? .cancelled(info) : .failed(info, error))
+        guard let info = state.withLock({ $0.finish(id) }) else { throw CourierError.cancelled() }
+        broadcaster.yield(.finished(info, response.status))
+        return response
+    }
+
+    /// Starts `watcher`: a task that sleeps until the earliest deadline and cancels the requests past theirs, for
+    /// as long as requests with deadlines remain (or until a watcher that wakes sooner replaces it). It holds the
+    /// pool's state, not the pool.
+    private static func watchDeadlines(_ state: Locked<PoolState>, _ watcher: DeadlineSchedule.Watcher) {
+        Task {
+            var wake = watcher.wake
+            while true {
+                do { try await Task.sleep(until: wake, tolerance: DeadlineSchedule.slack, clock: .continuous) } catch { return }
+                let (cancellers, next) = state.withLock { $0.expireDeadlines(generation: watcher.generation, now: .now) }
+                for canceller in cancellers { canceller.cancel() }
+                guard let next else { return }
+                wake = next
+            }
         }
-        return try outcome.get()
     }
 
     /// The caller of `id` goes (cancelled by its task or through the pool): what the request waits on is

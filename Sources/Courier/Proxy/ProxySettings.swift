@@ -53,7 +53,7 @@ public struct ProxySettings: Sendable, Hashable {
     /// The proxy a request to `url` goes through, or `nil` to go direct.
     public func proxy(for url: URL) -> Proxy? {
         guard http != nil || https != nil else { return nil }  // the usual case: no URL to look at
-        let proxy = url.scheme?.lowercased() == "https" ? https : http
+        let proxy = url.isHTTPS ? https : http
         guard let proxy, let host = url.host(percentEncoded: false)?.lowercased() else { return nil }
         if bypassesLoopback && (host.isLoopbackHost || host.hasSuffix(".localhost")) { return nil }
         for entry in bypass.map({ $0.lowercased() }) {

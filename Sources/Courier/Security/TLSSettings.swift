@@ -1,3 +1,5 @@
+import Foundation
+
 /// The session's TLS policies: one default and any number per host.
 ///
 /// ```swift
@@ -18,6 +20,11 @@ public struct TLSSettings: Sendable, Hashable {
     public init(default: TLSPolicy = .standard, hosts: [String: TLSPolicy] = [:]) {
         self.default = `default`
         self.hosts = hosts
+    }
+
+    /// The policy that applies to `url`'s host; the host is read only when some host has its own policy.
+    func policy(for url: URL) -> TLSPolicy {
+        hosts.isEmpty ? self.default : policy(forHost: url.host() ?? "")
     }
 
     /// The policy that applies to `host`: its own, else the closest wildcard, else the default.

@@ -1,14 +1,20 @@
 import Foundation
 import HTTPTypes
 import NIOCore
+import NIOFoundationCompat
 
 /// Reads a response body into memory within the limits, decompressing as it goes: one chunk at a time, from
 /// wherever the chunks arrive (AsyncHTTPClient's event loop, or a transport's body stream).
+///
+/// The body is kept in a `ByteBuffer` and becomes `Data` once, at the end: a body that arrives in one chunk (most
+/// small responses) is copied once, and a large one is handed over without a copy.
 struct BodyAccumulator {
     private let limits: ResponseLimits
     private let decompressor: BodyDecompressor?
     private let isHead: Bool
-    private(set) var data = Data()
+    /// The length the head declared, when the body arrives as sent; room for it is made once.
+    private let declaredLength: Int?
+    private var body: ByteBuffer?
 
     /// Checks the head: the coding is one Courier decodes, and a declared length within the limit.
     init(headers: HTTPFields, method: HTTPRequest.Method, limits: ResponseLimits, decompresses: Bool) throws {
@@ -20,26 +26,36 @@ struct BodyAccumulator {
         if decompressor == nil, let declared, declared > limits.maxBodyBytes {
             throw CourierError(code: .bodyTooLarge, message: "the body of \(declared) bytes exceeds the limit of \(limits.maxBodyBytes) bytes")
         }
-        if decompressor == nil, let declared, !isHead { data.reserveCapacity(declared) }
+        declaredLength = decompressor == nil && !isHead ? declared : nil
     }
 
     /// Adds the next chunk; throws once the body passes a limit.
     mutating func append(_ chunk: ByteBuffer) throws {
+        var chunk = chunk
         if let decompressor {
-            let output = try decompressor.decompress(chunk)
-            data.append(contentsOf: output.readableBytesView)
+            chunk = try decompressor.decompress(chunk)
         } else {
-            guard data.count + chunk.readableBytes <= limits.maxBodyBytes else {
+            guard (body?.readableBytes ?? 0) + chunk.readableBytes <= limits.maxBodyBytes else {
                 throw CourierError(code: .bodyTooLarge, message: "the body exceeds the limit of \(limits.maxBodyBytes) bytes")
             }
-            data.append(contentsOf: chunk.readableBytesView)
         }
+        guard body != nil else {
+            if let declaredLength, chunk.readableBytes < declaredLength {
+                var first = ByteBufferAllocator().buffer(capacity: declaredLength)
+                first.writeBuffer(&chunk)
+                body = first
+            } else {
+                body = chunk
+            }
+            return
+        }
+        body?.writeBuffer(&chunk)
     }
 
     /// The whole body; throws when a compressed body ended early.
     consuming func finish() throws -> Data {
         if !isHead { try decompressor?.finish() }
-        return data
+        return body.map { Data(buffer: $0) } ?? Data()
     }
 }
 

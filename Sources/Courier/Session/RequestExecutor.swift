@@ -261,7 +261,7 @@ struct RequestExecutor: Sendable {
             for monitor in configuration.monitors { monitor.willSend(sending) }
             log.request(sending)
             let outgoing = TransportRequest(method: sending.method, url: sending.url, headers: sending.headers, body: sending.body,
-                                            timeouts: timeouts, deadline: deadline, tls: configuration.tls.policy(forHost: sending.url.host() ?? ""),
+                                            timeouts: timeouts, deadline: deadline, tls: configuration.tls.policy(for: sending.url),
                                             proxy: configuration.proxies.proxy(for: sending.url), httpVersion: configuration.httpVersion)
             let answer = try await waitingForConnectivity(outgoing, canceller: canceller) { try await send(outgoing) }
             let firstByte = ContinuousClock.now
@@ -290,17 +290,25 @@ struct RequestExecutor: Sendable {
     }
 
     func validate(_ body: ResponseBody, for request: PreparedRequest, extra: [any ResponseValidator], usesSession: Bool) throws {
-        for validator in (usesSession ? configuration.validators : []) + extra {
-            switch validator.validate(body, for: request) {
-            case .accept: continue
-            case .ignore: throw CourierError(code: .ignored, message: "a validator ignored the response")
-            case .reject(let error):
-                var failure = (error as? CourierError)
-                    ?? CourierError(code: .validation, message: "the response was rejected: \(error)", underlying: error)
-                failure.retryAfterValue = body.headers[.retryAfter]
-                if failure.status == nil { failure.status = body.status }
-                throw failure
-            }
+        for validator in usesSession ? configuration.validators : [] {
+            try Self.apply(validator, to: body, for: request)
+        }
+        for validator in extra {
+            try Self.apply(validator, to: body, for: request)
+        }
+    }
+
+    /// Throws when `validator` rejects or ignores `body`.
+    private static func apply(_ validator: any ResponseValidator, to body: ResponseBody, for request: PreparedRequest) throws {
+        switch validator.validate(body, for: request) {
+        case .accept: return
+        case .ignore: throw CourierError(code: .ignored, message: "a validator ignored the response")
+        case .reject(let error):
+            var failure = (error as? CourierError)
+                ?? CourierError(code: .validation, message: "the response was rejected: \(error)", underlying: error)
+            failure.retryAfterValue = body.headers[.retryAfter]
+            if failure.status == nil { failure.status = body.status }
+            throw failure
         }
     }
 

@@ -12,8 +12,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
     func fetch(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody {
         try await exchange(request) { client, target in
             let loop = client.eventLoopGroup.next()  // the lane's one loop
-            let outgoing = try HTTPClient.Request(url: target.url, method: target.method, headers: target.headers,
-                                                  body: Self.body(request.body), tlsConfiguration: target.tls)
+            let outgoing = try target.request(body: request.body)
             let delegate = CollectingDelegate(method: request.method, reading: reading, loop: loop)
             let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))  // not .delegateAndChannel: see the lanes
             canceller.install(task)

@@ -32,7 +32,7 @@ extension AsyncHTTPClientTransport {
         /// loop, measured no better.)
         func take(for request: TransportRequest) -> Choice {
             guard loops.count > 1 else { return Choice(index: 0, sharesLimit: false) }
-            if request.httpVersion == .automatic, request.url.scheme?.lowercased() == "https" {
+            if request.httpVersion == .automatic, request.url.isHTTPS {
                 var hasher = Hasher()
                 hasher.combine(request.url.host())
                 hasher.combine(request.url.port)

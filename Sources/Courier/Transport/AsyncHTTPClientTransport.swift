@@ -62,8 +62,7 @@ public final class AsyncHTTPClientTransport: Transport {
     /// Sends the request; see ``Transport/send(_:)``.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         try await exchange(request) { client, target in
-            let outgoing = try HTTPClient.Request(url: target.url, method: target.method, headers: target.headers,
-                                                  body: Self.body(request.body), tlsConfiguration: target.tls)
+            let outgoing = try target.request(body: request.body)
             let deadline = NIODeadline.now() + TimeAmount(ContinuousClock.now.duration(to: request.deadline))
             let stream = ResponseStream(timeouts: request.timeouts, url: request.url)
             return try await withTaskCancellationHandler {
@@ -79,10 +78,15 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// Where and what to send, in AsyncHTTPClient's terms.
     struct Target {
-        var url: String
+        var url: URL
         var method: HTTPMethod
         var headers: HTTPHeaders
         var tls: TLSConfiguration?
+
+        /// AsyncHTTPClient's request, with `body`; given the parsed URL, so AsyncHTTPClient does not parse it again.
+        func request(body: PreparedBody) throws -> HTTPClient.Request {
+            try HTTPClient.Request(url: url, method: method, headers: headers, body: AsyncHTTPClientTransport.body(body), tlsConfiguration: tls)
+        }
     }
 
     /// Routes `request`, picks its client, and runs `send` with them; translates what `send` throws, and
@@ -94,7 +98,7 @@ public final class AsyncHTTPClientTransport: Transport {
         let client = try client(for: ClientKey(connect: request.timeouts.connect, readIdle: request.timeouts.readIdle, proxy: proxy,
                                                httpVersion: request.httpVersion, lane: lane.index, sharesLimit: lane.sharesLimit))
         do {
-            return try await send(client, Self.target(request, route: route))
+            return try await send(client, try Self.target(request, route: route))
         } catch {
             // A relay that gave up on the server (a pin mismatch, a failed handshake, a proxy's refusal) knows why.
             if case .relayed(let relay) = route, let failure = relay.takeFailure() { throw failure }
@@ -113,9 +117,11 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     /// Where and what AsyncHTTPClient sends for `request` along `route`.
-    private static func target(_ request: TransportRequest, route: ConnectionRouting.Route) -> Target {
-        var headers = HTTPHeaders(request.headers.map { ($0.name.rawName, $0.value) })
-        var url = request.url.absoluteString
+    private static func target(_ request: TransportRequest, route: ConnectionRouting.Route) throws -> Target {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(request.headers.count)
+        for field in request.headers { headers.add(name: field.name.rawName, value: field.value) }
+        var url = request.url
         var tlsConfiguration: TLSConfiguration?
         switch route {
         case .direct(let configuration): tlsConfiguration = configuration
@@ -123,7 +129,9 @@ public final class AsyncHTTPClientTransport: Transport {
             let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
             let socket = relay.socketPath.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? relay.socketPath
             let path = components?.percentEncodedPath ?? ""
-            url = "http+unix://\(socket)\(path.isEmpty ? "/" : path)" + (components?.percentEncodedQuery.map { "?" + $0 } ?? "")
+            let relayed = "http+unix://\(socket)\(path.isEmpty ? "/" : path)" + (components?.percentEncodedQuery.map { "?" + $0 } ?? "")
+            guard let relayedURL = URL(string: relayed) else { throw HTTPClientError.invalidURL }
+            url = relayedURL
             if !headers.contains(name: "host"), let host = components?.percentEncodedHost {
                 let shownHost = host.contains(":") ? "[\(host)]" : host
                 headers.add(name: "host", value: request.url.port.map { "\(shownHost):\($0)" } ?? shownHost)

@@ -1,0 +1,47 @@
+import Foundation
+import HTTPTypes
+import Testing
+@testable import Courier
+
+@Suite("Deadline schedule")
+struct DeadlineScheduleTests {
+    func id(_ raw: UInt64) -> RequestID { RequestID(rawValue: raw) }
+
+    @Test func onlyRequestsStillRunningAtTheirDeadlineExpire() {
+        var schedule = DeadlineSchedule()
+        let start = ContinuousClock.now
+        var live: [RequestID: ContinuousClock.Instant] = [id(1): start + .milliseconds(400), id(2): start + .milliseconds(50),
+                                                          id(3): start + .milliseconds(50)]
+        let first = schedule.add(id(1), deadline: start + .milliseconds(400))
+        let sooner = schedule.add(id(2), deadline: start + .milliseconds(50))
+        #expect(first?.generation == 1)
+        #expect(sooner == .init(generation: 2, wake: start + .milliseconds(50) + DeadlineSchedule.slack),
+                "a sooner deadline than the watcher sleeps for starts a new watcher")
+        #expect(schedule.add(id(3), deadline: start + .milliseconds(50)) == nil, "the new watcher wakes in time")
+        live[id(3)] = nil  // finished in time
+
+        let isLive = { (due: DeadlineSchedule.Due) in live[due.id] == due.deadline }
+        #expect(schedule.expire(generation: 1, now: start + .milliseconds(60), isLive: isLive).expired.isEmpty,
+                "the replaced watcher gets nothing")
+        let woken = schedule.expire(generation: 2, now: start + .milliseconds(60), isLive: isLive)
+        #expect(woken.expired == [id(2)])
+        #expect(woken.next == start + .milliseconds(400) + DeadlineSchedule.slack)
+        let last = schedule.expire(generation: 2, now: start + .milliseconds(410), isLive: isLive)
+        #expect(last.expired == [id(1)])
+        #expect(last.next == nil, "the watcher stops when no deadline is left")
+        #expect(schedule.count == 0)
+    }
+
+    @Test func finishedRequestsLeaveNothingBehind() {
+        var state = PoolState(scheduling: SchedulingOptions())
+        let later = ContinuousClock.now + .seconds(3600)
+        let request = PreparedRequest(method: .get, url: URL(string: "http://127.0.0.1/")!, headers: [:], body: .empty)
+        for _ in 1...10_000 {
+            let (id, _) = state.register(PoolTicket(request, from: Request<Data>.get("http://127.0.0.1/").erased), canceller: Canceller(),
+                                         deadline: later)
+            _ = state.finish(id)
+        }
+        #expect(state.entries.isEmpty)
+        #expect(state.deadlines.count < 200, "leftovers are dropped once they outnumber the requests in flight")
+    }
+}
