@@ -130,7 +130,7 @@ package enum CacheEntryCodec {
         _ = try read(&header)
         guard let bodyLength = header.readInteger(as: UInt64.self), bodyLength < UInt64(Int.max),
               let encoding = header.readInteger(as: UInt8.self), encoding <= 1 else { throw Corrupt() }
-        var fields = HTTPFields()
+        var fields: [HTTPField] = []  // handed to HTTPFields at once, as in AsyncHTTPClientTransport.fields
         for _ in 0..<(try count(&header)) {
             guard let name = HTTPField.Name(try read(&header)) else { throw Corrupt() }
             fields.append(HTTPField(name: name, value: try read(&header)))
@@ -140,7 +140,7 @@ package enum CacheEntryCodec {
         guard header.readableBytes == 0 else { throw Corrupt() }
         return Header(key: key, method: method, url: url, status: Int(status), storedAt: Date(timeIntervalSinceReferenceDate: storedAt),
                       initialAge: .seconds(initialAge), expiresAt: hasExpiry == 1 ? Date(timeIntervalSinceReferenceDate: expiresAt) : nil,
-                      bodyLength: Int(bodyLength), isCompressed: encoding == 1, headers: fields, varyingRequestHeaders: varying)
+                      bodyLength: Int(bodyLength), isCompressed: encoding == 1, headers: HTTPFields(fields), varyingRequestHeaders: varying)
     }
 
     private static func write(_ text: String, to buffer: inout ByteBuffer) {

@@ -60,7 +60,7 @@ struct RequestPreparation {
         }
         url = URLBuilder.appending(query, to: url)
 
-        var headers = request.includesDefaultHeaders ? configuration.defaultHeaders : HTTPFields()
+        var headers = request.includesDefaultHeaders ? snapshot.defaultFields : HTTPFields()
         for name in request.headers.isEmpty ? [] : Set(request.headers.map(\.name)) {
             headers[values: name] = request.headers[values: name]
         }
@@ -69,7 +69,7 @@ struct RequestPreparation {
             headers[.contentType] = type
         }
         if configuration.decompressesResponses, headers[.acceptEncoding] == nil {
-            headers[.acceptEncoding] = "gzip, deflate"
+            headers[.acceptEncoding] = SessionSnapshot.acceptedEncodings
         }
         return PreparedRequest(method: request.method, url: url, headers: headers, body: try bodyDescription.prepare(),
                                tag: request.tag, userInfo: request.userInfo)

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Tracing
 
 /// One configuration of a session with what it resolves to, shared by every request sent under it: copying a
@@ -10,11 +11,20 @@ final class SessionSnapshot: Sendable {
     let metrics: CourierMetrics
     /// The debug log every request of this configuration writes to.
     let debugLog: DebugLog
+    /// The default headers as a request gets them: with `Accept-Encoding` when the session decompresses and the
+    /// defaults do not name one, so a request adds no field of its own.
+    let defaultFields: HTTPFields
 
     init(_ configuration: Configuration) {
         self.configuration = configuration
         self.tracer = RequestTrace.resolve(configuration.tracer)
         self.metrics = CourierMetrics(factory: configuration.metricsFactory)
         self.debugLog = DebugLog(configuration: configuration)
+        var fields = configuration.defaultHeaders
+        if configuration.decompressesResponses, fields[.acceptEncoding] == nil { fields[.acceptEncoding] = Self.acceptedEncodings }
+        self.defaultFields = fields
     }
+
+    /// The codings Courier decodes, as it asks for them.
+    static let acceptedEncodings = "gzip, deflate"
 }
