@@ -10,6 +10,38 @@ struct DownloadManagerTests {
         server.url("/file/\(size)?rate=100000&key=\(name)")
     }
 
+    @Test func aRestoredDownloadWhoseStoredChecksumIsDamagedComesBackFailedNotUnchecked() async throws {
+        let state = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        try await withDownloads { _, server, directory in
+            try await withSession { session in
+                let first = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+                let target = directory.appendingPathComponent("checked.bin")
+                let options = DownloadOptions(checksum: try .sha256(ServerFiles.sha256(count: 200_000)))
+                let download = try await first.add(slow(server, "checked"), to: .file(target), options: options)
+                await eventually("bytes arrived") { await download.progress.completedBytes > 0 }
+                try await first.pause(.all)
+
+                // The record on disk loses its checksum's last digit (a bad edit, a torn copy).
+                let records = try FileManager.default.contentsOfDirectory(at: state, includingPropertiesForKeys: nil)
+                let record = try #require(records.first { $0.pathExtension == "download" })
+                let text = try String(contentsOf: record, encoding: .utf8)
+                let damaged = try #require(text.range(of: #"sha256:[0-9a-f]{64}"#, options: .regularExpression))
+                let edited = text.replacingCharacters(in: text.index(before: damaged.upperBound)..<damaged.upperBound, with: "")
+                try Data(edited.utf8).write(to: record)
+
+                let second = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+                let restored = try #require(await second.restore().first)
+                #expect(await restored.state == .failed, "restored without its checksum it would resume unchecked")
+                let reason = await restored.error
+                #expect(reason?.code == .invalidParameter && reason?.message.contains("checksum") == true)
+                await #expect(throws: CourierError.self) { try await second.resume(.download(restored)) }
+                #expect(await restored.state == .failed)
+                #expect(try String(contentsOf: record, encoding: .utf8) == edited, "the record is kept as found, for the next restore")
+            }
+        }
+    }
+
     @Test func atMostTheLimitRunAndPrioritiesDecideWhoIsNext() async throws {
         try await withDownloads(DownloadManager.Configuration(maxConcurrentDownloads: 1)) { manager, server, directory in
             let first = try await manager.add(slow(server, "a"), to: .file(directory.appendingPathComponent("a")))

@@ -23,6 +23,22 @@ struct TransportTests {
         }
     }
 
+    @Test func urlSessionTransportRoundsReadTimeoutsUpToWholeSeconds() async throws {
+        #expect(URLSessionTransport.interval(.milliseconds(500)) == 1, "Linux's URLSession counts whole seconds; 0.5 s would fire at once")
+        #expect(URLSessionTransport.interval(.milliseconds(1500)) == 2)
+        #expect(URLSessionTransport.interval(.seconds(2)) == 2)
+        #expect(URLSessionTransport.interval(.zero) == 1, "zero would mean URLSession's own default")
+        try await withServerSession(transport: URLSessionTransport(), { $0.timeouts.readIdle = .milliseconds(800) }) { session, _ in
+            // 800 ms once went out as 1 ms, and the answer after 100 ms timed out.
+            let answer = try await session.send(Request<Data>.get("/delay/100"))
+            #expect(answer.status == .ok)
+            let start = ContinuousClock.now
+            let stalled = await courierError { _ = try await session.send(Request<Data>.get("/delay/5000").timeout(.seconds(10))) }
+            #expect(stalled?.code == .timeout)
+            #expect(start.duration(to: .now) < .seconds(4), "the read-idle timeout, not the total, ended the wait")
+        }
+    }
+
     @Test func stubTransportAnswersWithoutSockets() async throws {
         let stub = StubTransport { request in
             request.url.path() == "/users/1" ? .json(#"{"id":1}"#) : .status(.notFound)

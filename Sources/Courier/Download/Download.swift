@@ -30,9 +30,13 @@ public actor Download {
     private var meter = RateMeter()
     private var rate: Double = 0
     private var outcome: DownloadEvent?
+    /// Why the download may not run again, when its restored record cannot be trusted (a stored checksum that no
+    /// longer reads): it stays failed with this error until it is cancelled.
+    private let refusal: CourierError?
 
+    /// A download in `state`; with a `refusal`, a failed one that refuses to start (see ``refusal``).
     init(url: URL, destination: URL, options: DownloadOptions, state: DownloadState, session: Session, managerLimit: BandwidthLimit?,
-         hooks: DownloadHooks) {
+         hooks: DownloadHooks, refusal: CourierError? = nil) {
         self.id = DownloadID(destination: destination)
         self.url = url
         self.destination = destination
@@ -42,7 +46,9 @@ public actor Download {
         self.limits = [options.bytesPerSecond.map(BandwidthLimit.init), managerLimit].compactMap { $0 }
         self.live = LiveRecord(files.loadRecord(for: url) ?? .fresh(url: url.absoluteString))
         self.hooks = hooks
-        self.machine = DownloadStateMachine(state: state)
+        self.machine = DownloadStateMachine(state: refusal == nil ? state : .failed)
+        self.refusal = refusal
+        self.outcome = refusal.map { .failed($0) }
     }
 
     /// The current state.
@@ -91,6 +97,7 @@ public actor Download {
     /// Queues it (start, or resume after a pause or failure). Throws ``CourierError/Code/invalidState`` when
     /// it is not idle, paused or failed.
     func start() throws {
+        if let refusal { throw refusal }
         try require(.start, "start")
         _ = machine.handle(.start)
         outcome = nil

@@ -39,6 +39,17 @@ public struct DownloadChecksum: Sendable, Hashable, CustomStringConvertible {
         self.hex = lowered
     }
 
+    /// A checksum as ``description`` writes it (`sha256:ab12…`); throws ``CourierError/Code/invalidParameter``
+    /// for anything else.
+    init(stored text: String) throws {
+        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let algorithm = Algorithm(rawValue: parts[0]) else {
+            throw CourierError(code: .invalidParameter,
+                               message: "\"\(CourierError.printable(text, limit: 80))\" is not ALGORITHM:HEX with ALGORITHM sha256, sha1 or md5")
+        }
+        try self.init(algorithm, hex: parts[1])
+    }
+
     /// A SHA-256 checksum.
     public static func sha256(_ hex: String) throws -> DownloadChecksum { try DownloadChecksum(.sha256, hex: hex) }
 

@@ -94,12 +94,12 @@ public actor DownloadManager {
         return download
     }
 
-    private func make(url: URL, destination: URL, options: DownloadOptions, state: DownloadState) -> Download {
+    private func make(url: URL, destination: URL, options: DownloadOptions, state: DownloadState, refusal: CourierError? = nil) -> Download {
         let registry = registry
         let hooks = DownloadHooks(slotFreed: { [weak self] id in await self?.slotFreed(id) },
                                   stateChanged: { entry in registry?.save(entry) })
         let download = Download(url: url, destination: destination, options: options, state: state, session: session,
-                                managerLimit: limit, hooks: hooks)
+                                managerLimit: limit, hooks: hooks, refusal: refusal)
         byID[download.id] = download
         order.append(download.id)
         return download
@@ -128,14 +128,18 @@ public actor DownloadManager {
             guard let url = URL(string: entry.url), byID[DownloadID(destination: URL(filePath: entry.destination))] == nil else { continue }
             var options = DownloadOptions(connections: entry.connections, retries: entry.retries, bytesPerSecond: entry.bytesPerSecond,
                                           overwrites: entry.overwrites, priority: RequestPriority(rawValue: entry.priority) ?? .normal)
+            var refusal: CourierError?
             if let checksum = entry.checksum {
-                let parts = checksum.split(separator: ":", maxSplits: 1).map(String.init)
-                if parts.count == 2, let algorithm = DownloadChecksum.Algorithm(rawValue: parts[0]) {
-                    options.checksum = try? DownloadChecksum(algorithm, hex: parts[1])
+                do { options.checksum = try DownloadChecksum(stored: checksum) } catch {
+                    // Never resumed unchecked: it comes back failed, and stays so until it is cancelled and added again.
+                    let reason = (error as? CourierError)?.message ?? "\(error)"
+                    refusal = CourierError(code: .invalidParameter, message: "the stored checksum of \(entry.destination) cannot be read (\(reason)), "
+                                           + "so its bytes could not be verified: cancel it and add it again with its checksum")
                 }
             }
-            let wasActive = entry.state == .running || entry.state == .waiting
-            let download = make(url: url, destination: URL(filePath: entry.destination), options: options, state: wasActive ? .idle : entry.state)
+            let wasActive = refusal == nil && (entry.state == .running || entry.state == .waiting)
+            let download = make(url: url, destination: URL(filePath: entry.destination), options: options, state: wasActive ? .idle : entry.state,
+                                refusal: refusal)
             restored.append(download)
             if resuming, wasActive { _ = try? await start(.download(download)) }
         }

@@ -8,7 +8,8 @@ import NIOCore
 /// A transport over `URLSession` (FoundationNetworking on Linux), for code that wants nothing but Foundation.
 ///
 /// Bodies stream in through the session delegate. Differences from ``AsyncHTTPClientTransport``: URLSession
-/// has no separate connect timeout (the read-idle timeout covers connecting), it decodes gzip itself (the
+/// has no separate connect timeout (the read-idle timeout covers connecting, in whole seconds: a fraction is
+/// rounded up, see ``interval(_:)``), it decodes gzip itself (the
 /// session's ratio limit then cannot apply, only the size limit), and a ``PreparedBody/stream(_:length:)`` body
 /// is gathered in memory before sending, since URLSession reads request bodies from an `InputStream`.
 public final class URLSessionTransport: Transport {
@@ -31,7 +32,7 @@ public final class URLSessionTransport: Transport {
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
-        urlRequest.timeoutInterval = Double(request.timeouts.readIdle.components.seconds) + 0.001
+        urlRequest.timeoutInterval = Self.interval(request.timeouts.readIdle)
         for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName) }
         switch request.body {
         case .empty: break
@@ -64,6 +65,14 @@ public final class URLSessionTransport: Transport {
         }
         let body = BodyStream(exchange: exchange, cancel: { task.cancel() })
         return TransportResponse(status: head.status, headers: head.headers, body: ByteStream(body), isContentDecoded: true)
+    }
+
+    /// The `timeoutInterval` for a read-idle timeout of `duration`: rounded up to whole seconds, at least one.
+    /// FoundationNetworking on Linux counts the interval in whole seconds (a fraction is cut off, and 0.8 s times
+    /// out at once), so rounding up is the closest it can keep to `duration` without firing early.
+    package static func interval(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return max(Double(seconds + (attoseconds > 0 ? 1 : 0)), 1)
     }
 
     /// Releases what the transport holds; see ``Transport/shutdown()``.
