@@ -171,8 +171,20 @@ public final class AsyncHTTPClientTransport: Transport {
             defer { clients.removeAll() }
             return Array(clients.values)
         }
-        for client in all { try await client.shutdown() }
-        await routing.shutdown()
+        var failure: (any Error)?
+        do { try await Self.shutDownEach(all) { try await $0.shutdown() } } catch { failure = error }
+        await routing.shutdown()  // the relays go too, whatever a client did
+        if let failure { throw failure }
+    }
+
+    /// Runs `shutdown` for every one of `items`, even after one throws, then throws the first error: one client
+    /// that fails must not leave the others' connections and threads behind.
+    static func shutDownEach<Item>(_ items: [Item], _ shutdown: (Item) async throws -> Void) async throws {
+        var firstError: (any Error)?
+        for item in items {
+            do { try await shutdown(item) } catch { firstError = firstError ?? error }
+        }
+        if let firstError { throw firstError }
     }
 
     private func client(for key: ClientKey) throws -> HTTPClient {
