@@ -114,6 +114,18 @@ struct DownloadResumeTests {
         }
     }
 
+    @Test func aFailureThatAlsoLosesTheResumeRecordSaysSo() async throws {
+        try await withDownloads { manager, server, directory in
+            let target = directory.appendingPathComponent("unrecorded.bin")
+            // A directory where the record goes: the record cannot be written when the download fails.
+            try FileManager.default.createDirectory(at: target.resumeRecord, withIntermediateDirectories: false)
+            let download = try await manager.add(server.url("/status/404"), to: .file(target))
+            let error = await courierError { _ = try await download.completion() }
+            #expect(error?.code == .httpStatus && error?.status?.code == 404, "the download's own failure still leads")
+            #expect(error?.message.contains("resume record could not be saved") == true, "a lost record was swallowed: \(String(describing: error))")
+        }
+    }
+
     @Test func hostileContentDispositionNamesStayInTheDirectory() async throws {
         try await withDownloads { manager, server, directory in
             let disposition = "attachment; filename=\"../../evil\t.sh\""

@@ -43,10 +43,21 @@ struct DownloadTransfer: Sendable {
             try await fetchEverything(part)
             try checkpoint(part)
         } catch {
-            try? checkpoint(part)
+            do { try checkpoint(part) } catch let recordError {
+                throw Self.failure(error, recordNotSaved: recordError)
+            }
             throw error
         }
         return try finish(part)
+    }
+
+    /// `error`, saying also that the resume record could not be saved: the part file may hold bytes the record
+    /// does not claim, so the next attempt can resume from less (or start over). Its code stays `error`'s.
+    static func failure(_ error: any Error, recordNotSaved recordError: any Error) -> CourierError {
+        var failure = RequestExecutor.normalize(error)
+        let reason = (recordError as? CourierError)?.message ?? "\(recordError)"
+        failure.message += "; its resume record could not be saved either (\(reason)), so the next attempt may resume from less"
+        return failure
     }
 
     /// Loads the sidecar record when it belongs to this URL and fits the part file; otherwise starts from zero.

@@ -114,7 +114,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, as a stable code.
     public let code: Code
     /// A human-readable explanation; secrets are never included.
-    public let message: String
+    public internal(set) var message: String
     /// The HTTP status, for ``Code/httpStatus`` (and validation errors raised on a response).
     public var status: HTTPResponse.Status?
     /// The first bytes of the response body as text, for ``Code/httpStatus``; redacted and truncated.
