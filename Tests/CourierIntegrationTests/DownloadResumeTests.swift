@@ -50,6 +50,8 @@ struct DownloadResumeTests {
             let retries = events.filter(\.isRetrying).count
             #expect(retries >= 4 && server.counter("file:\(fault)") == retries + 1)
             #expect(server.counter("file-bytes:\(fault)") - size <= retries * Self.retryOverlap)
+            let end = try #require(events.firstIndex { if case .completed = $0 { true } else { false } })
+            #expect(events.lastIndex(where: \.isRetrying).map { $0 < end } ?? false, "every retry is told before the end")
         }
     }
 

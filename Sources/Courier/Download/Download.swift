@@ -154,11 +154,13 @@ public actor Download {
         generation += 1
         let generation = generation
         meter.reset()
-        let transfer = DownloadTransfer(session: session, url: url, files: files, options: options, limits: limits, live: live) { [weak self] event in
-            guard let self else { return }
-            Task { await self.relay(event, generation: generation) }
+        // The transfer's events (restarts, retries) reach observers in the order it reported them, all before its end.
+        let events = OrderedRelay<DownloadEvent>()
+        let transfer = DownloadTransfer(session: session, url: url, files: files, options: options, limits: limits, live: live) { event in
+            events.yield(event)
         }
         self.transfer = Task {
+            async let relayed: Void = events.run { await self.relay($0, generation: generation) }
             let result = await withTaskGroup(of: Result<URL, CourierError>?.self) { group in
                 group.addTask {
                     while !Task.isCancelled {
@@ -179,6 +181,8 @@ public actor Download {
                 }
                 return result ?? .failure(.cancelled())
             }
+            events.finish()
+            await relayed
             await self.transferEnded(result, generation: generation)
         }
     }
