@@ -46,14 +46,16 @@ struct CrashCampaignTests {
                 if kills % 10 == 0 { file += 1 }  // leave some downloads unfinished, to be finished below
             }
             // Every download left unfinished resumes to the right bytes.
+            var resumed = 0
             for unfinished in 0...file {
                 let (target, arguments) = download(unfinished, paced: false)
                 guard !target.exists else { continue }
                 let outcome = try await CLI.run(arguments)
                 #expect(outcome.status == 0, "\(outcome.stderr)")
                 #expect(try sha256(of: target) == digest)
+                resumed += 1
             }
-            #expect(kills == Self.kills)
+            #expect(resumed >= Self.kills / 10, "the kills left downloads unfinished to resume: \(resumed)")
             ReliabilityFigures.record("crash-campaigns", ["campaign": "downloads (plain and segmented)", "kills": kills, "finished under fire": finished])
         }
     }

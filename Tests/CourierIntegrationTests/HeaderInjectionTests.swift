@@ -50,8 +50,8 @@ struct HeaderInjectionTests {
             #expect(inType?.code == .invalidHeader, "byte \(byte) in a part's content type")
             #expect(form.parts.isEmpty)
         }
-        ReliabilityFigures.record("bad-inputs", ["campaign": "multipart part headers and content types", "inputs": Self.controls.count * 3 - 2,
-                                                 "sent": 0])
+        // Refused while the form is built: no request exists, so there is no count of what reached a server.
+        ReliabilityFigures.record("bad-inputs", ["campaign": "multipart part headers and content types", "inputs": Self.controls.count * 3 - 2])
     }
 
     @Test func everyControlByteInAMultipartNameIsRefused() throws {
@@ -66,7 +66,7 @@ struct HeaderInjectionTests {
         }
         var form = MultipartFormData()
         try form.append(field: "a\tb", value: "v")  // tab, as in a header value
-        ReliabilityFigures.record("bad-inputs", ["campaign": "multipart field and file names", "inputs": (Self.controls.count - 1) * 2, "sent": 0])
+        ReliabilityFigures.record("bad-inputs", ["campaign": "multipart field and file names", "inputs": (Self.controls.count - 1) * 2])
     }
 }
 
