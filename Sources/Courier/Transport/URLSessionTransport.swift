@@ -8,9 +8,9 @@ import NIOCore
 /// A transport over `URLSession` (FoundationNetworking on Linux), for code that wants nothing but Foundation.
 ///
 /// Bodies stream in through the session delegate. Differences from ``AsyncHTTPClientTransport``: URLSession
-/// has no separate connect timeout (the read-idle timeout covers connecting, in whole seconds: a fraction is
-/// rounded up, see ``interval(_:)``), it decodes gzip itself (the
-/// session's ratio limit then cannot apply, only the size limit), and a ``PreparedBody/stream(_:length:)`` body
+/// has no separate connect timeout (the read-idle timeout covers connecting, and counts whole seconds on Linux:
+/// a fraction is rounded up), it decodes gzip itself (the session's ratio limit then cannot apply, only the size
+/// limit), and a ``PreparedBody/stream(_:length:)`` body
 /// is gathered in memory before sending, since URLSession reads request bodies from an `InputStream`.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
