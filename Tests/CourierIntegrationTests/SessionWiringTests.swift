@@ -1,0 +1,71 @@
+import Courier
+import CourierTesting
+import Foundation
+import Testing
+
+/// Settings that travel through the session to the wire or to the user's hooks, checked over real sockets: the
+/// units that compute them are tested on their own, these check that the session uses them.
+@Suite("Session wiring", .timeLimit(.minutes(1)))
+struct SessionWiringTests {
+    @Test func theCDNIgnoringTheBaseAndPerRequestVersionsReachTheWire() async throws {
+        try await withTestServer { server in
+            let configuration = Configuration {
+                $0.baseURL = server.url("/echo/base")
+                $0.cdnURL = server.url("/echo/cdn")
+                $0.apiVersion = "v1"
+            }
+            try await withSession(configuration) { session in
+                func path(_ request: Request<Echo>) async throws -> String { try await session.send(request).value.path }
+                let plain = try await path(.get("/items"))
+                #expect(plain == "/echo/base/v1/items")
+
+                var viaCDN = Request<Echo>.get("/items")
+                viaCDN.usesCDN = true
+                let cdn = try await path(viaCDN)
+                #expect(cdn == "/echo/cdn/v1/items")
+
+                var otherVersion = Request<Echo>.get("/items")
+                otherVersion.apiVersion = "v9"
+                let versioned = try await path(otherVersion)
+                #expect(versioned == "/echo/base/v9/items")
+
+                var ignoring = Request<Echo>.get(server.url("/echo/elsewhere").absoluteString)
+                ignoring.ignoresBaseURL = true
+                let absolute = try await path(ignoring)
+                #expect(absolute == "/echo/elsewhere")
+                var relativeIgnoring = Request<Echo>.get("/items")
+                relativeIgnoring.ignoresBaseURL = true
+                let refused = await courierError { _ = try await session.send(relativeIgnoring) }
+                #expect(refused?.code == .invalidURL)
+                #expect(server.hits("/echo/base/v1/items") == 1, "the refused request left nothing on the wire")
+            }
+        }
+    }
+
+    /// Records the `userInfo` value each hook saw.
+    final class Seen: EventMonitor, ResponseValidator {
+        let values = Locked<[String]>([])
+        func note(_ where: String, _ request: PreparedRequest) {
+            values.withLock { $0.append("\(`where`)=\(request.userInfo["trace"] as? String ?? "none")") }
+        }
+        func willSend(_ request: PreparedRequest) { note("monitor", request) }
+        func validate(_ response: ResponseBody, for request: PreparedRequest) -> ValidationResult {
+            note("validator", request)
+            return .accept
+        }
+    }
+
+    @Test func userInfoReachesAdaptersValidatorsAndMonitors() async throws {
+        let seen = Seen()
+        let adapter = ClosureAdapter { request in
+            seen.note("adapter", request)
+            return request
+        }
+        try await withServerSession({ $0.adapters = [adapter]; $0.monitors = [seen]; $0.validators = [seen] }) { session, _ in
+            var request = Request<Data>.get("/small")
+            request.userInfo["trace"] = "t-1"
+            _ = try await session.send(request)
+        }
+        #expect(seen.values.withLock { $0 } == ["adapter=t-1", "monitor=t-1", "validator=t-1"])
+    }
+}
