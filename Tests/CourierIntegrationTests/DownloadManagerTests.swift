@@ -168,6 +168,19 @@ struct DownloadManagerTests {
             #expect(start.duration(to: .now) > .milliseconds(1100))
         }
     }
+
+    @Test func theManagersLimitHoldsAllItsDownloadsDownTogether() async throws {
+        try await withDownloads(DownloadManager.Configuration(maxConcurrentDownloads: 2, bytesPerSecond: 200_000)) { manager, server, directory in
+            let start = ContinuousClock.now
+            let first = try await manager.add(server.url("/file/150000?key=m1"), to: .file(directory.appendingPathComponent("m1")))
+            let second = try await manager.add(server.url("/file/150000?key=m2"), to: .file(directory.appendingPathComponent("m2")))
+            _ = try await first.completion()
+            _ = try await second.completion()
+            // No download has a limit of its own: 300 kB in all at the manager's 200 kB/s cannot take less than
+            // about 1.2 s (were it applied to each download alone, both would be done in about 0.5 s).
+            #expect(start.duration(to: .now) > .milliseconds(1100))
+        }
+    }
 }
 
 /// Reads a sidecar record's byte count the way a person would: the JSON after the first line.
