@@ -7,6 +7,7 @@ import NIOHTTP1
 ///
 /// Query options:
 /// - `etag=X`: another entity tag; `change-after=N`: the tag changes (`v2`) from request N+1 on.
+/// - `no-validators`: send neither `ETag` nor `Last-Modified` (a server that gives a resume nothing to check).
 /// - `rate=B`: at most B bytes per second per connection.
 /// - `no-ranges`: ignore `Range`; `no-ranges-after=N`: from request N+1 on.
 /// - `cut=K`: send at most K body bytes per response, then close (FIN); `reset=K`: the same with RST;
@@ -32,8 +33,8 @@ struct FileRoute {
 
         let version = after("change-after") ? "v2" : request.query["etag"] ?? "v1"
         let etag = "\"file-\(size)-\(version)\""
-        var headers: [(String, String)] = [("Content-Type", "application/octet-stream"), ("ETag", etag),
-                                           ("Last-Modified", Self.lastModified)]
+        var headers: [(String, String)] = [("Content-Type", "application/octet-stream")]
+        if request.query["no-validators"] == nil { headers += [("ETag", etag), ("Last-Modified", Self.lastModified)] }
         if let disposition = request.query["disposition"] { headers.append(("Content-Disposition", disposition)) }
         let honoursRanges = request.query["no-ranges"] == nil && !after("no-ranges-after")
         if honoursRanges { headers.append(("Accept-Ranges", "bytes")) }

@@ -55,6 +55,20 @@ struct DownloadResumeTests {
         }
     }
 
+    @Test func aServerWithoutValidatorsIsResumedByLengthAndChecksum() async throws {
+        try await withDownloads { manager, server, directory in
+            let target = directory.appendingPathComponent("unvalidated.bin")
+            let url = server.url("/file/\(size)?no-validators&cut=70000&faults=1&key=unvalidated")
+            let checksum = try DownloadChecksum.sha256(ServerFiles.sha256(count: size))
+            let download = try await manager.add(url, to: .file(target), options: DownloadOptions(checksum: checksum, retryDelay: .milliseconds(10)))
+            _ = try await download.completion()
+            #expect(try sha256(of: target) == checksum.hex)
+            // Resumed from the bytes on disk (the range's total length must match), not fetched again from zero.
+            #expect(server.counter("file:unvalidated") == 2)
+            #expect(server.counter("file-bytes:unvalidated") - size <= Self.retryOverlap)
+        }
+    }
+
     @Test func aStallPastTheIdleTimeoutIsRetried() async throws {
         try await withDownloads { manager, server, directory in
             let target = directory.appendingPathComponent("stall.bin")
