@@ -7,7 +7,8 @@ import NIOCore
 ///
 /// Query: `cache-control`, `expires` (seconds from now, or `invalid`), `etag` (default `"v1"`, `none` for
 /// none), `last-modified` (seconds ago, default 3600, `none`), `vary` (a header name; its value is echoed),
-/// `age`, `status`, `fail-after` (answer 503 once that many bodies were served), `type` (Content-Type).
+/// `age`, `status`, `fail-after` (answer 503 once that many bodies were served), `type` (Content-Type),
+/// `delay` (ms to wait before answering a request that revalidates, one with `If-None-Match` or `If-Modified-Since`).
 /// A matching `If-None-Match` or `If-Modified-Since` gets a 304.
 struct CacheRoute {
     let request: ServerRequest
@@ -29,6 +30,8 @@ struct CacheRoute {
         if let vary = request.query["vary"] { headers.append(("Vary", vary)) }
         if let age = request.query["age"] { headers.append(("Age", age)) }
 
+        let revalidates = request.header("If-None-Match") != nil || request.header("If-Modified-Since") != nil
+        if revalidates, let delay = request.int("delay") { try await Task.sleep(for: .milliseconds(delay)) }
         let counter = "cache:" + request.path
         if let failAfter = request.int("fail-after"), state.counter(counter) >= failAfter {
             try await writer.respond(status: 503, text: "failing on purpose")

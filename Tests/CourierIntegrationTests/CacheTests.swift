@@ -152,6 +152,48 @@ struct CacheTests {
         }
     }
 
+    @Test func staleAnswersRefreshOncePerKeyEvenWithoutCoalescing() async throws {
+        try await withServerSession({
+            $0.cache = ResponseCache()
+            $0.cachePolicy = .http
+            $0.scheduling.coalescesRequests = false
+        }) { session, server in
+            let path = "/cache/swr-once?cache-control=max-age=0,stale-while-revalidate=60&delay=500"
+            _ = try await get(session, path)
+            for _ in 0..<5 {
+                let stale = try await get(session, path)
+                #expect(stale.isFromCache)
+            }
+            await eventually("the refresh ended") { await session.pool.taskCount == 0 && server.hits("/cache/swr-once") >= 2 }
+            #expect(server.hits("/cache/swr-once") == 2, "five stale answers started one refresh, not five")
+        }
+    }
+
+    @Test func shuttingDownEndsARefreshInFlight() async throws {
+        // A transport whose revalidations never answer and whose shutdown does nothing: only the session itself
+        // can end the refresh it started.
+        let calls = Locked(0)
+        let stub = StubTransport { request in
+            let call = calls.withLock { count in
+                count += 1
+                return count
+            }
+            if call > 1 { try await Task.sleep(for: .seconds(3600)) }
+            return StubTransport.Answer(headers: [.cacheControl: "max-age=0, stale-while-revalidate=60", .eTag: "\"v1\""],
+                                        body: Data(#"{"path":"/","served":1,"varied":""}"#.utf8))
+        }
+        let session = Session(configuration: Configuration {
+            $0.baseURL = URL(string: "http://stub.invalid")
+            $0.cache = ResponseCache()
+            $0.cachePolicy = .http
+        }, transport: stub)
+        _ = try await get(session, "/swr")
+        #expect(try await get(session, "/swr").isFromCache)  // stale: the refresh starts and hangs
+        await eventually("the refresh is in flight") { calls.withLock { $0 } == 2 }
+        try await session.shutdown()
+        #expect(await session.pool.taskCount == 0, "the refresh outlived the session that started it")
+    }
+
     @Test func aSuccessfulPostInvalidatesTheCachedGet() async throws {
         try await withCachingSession { session, server in
             _ = try await get(session, "/cache/item?cache-control=max-age=600")

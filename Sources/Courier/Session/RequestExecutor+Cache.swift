@@ -92,7 +92,10 @@ extension RequestExecutor {
             step.recordHit()
             var refresh = step
             refresh.revalidating = entry
-            Task { [self] in _ = try? await network(request, prepared: refresh.conditional(prepared), cacheStep: refresh, startDate: Date(), start: .now) }
+            refreshes.start(step.key) { [self, refresh] in
+                // Its outcome is the refreshed entry in the cache; a failure leaves the stale one, as RFC 5861 has it.
+                _ = try? await network(request, prepared: refresh.conditional(prepared), cacheStep: refresh, startDate: Date(), start: .now)
+            }
             return try respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
         case .miss:
             step.recordMiss()

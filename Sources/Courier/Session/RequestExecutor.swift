@@ -18,6 +18,8 @@ struct RequestExecutor: Sendable {
     /// The transport again when it collects bodies itself (see ``CollectingTransport``).
     let collectingTransport: (any CollectingTransport)?
     let pool: RequestPool
+    /// Where stale-while-revalidate refreshes run: one per key, ended with the session.
+    let refreshes: BackgroundWork<CacheKey>
 
     /// For reading single settings; calls that take the whole configuration pass `snapshot.configuration`, as
     /// in ``RequestPreparation``.

@@ -23,6 +23,8 @@ public actor Session {
 
     /// Every request of this session in flight: query, cancel, suspend, observe.
     public nonisolated let pool: RequestPool
+    /// Stale-while-revalidate refreshes in flight, one per cache key.
+    let refreshes = BackgroundWork<CacheKey>()
 
     /// Creates a session; without a transport it uses ``AsyncHTTPClientTransport``, logging to the configuration's
     /// logger. Call ``shutdown()`` when done.
@@ -62,13 +64,15 @@ public actor Session {
             return state.isShutDown
         }
         guard !wasShutDown else { return }
+        await refreshes.shutdown()
         try await transport.shutdown()
     }
 
     nonisolated func executor() throws -> RequestExecutor {
         let (snapshot, isShutDown) = state.withLock { ($0.snapshot, $0.isShutDown) }
         guard !isShutDown else { throw CourierError(code: .sessionClosed, message: "the session has been shut down") }
-        return RequestExecutor(snapshot: snapshot, transport: transport, collectingTransport: collectingTransport, pool: pool)
+        return RequestExecutor(snapshot: snapshot, transport: transport, collectingTransport: collectingTransport, pool: pool,
+                               refreshes: refreshes)
     }
 }
 
