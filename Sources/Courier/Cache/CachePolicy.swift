@@ -4,7 +4,7 @@
 /// ``Request/cachePolicy(_:)``. Policies other than ``networkOnly`` need ``Configuration/cache``.
 ///
 /// ```swift
-/// let feed = try await session.send(.get("/feed").cachePolicy(.cacheElseNetwork(ttl: .seconds(300))))
+/// let feed = try await session.send(Request<Data>.get("/feed").cachePolicy(.cacheElseNetwork(ttl: .seconds(300))))
 /// if feed.cacheInfo.isFromCache { print("served from the cache, \(feed.cacheInfo.age ?? .zero) old") }
 /// ```
 public enum CachePolicy: Sendable, Hashable {

@@ -7,7 +7,7 @@ public import HTTPTypes
 /// added without breaking anyone who switches on ``code``. Compare codes, not descriptions:
 ///
 /// ```swift
-/// do { _ = try await session.send(.get("/slow")) }
+/// do { _ = try await session.send(Request<Data>.get("/slow")) }
 /// catch let error as CourierError where error.code == .timeout { … }
 /// ```
 public struct CourierError: Error, Sendable, CustomStringConvertible {
