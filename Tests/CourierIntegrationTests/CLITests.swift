@@ -35,7 +35,7 @@ struct CLI {
     /// With `killAfter`, the process gets `signal` (SIGKILL by default) after that long (if still running); with `fileSizeLimitKiB`
     /// it runs under `ulimit -f`, so writes past that size fail as on a full disk.
     static func run(_ arguments: [String], program: String = "courier", killAfter: Duration? = nil, signal: Int32 = SIGKILL,
-                    fileSizeLimitKiB: Int? = nil, measuringPeakRSS: Bool = false) async throws -> Outcome {
+                    fileSizeLimitKiB: Int? = nil, measuringPeakRSS: Bool = false, environment: [String: String] = [:]) async throws -> Outcome {
         let executable = executable(program)
         let directory = FileManager.default.temporaryDirectory
         let outURL = directory.appending(path: "courier-cli-\(UUID().uuidString).out")
@@ -57,6 +57,7 @@ struct CLI {
             process.executableURL = executable
             process.arguments = arguments
         }
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, own in own } }
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)
         process.standardInput = FileHandle.nullDevice

@@ -12,6 +12,30 @@ import Testing
 struct CrashCampaignTests {
     static let kills = 50
 
+    @Test func aKillBetweenTheMoveAndTheRecordRemovalIsSettledByTheNextRun() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let size = 200_000
+            let digest = ServerFiles.sha256(count: size)
+            let target = directory.appendingPathComponent("window.bin")
+            let arguments = ["download", server.url("/file/\(size)?key=window").absoluteString, "-o", target.path, "--sha256", digest]
+            // The download finishes in well under a second, then waits 20 s between the move and the record's
+            // removal: the kill lands in that window.
+            let killed = try await CLI.run(arguments, killAfter: .seconds(4), environment: ["COURIER_TEST_PAUSE_AFTER_MOVE_MS": "20000"])
+            #expect(killed.status != 0)
+            #expect(target.exists && target.resumeRecord.exists && !target.partFile.exists,
+                    "the kill missed the window between the move and the record's removal")
+            #expect(try sha256(of: target) == digest)
+
+            let again = try await CLI.run(arguments)
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(try sha256(of: target) == digest)
+            #expect(!target.resumeRecord.exists && !target.partFile.exists, "the stale record was left beside the whole file")
+            #expect(server.counter("file:window") == 1, "the settled file was not fetched again")
+        }
+    }
+
     @Test func downloadsResumeToTheRightBytesAfterEveryKill() async throws {
         let directory = try temporaryDownloadDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -76,7 +76,8 @@ public actor DownloadManager {
         }
         guard ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host() != nil else { throw CourierError.invalidURL(url.absoluteString) }
         let file = try await resolve(destination, for: url, options: options)
-        if !options.overwrites, FileManager.default.fileExists(atPath: file.path) {
+        // A file that a crash left in place with its record still beside it is this download's own: the run settles it.
+        if !options.overwrites, FileManager.default.fileExists(atPath: file.path), !DownloadFiles(destination: file).showFinishedMove(for: url) {
             throw CourierError(code: .destinationExists, message: "\(file.path) already exists and overwriting was not asked for")
         }
         if let existing = byID[DownloadID(destination: file)] {

@@ -83,6 +83,17 @@ struct DownloadFiles: Sendable, Hashable {
         try? FileManager.default.removeItem(at: record)
     }
 
+    /// Whether a finish of the download of `url` was cut short after the file went into place and before its
+    /// record was removed (a crash in between): the destination is there with the record's whole length, the
+    /// part file is gone, and the record says every byte was written. ``DownloadTransfer`` then only verifies the
+    /// file and removes the record.
+    func showFinishedMove(for url: URL) -> Bool {
+        guard !FileManager.default.fileExists(atPath: part.path), let record = loadRecord(for: url),
+              let total = record.totalLength, record.writtenBytes == total,
+              let size = (try? FileManager.default.attributesOfItem(atPath: destination.path))?[.size] as? Int64 else { return false }
+        return size == total
+    }
+
     /// The saved record, or `nil` when it is missing, damaged or for another URL.
     func loadRecord(for url: URL) -> ResumeRecord? {
         guard let data = try? Data(contentsOf: record), let record = ResumeRecord.decode(data), record.url == url.absoluteString else {

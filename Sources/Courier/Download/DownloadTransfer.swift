@@ -36,6 +36,7 @@ struct DownloadTransfer: Sendable {
         do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
             throw CourierError(code: .fileAccess, message: "cannot create \(folder.path): \(error.localizedDescription)")
         }
+        if files.showFinishedMove(for: url) { return try settleFinishedMove() }
         let part = try PartFile(url: files.part)
         defer { part.close() }
         try resumeOrStartFresh(part)
@@ -239,8 +240,26 @@ struct DownloadTransfer: Sendable {
         try part.synchronize()
         try options.checksum?.verify(files.part)
         try moveIntoPlace()
+        Self.pauseForCrashTests()
+        try? FileManager.default.removeItem(at: files.record)  // a crash before this is settled by the next run
+        return files.destination
+    }
+
+    /// Ends a finish that a crash cut short between the move into place and the record's removal (see
+    /// ``DownloadFiles/showFinishedMove(for:)``): verifies the file in place when there is a checksum, then
+    /// removes the record.
+    private func settleFinishedMove() throws -> URL {
+        try options.checksum?.verify(files.destination)
         try? FileManager.default.removeItem(at: files.record)
         return files.destination
+    }
+
+    /// Milliseconds to wait between the move into place and the record's removal, from
+    /// `COURIER_TEST_PAUSE_AFTER_MOVE_MS`: only the crash campaign sets it, to kill a download in that window.
+    private static let crashTestPause = ProcessInfo.processInfo.environment["COURIER_TEST_PAUSE_AFTER_MOVE_MS"].flatMap(Int.init)
+
+    private static func pauseForCrashTests() {
+        if let crashTestPause, crashTestPause > 0 { usleep(UInt32(min(crashTestPause, 60_000)) * 1000) }
     }
 
     /// Renames the part file to the destination; without ``DownloadOptions/overwrites`` a hard link makes the
