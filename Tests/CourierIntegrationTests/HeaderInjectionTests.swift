@@ -1,6 +1,7 @@
 import Courier
 import CourierTesting
 import Foundation
+import HTTPTypes
 import Testing
 
 /// Issue 9's header-injection campaign: every C0 control byte and DEL, in a header's name and in its value, on a
@@ -28,6 +29,21 @@ struct HeaderInjectionTests {
             #expect(server.totalHits == 0)
             ReliabilityFigures.record("bad-inputs", ["campaign": "request header names and values", "inputs": Self.controls.count * 2 - 1,
                                                      "sent": server.totalHits])
+        }
+    }
+
+    @Test func headerValuesGivenAsStringsToAdaptersAndDefaultsAreRefusedNotAltered() async throws {
+        var configuration = Configuration()
+        let refused = #expect(throws: CourierError.self) { try configuration.setDefaultHeader("X-Default", "a\r\nInjected: 1") }
+        #expect(refused?.code == .invalidHeader)
+        try configuration.setDefaultHeader("X-Default", "fine")
+        #expect(configuration.defaultHeaders[HTTPField.Name("X-Default")!] == "fine")
+
+        let adapter = HeaderAdapter(HTTPField.Name("X-Token")!) { "a\r\nInjected: 1" }
+        try await withServerSession({ $0.adapters = [adapter] }) { session, server in
+            let error = await courierError { _ = try await session.send(Request<Data>.get("/echo")) }
+            #expect(error?.code == .invalidHeader, "the adapter's value went out as \"a  Injected: 1\" before")
+            #expect(server.totalHits == 0)
         }
     }
 

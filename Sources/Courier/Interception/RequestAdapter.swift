@@ -55,9 +55,11 @@ public struct HeaderAdapter: RequestAdapter {
         self.name = name
         self.value = value
     }
-    /// Returns the adapted request.
+    /// Returns the adapted request; throws ``CourierError/Code/invalidHeader`` when the value holds a control
+    /// character (CR, LF, NUL…), which `HTTPFields` would otherwise turn into spaces without a word.
     public func adapt(_ request: PreparedRequest) async throws -> PreparedRequest {
         guard request.headers[name] == nil, let value = try await value() else { return request }
+        try HeaderValidation.check(value: value, name: name.rawName)
         var request = request
         request.headers[name] = value
         return request

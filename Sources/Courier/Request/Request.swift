@@ -22,6 +22,10 @@ public struct Request<Response: Sendable>: Sendable {
     /// Parameters placed by method: in the query for GET, HEAD and DELETE, in the body for the rest.
     public var parameters: Parameters
     /// Headers; they win over the session's default headers.
+    ///
+    /// swift-http-types replaces CR, LF and NUL in a value given as `HTTPFields` with spaces when the field is
+    /// made, so Courier never sees them; ``header(_:_:)`` takes strings and refuses such a value with
+    /// ``CourierError/Code/invalidHeader`` before anything is sent.
     public var headers: HTTPFields
     /// Headers given as plain strings, validated (no CR, LF or NUL) before anything is sent.
     public var rawHeaders: [(name: String, value: String)]

@@ -26,7 +26,18 @@ public struct Configuration: Sendable {
     /// Parameters added to every request: to the query for GET, HEAD and DELETE, to the body for the rest.
     public var defaultParameters: Parameters
     /// Headers added to every request unless it sets the same name.
+    ///
+    /// swift-http-types replaces CR, LF and NUL in a value set here with spaces when the field is made, so such a
+    /// value goes out altered rather than refused; ``setDefaultHeader(_:_:)`` takes strings and refuses them with
+    /// ``CourierError/Code/invalidHeader``.
     public var defaultHeaders: HTTPFields
+    /// Sets the default header `name` to `value`, replacing earlier values; throws
+    /// ``CourierError/Code/invalidHeader`` for a name that is not a token or a value with a control character.
+    public mutating func setDefaultHeader(_ name: String, _ value: String) throws {
+        let field = try HeaderValidation.field(name: name, value: value)
+        defaultHeaders[field.name] = field.value
+    }
+
     /// How body parameters are encoded when a request does not say (WYNetwork's request serializer).
     public var parameterEncoding: ParameterEncoding
     /// Connect, read-idle and total timeouts (30 s each by default).
