@@ -68,4 +68,17 @@ struct SessionWiringTests {
         }
         #expect(seen.values.withLock { $0 } == ["adapter=t-1", "monitor=t-1", "validator=t-1"])
     }
+
+    @Test func userInfoReachesThePoolsEntries() async throws {
+        try await withServerSession { session, _ in
+            var request = Request<Data>.get("/delay/2000")
+            request.userInfo["trace"] = "t-2"
+            let running = Task { try await session.send(request) }
+            await eventually("the request is in the pool") { await !session.pool.snapshot().isEmpty }
+            let entry = try #require(await session.pool.snapshot().first)
+            #expect(entry.userInfo["trace"] as? String == "t-2")
+            await session.pool.cancelAll()
+            _ = await running.result
+        }
+    }
 }

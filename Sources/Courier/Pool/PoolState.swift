@@ -114,7 +114,7 @@ struct PoolState {
         nextID += 1
         let id = RequestID(rawValue: nextID)
         let info = PooledRequest(id: id, method: ticket.request.method, fullURL: ticket.request.url, parameters: ticket.parameters,
-                                 pathQuery: ticket.pathQuery, tag: ticket.request.tag, priority: ticket.priority,
+                                 pathQuery: ticket.pathQuery, tag: ticket.request.tag, userInfo: ticket.request.userInfo, priority: ticket.priority,
                                  state: .waiting, isCoalesced: false, startDate: Date())
         entries[id] = Entry(info: info, canceller: canceller, deadline: deadline)
         if deadlines.count > 2 * entries.count + 64 {  // mostly finished requests' leftovers

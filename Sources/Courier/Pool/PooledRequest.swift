@@ -27,6 +27,8 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
     let pathQuery: String?
     /// The request's tag.
     public let tag: String?
+    /// The request's ``Request/userInfo``, for the code that manages requests (it is not compared by `==`).
+    public let userInfo: [String: any Sendable]
     /// The priority.
     public let priority: RequestPriority
     /// Waiting or running.
@@ -35,6 +37,20 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
     public internal(set) var isCoalesced: Bool
     /// When the request entered the pool.
     public let startDate: Date
+
+    /// Equal when everything but ``userInfo`` (whose values need not be comparable) is equal.
+    public static func == (lhs: PooledRequest, rhs: PooledRequest) -> Bool {
+        lhs.id == rhs.id && lhs.method == rhs.method && lhs.fullURL == rhs.fullURL && lhs.parameters == rhs.parameters
+            && lhs.pathQuery == rhs.pathQuery && lhs.tag == rhs.tag && lhs.priority == rhs.priority && lhs.state == rhs.state
+            && lhs.isCoalesced == rhs.isCoalesced && lhs.startDate == rhs.startDate
+    }
+
+    /// Hashes what ``==`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(fullURL)
+        hasher.combine(state)
+    }
 
     /// `#3 GET https://host/path [page=2] tag=feed high running 0.120 s`, with sensitive parameters redacted.
     public var description: String { line(now: Date(), redactor: .standard) }
