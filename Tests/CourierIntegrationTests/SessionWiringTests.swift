@@ -82,3 +82,21 @@ struct SessionWiringTests {
         }
     }
 }
+
+@Suite("Basic authentication", .timeLimit(.minutes(1)))
+struct BasicAuthTests {
+    @Test func basicAuthReachesTheServerAndStaysOutOfExports() async throws {
+        try await withServerSession { session, _ in
+            let request = try Request<Echo>.get("/echo").header("Authorization", "Bearer old").basicAuth(user: "ada", password: "s3cret pass")
+            let response = try await session.send(request)
+            #expect(response.value.header("authorization") == "Basic " + Data("ada:s3cret pass".utf8).base64EncodedString())
+            #expect(response.value.headers["authorization"]?.count == 1, "the earlier value is replaced, not kept beside it")
+            let exported = response.request.curlCommand
+            #expect(!exported.contains("YWRh") && !exported.contains("s3cret"), "\(exported)")
+        }
+        let colon = #expect(throws: CourierError.self) { _ = try Request<Data>.get("/x").basicAuth(user: "a:b", password: "p") }
+        #expect(colon?.code == .invalidHeader)
+        let control = #expect(throws: CourierError.self) { _ = try Request<Data>.get("/x").basicAuth(user: "a", password: "p\r\nX: 1") }
+        #expect(control?.code == .invalidHeader && control?.description.contains("p\r\n") == false)
+    }
+}

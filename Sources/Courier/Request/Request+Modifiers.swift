@@ -14,6 +14,24 @@ extension Request {
         with { $0.rawHeaders.append((name, value)) }
     }
 
+    /// Sets `Authorization: Basic …` for `user` and `password` (RFC 7617, UTF-8), replacing any earlier value.
+    /// Logs, error previews and cURL exports show it redacted. Throws ``CourierError/Code/invalidHeader`` when
+    /// `user` holds a colon (the scheme cannot carry one) or either holds a control character.
+    public func basicAuth(user: String, password: String) throws -> Self {
+        guard !user.contains(":") else {
+            throw CourierError.invalidHeader(name: "Authorization", reason: "cannot carry a Basic user name that holds ':'")
+        }
+        if HeaderValidation.controlCharacter(in: user + password) != nil {
+            throw CourierError.invalidHeader(name: "Authorization", reason: "cannot carry a Basic user name or password with a control character")
+        }
+        let credentials = Data("\(user):\(password)".utf8).base64EncodedString()
+        return with { request in
+            request.rawHeaders.removeAll { $0.name.lowercased() == "authorization" }
+            request.headers[.authorization] = nil
+            request.rawHeaders.append(("Authorization", "Basic " + credentials))
+        }
+    }
+
     /// Adds query items.
     public func query(_ items: Parameters) -> Self {
         with { $0.query.merge(items) { _, new in new } }
