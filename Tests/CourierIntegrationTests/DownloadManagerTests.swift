@@ -42,6 +42,24 @@ struct DownloadManagerTests {
         }
     }
 
+    @Test func aPathIsResolvedAgainstTheSessionsBaseURL() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServerSession { session, server in
+            let manager = try DownloadManager(session: session)
+            let target = directory.appendingPathComponent("relative.bin")
+            let download = try await manager.add("/file/1000?key=relative", to: .file(target))
+            _ = try await download.completion()
+            #expect(try sha256(of: target) == ServerFiles.sha256(count: 1000))
+            #expect(server.counter("file:relative") == 1)
+            try await withSession { bare in
+                let unanchored = try DownloadManager(session: bare)
+                let error = await courierError { _ = try await unanchored.add("/file/10", to: .file(directory.appendingPathComponent("x"))) }
+                #expect(error?.code == .invalidURL, "a relative path without a base URL is refused")
+            }
+        }
+    }
+
     @Test func atMostTheLimitRunAndPrioritiesDecideWhoIsNext() async throws {
         try await withDownloads(DownloadManager.Configuration(maxConcurrentDownloads: 1)) { manager, server, directory in
             let first = try await manager.add(slow(server, "a"), to: .file(directory.appendingPathComponent("a")))

@@ -68,6 +68,19 @@ public actor DownloadManager {
     ///
     /// Throws ``CourierError/Code/destinationExists`` when the file is already there and
     /// ``DownloadOptions/overwrites`` is off, and ``CourierError/Code/invalidParameter`` for impossible options.
+    ///
+    /// `path` may be relative: it is resolved against the session's base URL (and API version) the way a
+    /// request's path is, so `manager.add("/files/report.pdf", to: …)` downloads from the configured server.
+    public func add(_ path: String, to destination: DownloadDestination, options: DownloadOptions = DownloadOptions(),
+                    startsImmediately: Bool = true) async throws -> Download {
+        let url = try URLBuilder.resolve(path: path, bases: URLBuilder.Bases(), configuration: session.currentConfiguration)
+        return try await add(url, to: destination, options: options, startsImmediately: startsImmediately)
+    }
+
+    /// Adds a download of `url` (an absolute http or https URL; the form taking a `String` also takes a path).
+    ///
+    /// Throws ``CourierError/Code/destinationExists`` when the file is already there and
+    /// ``DownloadOptions/overwrites`` is off, and ``CourierError/Code/invalidParameter`` for impossible options.
     public func add(_ url: URL, to destination: DownloadDestination, options: DownloadOptions = DownloadOptions(),
                     startsImmediately: Bool = true) async throws -> Download {
         guard (1...64).contains(options.connections), options.retries >= 0, options.minimumSegmentBytes > 0,

@@ -45,7 +45,7 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
             && lhs.isCoalesced == rhs.isCoalesced && lhs.startDate == rhs.startDate
     }
 
-    /// Hashes what ``==`` compares.
+    /// Hashes some of what `==` compares (the id, the URL and the state), so equal requests hash alike.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(id)
         hasher.combine(fullURL)
