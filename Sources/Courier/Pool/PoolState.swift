@@ -117,10 +117,11 @@ struct PoolState {
                                  pathQuery: ticket.pathQuery, tag: ticket.request.tag, userInfo: ticket.request.userInfo, priority: ticket.priority,
                                  state: .waiting, isCoalesced: false, startDate: Date())
         entries[id] = Entry(info: info, canceller: canceller, deadline: deadline)
+        let watcher = deadlines.add(id, deadline: deadline)
         if deadlines.count > 2 * entries.count + 64 {  // mostly finished requests' leftovers
             deadlines.rebuild(entries.map { DeadlineSchedule.Due(deadline: $0.value.deadline, id: $0.key) })
         }
-        return (id, deadlines.add(id, deadline: deadline))
+        return (id, watcher)
     }
 
     /// The deadline watcher of `generation` woke at `now`: the requests to cancel, and when to wake next.
