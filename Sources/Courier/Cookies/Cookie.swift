@@ -61,7 +61,7 @@ public struct Cookie: Sendable, Hashable, Codable {
     /// Whether a request to `url` gets this cookie (RFC 6265 §5.4: domain, path and secure rules; not expiry).
     public func matches(_ url: URL) -> Bool {
         guard let host = url.host(percentEncoded: false)?.lowercased() else { return false }
-        if secure && url.scheme?.lowercased() != "https" { return false }
+        if secure && !url.isHTTPS { return false }
         let domainMatches = hostOnly ? host == domain : CookieRules.domainMatches(host: host, domain: domain)
         return domainMatches && CookieRules.pathMatches(requestPath: url.path(percentEncoded: true), cookiePath: path)
     }

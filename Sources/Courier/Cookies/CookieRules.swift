@@ -41,7 +41,7 @@ enum CookieRules {
         if let maxAge {  // Max-Age wins over Expires
             cookie.expires = maxAge <= 0 ? Date.distantPast : now.addingTimeInterval(TimeInterval(min(maxAge, 400 * 86_400)))
         }
-        if cookie.secure && url.scheme?.lowercased() != "https" { return nil }
+        if cookie.secure && !url.isHTTPS { return nil }
         return cookie
     }
 

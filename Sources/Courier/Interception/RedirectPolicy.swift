@@ -82,7 +82,7 @@ struct RedirectState {
     }
 
     private static func effectivePort(_ url: URL) -> Int? {
-        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        url.port ?? (url.isHTTPS ? 443 : 80)
     }
 
     private static func key(_ method: HTTPRequest.Method, _ url: URL) -> String { "\(method.rawValue) \(url.absoluteString)" }
