@@ -61,4 +61,18 @@ struct URLBuilderTests {
         let kept = URLBuilder.appending(["z": 9, "c": 3], to: URL(string: "https://h.example.com/p?z=1")!, overwrite: false)
         #expect(kept.absoluteString == "https://h.example.com/p?z=1&c=3")
     }
+
+    @Test func resolvedURLsAnswerAsTheBuilderDoesAndStayBounded() throws {
+        let resolved = ResolvedURLs()
+        for path in ["/users/1", "users/1", "https://other.example.com/x", "/users/1"] {
+            #expect(try resolved.resolve(path, configuration: configuration) == URLBuilder.resolve(path: path, bases: .init(), configuration: configuration))
+        }
+        #expect(resolved.count == 3)
+        #expect(throws: CourierError.self) { try resolved.resolve("/a b", configuration: configuration) }
+        #expect(throws: CourierError.self) { try resolved.resolve("/a b", configuration: configuration) }  // failures are not kept
+        #expect(resolved.count == 3)
+        for index in 0..<(ResolvedURLs.capacity + 10) { _ = try resolved.resolve("/n/\(index)", configuration: configuration) }
+        #expect(resolved.count <= ResolvedURLs.capacity)
+        #expect(try resolved.resolve("/n/3", configuration: configuration).absoluteString == "https://api.example.com/base/n/3")
+    }
 }

@@ -140,7 +140,7 @@ package enum CacheEntryCodec {
         guard header.readableBytes == 0 else { throw Corrupt() }
         return Header(key: key, method: method, url: url, status: Int(status), storedAt: Date(timeIntervalSinceReferenceDate: storedAt),
                       initialAge: .seconds(initialAge), expiresAt: hasExpiry == 1 ? Date(timeIntervalSinceReferenceDate: expiresAt) : nil,
-                      bodyLength: Int(bodyLength), isCompressed: encoding == 1, headers: HTTPFields(fields), varyingRequestHeaders: varying)
+                      bodyLength: Int(bodyLength), isCompressed: encoding == 1, headers: HTTPFields(gathering: fields), varyingRequestHeaders: varying)
     }
 
     private static func write(_ text: String, to buffer: inout ByteBuffer) {

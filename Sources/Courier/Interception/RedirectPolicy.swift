@@ -45,9 +45,9 @@ struct RedirectState {
         self.initialURL = url
     }
 
-    mutating func next(method: HTTPRequest.Method, url: URL, status: HTTPResponse.Status, location: String?,
+    mutating func next(method: HTTPRequest.Method, url: URL, status: HTTPResponse.Status, location: @autoclosure () -> String?,
                        bodyIsReplayable: Bool) throws -> RedirectAction {
-        guard policy.follows, [301, 302, 303, 307, 308].contains(status.code), let location else { return .deliver }
+        guard policy.follows, [301, 302, 303, 307, 308].contains(status.code), let location = location() else { return .deliver }
         guard let target = URL(string: location, relativeTo: url)?.absoluteURL,
               let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host() != nil
         else { throw CourierError.invalidURL(location, reason: "redirect to an invalid location") }

@@ -36,15 +36,20 @@ struct RequestPreparation {
         let body = try request.body.prepare()
         var headers = request.headers
         try Self.overlay(rawHeaders: request.rawHeaders, onto: &headers)
-        if headers[.contentType] == nil, !request.body.isEmpty, let type = request.body.contentType { headers[.contentType] = type }
+        if !request.body.isEmpty, !headers.contains(.contentType), let type = request.body.contentType { headers[.contentType] = type }
         return PreparedRequest(method: request.method, url: URLBuilder.appending(request.query, to: url), headers: headers,
                                body: body, tag: request.tag, userInfo: request.userInfo)
     }
 
     private func prepareConfigured(_ request: ErasedRequest) throws -> PreparedRequest {
-        let bases = URLBuilder.Bases(requestBase: request.baseURL, service: request.service, usesCDN: request.usesCDN,
-                                     ignoresBase: request.ignoresBaseURL, apiVersion: request.apiVersion)
-        var url = try URLBuilder.resolve(path: request.path, bases: bases, configuration: snapshot.configuration)
+        var url: URL
+        if request.baseURL == nil, request.service == nil, !request.usesCDN, !request.ignoresBaseURL, request.apiVersion == nil {
+            url = try snapshot.resolvedURLs.resolve(request.path, configuration: snapshot.configuration)
+        } else {
+            let bases = URLBuilder.Bases(requestBase: request.baseURL, service: request.service, usesCDN: request.usesCDN,
+                                         ignoresBase: request.ignoresBaseURL, apiVersion: request.apiVersion)
+            url = try URLBuilder.resolve(path: request.path, bases: bases, configuration: snapshot.configuration)
+        }
 
         var parameters = request.includesDefaultParameters ? configuration.defaultParameters : [:]
         parameters.merge(request.parameters) { _, own in own }
@@ -61,14 +66,17 @@ struct RequestPreparation {
         url = URLBuilder.appending(query, to: url)
 
         var headers = request.includesDefaultHeaders ? snapshot.defaultFields : HTTPFields()
-        for name in request.headers.isEmpty ? [] : Set(request.headers.map(\.name)) {
-            headers[values: name] = request.headers[values: name]
+        // The defaults alone already carry `Accept-Encoding` (see ``SessionSnapshot/defaultFields``): the usual
+        // request, with no fields of its own, looks nothing up.
+        let ownFields = !request.headers.isEmpty || !request.rawHeaders.isEmpty || !request.includesDefaultHeaders
+        if ownFields {
+            for name in Set(request.headers.map(\.name)) { headers[values: name] = request.headers[values: name] }
+            try Self.overlay(rawHeaders: request.rawHeaders, onto: &headers)
         }
-        try Self.overlay(rawHeaders: request.rawHeaders, onto: &headers)
-        if headers[.contentType] == nil, !bodyDescription.isEmpty, let type = bodyDescription.contentType {
+        if !bodyDescription.isEmpty, !headers.contains(.contentType), let type = bodyDescription.contentType {
             headers[.contentType] = type
         }
-        if configuration.decompressesResponses, headers[.acceptEncoding] == nil {
+        if ownFields, configuration.decompressesResponses, !headers.contains(.acceptEncoding) {
             headers[.acceptEncoding] = SessionSnapshot.acceptedEncodings
         }
         return PreparedRequest(method: request.method, url: url, headers: headers, body: try bodyDescription.prepare(),

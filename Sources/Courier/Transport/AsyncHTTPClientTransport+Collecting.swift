@@ -9,18 +9,29 @@ extension AsyncHTTPClientTransport: CollectingTransport {
     /// loop of the request's lane (where its connection is too), so its caller is woken once, when the whole
     /// response is there; see ``CollectingTransport``. `canceller` reaches AsyncHTTPClient's task, and the session's
     /// pool enforces the deadline through it, so AsyncHTTPClient runs no timer of its own for the request.
+    ///
+    /// The request starts from the lane's loop, in one hop: started from the caller's thread, AsyncHTTPClient hops
+    /// to the connection's loop to write it, and waiting on the task's future from there hops again to register
+    /// the callback, two cross-thread wake-ups where one does.
     func fetch(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody {
         try await exchange(request) { client, target in
             let loop = client.eventLoopGroup.next()  // the lane's one loop
             let outgoing = try target.request(body: request.body)
             let delegate = CollectingDelegate(method: request.method, reading: reading, loop: loop)
-            let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))  // not .delegateAndChannel: see the lanes
-            canceller.install(task)
-            defer { canceller.remove(task) }
-            do {
-                return try await task.futureResult.get()
-            } catch let error as HTTPClientError where error == .requestStreamCancelled && !canceller.isCancelled {
-                return try await loop.submit { try delegate.answerBeforeTheBodyEnded() }.get()
+            return try await withCheckedThrowingContinuation { continuation in
+                loop.execute {
+                    let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))  // not .delegateAndChannel: see the lanes
+                    canceller.install(task)
+                    task.futureResult.whenComplete { result in
+                        canceller.remove(task)
+                        continuation.resume(with: result.flatMapError { error in
+                            guard let error = error as? HTTPClientError, error == .requestStreamCancelled, !canceller.isCancelled else {
+                                return .failure(error)
+                            }
+                            return Result { try delegate.answerBeforeTheBodyEnded() }
+                        })
+                    }
+                }
             }
         }
     }

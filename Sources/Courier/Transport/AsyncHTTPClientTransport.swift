@@ -154,14 +154,12 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// The fields of an AsyncHTTPClient head; names HTTP would refuse are dropped.
     static func fields(_ headers: HTTPHeaders) -> HTTPFields {
-        // Gathered in an array and handed over at once: `HTTPFields.append` one field at a time goes through the
-        // unspecialised RangeReplaceableCollection path for each.
         var fields: [HTTPField] = []
         fields.reserveCapacity(headers.count)
         for (name, value) in headers {
             if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
         }
-        return HTTPFields(fields)
+        return HTTPFields(gathering: fields)
     }
 
     /// Shuts every client down; see ``Transport/shutdown()``.
