@@ -186,7 +186,17 @@ struct CacheDecisionTests {
         #expect(decision(.http).conditionalHeaders(for: stored)[.ifNoneMatch] == "\"a\"")
     }
 
+    @Test(arguments: ["http://host/p", "https://api.example.com:8443/v1/Users/Ab%2Fc", "http://host", "http://host/", "HTTP://Host/p",
+                      "http://HOST:80/p", "http://host/p?b=2&a=1", "http://host/p#f", "http://user:PW@host/p", "http://h/p?",
+                      "http://[::1]:8080/x", "https://h/a/B/c;d=E"])
+    func keysOfNormalURLsSkipTheRebuildAndMatchIt(_ text: String) throws {
+        let url = try #require(URL(string: text))
+        #expect(CacheKey.normalize(url) == CacheKey.rebuilt(url))
+        if CacheKey.isNormal(url.absoluteString) { #expect(CacheKey.rebuilt(url) == url.absoluteString) }
+    }
+
     @Test func keysSortParametersAndIncludeTheNamespaceAndBody() {
+        #expect(CacheKey.isNormal("http://host:8080/P/q") && !CacheKey.isNormal("http://Host/p") && !CacheKey.isNormal("http://host/p?a=1"))
         let a = CacheKey(url: URL(string: "HTTP://Host/p?b=2&a=1#frag")!)
         let b = CacheKey(url: URL(string: "http://host/p")!, parameters: ["b": 2, "a": 1])
         #expect(a == b && a.text == " GET http://host/p?a=1&b=2")

@@ -47,6 +47,12 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// `url` with a lowercase scheme and host, no fragment, and its query items decoded, re-encoded one way and
     /// sorted by name then value, so `?b=2&a=1`, `?a=1&b=2` and `?a=%31&b=2` are the same key.
     static func normalize(_ url: URL) -> String {
+        let text = url.absoluteString
+        return isNormal(text) ? text : rebuilt(url)
+    }
+
+    /// `url` taken apart and put back together in the normal form.
+    static func rebuilt(_ url: URL) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
         components.scheme = components.scheme?.lowercased()
         components.host = components.host?.lowercased()
@@ -58,6 +64,24 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
             components.query = nil
         }
         return components.string ?? url.absoluteString
+    }
+
+    /// Whether `text`, an absolute URL's string, is already in the form ``normalize(_:)`` gives: lowercase scheme
+    /// and authority, no query and no fragment. Most keys are, and taking such a URL apart and putting it back
+    /// together with `URLComponents` cost more than the rest of a memory cache hit together.
+    static func isNormal(_ text: String) -> Bool {
+        var bytes = text.utf8.makeIterator()
+        var slashesAfterScheme = -1  // counts the two slashes of "://", then the authority runs to the next slash
+        while let byte = bytes.next() {
+            switch byte {
+            case UInt8(ascii: "?"), UInt8(ascii: "#"): return false
+            case UInt8(ascii: "A")...UInt8(ascii: "Z") where slashesAfterScheme < 3: return false
+            case UInt8(ascii: ":") where slashesAfterScheme < 0: slashesAfterScheme = 0
+            case UInt8(ascii: "/") where slashesAfterScheme >= 0 && slashesAfterScheme < 3: slashesAfterScheme += 1
+            default: if slashesAfterScheme == 0 || slashesAfterScheme == 1 { return false }  // not "scheme://"
+            }
+        }
+        return slashesAfterScheme >= 2
     }
 
     /// `url` without query or fragment: what "every entry for a URL" compares.
