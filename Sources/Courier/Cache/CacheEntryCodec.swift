@@ -18,6 +18,7 @@ package enum CacheEntryCodec {
     package struct Corrupt: Error {}
 
     static let magic: [UInt8] = Array("CRCH".utf8)
+    private static let magicData = Data(magic)
     static let version: UInt8 = 1
     static let prefixLength = 4 + 1 + 32 + 4
     private static let maxFields = 10_000
@@ -85,11 +86,12 @@ package enum CacheEntryCodec {
 
     /// The entry in `file`; throws ``Corrupt`` unless the file is whole and of this format.
     package static func decode(_ file: Data) throws -> CacheEntry {
-        guard file.count >= prefixLength, file.prefix(4).elementsEqual(magic), file[file.startIndex + 4] == version else { throw Corrupt() }
+        guard file.count >= prefixLength, file.prefix(4) == magicData, file[file.startIndex + 4] == version else { throw Corrupt() }
         let digestStart = file.startIndex + 5
         let stored = file[digestStart..<(digestStart + 32)]
         let covered = file[(digestStart + 32)...]
-        guard SHA256.hash(data: covered).elementsEqual(stored) else { throw Corrupt() }
+        // Compared as `Data`, one memcmp, rather than through the generic `elementsEqual` byte by byte.
+        guard Data(SHA256.hash(data: covered)) == stored else { throw Corrupt() }
         var buffer = ByteBuffer(bytes: covered)
         let header = try readHeader(from: &buffer)
         let body = Data(buffer.readableBytesView)
