@@ -19,4 +19,15 @@ extension HTTPFields {
         self.init()
         replaceSubrange(0..<0, with: fields)
     }
+
+    /// Adds a field after the others, through the inlinable subscripts (specialised here), not the
+    /// RangeReplaceableCollection path: a name seen for the first time is set, a repeated one (or `Cookie`, which
+    /// the plain subscript would split) appended to its fields, which puts it last as well.
+    mutating func appendInOrder(_ name: HTTPField.Name, _ value: String) {
+        if name != .cookie, !contains(name) {
+            self[name] = value
+        } else {
+            self[fields: name].append(HTTPField(name: name, value: value))
+        }
+    }
 }

@@ -154,12 +154,12 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// The fields of an AsyncHTTPClient head; names HTTP would refuse are dropped.
     static func fields(_ headers: HTTPHeaders) -> HTTPFields {
-        var fields: [HTTPField] = []
+        var fields = HTTPFields()
         fields.reserveCapacity(headers.count)
         for (name, value) in headers {
-            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+            if let fieldName = HTTPField.Name(name) { fields.appendInOrder(fieldName, value) }
         }
-        return HTTPFields(gathering: fields)
+        return fields
     }
 
     /// Shuts every client down; see ``Transport/shutdown()``.
