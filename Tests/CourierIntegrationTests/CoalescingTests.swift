@@ -68,6 +68,8 @@ struct CoalescingTests {
             let request = Request<Data>.get("/delay/2000")
             let tasks = (0..<3).map { _ in Task { try await session.send(request) } }
             await eventually("the call is in flight") { await session.pool.snapshot().filter(\.isCoalesced).count == 2 }
+            // The call reaches the server: a cancellation before that would stop it before it is sent.
+            await eventually("the server has the call") { server.hits("/delay/2000") == 1 }
             for task in tasks { task.cancel() }
             for task in tasks {
                 guard case .failure(let error) = await task.result else { Issue.record("a caller got an answer"); continue }

@@ -1,6 +1,7 @@
 import Courier
 import CourierTesting
 import Foundation
+import NIOCore
 import Testing
 
 @Suite("The cookie jar in a session")
@@ -36,6 +37,26 @@ struct CookieTests {
         try await withServerSession({ $0.cookieJar = jar; $0.cookieHandling = [.store] }) { session, _ in
             let echo = try await session.send(Request<Echo>.get("/echo")).value
             #expect(echo.header("cookie") == nil)
+        }
+    }
+
+    @Test func aRequestCanHandleCookiesOtherwiseThanTheSession() async throws {
+        let jar = try CookieJar()
+        try await withServerSession({ $0.cookieJar = jar }) { session, server in
+            _ = try await session.send(Request<Data>.get("/set-cookies", query: ["kept": "no"]).cookies([]))
+            #expect(await jar.all.isEmpty)  // not stored
+            _ = try await session.send(Request<Data>.get("/set-cookies", query: ["only": "sent"]).cookies(.send))
+            #expect(await jar.all.isEmpty)
+            try await jar.set(Cookie(name: "manual", value: "x", domain: server.baseURL.host()!))
+            #expect(try await session.send(Request<Echo>.get("/echo").cookies([])).value.header("cookie") == nil)  // not sent
+            #expect(try await session.send(Request<Echo>.get("/echo").cookies(.store)).value.header("cookie") == nil)
+            #expect(try await session.send(Request<Echo>.get("/echo")).value.header("cookie") == "manual=x")  // the session's way
+            _ = try await session.send(Request<Data>.get("/set-cookies", query: ["stored": "1"]).cookies(.store))
+            #expect(await jar.cookies(named: "stored").first?.value == "1")
+            let streamed = try await session.stream(Request<Data>.get("/echo").cookies([]))
+            var body = Data()
+            for try await chunk in streamed.body { body.append(contentsOf: chunk.readableBytesView) }
+            #expect(try JSONDecoder().decode(Echo.self, from: body).header("cookie") == nil)
         }
     }
 

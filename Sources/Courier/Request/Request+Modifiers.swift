@@ -82,6 +82,13 @@ extension Request {
         with { $0.priority = priority }
     }
 
+    /// What this request does with the session's cookie jar, instead of ``Configuration/cookieHandling``:
+    /// `.cookies([])` sends none and stores none. A request that handles cookies otherwise than the session does
+    /// makes its own call rather than share an identical one's.
+    public func cookies(_ handling: CookieHandling) -> Self {
+        with { $0.cookieHandling = handling }
+    }
+
     /// Makes the request its own call even when an identical one is in flight.
     public func withoutCoalescing() -> Self {
         with { $0.coalesces = false }

@@ -72,6 +72,9 @@ public struct Request<Response: Sendable>: Sendable {
     /// Whether the session's ``Configuration/validators`` judge this response (default `true`); the request's own
     /// ``validators`` always do. Off for callers that read every status themselves, such as an OpenAPI client.
     public var usesSessionValidators: Bool
+    /// Overrides ``Configuration/cookieHandling`` for this request: `[]` keeps the session's cookie jar out of it
+    /// both ways, `.send` sends the jar's cookies without storing what the answer sets, `.store` the reverse.
+    public var cookieHandling: CookieHandling?
 
     let decode: @Sendable (ResponseBody) throws -> Response
 
@@ -111,6 +114,7 @@ public struct Request<Response: Sendable>: Sendable {
         self.coalesces = true
         self.cachePolicy = nil
         self.usesSessionValidators = true
+        self.cookieHandling = nil
         self.decode = decode
     }
 
@@ -154,6 +158,7 @@ public struct Request<Response: Sendable>: Sendable {
         coalesces = other.coalesces
         cachePolicy = other.cachePolicy
         usesSessionValidators = other.usesSessionValidators
+        cookieHandling = other.cookieHandling
     }
 }
 

@@ -3,9 +3,10 @@ import HTTPTypes
 import Logging
 
 extension RequestExecutor {
-    /// `request` with the jar's cookies for its URL after any `Cookie` header it has of its own.
-    nonisolated(nonsending) func addingCookies(to request: PreparedRequest) async -> PreparedRequest {
-        guard let jar = configuration.cookieJar, configuration.cookieHandling.contains(.send),
+    /// `request` with the jar's cookies for its URL after any `Cookie` header it has of its own, when `handling`
+    /// sends them.
+    nonisolated(nonsending) func addingCookies(to request: PreparedRequest, handling: CookieHandling) async -> PreparedRequest {
+        guard let jar = configuration.cookieJar, handling.contains(.send),
               let cookies = await jar.headerValue(for: request.url) else { return request }
         var request = request
         // One field: HTTP/1.1 allows a single Cookie header (RFC 6265 §5.4), and HTTPFields' subscript would split it.
@@ -15,10 +16,10 @@ extension RequestExecutor {
         return request
     }
 
-    /// Stores the response's `Set-Cookie` headers. A jar that cannot save keeps them in memory; the failure is
+    /// Stores the response's `Set-Cookie` headers when `handling` stores them. A jar that cannot save keeps them in memory; the failure is
     /// logged rather than failing a request that succeeded.
-    nonisolated(nonsending) func storeCookies(from responseHeaders: HTTPFields, for url: URL) async {
-        guard let jar = configuration.cookieJar, configuration.cookieHandling.contains(.store) else { return }
+    nonisolated(nonsending) func storeCookies(from responseHeaders: HTTPFields, for url: URL, handling: CookieHandling) async {
+        guard let jar = configuration.cookieJar, handling.contains(.store) else { return }
         let headers = responseHeaders[values: .setCookie]
         guard !headers.isEmpty else { return }
         do {

@@ -81,6 +81,7 @@ struct RequestExecutor: Sendable {
         let policy = request.retryPolicy ?? configuration.retryPolicy
         if let budget = policy?.budget { budget.deposit(host: prepared.url.host() ?? "") }
         let log = snapshot.debugLog
+        let cookies = request.cookieHandling ?? configuration.cookieHandling
 
         var attempt = 1
         var retriedStaleConnection = false
@@ -90,8 +91,8 @@ struct RequestExecutor: Sendable {
                 let requestTime = Date()
                 var exchanged = try await fetch(request, prepared: prepared, id: id, canceller: canceller) {
                     do {
-                        return try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, canceller: canceller,
-                                                  log: log, start: start)
+                        return try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, cookies: cookies,
+                                                  canceller: canceller, log: log, start: start)
                     } catch {
                         // Converted here, inside the call, so requests sharing it hear the timeout too.
                         throw Self.timedOut(error, deadline: deadline, timeouts: timeouts, url: prepared.url, redactor: configuration.redactor)
@@ -217,7 +218,7 @@ struct RequestExecutor: Sendable {
             try await pool.withSlot(id, url: prepared.url, priority: request.priority, canceller: canceller, exchange)
         }
         let scheduling = configuration.scheduling
-        guard request.coalesces, scheduling.coalescesRequests,
+        guard request.coalesces, scheduling.coalescesRequests, request.cookieHandling ?? configuration.cookieHandling == configuration.cookieHandling,
               let key = CoalescingKey(prepared, varyingHeaders: scheduling.coalescingHeaders) else { return try await send() }
         return try await pool.shared(key, by: id, canceller: canceller, send)
     }
@@ -225,10 +226,11 @@ struct RequestExecutor: Sendable {
     /// Sends `request`, following redirects, and reads each answer's body whole where it arrives; the pool bounds
     /// the exchange by the deadline, through `canceller`.
     private nonisolated(nonsending) func exchange(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant,
-                                                  limits: ResponseLimits, canceller: Canceller, log: DebugLog,
+                                                  limits: ResponseLimits, cookies: CookieHandling, canceller: Canceller, log: DebugLog,
                                                   start: ContinuousClock.Instant) async throws -> ExchangeResult {
         let reading = BodyReading(limits: limits, decompresses: configuration.decompressesResponses)
-        let (sent, body, firstByte) = try await following(request, timeouts: timeouts, deadline: deadline, log: log, canceller: canceller) { outgoing in
+        let (sent, body, firstByte) = try await following(request, timeouts: timeouts, deadline: deadline, cookies: cookies, log: log,
+                                                          canceller: canceller) { outgoing in
             if let collectingTransport { return try await collectingTransport.fetch(outgoing, reading: reading, canceller: canceller) }
             return try await transport.fetchInTask(outgoing, reading: reading, canceller: canceller)
         } discard: { _ in }
@@ -238,9 +240,11 @@ struct RequestExecutor: Sendable {
 
     /// Sends `request`, following redirects, and returns the final response with its body still arriving; the
     /// transport bounds the exchange by `deadline`.
-    nonisolated(nonsending) func open(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant, log: DebugLog)
+    nonisolated(nonsending) func open(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant,
+                                      cookies: CookieHandling, log: DebugLog)
         async throws -> (sent: PreparedRequest, response: TransportResponse, firstByte: ContinuousClock.Instant) {
-        let (sent, response, firstByte) = try await following(request, timeouts: timeouts, deadline: deadline, log: log, canceller: nil) { outgoing in
+        let (sent, response, firstByte) = try await following(request, timeouts: timeouts, deadline: deadline, cookies: cookies, log: log,
+                                                              canceller: nil) { outgoing in
             try await transport.send(outgoing)
         } discard: { response in
             for try await _ in response.body {}  // let the connection be reused
@@ -251,7 +255,8 @@ struct RequestExecutor: Sendable {
     /// Sends `request` with `send`, following redirects (`discard` lets a redirect's answer go), and returns the
     /// request as finally sent with its answer and when its head arrived.
     private nonisolated(nonsending) func following<Answer: ResponseHead>(
-        _ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant, log: DebugLog, canceller: Canceller?,
+        _ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant, cookies: CookieHandling, log: DebugLog,
+        canceller: Canceller?,
         send: nonisolated(nonsending) (TransportRequest) async throws -> Answer,
         discard: nonisolated(nonsending) (Answer) async throws -> Void
     ) async throws -> (sent: PreparedRequest, answer: Answer, firstByte: ContinuousClock.Instant) {
@@ -259,7 +264,7 @@ struct RequestExecutor: Sendable {
         var redirects = RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
         while true {
             try HeaderValidation.check(current.headers)
-            let sending = await addingCookies(to: current).addingTraceContext(tracer: tracer)
+            let sending = await addingCookies(to: current, handling: cookies).addingTraceContext(tracer: tracer)
             for monitor in configuration.monitors { monitor.willSend(sending) }
             log.request(sending)
             let outgoing = TransportRequest(method: sending.method, url: sending.url, headers: sending.headers, body: sending.body,
@@ -268,7 +273,7 @@ struct RequestExecutor: Sendable {
             let answer = try await waitingForConnectivity(outgoing, canceller: canceller) { try await send(outgoing) }
             let firstByte = ContinuousClock.now
             for monitor in configuration.monitors { monitor.didSend(sending) }
-            await storeCookies(from: answer.headers, for: sending.url)
+            await storeCookies(from: answer.headers, for: sending.url, handling: cookies)
             let action = try redirects.next(method: current.method, url: current.url, status: answer.status,
                                             location: answer.headers[.location], bodyIsReplayable: current.body.isReplayable)
             switch action {
