@@ -7,6 +7,39 @@ import Testing
 /// units that compute them are tested on their own, these check that the session uses them.
 @Suite("Session wiring", .timeLimit(.minutes(1)))
 struct SessionWiringTests {
+    @Test func parameterAdaptersChangeTheParametersBeforeTheyAreEncoded() async throws {
+        struct Refused: Error {}
+        let seen = Locked<[String]>([])
+        try await withServerSession({
+            $0.defaultParameters = ["app": "courier", "empty": ""]
+            $0.parameterAdapters = [
+                ClosureParameterAdapter { parameters, method, path in
+                    seen.withLock { $0.append("\(method) \(path)") }
+                    if path == "/refused" { throw Refused() }
+                    return parameters.filter { $0.value != "" }
+                },
+                ClosureParameterAdapter { parameters, _, _ in
+                    var signed = parameters
+                    signed["sig"] = .string(parameters.keys.sorted().joined(separator: "+"))
+                    return signed
+                },
+            ]
+        }) { session, _ in
+            var search = Request<Echo>.get("/echo")
+            search.parameters = ["q": "swift"]
+            let get = try await session.send(search).value
+            #expect(get.query == ["app": "courier", "q": "swift", "sig": "app+q"])
+            let post = try await session.send(Request<Echo>.post("/echo", parameters: ["name": "ada"])).value
+            #expect(post.body.split(separator: "&").sorted() == ["app=courier", "name=ada", "sig=app%2Bname"])
+            var raw = Request<Echo>.get(session.currentConfiguration.baseURL?.appending(path: "echo").absoluteString ?? "")
+            raw.isRaw = true
+            #expect(try await session.send(raw).value.query.isEmpty)  // raw requests skip them
+            let error = await #expect(throws: CourierError.self) { try await session.send(Request<Data>.get("/refused")) }
+            #expect(error?.code == .encoding)
+            #expect(seen.withLock { $0 } == ["GET /echo", "POST /echo", "GET /refused"])
+        }
+    }
+
     @Test func theCDNIgnoringTheBaseAndPerRequestVersionsReachTheWire() async throws {
         try await withTestServer { server in
             let configuration = Configuration {

@@ -44,6 +44,8 @@ public struct Configuration: Sendable {
     public var timeouts: Timeouts
     /// Adapters applied in order to every request before it is sent.
     public var adapters: [any RequestAdapter]
+    /// Adapters applied in order to every request's parameters before they are encoded (see ``ParameterAdapter``).
+    public var parameterAdapters: [any ParameterAdapter]
     /// Validators applied in order to every response; by default only 2xx statuses pass.
     public var validators: [any ResponseValidator]
     /// The retry policy; `nil` never retries.
@@ -107,6 +109,7 @@ public struct Configuration: Sendable {
         parameterEncoding = .form
         timeouts = Timeouts()
         adapters = []
+        parameterAdapters = []
         validators = [StatusCodeValidator.successful]
         retryPolicy = nil
         monitors = []

@@ -53,6 +53,13 @@ struct RequestPreparation {
 
         var parameters = request.includesDefaultParameters ? configuration.defaultParameters : [:]
         parameters.merge(request.parameters) { _, own in own }
+        for adapter in configuration.parameterAdapters {
+            do { parameters = try adapter.adapt(parameters, method: request.method, path: request.path) } catch let error as CourierError {
+                throw error
+            } catch {
+                throw CourierError(code: .encoding, message: "a parameter adapter refused the request: \(error)", underlying: error)
+            }
+        }
         var query = request.query
         var bodyDescription = request.body
         if Self.sendsParametersInQuery(request.method) || !request.body.isEmpty {
