@@ -159,6 +159,40 @@ struct DownloadManagerTests {
         }
     }
 
+    @Test func aKeyOfTheCallersOwnFindsAndSelectsADownloadAlsoAfterARestore() async throws {
+        let state = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: state) }
+        try await withDownloads { _, server, directory in
+            try await withSession { session in
+                let first = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+                let target = directory.appendingPathComponent("keyed.bin")
+                let download = try await first.add(slow(server, "keyed"), to: .file(target), options: DownloadOptions(key: "report-42"))
+                #expect(await first.download(key: "report-42") === download)
+                #expect(await first.download(key: "other") == nil)
+                await eventually("bytes arrived") { await download.progress.completedBytes > 0 }
+                #expect(try await first.pause(.key("report-42")) == 1)
+                #expect(await download.state == .paused)
+                #expect(try await first.pause(.key("other")) == 0)
+                let refused = await #expect(throws: CourierError.self) {
+                    try await first.add(slow(server, "second"), to: .file(directory.appendingPathComponent("second.bin")),
+                                        options: DownloadOptions(key: "report-42"))
+                }
+                #expect(refused?.code == .invalidParameter)
+                // The same destination with the same key is the same download, as with no key.
+                #expect(try await first.add(slow(server, "keyed"), to: .file(target), options: DownloadOptions(key: "report-42"),
+                                            startsImmediately: false) === download)
+
+                let second = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+                _ = await second.restore()
+                let restored = try #require(await second.download(key: "report-42"))
+                #expect(restored.destination.lastPathComponent == "keyed.bin" && restored.options.key == "report-42")
+                #expect(try await second.resume(.key("report-42")) == 1)
+                _ = try await restored.completion()
+                #expect(try sha256(of: target) == ServerFiles.sha256(count: 200_000))
+            }
+        }
+    }
+
     @Test func eventsStartWithTheCurrentStateAndProgressIsThrottled() async throws {
         try await withDownloads { manager, server, directory in
             let download = try await manager.add(server.url("/file/300000?rate=300000"), to: .file(directory.appendingPathComponent("events")))

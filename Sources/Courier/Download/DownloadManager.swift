@@ -54,6 +54,9 @@ public actor DownloadManager {
     /// The downloads of `url`.
     public func downloads(for url: URL) -> [Download] { downloads.filter { $0.url == url } }
 
+    /// The download added with `key` as its ``DownloadOptions/key``.
+    public func download(key: String) -> Download? { downloads.first { $0.options.key == key } }
+
     /// The downloads waiting for a slot, in the order they will start.
     public var waiting: [Download] { queue.waitingInOrder.compactMap { byID[$0] } }
 
@@ -89,6 +92,9 @@ public actor DownloadManager {
         }
         guard ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host() != nil else { throw CourierError.invalidURL(url.absoluteString) }
         let file = try await resolve(destination, for: url, options: options)
+        if let key = options.key, let holder = download(key: key), holder.id != DownloadID(destination: file) {
+            throw CourierError(code: .invalidParameter, message: "the key \"\(key)\" already names the download to \(holder.destination.path)")
+        }
         // A file that a crash left in place with its record still beside it is this download's own: the run settles it.
         if !options.overwrites, FileManager.default.fileExists(atPath: file.path), !DownloadFiles(destination: file).showFinishedMove(for: url) {
             throw CourierError(code: .destinationExists, message: "\(file.path) already exists and overwriting was not asked for")
@@ -141,7 +147,7 @@ public actor DownloadManager {
         for entry in registry.entries() {
             guard let url = URL(string: entry.url), byID[DownloadID(destination: URL(filePath: entry.destination))] == nil else { continue }
             var options = DownloadOptions(connections: entry.connections, retries: entry.retries, bytesPerSecond: entry.bytesPerSecond,
-                                          overwrites: entry.overwrites, priority: RequestPriority(rawValue: entry.priority) ?? .normal)
+                                          overwrites: entry.overwrites, priority: RequestPriority(rawValue: entry.priority) ?? .normal, key: entry.key)
             var refusal: CourierError?
             if let checksum = entry.checksum {
                 do { options.checksum = try DownloadChecksum(stored: checksum) } catch {
@@ -213,6 +219,7 @@ public actor DownloadManager {
             return 1
         case .downloads(let list): targets = list
         case .url(let url): targets = downloads(for: url)
+        case .key(let key): targets = download(key: key).map { [$0] } ?? []
         case .all: targets = downloads
         }
         var count = 0

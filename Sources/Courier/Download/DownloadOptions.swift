@@ -35,11 +35,16 @@ public struct DownloadOptions: Sendable, Hashable {
     public var priority: RequestPriority
     /// Extra request headers (for example `Authorization`); they are not saved in the state directory.
     public var headers: HTTPFields
+    /// A name of your own for the download besides its destination (WYNetwork's and XZDownloadTask's identifier):
+    /// find it with ``DownloadManager/download(key:)`` or select it with ``DownloadSelection/key(_:)``, also after
+    /// a restart, since it is saved in the state directory. One key names one download of a manager.
+    public var key: String?
 
     /// Creates options; see each property for its default.
     public init(checksum: DownloadChecksum? = nil, connections: Int = 1, minimumSegmentBytes: Int64 = 1 << 20, retries: Int = 5,
                 retryDelay: Duration = .milliseconds(250), idleTimeout: Duration = .seconds(30), checkpointInterval: Duration = .milliseconds(500),
-                bytesPerSecond: Int? = nil, overwrites: Bool = false, priority: RequestPriority = .normal, headers: HTTPFields = [:]) {
+                bytesPerSecond: Int? = nil, overwrites: Bool = false, priority: RequestPriority = .normal, headers: HTTPFields = [:],
+                key: String? = nil) {
         self.checksum = checksum
         self.connections = connections
         self.minimumSegmentBytes = minimumSegmentBytes
@@ -51,6 +56,7 @@ public struct DownloadOptions: Sendable, Hashable {
         self.overwrites = overwrites
         self.priority = priority
         self.headers = headers
+        self.key = key
     }
 
     /// A request for `url` as every request of a download is made: the extra headers, the idle timeout, a total

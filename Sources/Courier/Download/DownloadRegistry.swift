@@ -15,6 +15,8 @@ struct DownloadRegistry: Sendable {
         var bytesPerSecond: Int?
         var overwrites: Bool
         var priority: Int
+        /// The caller's key; absent in entries saved before keys existed.
+        var key: String?
     }
 
     let directory: URL

@@ -12,6 +12,8 @@ public enum DownloadSelection: Sendable {
     case downloads([Download])
     /// Every download of this URL.
     case url(URL)
+    /// The download with this key (``DownloadOptions/key``), if there is one.
+    case key(String)
     /// Every download of the manager.
     case all
 }
