@@ -15,10 +15,13 @@ struct HeaderFieldsTests {
         #expect(fields[.vary] == "accept, origin")
     }
 
-    @Test func gatheredFieldsMatchOneByOne() {
-        let list = [HTTPField(name: .contentType, value: "a"), HTTPField(name: .contentType, value: "b"), HTTPField(name: .eTag, value: "\"e\"")]
+    @Test func fieldsAppendedInOrderMatchOneByOne() {
+        let list = [HTTPField(name: .contentType, value: "a"), HTTPField(name: .contentType, value: "b"), HTTPField(name: .eTag, value: "\"e\""),
+                    HTTPField(name: .cookie, value: "x=1; y=2")]
         var appended = HTTPFields()
         for field in list { appended.append(field) }
-        #expect(HTTPFields(gathering: list) == appended)
+        var inOrder = HTTPFields()
+        for field in list { inOrder.appendInOrder(field.name, field.value) }
+        #expect(inOrder == appended)
     }
 }

@@ -132,17 +132,17 @@ package enum CacheEntryCodec {
         _ = try read(&header)
         guard let bodyLength = header.readInteger(as: UInt64.self), bodyLength < UInt64(Int.max),
               let encoding = header.readInteger(as: UInt8.self), encoding <= 1 else { throw Corrupt() }
-        var fields: [HTTPField] = []  // handed to HTTPFields at once, as in AsyncHTTPClientTransport.fields
+        var fields = HTTPFields()
         for _ in 0..<(try count(&header)) {
             guard let name = HTTPField.Name(try read(&header)) else { throw Corrupt() }
-            fields.append(HTTPField(name: name, value: try read(&header)))
+            fields.appendInOrder(name, try read(&header))
         }
         var varying: [String: String] = [:]
         for _ in 0..<(try count(&header)) { varying[try read(&header)] = try read(&header) }
         guard header.readableBytes == 0 else { throw Corrupt() }
         return Header(key: key, method: method, url: url, status: Int(status), storedAt: Date(timeIntervalSinceReferenceDate: storedAt),
                       initialAge: .seconds(initialAge), expiresAt: hasExpiry == 1 ? Date(timeIntervalSinceReferenceDate: expiresAt) : nil,
-                      bodyLength: Int(bodyLength), isCompressed: encoding == 1, headers: HTTPFields(gathering: fields), varyingRequestHeaders: varying)
+                      bodyLength: Int(bodyLength), isCompressed: encoding == 1, headers: fields, varyingRequestHeaders: varying)
     }
 
     private static func write(_ text: String, to buffer: inout ByteBuffer) {

@@ -76,6 +76,12 @@ public struct Request<Response: Sendable>: Sendable {
     /// both ways, `.send` sends the jar's cookies without storing what the answer sets, `.store` the reverse.
     public var cookieHandling: CookieHandling?
 
+    /// What the request does with the cookie jar under `configuration`: its own ``cookieHandling``, else the
+    /// session's.
+    func cookieHandling(under configuration: Configuration) -> CookieHandling {
+        cookieHandling ?? configuration.cookieHandling
+    }
+
     let decode: @Sendable (ResponseBody) throws -> Response
 
     /// Creates a request with a custom decoding of the body.

@@ -81,7 +81,7 @@ struct RequestExecutor: Sendable {
         let policy = request.retryPolicy ?? configuration.retryPolicy
         if let budget = policy?.budget { budget.deposit(host: prepared.url.host() ?? "") }
         let log = snapshot.debugLog
-        let cookies = request.cookieHandling ?? configuration.cookieHandling
+        let cookies = request.cookieHandling(under: configuration)
 
         var attempt = 1
         var retriedStaleConnection = false
@@ -89,7 +89,7 @@ struct RequestExecutor: Sendable {
             let failure: CourierError
             do {
                 let requestTime = Date()
-                var exchanged = try await fetch(request, prepared: prepared, id: id, canceller: canceller) {
+                var exchanged = try await fetch(request, prepared: prepared, id: id, cookies: cookies, canceller: canceller) {
                     do {
                         return try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, cookies: cookies,
                                                   canceller: canceller, log: log, start: start)
@@ -211,14 +211,16 @@ struct RequestExecutor: Sendable {
     }
 
     /// Runs one attempt's `exchange` when the pool gives the request a slot, or shares the call of an identical
-    /// request in flight. The shared call runs with the settings (timeouts, limits) of the request that started it.
-    private nonisolated(nonsending) func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, canceller: Canceller,
+    /// request in flight. The shared call runs with the settings (timeouts, limits) of the request that started it;
+    /// a request whose `cookies` differ from the session's makes its own call.
+    private nonisolated(nonsending) func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, cookies: CookieHandling,
+                                               canceller: Canceller,
                                                _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
         nonisolated(nonsending) func send() async throws -> ExchangeResult {
             try await pool.withSlot(id, url: prepared.url, priority: request.priority, canceller: canceller, exchange)
         }
         let scheduling = configuration.scheduling
-        guard request.coalesces, scheduling.coalescesRequests, request.cookieHandling ?? configuration.cookieHandling == configuration.cookieHandling,
+        guard request.coalesces, scheduling.coalescesRequests, cookies == configuration.cookieHandling,
               let key = CoalescingKey(prepared, varyingHeaders: scheduling.coalescingHeaders) else { return try await send() }
         return try await pool.shared(key, by: id, canceller: canceller, send)
     }

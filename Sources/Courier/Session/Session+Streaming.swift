@@ -33,7 +33,7 @@ extension Session {
             let prepared = try await RequestPreparation(snapshot: executor.snapshot).prepare(request.erased)
             let timeouts = executor.configuration.timeouts.applying(request.timeouts)
             let (sent, response, _) = try await executor.open(prepared, timeouts: timeouts, deadline: .now + timeouts.total,
-                                                               cookies: request.cookieHandling ?? executor.configuration.cookieHandling,
+                                                               cookies: request.cookieHandling(under: executor.configuration),
                                                                log: executor.snapshot.debugLog)
             return StreamedResponse(url: sent.url, status: response.status, headers: response.headers, body: response.body)
         } catch {

@@ -13,15 +13,9 @@ extension HTTPFields {
 }
 
 extension HTTPFields {
-    /// `fields`, in order, handed over in one `replaceSubrange`: `HTTPFields(_:)` and `append` go through the
-    /// unspecialised RangeReplaceableCollection path once per field, which showed in the profile of every response.
-    init(gathering fields: [HTTPField]) {
-        self.init()
-        replaceSubrange(0..<0, with: fields)
-    }
-
     /// Adds a field after the others, through the inlinable subscripts (specialised here), not the
-    /// RangeReplaceableCollection path: a name seen for the first time is set, a repeated one (or `Cookie`, which
+    /// RangeReplaceableCollection path (`append`, `HTTPFields(_:)`, `replaceSubrange`), which is unspecialised and
+    /// showed in the profile of every response and every disk cache hit: a name seen for the first time is set, a repeated one (or `Cookie`, which
     /// the plain subscript would split) appended to its fields, which puts it last as well.
     mutating func appendInOrder(_ name: HTTPField.Name, _ value: String) {
         if name != .cookie, !contains(name) {
