@@ -10,35 +10,41 @@ struct DownloadManagerTests {
         server.url("/file/\(size)?rate=100000&key=\(name)")
     }
 
-    @Test func aRestoredDownloadWhoseStoredChecksumIsDamagedComesBackFailedNotUnchecked() async throws {
+    /// Runs `body` with a state directory, the server, a download directory and a session: for tests that open
+    /// several managers on one state directory, as a restarted process would.
+    func withStateDirectory(_ body: (URL, TestServer, URL, Session) async throws -> Void) async throws {
         let state = try temporaryDownloadDirectory()
         defer { try? FileManager.default.removeItem(at: state) }
         try await withDownloads { _, server, directory in
-            try await withSession { session in
-                let first = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
-                let target = directory.appendingPathComponent("checked.bin")
-                let options = DownloadOptions(checksum: try .sha256(ServerFiles.sha256(count: 200_000)))
-                let download = try await first.add(slow(server, "checked"), to: .file(target), options: options)
-                await eventually("bytes arrived") { await download.progress.completedBytes > 0 }
-                try await first.pause(.all)
+            try await withSession { session in try await body(state, server, directory, session) }
+        }
+    }
 
-                // The record on disk loses its checksum's last digit (a bad edit, a torn copy).
-                let records = try FileManager.default.contentsOfDirectory(at: state, includingPropertiesForKeys: nil)
-                let record = try #require(records.first { $0.pathExtension == "download" })
-                let text = try String(contentsOf: record, encoding: .utf8)
-                let damaged = try #require(text.range(of: #"sha256:[0-9a-f]{64}"#, options: .regularExpression))
-                let edited = text.replacingCharacters(in: text.index(before: damaged.upperBound)..<damaged.upperBound, with: "")
-                try Data(edited.utf8).write(to: record)
+    @Test func aRestoredDownloadWhoseStoredChecksumIsDamagedComesBackFailedNotUnchecked() async throws {
+        try await withStateDirectory { state, server, directory, session in
+            let first = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+            let target = directory.appendingPathComponent("checked.bin")
+            let options = DownloadOptions(checksum: try .sha256(ServerFiles.sha256(count: 200_000)))
+            let download = try await first.add(slow(server, "checked"), to: .file(target), options: options)
+            await eventually("bytes arrived") { await download.progress.completedBytes > 0 }
+            try await first.pause(.all)
 
-                let second = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
-                let restored = try #require(await second.restore().first)
-                #expect(await restored.state == .failed, "restored without its checksum it would resume unchecked")
-                let reason = await restored.error
-                #expect(reason?.code == .invalidParameter && reason?.message.contains("checksum") == true)
-                await #expect(throws: CourierError.self) { try await second.resume(.download(restored)) }
-                #expect(await restored.state == .failed)
-                #expect(try String(contentsOf: record, encoding: .utf8) == edited, "the record is kept as found, for the next restore")
-            }
+            // The record on disk loses its checksum's last digit (a bad edit, a torn copy).
+            let records = try FileManager.default.contentsOfDirectory(at: state, includingPropertiesForKeys: nil)
+            let record = try #require(records.first { $0.pathExtension == "download" })
+            let text = try String(contentsOf: record, encoding: .utf8)
+            let damaged = try #require(text.range(of: #"sha256:[0-9a-f]{64}"#, options: .regularExpression))
+            let edited = text.replacingCharacters(in: text.index(before: damaged.upperBound)..<damaged.upperBound, with: "")
+            try Data(edited.utf8).write(to: record)
+
+            let second = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+            let restored = try #require(await second.restore().first)
+            #expect(await restored.state == .failed, "restored without its checksum it would resume unchecked")
+            let reason = await restored.error
+            #expect(reason?.code == .invalidParameter && reason?.message.contains("checksum") == true)
+            await #expect(throws: CourierError.self) { try await second.resume(.download(restored)) }
+            #expect(await restored.state == .failed)
+            #expect(try String(contentsOf: record, encoding: .utf8) == edited, "the record is kept as found, for the next restore")
         }
     }
 
@@ -130,66 +136,58 @@ struct DownloadManagerTests {
     }
 
     @Test func aNewManagerOnTheSameStateDirectoryPicksUpUnfinishedDownloads() async throws {
-        let state = try temporaryDownloadDirectory()
-        defer { try? FileManager.default.removeItem(at: state) }
-        try await withDownloads { _, server, directory in
-            try await withSession { session in
-                let first = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
-                let target = directory.appendingPathComponent("persisted.bin")
-                let download = try await first.add(slow(server, "persisted"), to: .file(target))
-                await eventually("bytes arrived") { await download.progress.completedBytes > 0 }
-                try await first.pause(.all)
-                let kept = try await first.add(slow(server, "kept"), to: .file(directory.appendingPathComponent("kept.bin")), startsImmediately: false)
-                #expect(await kept.state == .idle)
+        try await withStateDirectory { state, server, directory, session in
+            let first = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+            let target = directory.appendingPathComponent("persisted.bin")
+            let download = try await first.add(slow(server, "persisted"), to: .file(target))
+            await eventually("bytes arrived") { await download.progress.completedBytes > 0 }
+            try await first.pause(.all)
+            let kept = try await first.add(slow(server, "kept"), to: .file(directory.appendingPathComponent("kept.bin")), startsImmediately: false)
+            #expect(await kept.state == .idle)
 
-                let second = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
-                let restored = await second.restore()
-                #expect(Set(restored.map(\.destination.lastPathComponent)) == ["persisted.bin", "kept.bin"])
-                let again = try #require(restored.first { $0.destination.lastPathComponent == "persisted.bin" })
-                #expect(await again.state == .paused)
-                #expect(await again.progress.completedBytes > 0)
-                try await second.resume(.download(again))
-                _ = try await again.completion()
-                #expect(try sha256(of: target) == ServerFiles.sha256(count: 200_000))
-                #expect(server.counter("file-bytes:persisted") - 200_000 <= DownloadResumeTests.retryOverlap)
-                // Completed downloads leave the state directory; the idle one stays.
-                let third = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
-                #expect(await third.restore().map(\.destination.lastPathComponent) == ["kept.bin"])
-            }
+            let second = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+            let restored = await second.restore()
+            #expect(Set(restored.map(\.destination.lastPathComponent)) == ["persisted.bin", "kept.bin"])
+            let again = try #require(restored.first { $0.destination.lastPathComponent == "persisted.bin" })
+            #expect(await again.state == .paused)
+            #expect(await again.progress.completedBytes > 0)
+            try await second.resume(.download(again))
+            _ = try await again.completion()
+            #expect(try sha256(of: target) == ServerFiles.sha256(count: 200_000))
+            #expect(server.counter("file-bytes:persisted") - 200_000 <= DownloadResumeTests.retryOverlap)
+            // Completed downloads leave the state directory; the idle one stays.
+            let third = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+            #expect(await third.restore().map(\.destination.lastPathComponent) == ["kept.bin"])
         }
     }
 
     @Test func aKeyOfTheCallersOwnFindsAndSelectsADownloadAlsoAfterARestore() async throws {
-        let state = try temporaryDownloadDirectory()
-        defer { try? FileManager.default.removeItem(at: state) }
-        try await withDownloads { _, server, directory in
-            try await withSession { session in
-                let first = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
-                let target = directory.appendingPathComponent("keyed.bin")
-                let download = try await first.add(slow(server, "keyed"), to: .file(target), options: DownloadOptions(key: "report-42"))
-                #expect(await first.download(key: "report-42") === download)
-                #expect(await first.download(key: "other") == nil)
-                await eventually("bytes arrived") { await download.progress.completedBytes > 0 }
-                #expect(try await first.pause(.key("report-42")) == 1)
-                #expect(await download.state == .paused)
-                #expect(try await first.pause(.key("other")) == 0)
-                let refused = await #expect(throws: CourierError.self) {
-                    try await first.add(slow(server, "second"), to: .file(directory.appendingPathComponent("second.bin")),
-                                        options: DownloadOptions(key: "report-42"))
-                }
-                #expect(refused?.code == .invalidParameter)
-                // The same destination with the same key is the same download, as with no key.
-                #expect(try await first.add(slow(server, "keyed"), to: .file(target), options: DownloadOptions(key: "report-42"),
-                                            startsImmediately: false) === download)
-
-                let second = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
-                _ = await second.restore()
-                let restored = try #require(await second.download(key: "report-42"))
-                #expect(restored.destination.lastPathComponent == "keyed.bin" && restored.options.key == "report-42")
-                #expect(try await second.resume(.key("report-42")) == 1)
-                _ = try await restored.completion()
-                #expect(try sha256(of: target) == ServerFiles.sha256(count: 200_000))
+        try await withStateDirectory { state, server, directory, session in
+            let first = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+            let target = directory.appendingPathComponent("keyed.bin")
+            let download = try await first.add(slow(server, "keyed"), to: .file(target), options: DownloadOptions(key: "report-42"))
+            #expect(await first.download(key: "report-42") === download)
+            #expect(await first.download(key: "other") == nil)
+            await eventually("bytes arrived") { await download.progress.completedBytes > 0 }
+            #expect(try await first.pause(.key("report-42")) == 1)
+            #expect(await download.state == .paused)
+            #expect(try await first.pause(.key("other")) == 0)
+            let refused = await #expect(throws: CourierError.self) {
+                try await first.add(slow(server, "second"), to: .file(directory.appendingPathComponent("second.bin")),
+                                    options: DownloadOptions(key: "report-42"))
             }
+            #expect(refused?.code == .invalidParameter)
+            // The same destination with the same key is the same download, as with no key.
+            #expect(try await first.add(slow(server, "keyed"), to: .file(target), options: DownloadOptions(key: "report-42"),
+                                        startsImmediately: false) === download)
+
+            let second = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+            _ = await second.restore()
+            let restored = try #require(await second.download(key: "report-42"))
+            #expect(restored.destination.lastPathComponent == "keyed.bin" && restored.options.key == "report-42")
+            #expect(try await second.resume(.key("report-42")) == 1)
+            _ = try await restored.completion()
+            #expect(try sha256(of: target) == ServerFiles.sha256(count: 200_000))
         }
     }
 
