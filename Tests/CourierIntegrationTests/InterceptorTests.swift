@@ -24,6 +24,37 @@ final class RecordingMonitor: EventMonitor {
     }
 }
 
+/// Records an accessory's calls into the same list as a ``RecordingMonitor``'s.
+struct RecordingAccessory: RequestAccessory {
+    let name: String
+    let events: Locked<[String]>
+
+    func requestWillStart(_ request: PreparedRequest) { events.withLock { $0.append("\(name) willStart \(request.url.path())") } }
+    func requestWillStop(_ request: PreparedRequest, outcome: Result<ResponseBody, CourierError>) {
+        events.withLock { $0.append("\(name) willStop \(Self.describe(outcome))") }
+    }
+    func requestDidStop(_ request: PreparedRequest, outcome: Result<ResponseBody, CourierError>) {
+        events.withLock { $0.append("\(name) didStop \(Self.describe(outcome))") }
+    }
+
+    static func describe(_ outcome: Result<ResponseBody, CourierError>) -> String {
+        switch outcome {
+        case .success(let body): "\(body.status.code) \(body.data.count) bytes"
+        case .failure(let error): "\(error.code)"
+        }
+    }
+}
+
+/// A monitor that writes into a shared list, so its calls interleave with accessories'.
+struct SharedListMonitor: EventMonitor {
+    let events: Locked<[String]>
+    func willSend(_ request: PreparedRequest) { events.withLock { $0.append("monitor willSend") } }
+    func willRetry(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError) {
+        events.withLock { $0.append("monitor willRetry") }
+    }
+    func didFinish(with message: DebugMessage) { events.withLock { $0.append("monitor didFinish") } }
+}
+
 @Suite("Interceptors", .timeLimit(.minutes(1)))
 struct InterceptorTests {
     @Test func adaptersRewriteAddAndSign() async throws {
@@ -98,6 +129,34 @@ struct InterceptorTests {
             "willSend /status/500", "didSend", "didReceive 500", "willRetry 1",
             "willSend /status/500", "didSend", "didReceive 500", "didComplete httpStatus",
         ])
+    }
+
+    @Test func accessoriesHearStartAndStopOncePerRequestInOrder() async throws {
+        let events = Locked<[String]>([])
+        try await withServerSession({
+            $0.monitors = [SharedListMonitor(events: events)]
+            $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(1))
+        }) { session, _ in
+            let request = Request<Data>.get("/flaky/accessory", query: ["failures": "1"])
+                .accessory(RecordingAccessory(name: "a", events: events))
+                .accessory(RecordingAccessory(name: "b", events: events))
+            _ = try await session.send(request)
+            #expect(events.withLock { $0 } == [
+                "a willStart /flaky/accessory", "b willStart /flaky/accessory",
+                "monitor willSend", "monitor willRetry", "monitor willSend", "monitor didFinish",
+                "a willStop 200 19 bytes", "b willStop 200 19 bytes", "a didStop 200 19 bytes", "b didStop 200 19 bytes",
+            ])
+
+            events.withLock { $0 = [] }
+            let undecodable = Request<Echo>.get("/small").accessory(RecordingAccessory(name: "a", events: events))
+            _ = await courierError { _ = try await session.send(undecodable) }
+            #expect(events.withLock { $0 } == ["a willStart /small", "monitor willSend", "monitor didFinish", "a willStop decoding", "a didStop decoding"])
+
+            events.withLock { $0 = [] }
+            let unpreparable = Request<Data>.get("http://[::1").accessory(RecordingAccessory(name: "a", events: events))
+            _ = await courierError { _ = try await session.send(unpreparable) }
+            #expect(events.withLock { $0 }.isEmpty, "a request that never starts tells its accessories nothing")
+        }
     }
 
     @Test func monitorsHearOfCancellation() async throws {

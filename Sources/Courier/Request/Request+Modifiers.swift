@@ -89,6 +89,12 @@ extension Request {
         with { $0.cookieHandling = handling }
     }
 
+    /// Adds a plugin told when this request starts and stops (YTKNetwork's `addAccessory`); accessories are told
+    /// in the order they were added.
+    public func accessory(_ accessory: any RequestAccessory) -> Self {
+        with { $0.accessories.append(accessory) }
+    }
+
     /// Makes the request its own call even when an identical one is in flight.
     public func withoutCoalescing() -> Self {
         with { $0.coalesces = false }

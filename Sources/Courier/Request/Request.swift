@@ -75,6 +75,8 @@ public struct Request<Response: Sendable>: Sendable {
     /// Overrides ``Configuration/cookieHandling`` for this request: `[]` keeps the session's cookie jar out of it
     /// both ways, `.send` sends the jar's cookies without storing what the answer sets, `.store` the reverse.
     public var cookieHandling: CookieHandling?
+    /// Plugins told when this request starts and stops (see ``RequestAccessory``).
+    public var accessories: [any RequestAccessory]
 
     /// What the request does with the cookie jar under `configuration`: its own ``cookieHandling``, else the
     /// session's.
@@ -121,6 +123,7 @@ public struct Request<Response: Sendable>: Sendable {
         self.cachePolicy = nil
         self.usesSessionValidators = true
         self.cookieHandling = nil
+        self.accessories = []
         self.decode = decode
     }
 
@@ -165,6 +168,7 @@ public struct Request<Response: Sendable>: Sendable {
         cachePolicy = other.cachePolicy
         usesSessionValidators = other.usesSessionValidators
         cookieHandling = other.cookieHandling
+        accessories = other.accessories
     }
 }
 

@@ -32,28 +32,50 @@ struct RequestExecutor: Sendable {
         let startDate = Date()
         let trace = RequestTrace(tracer: tracer, method: request.method)
         var sentBytes: Int64?
+        let accessories = request.accessories
+        var started: PreparedRequest?  // for the accessories, once the request is prepared
         do {
             let response = try await trace.run {
                 let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
                 sentBytes = prepared.body.length
                 trace.started(prepared)
+                if !accessories.isEmpty {
+                    started = prepared
+                    for accessory in accessories { accessory.requestWillStart(prepared) }
+                }
                 if let step = CacheStep(snapshot: snapshot, policy: request.cachePolicy ?? configuration.cachePolicy, request: prepared) {
                     return try await runCached(request, prepared: prepared, step: step, startDate: startDate, start: start)
                 }
                 return try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
             }
+            let outcome = started.map { _ in
+                Result<ResponseBody, CourierError>.success(ResponseBody(status: response.status, headers: response.headers, data: response.body))
+            }
+            Self.tell(accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
             trace.finished(status: response.status, error: nil)
             metrics.request(method: request.method, status: response.status, duration: .now - start,
                             sentBytes: sentBytes, receivedBytes: response.body.count)
+            Self.tell(accessories, started, outcome) { $0.requestDidStop($1, outcome: $2) }
             return response
         } catch {
             var failure = Self.normalize(error)
             failure.userMessage = failure.userMessage ?? configuration.userMessages.message(for: failure)
+            let outcome = Result<ResponseBody, CourierError>.failure(failure)
+            Self.tell(accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
             trace.finished(status: failure.status, error: failure)
             metrics.request(method: request.method, status: failure.status, duration: .now - start,
                             sentBytes: sentBytes, receivedBytes: nil)
+            Self.tell(accessories, started, outcome) { $0.requestDidStop($1, outcome: $2) }
             throw failure
         }
+    }
+
+    /// Calls `hook` on each accessory of a request that started (`request` is `nil` when it never did).
+    private static func tell(_ accessories: [any RequestAccessory], _ request: PreparedRequest?,
+                             _ outcome: Result<ResponseBody, CourierError>?,
+                             _ hook: (any RequestAccessory, PreparedRequest, Result<ResponseBody, CourierError>) -> Void) {
+        guard let request, let outcome else { return }
+        for accessory in accessories { hook(accessory, request, outcome) }
     }
 
     /// Sends `prepared` through the pool, which tracks it until it ends. After an unsafe method succeeds, the
