@@ -80,6 +80,27 @@ struct PoolTests {
         }
     }
 
+    @Test func drainCancelsWaitingRequestsAndLetsRunningOnesFinish() async throws {
+        try await withServerSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
+            #expect(await session.pool.drain() == 0, "an empty pool drains at once")
+            let running = Task { try await session.send(Request<Data>.get("/delay/300")) }
+            await eventually("the first request runs") { server.hits("/delay/300") == 1 }
+            let waiting = (0..<2).map { n in Task { try await session.send(Request<Data>.get("/echo", query: ["n": .int(n)])) } }
+            await eventually("two requests wait") { await session.pool.count == 3 }
+            #expect(await session.pool.drain() == 2)
+            #expect(await session.pool.isEmpty, "drain returns once the running request has ended")
+            let finished = try await running.value
+            #expect(finished.status.code == 200)
+            for task in waiting {
+                guard case .failure(let error) = await task.result else { Issue.record("a waiting request ran"); continue }
+                #expect((error as? CourierError)?.code == .cancelled)
+            }
+            #expect(server.hits("/echo") == 0)
+            let after = try await session.send(Request<Data>.get("/echo"))
+            #expect(after.status.code == 200, "the pool takes requests after a drain")
+        }
+    }
+
     /// Starts one long request per label, runs `cancel`, and returns which were cancelled.
     func cancelled(by cancel: @escaping @Sendable (RequestPool, TestServer) async -> Int, expecting count: Int) async throws -> Set<String> {
         try await withServerSession { session, server in

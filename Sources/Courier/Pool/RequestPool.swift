@@ -89,6 +89,34 @@ public actor RequestPool {
         cancel { _ in true }
     }
 
+    /// Cancels every request still waiting (for a slot, its rate limit or a suspended pool) and lets the running
+    /// ones finish: a graceful ``cancelAll()`` (RBEFireworks' cancel-all that drains). Returns how many waiting
+    /// requests it cancelled, once every request that was running when it was called has ended.
+    ///
+    /// Requests sent while it waits are not held back; ``suspend()`` the pool first to keep them waiting. Cancelling
+    /// the task that calls it stops the wait, not the requests.
+    @discardableResult
+    public func drain() async -> Int {
+        let events = broadcaster.subscribe()  // before reading the state, so no running request ends unseen
+        let (waiting, running) = state.withLock { state in
+            var waiting: [RequestID] = [], running: Set<RequestID> = []
+            for entry in state.entries.values where !entry.callerLeft {
+                if entry.info.state == .waiting { waiting.append(entry.info.id) } else { running.insert(entry.info.id) }
+            }
+            return (waiting, running)
+        }
+        for id in waiting { leave(id) }
+        var unfinished = running
+        var iterator = events.makeAsyncIterator()
+        while !unfinished.isEmpty, let event = await iterator.next() {
+            switch event {
+            case .finished(let request, _), .failed(let request, _), .cancelled(let request): unfinished.remove(request.id)
+            case .started: break
+            }
+        }
+        return waiting.count
+    }
+
     private func cancel(where matches: (PooledRequest) -> Bool) -> Int {
         let ids = state.withLock { state in state.entries.values.filter { !$0.callerLeft && matches($0.info) }.map(\.info.id) }
         for id in ids { leave(id) }
