@@ -45,6 +45,19 @@ struct ReachabilityTests {
         }
     }
 
+    @Test func aSessionWatchesItsBaseURLByDefault() async throws {
+        try await withServerSession { session, server in
+            let monitor = try session.reachabilityMonitor(interval: .milliseconds(50))
+            #expect(monitor.host == "127.0.0.1" && monitor.port == server.port)
+            #expect(await monitor.check() == .reachable(.loopback))
+            #expect(await monitor.isReachableViaWiFi == false)
+            #expect(await monitor.isReachableViaWWAN == false)
+        }
+        _ = try await withSession { session in
+            #expect(throws: CourierError.self) { try session.reachabilityMonitor() }
+        }
+    }
+
     @Test func requestsWaitForConnectivityWhenAsked() async throws {
         let port = try await closedPort()
         let url = "http://127.0.0.1:\(port)/echo"

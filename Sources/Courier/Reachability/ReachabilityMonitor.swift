@@ -45,6 +45,13 @@ public actor ReachabilityMonitor {
     /// Whether the last status was reachable.
     public var isReachable: Bool { status.isReachable }
 
+    /// Whether the last status was reachable through Wi-Fi (see ``ReachabilityStatus/isReachableViaWiFi``).
+    public var isReachableViaWiFi: Bool { status.isReachableViaWiFi }
+
+    /// Whether the last status was reachable through a mobile broadband modem (see
+    /// ``ReachabilityStatus/isReachableViaWWAN``).
+    public var isReachableViaWWAN: Bool { status.isReachableViaWWAN }
+
     /// The status now, and every change after it, until the monitor stops or the consumer stops iterating.
     public func updates() -> AsyncStream<ReachabilityStatus> {
         broadcaster.subscribe(startingWith: [status])

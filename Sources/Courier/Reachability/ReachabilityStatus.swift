@@ -12,6 +12,17 @@ public enum ReachabilityStatus: Sendable, Hashable, CustomStringConvertible {
         if case .reachable = self { true } else { false }
     }
 
+    /// Whether the host was reached through a Wi-Fi interface (`wl*`): HLNetworking's `isReachableViaWiFi`.
+    ///
+    /// On Linux the interface kind comes from its name (see ``InterfaceKind``), so this is exact for Wi-Fi and
+    /// `false` for Ethernet, loopback and tunnels, where iOS's "via Wi-Fi" meant "not via the cellular modem". For
+    /// that meaning use `isReachable && !isReachableViaWWAN`.
+    public var isReachableViaWiFi: Bool { self == .reachable(.wifi) }
+
+    /// Whether the host was reached through a mobile broadband modem (`ww*`): HLNetworking's `isReachableViaWWAN`.
+    /// A phone tethered over USB or Wi-Fi looks like Ethernet or Wi-Fi to Linux, so it does not count.
+    public var isReachableViaWWAN: Bool { self == .reachable(.cellular) }
+
     /// `unknown`, `not reachable`, or `reachable via KIND`.
     public var description: String {
         switch self {
