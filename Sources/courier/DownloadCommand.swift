@@ -55,6 +55,9 @@ struct DownloadCommand: AsyncParsableCommand {
     @Flag(help: "Replace an existing destination file.")
     var overwrite = false
 
+    @Flag(help: "Keep nothing partial: a retry or a new run fetches the file from the first byte, and a failure leaves no .part file.")
+    var noResume = false
+
     func validate() throws {
         if (url == nil) == (inputFile == nil) { throw ValidationError("give either a URL or -i LIST") }
         if output != nil, directory != nil { throw ValidationError("-o and -d exclude each other") }
@@ -63,13 +66,14 @@ struct DownloadCommand: AsyncParsableCommand {
         if !(1...16).contains(connections) { throw ValidationError("--connections must be between 1 and 16") }
         if !(1...64).contains(concurrency) { throw ValidationError("--concurrency must be between 1 and 64") }
         if retries < 0 { throw ValidationError("--retries must be 0 or more") }
+        if noResume, connections > 1 { throw ValidationError("--no-resume downloads over one connection; leave out --connections") }
     }
 
     func run() async throws {
         signal(SIGXFSZ, SIG_IGN)  // past a file size limit, writes fail with EFBIG and the download says so
         try await Output.exitOnFailure {
             let options = DownloadOptions(checksum: try sha256.map(DownloadChecksum.sha256), connections: connections, retries: retries,
-                                          overwrites: overwrite)
+                                          overwrites: overwrite, resumable: !noResume)
             let configuration = DownloadManager.Configuration(maxConcurrentDownloads: concurrency, stateDirectory: stateDir.map { URL(filePath: $0) },
                                                               bytesPerSecond: try limitRate.map(CommandLineInput.byteRate))
             try await withSession { session in

@@ -24,6 +24,13 @@ struct DownloadCLITests {
                                            "--sha256", String(repeating: "0", count: 64)])
             #expect(wrong.status == 1 && wrong.stderr.contains("integrity: sha256 mismatch"))
             #expect(!directory.appendingPathComponent("w").exists && directory.appendingPathComponent("w").partFile.exists)
+
+            // --no-resume keeps nothing partial: the same failure leaves no part file and no record.
+            let whole = directory.appendingPathComponent("whole")
+            let notKept = try await CLI.run(["download", server.url("/file/1000").absoluteString, "-o", whole.path, "--no-resume",
+                                             "--sha256", String(repeating: "0", count: 64)])
+            #expect(notKept.status == 1 && notKept.stderr.contains("integrity: sha256 mismatch"))
+            #expect(!whole.exists && !whole.partFile.exists && !whole.resumeRecord.exists)
         }
     }
 
@@ -33,6 +40,7 @@ struct DownloadCLITests {
             (["download", "http://127.0.0.1:1/x", "-o", "a", "-d", "b"], "-o and -d exclude each other"),
             (["download", "-i", "list.txt"], "-i needs -d DIR"),
             (["download", "http://127.0.0.1:1/x", "--connections", "0"], "--connections must be between 1 and 16"),
+            (["download", "http://127.0.0.1:1/x", "--connections", "2", "--no-resume"], "--no-resume downloads over one connection"),
             (["download", "http://127.0.0.1:1/x", "--sha256", "xyz"], "invalidParameter: \"xyz\" is not a sha256 digest"),
             (["download", "http://127.0.0.1:1/x", "--limit-rate", "fast"], "invalidParameter: \"fast\" is not a rate"),
             (["download", "ftp://example.com/x"], "invalidURL"),

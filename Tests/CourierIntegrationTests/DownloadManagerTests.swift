@@ -85,6 +85,25 @@ struct DownloadManagerTests {
         }
     }
 
+    @Test func pausingADownloadThatIsNotResumableKeepsNothingAndResumingStartsOver() async throws {
+        try await withStateDirectory { state, server, directory, session in
+            let manager = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
+            let target = directory.appendingPathComponent("whole")
+            let download = try await manager.add(slow(server, "whole"), to: .file(target), options: DownloadOptions(resumable: false))
+            await eventually("bytes arrive") { await download.progress.completedBytes > 0 }
+            try await manager.pause(.download(download))
+            #expect(await download.state == .paused)
+            #expect(!target.partFile.exists && !target.resumeRecord.exists)
+            let restored = try await DownloadManager(session: session, configuration: .init(stateDirectory: state)).restore()
+            #expect(restored.map(\.options.resumable) == [false], "the state directory keeps the choice")
+            try await manager.resume(.download(download))
+            _ = try await download.completion()
+            #expect(try sha256(of: target) == ServerFiles.sha256(count: 200_000))
+            #expect(server.counter("file:whole") == 2)
+            #expect(server.counter("file-bytes:whole") > 200_000, "the resumed download fetched the first bytes again")
+        }
+    }
+
     @Test func pauseResumeCancelAndRestartOneAListAndAll() async throws {
         try await withDownloads { manager, server, directory in
             let names = ["one", "two", "three"]

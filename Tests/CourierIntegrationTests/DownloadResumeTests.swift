@@ -69,6 +69,32 @@ struct DownloadResumeTests {
         }
     }
 
+    @Test func aDownloadThatIsNotResumableStartsOverAndKeepsNothingPartial() async throws {
+        try await withDownloads { manager, server, directory in
+            // A broken connection is retried from the first byte, with one connection whatever was asked.
+            let target = directory.appendingPathComponent("whole.bin")
+            let url = server.url("/file/\(size)?cut=70000&faults=1&key=whole")
+            let options = DownloadOptions(connections: 4, minimumSegmentBytes: 10_000, retryDelay: .milliseconds(10), resumable: false)
+            let download = try await manager.add(url, to: .file(target), options: options)
+            let events = await collectEvents(download)
+            _ = try await download.completion()
+            #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
+            #expect(server.counter("file:whole") == 2)
+            #expect(server.counter("file-bytes:whole") == size + 70_000, "the second request asked for every byte again")
+            #expect(events.contains { $0.isRestarted })
+            #expect(!target.partFile.exists && !target.resumeRecord.exists)
+
+            // A download that fails for good leaves nothing behind, and writes no resume record on the way.
+            let failed = directory.appendingPathComponent("failed.bin")
+            let broken = try await manager.add(server.url("/file/\(size)?cut=70000&key=failed"), to: .file(failed),
+                                               options: DownloadOptions(retries: 1, retryDelay: .milliseconds(10), resumable: false))
+            let error = await courierError { _ = try await broken.completion() }
+            #expect(error?.code == .connectionClosed)
+            #expect(server.counter("file:failed") == 2)
+            #expect(!failed.partFile.exists && !failed.resumeRecord.exists && !failed.exists)
+        }
+    }
+
     @Test func aStallPastTheIdleTimeoutIsRetried() async throws {
         try await withDownloads { manager, server, directory in
             let target = directory.appendingPathComponent("stall.bin")

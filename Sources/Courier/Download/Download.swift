@@ -249,7 +249,8 @@ public actor Download {
     nonisolated func registryEntry(state: DownloadState) -> DownloadRegistry.Entry {
         DownloadRegistry.Entry(url: url.absoluteString, destination: destination.path, state: state, checksum: options.checksum?.description,
                                connections: options.connections, retries: options.retries, bytesPerSecond: options.bytesPerSecond,
-                               overwrites: options.overwrites, priority: options.priority.rawValue, key: options.key)
+                               overwrites: options.overwrites, priority: options.priority.rawValue, key: options.key,
+                               resumable: options.resumable ? nil : false)
     }
 }
 

@@ -147,7 +147,8 @@ public actor DownloadManager {
         for entry in registry.entries() {
             guard let url = URL(string: entry.url), byID[DownloadID(destination: URL(filePath: entry.destination))] == nil else { continue }
             var options = DownloadOptions(connections: entry.connections, retries: entry.retries, bytesPerSecond: entry.bytesPerSecond,
-                                          overwrites: entry.overwrites, priority: RequestPriority(rawValue: entry.priority) ?? .normal, key: entry.key)
+                                          overwrites: entry.overwrites, priority: RequestPriority(rawValue: entry.priority) ?? .normal, key: entry.key,
+                                          resumable: entry.resumable ?? true)
             var refusal: CourierError?
             if let checksum = entry.checksum {
                 do { options.checksum = try DownloadChecksum(stored: checksum) } catch {

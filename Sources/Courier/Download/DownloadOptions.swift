@@ -39,12 +39,18 @@ public struct DownloadOptions: Sendable, Hashable {
     /// find it with ``DownloadManager/download(key:)`` or select it with ``DownloadSelection/key(_:)``, also after
     /// a restart, since it is saved in the state directory. One key names one download of a manager.
     public var key: String?
+    /// Whether an interrupted download keeps its bytes to continue from (the default). When `false` (WYNetwork's
+    /// and XZDownloadTask's plain downloads, for a server whose ranges cannot be trusted), nothing partial is kept:
+    /// the bytes still arrive in `<destination>.part` and go into place whole, but no resume record is written, a
+    /// retry, pause, restart or new process fetches the file again from the first byte, and a download that fails
+    /// or pauses leaves no part file behind. It uses one connection, whatever ``connections`` says.
+    public var resumable: Bool
 
     /// Creates options; see each property for its default.
     public init(checksum: DownloadChecksum? = nil, connections: Int = 1, minimumSegmentBytes: Int64 = 1 << 20, retries: Int = 5,
                 retryDelay: Duration = .milliseconds(250), idleTimeout: Duration = .seconds(30), checkpointInterval: Duration = .milliseconds(500),
                 bytesPerSecond: Int? = nil, overwrites: Bool = false, priority: RequestPriority = .normal, headers: HTTPFields = [:],
-                key: String? = nil) {
+                key: String? = nil, resumable: Bool = true) {
         self.checksum = checksum
         self.connections = connections
         self.minimumSegmentBytes = minimumSegmentBytes
@@ -57,6 +63,7 @@ public struct DownloadOptions: Sendable, Hashable {
         self.priority = priority
         self.headers = headers
         self.key = key
+        self.resumable = resumable
     }
 
     /// A request for `url` as every request of a download is made: the extra headers, the idle timeout, a total

@@ -36,7 +36,11 @@ struct DownloadTransfer: Sendable {
         do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
             throw CourierError(code: .fileAccess, message: "cannot create \(folder.path): \(error.localizedDescription)")
         }
-        if files.showFinishedMove(for: url) { return try settleFinishedMove() }
+        if options.resumable {
+            if files.showFinishedMove(for: url) { return try settleFinishedMove() }
+        } else {
+            files.discardPartial()  // whatever an earlier run left: this one starts from the first byte
+        }
         let part = try PartFile(url: files.part)
         defer { part.close() }
         try resumeOrStartFresh(part)
@@ -44,12 +48,22 @@ struct DownloadTransfer: Sendable {
             try await fetchEverything(part)
             try checkpoint(part)
         } catch {
+            guard options.resumable else { throw discardingPartial(error) }
             do { try checkpoint(part) } catch let recordError {
                 throw Self.failure(error, recordNotSaved: recordError)
             }
             throw error
         }
-        return try finish(part)
+        do { return try finish(part) } catch {
+            throw options.resumable ? error : discardingPartial(error)
+        }
+    }
+
+    /// `error`, after removing the part file of a download that keeps nothing partial; a whole file that only
+    /// could not go into place (``CourierError/Code/destinationExists``, whose message points at it) stays.
+    private func discardingPartial(_ error: any Error) -> any Error {
+        if (error as? CourierError)?.code != .destinationExists { files.discardPartial() }
+        return error
     }
 
     /// `error`, saying also that the resume record could not be saved: the part file may hold bytes the record
@@ -79,7 +93,7 @@ struct DownloadTransfer: Sendable {
     /// answers say the partial bytes cannot be used.
     private func fetchEverything(_ part: PartFile) async throws {
         var restarts = 0
-        var segments = options.connections > 1
+        var segments = options.connections > 1 && options.resumable
         while true {
             do {
                 if segments { try await planSegments() }
@@ -155,11 +169,17 @@ struct DownloadTransfer: Sendable {
                 }
                 throw CourierError(code: .connectionClosed, message: "the body ended at byte \(segment.next) of \(segment.end ?? 0)")
             } catch let error as CourierError where Self.isTransient(error) {
-                if live.segment(index).written > before { failures = 0 }
+                // Progress resets the count only when the next attempt keeps it.
+                if options.resumable, live.segment(index).written > before { failures = 0 }
                 failures += 1
                 guard failures <= options.retries else { throw error }
                 notify(.retrying(attempt: failures, error: error))
                 try await Task.sleep(for: options.delay(beforeRetry: failures))
+                if !options.resumable, live.segment(index).written > 0 {
+                    try part.truncate(to: 0)
+                    live.replace(with: .fresh(url: url.absoluteString))
+                    notify(.restarted(reason: "the download is not resumable, so the retry starts from the first byte"))
+                }
             }
         }
     }
@@ -221,7 +241,9 @@ struct DownloadTransfer: Sendable {
     }
 
     /// Saves the record, after flushing the part file, so the record never claims a byte a crash could lose.
+    /// A download that is not resumable keeps no record.
     private func checkpoint(_ part: PartFile) throws {
+        guard options.resumable else { return }
         let snapshot = live.snapshot()
         try part.synchronize()
         do { try AtomicFile.write(snapshot.encoded(), to: files.record, durable: true) } catch let failure as AtomicFile.Failure {
