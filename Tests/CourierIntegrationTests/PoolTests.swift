@@ -80,6 +80,56 @@ struct PoolTests {
         }
     }
 
+    @Test func aSuspendedWaitingRequestLetsOthersPassUntilResumed() async throws {
+        try await withServerSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
+            let first = Task { try await session.send(Request<Data>.get("/delay/200")) }
+            await eventually("the first request runs") { server.hits("/delay/200") == 1 }
+            let held = Task { try await session.send(Request<Data>.get("/echo").tag("held")) }
+            await eventually("the second request waits") { await session.pool.count == 2 }
+            let id = try #require(await session.pool.snapshot().first { $0.tag == "held" }?.id)
+            #expect(await session.pool.suspend(id))
+            #expect(await session.pool.suspend(id) == false, "already suspended")
+            let next = Task { try await session.send(Request<Data>.get("/small").tag("next")) }
+            _ = try await first.value
+            _ = try await next.value  // the free slot went past the suspended request
+            #expect(server.hits("/echo") == 0)
+            let waiting = await session.pool.snapshot()
+            #expect(waiting.map(\.tag) == ["held"] && waiting.first?.isSuspended == true && waiting.first?.state == .waiting)
+            #expect(await session.pool.log().contains("(suspended)"))
+            #expect(await session.pool.resume(id))
+            #expect(try await held.value.status.code == 200)
+            #expect(await session.pool.resume(id) == false, "no longer in flight")
+        }
+    }
+
+    @Test func aSuspendedRunningRequestStopsReadingUntilResumed() async throws {
+        let size = 16_000_000  // 1.3 s at the server's rate
+        try await withServerSession { session, server in
+            var events = session.pool.events.makeAsyncIterator()
+            let finished = Locked(false)
+            let task = Task {
+                defer { finished.withLock { $0 = true } }
+                return try await session.send(Request<Data>.get("/file/\(size)?rate=12000000&key=held"))
+            }
+            var started: RequestID?
+            while started == nil, let event = await events.next() {
+                if case .started(let request) = event { started = request.id }
+            }
+            let id = try #require(started)
+            #expect(await session.pool.suspend(id))
+            // The sockets' buffers fill within a few hundred milliseconds; after that the server is held back.
+            try await Task.sleep(for: .milliseconds(800))
+            let sentBefore = server.counter("file-bytes:held")
+            try await Task.sleep(for: .milliseconds(1000))
+            let sentAfter = server.counter("file-bytes:held")
+            #expect(sentAfter - sentBefore <= 256 * 1024, "\(sentAfter - sentBefore) bytes went out in a second of suspension")
+            #expect(sentAfter < size && !finished.withLock { $0 })
+            #expect(await session.pool.resume(id))
+            let response = try await task.value
+            #expect(response.body.count == size)
+        }
+    }
+
     @Test func drainCancelsWaitingRequestsAndLetsRunningOnesFinish() async throws {
         try await withServerSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
             #expect(await session.pool.drain() == 0, "an empty pool drains at once")

@@ -17,6 +17,26 @@ struct SchedulerTests {
         #expect(scheduler.isRunning(id(3)))
     }
 
+    @Test func aHeldRequestWaitsWhateverTheRoomUntilReleased() {
+        var scheduler = RequestScheduler(limits: .init(maxConcurrent: 1, maxPerHost: nil))
+        #expect(scheduler.enqueue(id(1), host: "a", priority: .normal, held: true) == .wait, "held from the start")
+        #expect(scheduler.enqueue(id(2), host: "a", priority: .normal) == .start, "it passes the held one")
+        _ = scheduler.enqueue(id(3), host: "a", priority: .high)
+        let heldThree = scheduler.hold(id(3))
+        let heldTwo = scheduler.hold(id(2))
+        #expect(heldThree && !heldTwo, "only waiting requests are held")
+        let afterTwo = scheduler.finish(id(2))
+        #expect(afterTwo == [], "both waiting requests are held")
+        let releasedOne = scheduler.release(id(1))
+        let releasedAgain = scheduler.release(id(1))
+        #expect(releasedOne == [id(1)] && releasedAgain == [])
+        let cancelled = scheduler.cancelWaiting(id(3))
+        let releasedThree = scheduler.release(id(3))
+        #expect(cancelled && releasedThree == [], "a cancelled request is not held")
+        let afterOne = scheduler.finish(id(1))
+        #expect(afterOne == [] && scheduler.waitingCount == 0)
+    }
+
     @Test func higherPriorityFirstAndFIFOWithinAPriority() {
         var scheduler = RequestScheduler(limits: .init(maxConcurrent: 1, maxPerHost: nil))
         #expect(scheduler.enqueue(id(1), host: "a", priority: .normal) == .start)

@@ -1,4 +1,6 @@
 import NIOConcurrencyHelpers
+import NIOCore
+import Synchronization
 
 /// Something a request is waiting on that can be stopped from outside its task: AsyncHTTPClient's task, the
 /// wait for a slot, a retry's sleep.
@@ -13,25 +15,36 @@ protocol RequestCancellable: AnyObject, Sendable {
 ///
 /// Once cancelled it stays cancelled: whatever is installed later is cancelled at once, so a cancellation that
 /// arrives between two waits stops the next one.
+///
+/// It also carries the request's suspension (``RequestPool/suspend(_:)``): while suspended, the transport reading
+/// the answer stops asking for more (``notSuspended(on:)``, ``waitWhileSuspended()``) until a resume or a cancel.
 final class Canceller: Sendable {
-    private enum State {
+    private enum Wait {
         case idle
         case waitingOn(any RequestCancellable)
         case cancelled
     }
 
-    private let state = NIOLockedValueBox(State.idle)
+    private struct State {
+        var wait = Wait.idle
+        /// What to call when the suspension ends; `nil` while the request is not suspended.
+        var resumers: [@Sendable () -> Void]?
+    }
+
+    private let state = NIOLockedValueBox(State())
+    /// Whether the request is suspended, readable without the lock: the transport asks at every part of a body.
+    private let suspended = Atomic<Bool>(false)
 
     /// Whether ``cancel()`` has been called.
     var isCancelled: Bool {
-        state.withLockedValue { if case .cancelled = $0 { true } else { false } }
+        state.withLockedValue { if case .cancelled = $0.wait { true } else { false } }
     }
 
     /// Makes `cancellable` what a cancel stops; when the request was cancelled already, cancels it at once.
     func install(_ cancellable: any RequestCancellable) {
         let cancelledAlready = state.withLockedValue { state in
-            if case .cancelled = state { return true }
-            state = .waitingOn(cancellable)
+            if case .cancelled = state.wait { return true }
+            state.wait = .waitingOn(cancellable)
             return false
         }
         if cancelledAlready { cancellable.cancel() }
@@ -40,17 +53,22 @@ final class Canceller: Sendable {
     /// The wait `cancellable` ended; a later cancel does not reach it.
     func remove(_ cancellable: any RequestCancellable) {
         state.withLockedValue { state in
-            if case .waitingOn(let current) = state, current === cancellable { state = .idle }
+            if case .waitingOn(let current) = state.wait, current === cancellable { state.wait = .idle }
         }
     }
 
-    /// Cancels what the request waits on now, and everything it would wait on later.
+    /// Cancels what the request waits on now, and everything it would wait on later; ends a suspension.
     func cancel() {
-        let current = state.withLockedValue { state -> (any RequestCancellable)? in
-            defer { state = .cancelled }
-            if case .waitingOn(let current) = state { return current }
-            return nil
+        let (current, resumers) = state.withLockedValue { state -> ((any RequestCancellable)?, [@Sendable () -> Void]?) in
+            defer {
+                state.wait = .cancelled
+                state.resumers = nil
+                suspended.store(false, ordering: .releasing)
+            }
+            if case .waitingOn(let current) = state.wait { return (current, state.resumers) }
+            return (nil, state.resumers)
         }
+        resumers?.forEach { $0() }
         current?.cancel()
     }
 
@@ -60,5 +78,59 @@ final class Canceller: Sendable {
         install(cancellable)
         defer { remove(cancellable) }
         return try await operation()
+    }
+
+    // MARK: Suspending
+
+    /// Whether the request is suspended.
+    var isSuspended: Bool { suspended.load(ordering: .acquiring) }
+
+    /// Holds the reading of the request's answer until ``resume()``; does nothing once cancelled.
+    func suspend() {
+        state.withLockedValue { state in
+            if case .cancelled = state.wait { return }
+            guard state.resumers == nil else { return }
+            state.resumers = []
+            suspended.store(true, ordering: .releasing)
+        }
+    }
+
+    /// Lets the reading go on.
+    func resume() {
+        let resumers = state.withLockedValue { state in
+            defer {
+                state.resumers = nil
+                suspended.store(false, ordering: .releasing)
+            }
+            return state.resumers
+        }
+        resumers?.forEach { $0() }
+    }
+
+    /// A future that succeeds once the request is not suspended: at once, nearly always. What an AsyncHTTPClient
+    /// delegate returns for a part of the answer, so a suspended request's connection stops reading (TCP
+    /// backpressure, nothing buffered) until it is resumed or cancelled.
+    func notSuspended(on loop: any EventLoop) -> EventLoopFuture<Void> {
+        guard isSuspended else { return loop.makeSucceededVoidFuture() }
+        let promise = loop.makePromise(of: Void.self)
+        if !whenResumed({ promise.succeed() }) { promise.succeed() }
+        return promise.futureResult
+    }
+
+    /// Returns once the request is not suspended (or is cancelled): the same hold for a transport read in a task.
+    func waitWhileSuspended() async {
+        guard isSuspended else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if !whenResumed({ continuation.resume() }) { continuation.resume() }
+        }
+    }
+
+    /// Keeps `resumer` for the end of the suspension; `false` (and nothing kept) when the request is not suspended.
+    private func whenResumed(_ resumer: @escaping @Sendable () -> Void) -> Bool {
+        state.withLockedValue { state in
+            guard state.resumers != nil else { return false }
+            state.resumers?.append(resumer)
+            return true
+        }
     }
 }

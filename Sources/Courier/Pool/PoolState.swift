@@ -98,6 +98,8 @@ struct PoolState {
     private(set) var deadlines = DeadlineSchedule()
     /// Followers cancelled before they joined a shared call.
     var cancelledFollowers: Set<RequestID> = []
+    /// How many entries are suspended one by one: while none is, queueing looks none up.
+    private var suspendedCount = 0
     private var nextID: UInt64 = 0
     private var rules: [RateLimitRule]
     private var buckets: [Int: TokenBucket] = [:]
@@ -145,6 +147,7 @@ struct PoolState {
     mutating func finish(_ id: RequestID) -> PooledRequest? {
         cancelledFollowers.remove(id)
         guard let entry = entries.removeValue(forKey: id) else { return nil }
+        if entry.info.isSuspended { suspendedCount -= 1 }
         if entry.callerLeft {
             departedCount -= 1
             return nil
@@ -187,12 +190,31 @@ struct PoolState {
 
     /// Queues `id` for a slot under the concurrency limits, and starts it when one is free.
     mutating func queue(_ id: RequestID, host: String, priority: RequestPriority) -> Queueing {
-        switch scheduler.enqueue(id, host: host, priority: priority) {
+        let isHeld = suspendedCount > 0 && entries[id]?.info.isSuspended == true
+        switch scheduler.enqueue(id, host: host, priority: priority, held: isHeld) {
         case .start: return .started(markRunning(id, coalesced: false))
         case .wait:
             markWaiting(id)
             return .queued
         }
+    }
+
+    /// Suspends `id`: held in the scheduler while it waits, and its reading held through the returned canceller
+    /// while it runs. `nil` when it is not in flight or already suspended.
+    mutating func suspend(_ id: RequestID) -> Canceller? {
+        guard let index = entries.index(forKey: id), !entries.values[index].callerLeft, !entries.values[index].info.isSuspended else { return nil }
+        entries.values[index].info.isSuspended = true
+        suspendedCount += 1
+        _ = scheduler.hold(id)
+        return entries.values[index].canceller
+    }
+
+    /// Resumes a suspended `id`: its canceller, to release its reading, and the waiting requests that start now.
+    mutating func resume(_ id: RequestID) -> (canceller: Canceller, started: [CheckedContinuation<Void, any Error>])? {
+        guard let index = entries.index(forKey: id), entries.values[index].info.isSuspended else { return nil }
+        entries.values[index].info.isSuspended = false
+        suspendedCount -= 1
+        return (entries.values[index].canceller, start(scheduler.release(id)))
     }
 
     /// Marks `id` waiting again (behind a limit, a rate limit or a suspended pool).

@@ -35,6 +35,8 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
     public internal(set) var state: State
     /// `true` while the request shares the call of an identical request instead of making its own.
     public internal(set) var isCoalesced: Bool
+    /// `true` between ``RequestPool/suspend(_:)`` and ``RequestPool/resume(_:)`` of this request.
+    public internal(set) var isSuspended = false
     /// When the request entered the pool.
     public let startDate: Date
 
@@ -42,7 +44,7 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
     public static func == (lhs: PooledRequest, rhs: PooledRequest) -> Bool {
         lhs.id == rhs.id && lhs.method == rhs.method && lhs.fullURL == rhs.fullURL && lhs.parameters == rhs.parameters
             && lhs.pathQuery == rhs.pathQuery && lhs.tag == rhs.tag && lhs.priority == rhs.priority && lhs.state == rhs.state
-            && lhs.isCoalesced == rhs.isCoalesced && lhs.startDate == rhs.startDate
+            && lhs.isCoalesced == rhs.isCoalesced && lhs.isSuspended == rhs.isSuspended && lhs.startDate == rhs.startDate
     }
 
     /// Hashes some of what `==` compares (the id, the URL and the state), so equal requests hash alike.
@@ -62,6 +64,7 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
         if let tag { text += " tag=\(CourierError.printable(tag))" }
         text += " \(priority) \(state.rawValue)"
         if isCoalesced { text += " (coalesced)" }
+        if isSuspended { text += " (suspended)" }
         text += String(format: " %.3f s", now.timeIntervalSince(startDate))
         return text
     }

@@ -139,6 +139,30 @@ public actor RequestPool {
     /// Whether the pool is suspended.
     public var isSuspended: Bool { state.withLock { $0.scheduler.isSuspended } }
 
+    /// Suspends one request (RBEFireworks' and HLNetworking's suspend of a single request); `false` when it is not
+    /// in flight or already suspended.
+    ///
+    /// Waiting, it does not start, even when a slot is free, until ``resume(_:)``. Running, it keeps its slot, and
+    /// its connection stops reading the answer: the server is held back by TCP, nothing piles up in memory. Between
+    /// two attempts it waits before the next. Its timeouts keep running, as a suspended `URLSessionTask`'s do: a
+    /// pause longer than the read-idle timeout ends the request with ``CourierError/Code/timeout``. A request that
+    /// shares an identical one's call (coalesced) pauses only when the one making the call is suspended.
+    @discardableResult
+    public func suspend(_ id: RequestID) -> Bool {
+        guard let canceller = state.withLock({ $0.suspend(id) }) else { return false }
+        canceller.suspend()
+        return true
+    }
+
+    /// Resumes a request suspended with ``suspend(_:)``; `false` when it is not suspended.
+    @discardableResult
+    public func resume(_ id: RequestID) -> Bool {
+        guard let (canceller, started) = state.withLock({ $0.resume(id) }) else { return false }
+        canceller.resume()
+        Self.wake(started)
+        return true
+    }
+
     // MARK: Running requests (used by the session)
 
     /// Applies new limits and rate-limit rules (after ``Session/updateConfiguration(_:)``).

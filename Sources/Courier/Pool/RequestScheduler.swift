@@ -1,10 +1,10 @@
 import DequeModule
 
 /// Decides which requests may use the network now: a global limit, a per-host limit, three priorities that are
-/// first-in first-out inside, and suspension. A pure value: each event returns what to start, and the
+/// first-in first-out inside, and suspension, of everything or of single waiting requests. A pure value: each event returns what to start, and the
 /// ``RequestPool`` that owns it does the starting.
 ///
-/// The invariant after every event: no waiting request could start. So a new request starts at once exactly
+/// The invariant after every event: no waiting request that is not held could start. So a new request starts at once exactly
 /// when it has room, and it never overtakes a waiting one that could use the same room.
 struct RequestScheduler: Sendable {
     /// How many requests may use the network at once; `nil` means no limit.
@@ -36,6 +36,8 @@ struct RequestScheduler: Sendable {
     private var waiting: Set<RequestID> = []
     /// Entries in the queues, tombstones included.
     private var queued = 0
+    /// Waiting requests that may not start until released (suspended one by one).
+    private var held: Set<RequestID> = []
 
     init(limits: Limits) {
         self.limits = limits
@@ -45,17 +47,31 @@ struct RequestScheduler: Sendable {
     var waitingCount: Int { waiting.count }
     func isRunning(_ id: RequestID) -> Bool { running[id] != nil }
 
-    /// A request asks to use the network.
-    mutating func enqueue(_ id: RequestID, host: String, priority: RequestPriority) -> EnqueueAction {
+    /// A request asks to use the network; a `held` one waits whatever the room, until ``release(_:)``.
+    mutating func enqueue(_ id: RequestID, host: String, priority: RequestPriority, held isHeld: Bool = false) -> EnqueueAction {
         precondition(running[id] == nil && !waiting.contains(id), "\(id) asked the scheduler twice")
-        if canStart(host: host) {
+        if !isHeld, canStart(host: host) {
             markRunning(id, host: host)
             return .start
         }
         queues[priority.rawValue].append(Waiting(id: id, host: host))
         waiting.insert(id)
+        if isHeld { held.insert(id) }
         queued += 1
         return .wait
+    }
+
+    /// Keeps the waiting request `id` from starting until ``release(_:)``; `false` when it is not waiting.
+    mutating func hold(_ id: RequestID) -> Bool {
+        guard waiting.contains(id) else { return false }
+        held.insert(id)
+        return true
+    }
+
+    /// Lets a held request start again; returns the waiting requests that start now.
+    mutating func release(_ id: RequestID) -> [RequestID] {
+        guard held.remove(id) != nil else { return [] }
+        return drain()
     }
 
     /// A running request let go of the network; returns the waiting requests that start now.
@@ -71,6 +87,7 @@ struct RequestScheduler: Sendable {
     /// A waiting request gave up (cancelled); `false` when it was not waiting.
     mutating func cancelWaiting(_ id: RequestID) -> Bool {
         guard waiting.remove(id) != nil else { return false }
+        held.remove(id)
         if queued > 2 * waiting.count + 64 {  // mostly tombstones (a suspended pool whose requests were cancelled)
             for priority in queues.indices { queues[priority].removeAll { !waiting.contains($0.id) } }
             queued = waiting.count
@@ -118,7 +135,7 @@ struct RequestScheduler: Sendable {
                 if !waiting.contains(candidate.id) {  // cancelled while waiting
                     queues[priority].remove(at: index)
                     queued -= 1
-                } else if canStart(host: candidate.host) {
+                } else if held.isEmpty || !held.contains(candidate.id), canStart(host: candidate.host) {
                     queues[priority].remove(at: index)
                     queued -= 1
                     waiting.remove(candidate.id)

@@ -63,11 +63,16 @@ struct BodyAccumulator {
 struct BodyCollector: Sendable {
     let limits: ResponseLimits
     let decompresses: Bool
+    /// The request's canceller, whose suspension holds the reading between parts.
+    let suspension: Canceller
 
     nonisolated(nonsending) func collect(_ response: TransportResponse, method: HTTPRequest.Method) async throws -> Data {
         var body = try BodyAccumulator(headers: response.headers, method: method, limits: limits,
                                        decompresses: decompresses && !response.isContentDecoded)
-        for try await chunk in response.body { try body.append(chunk) }
+        for try await chunk in response.body {
+            try body.append(chunk)
+            await suspension.waitWhileSuspended()
+        }
         return try body.finish()
     }
 }

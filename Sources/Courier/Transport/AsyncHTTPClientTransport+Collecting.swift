@@ -17,7 +17,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
         try await exchange(request) { client, target in
             let loop = client.eventLoopGroup.next()  // the lane's one loop
             let outgoing = try target.request(body: request.body)
-            let delegate = CollectingDelegate(method: request.method, reading: reading, loop: loop)
+            let delegate = CollectingDelegate(method: request.method, reading: reading, loop: loop, canceller: canceller)
             return try await withCheckedThrowingContinuation { continuation in
                 loop.execute {
                     let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))  // not .delegateAndChannel: see the lanes
@@ -41,6 +41,7 @@ extension HTTPClient.Task: RequestCancellable {}
 
 /// Collects one response in AsyncHTTPClient's delegate callbacks, all on the connection's event loop: checks the
 /// head, decompresses and bounds the body as it arrives, and fails the request as soon as a limit is passed.
+/// While the request is suspended its futures stay pending, so AsyncHTTPClient stops reading the connection.
 final class CollectingDelegate: HTTPClientResponseDelegate {
     typealias Response = ResponseBody
 
@@ -53,10 +54,12 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
     private let method: HTTPRequest.Method
     private let reading: BodyReading
     private let collected: NIOLoopBoundBox<Collected?>
+    private let canceller: Canceller
 
-    init(method: HTTPRequest.Method, reading: BodyReading, loop: any EventLoop) {
+    init(method: HTTPRequest.Method, reading: BodyReading, loop: any EventLoop, canceller: Canceller) {
         self.method = method
         self.reading = reading
+        self.canceller = canceller
         collected = .makeEmptyBox(valueType: Collected.self, eventLoop: loop)
     }
 
@@ -65,7 +68,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
         do {
             let body = try BodyAccumulator(headers: headers, method: method, limits: reading.limits, decompresses: reading.decompresses)
             collected.value = Collected(status: AsyncHTTPClientTransport.status(head.status), headers: headers, body: body)
-            return task.eventLoop.makeSucceededVoidFuture()
+            return canceller.notSuspended(on: task.eventLoop)
         } catch {
             return task.eventLoop.makeFailedFuture(error)
         }
@@ -74,7 +77,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
     func didReceiveBodyPart(task: HTTPClient.Task<ResponseBody>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         do {
             try collected.value?.body.append(buffer)
-            return task.eventLoop.makeSucceededVoidFuture()
+            return canceller.notSuspended(on: task.eventLoop)
         } catch {
             return task.eventLoop.makeFailedFuture(error)
         }

@@ -21,11 +21,13 @@ protocol CollectingTransport: Transport {
 
 extension Transport {
     /// ``CollectingTransport/fetch(_:reading:canceller:)`` for a transport that hears only its task's cancellation:
-    /// the exchange runs in a task of its own, which `canceller` cancels.
+    /// the exchange runs in a task of its own, which `canceller` cancels, and stops taking parts of the body while
+    /// the request is suspended.
     func fetchInTask(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody {
         let task = Task {
             let response = try await send(request)
-            let data = try await BodyCollector(limits: reading.limits, decompresses: reading.decompresses).collect(response, method: request.method)
+            let collector = BodyCollector(limits: reading.limits, decompresses: reading.decompresses, suspension: canceller)
+            let data = try await collector.collect(response, method: request.method)
             return ResponseBody(status: response.status, headers: response.headers, data: data)
         }
         return try await canceller.whileWaiting(on: TaskCancellable(task)) { try await task.value }
