@@ -2,6 +2,7 @@ import Courier
 import CourierTesting
 import Foundation
 import HTTPTypes
+import NIOCore
 import Testing
 
 /// Waits (bounded) until `condition` holds, polling every 10 ms.
@@ -127,6 +128,27 @@ struct PoolTests {
             #expect(await session.pool.resume(id))
             let response = try await task.value
             #expect(response.body.count == size)
+        }
+    }
+
+    @Test func aSuspendedUploadStopsSendingUntilResumed() async throws {
+        let chunks = SlowChunks(count: 60, size: 16 * 1024, interval: .milliseconds(10))
+        try await withServerSession { session, _ in
+            var events = session.pool.events.makeAsyncIterator()
+            let task = Task { try await session.send(Request<Echo>.post("/echo", body: .stream(chunks, length: chunks.length))) }
+            var started: RequestID?
+            while started == nil, let event = await events.next() {
+                if case .started(let request) = event { started = request.id }
+            }
+            let id = try #require(started)
+            #expect(await session.pool.suspend(id))
+            try await Task.sleep(for: .milliseconds(200))
+            let taken = chunks.taken
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(chunks.taken == taken && taken < chunks.count, "no chunk was taken while suspended (\(taken) of \(chunks.count))")
+            #expect(await session.pool.resume(id))
+            let echo = try await task.value.value
+            #expect(echo.bodyLength == Int(chunks.length) && chunks.taken == chunks.count)
         }
     }
 
@@ -304,4 +326,37 @@ struct PoolTests {
             await eventually("no task is left behind") { await session.pool.taskCount == 0 }
         }
     }
+}
+
+/// `count` chunks of zeros, one every `interval`, counting how many have been taken.
+struct SlowChunks: AsyncSequence, Sendable {
+    let count: Int
+    let size: Int
+    let interval: Duration
+    private let takenCount = Locked(0)
+
+    init(count: Int, size: Int, interval: Duration) {
+        self.count = count
+        self.size = size
+        self.interval = interval
+    }
+
+    var length: Int64 { Int64(count * size) }
+    var taken: Int { takenCount.withLock { $0 } }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let chunks: SlowChunks
+
+        mutating func next() async throws -> ByteBuffer? {
+            try await Task.sleep(for: chunks.interval)
+            let index = chunks.takenCount.withLock { taken in
+                defer { if taken < chunks.count { taken += 1 } }
+                return taken
+            }
+            guard index < chunks.count else { return nil }
+            return ByteBuffer(repeating: 0, count: chunks.size)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(chunks: self) }
 }

@@ -142,8 +142,9 @@ public actor RequestPool {
     /// Suspends one request (RBEFireworks' and HLNetworking's suspend of a single request); `false` when it is not
     /// in flight or already suspended.
     ///
-    /// Waiting, it does not start, even when a slot is free, until ``resume(_:)``. Running, it keeps its slot, and
-    /// its connection stops reading the answer: the server is held back by TCP, nothing piles up in memory. Between
+    /// Waiting, it does not start, even when a slot is free, until ``resume(_:)``. Running, it keeps its slot, a
+    /// file or stream body stops being sent, and its connection stops reading the answer: the server is held back
+    /// by TCP, nothing piles up in memory. Between
     /// two attempts it waits before the next. Its timeouts keep running, as a suspended `URLSessionTask`'s do: a
     /// pause longer than the read-idle timeout ends the request with ``CourierError/Code/timeout``. A request that
     /// shares an identical one's call (coalesced) pauses only when the one making the call is suspended.

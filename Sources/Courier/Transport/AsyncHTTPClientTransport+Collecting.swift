@@ -16,7 +16,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
     func fetch(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody {
         try await exchange(request) { client, target in
             let loop = client.eventLoopGroup.next()  // the lane's one loop
-            let outgoing = try target.request(body: request.body)
+            let outgoing = try target.request(body: request.body, suspension: canceller)
             let delegate = CollectingDelegate(method: request.method, reading: reading, loop: loop, canceller: canceller)
             return try await withCheckedThrowingContinuation { continuation in
                 loop.execute {

@@ -84,8 +84,9 @@ public final class AsyncHTTPClientTransport: Transport {
         var tls: TLSConfiguration?
 
         /// AsyncHTTPClient's request, with `body`; given the parsed URL, so AsyncHTTPClient does not parse it again.
-        func request(body: PreparedBody) throws -> HTTPClient.Request {
-            try HTTPClient.Request(url: url, method: method, headers: headers, body: AsyncHTTPClientTransport.body(body), tlsConfiguration: tls)
+        func request(body: PreparedBody, suspension: Canceller? = nil) throws -> HTTPClient.Request {
+            try HTTPClient.Request(url: url, method: method, headers: headers, body: AsyncHTTPClientTransport.body(body, suspension: suspension),
+                                   tlsConfiguration: tls)
         }
     }
 
@@ -208,9 +209,10 @@ public final class AsyncHTTPClientTransport: Transport {
     /// The request body in AsyncHTTPClient's terms; files and streams are written chunk by chunk as the
     /// connection accepts them. Up to ``pendingWrites`` writes are in flight, so reading the next chunk
     /// overlaps with sending the last ones instead of waiting for each; that bounds the memory to that many chunks.
+    /// While `suspension` holds the request, no further chunk is read or sent.
     static let pendingWrites = 4
 
-    static func body(_ body: PreparedBody) -> HTTPClient.Body? {
+    static func body(_ body: PreparedBody, suspension: Canceller? = nil) -> HTTPClient.Body? {
         switch body {
         case .empty: return nil
         case .bytes(let data): return .bytes(data)
@@ -221,6 +223,7 @@ public final class AsyncHTTPClientTransport: Transport {
                 promise.completeWithTask {
                     var pending = Deque<EventLoopFuture<Void>>()
                     for try await chunk in chunks {
+                        await suspension?.waitWhileSuspended()
                         pending.append(writer.write(.byteBuffer(chunk)))
                         if pending.count >= pendingWrites, let oldest = pending.popFirst() { try await oldest.get() }
                     }
