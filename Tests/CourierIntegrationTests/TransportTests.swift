@@ -2,6 +2,7 @@ import Courier
 import CourierTesting
 import Foundation
 import HTTPTypes
+import NIOCore
 import Testing
 
 @Suite("Transports", .timeLimit(.minutes(1)))
@@ -21,6 +22,33 @@ struct TransportTests {
             let timeout = await courierError { _ = try await session.send(Request<Data>.get("/delay/3000").timeout(.milliseconds(300))) }
             #expect(timeout?.code == .timeout)
         }
+    }
+
+    @Test func urlSessionTransportSendsAStreamBodyFromATemporaryFile() async throws {
+        func spooled() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path).filter { $0.hasPrefix("courier-upload-") }
+        }
+        let before = try spooled()
+        try await withServerSession(transport: URLSessionTransport()) { session, server in
+            // Known length and unknown length arrive whole, and the temporary file goes with the exchange.
+            for length in [false, true] {
+                let chunks = SlowChunks(count: 40, size: 64 * 1024, interval: .zero)
+                let body = RequestBody.stream(chunks, length: length ? chunks.length : nil)
+                let echo = try await session.send(Request<Echo>.post("/echo", body: body)).value
+                #expect(echo.bodyLength == Int(chunks.length) && chunks.taken == chunks.count)
+            }
+            // A stream that fails stops the request before anything is sent, and leaves no file behind.
+            struct Broken: Error {}
+            let failing = AsyncThrowingStream<ByteBuffer, any Error> { $0.finish(throwing: Broken()) }
+            let error = await courierError { _ = try await session.send(Request<Data>.post("/echo", body: .stream(failing))) }
+            #expect(error?.code == .transport && error?.underlying is Broken)
+            // A streamed response, which no pool watches, still ends at the transport's own deadline.
+            let start = ContinuousClock.now
+            let stream = await courierError { _ = try await session.stream(Request<Data>.get("/delay/3000").timeout(.milliseconds(300))) }
+            #expect(stream?.code == .timeout && stream?.timeoutKind == .total && start.duration(to: .now) < .seconds(2))
+            #expect(server.hits("/echo") == 2)
+        }
+        #expect(try spooled() == before)
     }
 
     @Test func urlSessionTransportRoundsReadTimeoutsUpToWholeSeconds() async throws {

@@ -44,4 +44,19 @@ struct DeadlineScheduleTests {
         #expect(state.entries.isEmpty)
         #expect(state.deadlines.count < 200, "leftovers are dropped once they outnumber the requests in flight")
     }
+
+    @Test func timersFireAtTheirDeadlineUnlessCancelled() async throws {
+        let timers = DeadlineTimers()
+        let fired = Locked<[String]>([])
+        let now = ContinuousClock.now
+        let late = timers.add(now + .milliseconds(60)) { fired.withLock { $0.append("late") } }
+        let cancelled = timers.add(now + .milliseconds(20)) { fired.withLock { $0.append("cancelled") } }
+        _ = timers.add(now + .milliseconds(40)) { fired.withLock { $0.append("early") } }
+        timers.cancel(cancelled)
+        #expect(late != cancelled)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while fired.withLock({ $0.count }) < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(fired.withLock { $0 } == ["early", "late"])
+    }
 }

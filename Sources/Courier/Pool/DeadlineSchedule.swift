@@ -68,3 +68,22 @@ struct DeadlineSchedule {
         return (expired, wakes)
     }
 }
+
+extension DeadlineSchedule.Watcher {
+    /// Starts the watcher: a task that sleeps until ``wake``, then asks `expire` (with this watcher's generation
+    /// and the time) what is due and when to wake next, and hands each due item to `fire`, for as long as a next
+    /// wake comes back. It holds only what the two closures hold.
+    func run<Due: Sendable>(expire: @escaping @Sendable (_ generation: Int, _ now: ContinuousClock.Instant) -> (due: [Due], next: ContinuousClock.Instant?),
+                            fire: @escaping @Sendable (Due) -> Void) {
+        Task { [generation, wake] in
+            var wake = wake
+            while true {
+                do { try await Task.sleep(until: wake, tolerance: DeadlineSchedule.slack, clock: .continuous) } catch { return }
+                let (due, next) = expire(generation, .now)
+                for item in due { fire(item) }
+                guard let next else { return }
+                wake = next
+            }
+        }
+    }
+}

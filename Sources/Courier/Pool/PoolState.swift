@@ -127,7 +127,7 @@ struct PoolState {
     }
 
     /// The deadline watcher of `generation` woke at `now`: the requests to cancel, and when to wake next.
-    mutating func expireDeadlines(generation: Int, now: ContinuousClock.Instant) -> (cancel: [Canceller], next: ContinuousClock.Instant?) {
+    mutating func expireDeadlines(generation: Int, now: ContinuousClock.Instant) -> (due: [Canceller], next: ContinuousClock.Instant?) {
         let entries = self.entries
         let (expired, next) = deadlines.expire(generation: generation, now: now) { entries[$0.id]?.deadline == $0.deadline }
         return (expired.compactMap { entries[$0]?.canceller }, next)

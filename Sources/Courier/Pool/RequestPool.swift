@@ -203,20 +203,11 @@ public actor RequestPool {
         return response
     }
 
-    /// Starts `watcher`: a task that sleeps until the earliest deadline and cancels the requests past theirs, for
-    /// as long as requests with deadlines remain (or until a watcher that wakes sooner replaces it). It holds the
-    /// pool's state, not the pool.
+    /// Starts `watcher`, which cancels the requests past their deadline for as long as requests with deadlines
+    /// remain (or until a watcher that wakes sooner replaces it). It holds the pool's state, not the pool.
     private static func watchDeadlines(_ state: Locked<PoolState>, _ watcher: DeadlineSchedule.Watcher) {
-        Task {
-            var wake = watcher.wake
-            while true {
-                do { try await Task.sleep(until: wake, tolerance: DeadlineSchedule.slack, clock: .continuous) } catch { return }
-                let (cancellers, next) = state.withLock { $0.expireDeadlines(generation: watcher.generation, now: .now) }
-                for canceller in cancellers { canceller.cancel() }
-                guard let next else { return }
-                wake = next
-            }
-        }
+        watcher.run(expire: { generation, now in state.withLock { $0.expireDeadlines(generation: generation, now: now) } },
+                    fire: { $0.cancel() })
     }
 
     /// The caller of `id` goes (cancelled by its task or through the pool): what the request waits on is

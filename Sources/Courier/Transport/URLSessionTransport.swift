@@ -10,11 +10,14 @@ import NIOCore
 /// Bodies stream in through the session delegate. Differences from ``AsyncHTTPClientTransport``: URLSession
 /// has no separate connect timeout (the read-idle timeout covers connecting, and counts whole seconds on Linux:
 /// a fraction is rounded up), it decodes gzip itself (the session's ratio limit then cannot apply, only the size
-/// limit), and a ``PreparedBody/stream(_:length:)`` body
-/// is gathered in memory before sending, since URLSession reads request bodies from an `InputStream`.
+/// limit), and a ``PreparedBody/stream(_:length:)`` body is written to a temporary file first and sent from there
+/// (memory holds one chunk; see ``SpooledBody`` for why it is not handed over as it arrives), chunked even when
+/// its length is known. The total timeout of
+/// every request of the transport is watched by one task, not one per request.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: StreamingDelegate
+    private let deadlines = DeadlineTimers()
 
     /// Creates a transport with its own `URLSession`; redirects are left to the Courier session.
     public init(configuration: URLSessionConfiguration = .default) {
@@ -34,6 +37,7 @@ public final class URLSessionTransport: Transport {
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.timeoutInterval = Self.interval(request.timeouts.readIdle)
         for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName) }
+        var spooled: SpooledBody?
         switch request.body {
         case .empty: break
         case .bytes(let data): urlRequest.httpBody = data
@@ -43,19 +47,26 @@ public final class URLSessionTransport: Transport {
             }
             urlRequest.httpBodyStream = stream
         case .stream(let chunks, _):
-            var data = Data()
-            for try await chunk in chunks { data.append(contentsOf: chunk.readableBytesView) }
-            urlRequest.httpBody = data
+            let file = try await SpooledBody.write(chunks)
+            guard let stream = InputStream(url: file.url) else {
+                file.remove()
+                throw CourierError(code: .fileAccess, message: "cannot read the spooled request body \(file.url.path)")
+            }
+            urlRequest.httpBodyStream = stream
+            spooled = file
         }
+        let spooledBody = spooled
 
         let task = session.dataTask(with: urlRequest)
         let exchange = delegate.register(task)
-        let timer = Task {
-            try await Task.sleep(until: request.deadline, clock: .continuous)
+        let timer = deadlines.add(request.deadline) {
             exchange.fail(.timeout(.total, after: request.timeouts.total, url: Redactor.standard.redact(url: request.url)))
             task.cancel()
         }
-        exchange.onFinish { timer.cancel() }
+        exchange.onFinish { [deadlines] in
+            deadlines.cancel(timer)
+            spooledBody?.remove()
+        }
         task.resume()
         let head = try await withTaskCancellationHandler {
             try await exchange.head()

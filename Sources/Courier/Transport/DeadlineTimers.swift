@@ -1,0 +1,43 @@
+/// Deadlines of many exchanges under one sleeping task: what a transport that has no timer of its own (URLSession's
+/// per-request total) uses instead of a timer task per request. Built on the pool's ``DeadlineSchedule``.
+final class DeadlineTimers: Sendable {
+    /// One deadline that is still set.
+    private struct Timer {
+        let deadline: ContinuousClock.Instant
+        let action: @Sendable () -> Void
+    }
+
+    private struct State {
+        var schedule = DeadlineSchedule()
+        var timers: [RequestID: Timer] = [:]
+        var nextID: UInt64 = 0
+    }
+
+    private let state = Locked(State())
+
+    /// Runs `action` at `deadline` unless ``cancel(_:)`` comes first; returns the token for that.
+    func add(_ deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> RequestID {
+        let (id, watcher) = state.withLock { state in
+            state.nextID += 1
+            let id = RequestID(rawValue: state.nextID)
+            state.timers[id] = Timer(deadline: deadline, action: action)
+            if state.schedule.count > 2 * state.timers.count + 64 {  // mostly cancelled timers' leftovers
+                state.schedule.rebuild(state.timers.map { DeadlineSchedule.Due(deadline: $0.value.deadline, id: $0.key) })
+            }
+            return (id, state.schedule.add(id, deadline: deadline))
+        }
+        watcher?.run(expire: { [state] generation, now in
+            state.withLock { state in
+                let timers = state.timers
+                let (expired, next) = state.schedule.expire(generation: generation, now: now) { timers[$0.id]?.deadline == $0.deadline }
+                return (expired.compactMap { state.timers.removeValue(forKey: $0)?.action }, next)
+            }
+        }, fire: { $0() })
+        return id
+    }
+
+    /// The deadline of `id` no longer matters (the exchange ended).
+    func cancel(_ id: RequestID) {
+        _ = state.withLock { $0.timers.removeValue(forKey: id) }
+    }
+}
