@@ -11,7 +11,7 @@ import NIOCore
 /// has no separate connect timeout (the read-idle timeout covers connecting, and counts whole seconds on Linux:
 /// a fraction is rounded up), it decodes gzip itself (the session's ratio limit then cannot apply, only the size
 /// limit), and a ``PreparedBody/stream(_:length:)`` body is written to a temporary file first and sent from there
-/// (memory holds one chunk; see ``SpooledBody`` for why it is not handed over as it arrives), chunked even when
+/// (memory holds one chunk; a note on `SpooledBody` says why it is not handed over as it arrives), chunked even when
 /// its length is known. The total timeout of
 /// every request of the transport is watched by one task, not one per request.
 public final class URLSessionTransport: Transport {
