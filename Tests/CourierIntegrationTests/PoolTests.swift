@@ -112,11 +112,7 @@ struct PoolTests {
                 defer { finished.withLock { $0 = true } }
                 return try await session.send(Request<Data>.get("/file/\(size)?rate=12000000&key=held"))
             }
-            var started: RequestID?
-            while started == nil, let event = await events.next() {
-                if case .started(let request) = event { started = request.id }
-            }
-            let id = try #require(started)
+            let id = try #require(await firstStarted(&events))
             #expect(await session.pool.suspend(id))
             // The sockets' buffers fill within a few hundred milliseconds; after that the server is held back.
             try await Task.sleep(for: .milliseconds(800))
@@ -131,16 +127,20 @@ struct PoolTests {
         }
     }
 
+    /// The id of the next request the pool reports started.
+    func firstStarted(_ events: inout AsyncStream<PoolEvent>.Iterator) async -> RequestID? {
+        while let event = await events.next() {
+            if case .started(let request) = event { return request.id }
+        }
+        return nil
+    }
+
     @Test func aSuspendedUploadStopsSendingUntilResumed() async throws {
         let chunks = SlowChunks(count: 60, size: 16 * 1024, interval: .milliseconds(10))
         try await withServerSession { session, _ in
             var events = session.pool.events.makeAsyncIterator()
             let task = Task { try await session.send(Request<Echo>.post("/echo", body: .stream(chunks, length: chunks.length))) }
-            var started: RequestID?
-            while started == nil, let event = await events.next() {
-                if case .started(let request) = event { started = request.id }
-            }
-            let id = try #require(started)
+            let id = try #require(await firstStarted(&events))
             #expect(await session.pool.suspend(id))
             try await Task.sleep(for: .milliseconds(200))
             let taken = chunks.taken
