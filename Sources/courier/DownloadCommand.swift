@@ -43,7 +43,7 @@ struct DownloadCommand: AsyncParsableCommand {
     @Option(help: "The most bytes per second, such as 500K or 2M (all downloads together).")
     var limitRate: String?
 
-    @Option(help: "Transient failures in a row retried from the last byte on disk.")
+    @Option(parsing: .unconditional, help: "Transient failures in a row retried from the last byte on disk.")
     var retries = 5
 
     @Option(help: "Keep the list of downloads here, so a new run picks up unfinished ones.")
@@ -84,7 +84,10 @@ struct DownloadCommand: AsyncParsableCommand {
                 if let inputFile {
                     try await downloadList(inputFile, manager: manager, options: options)
                 } else if let url {
-                    try await downloadOne(try CommandLineInput.url(url), manager: manager, options: options)
+                    do { try await downloadOne(try CommandLineInput.url(url), manager: manager, options: options) } catch let error as CourierError
+                        where error.code == .destinationExists && !error.message.contains(" is kept in ") {
+                        throw CourierError(code: error.code, message: error.message + "; add --overwrite to replace it", underlying: error.underlying)
+                    }
                 }
             }
         }

@@ -6,7 +6,7 @@ import Logging
 
 /// The options every request command shares.
 struct RequestOptions: ParsableArguments {
-    @Argument(help: "The URL to request (http or https).")
+    @Argument(help: "The URL to request (http or https; without a scheme, http:// is assumed).")
     var url: String
 
     @Option(name: [.customShort("H"), .customLong("header")], help: "A header, 'Name: value'. Repeatable.")
@@ -30,7 +30,7 @@ struct RequestOptions: ParsableArguments {
     @Option(help: "Total timeout in seconds (default 30).")
     var timeout: String?
 
-    @Option(help: "Retries of transient failures for idempotent methods (default 0).")
+    @Option(parsing: .unconditional, help: "Retries of transient failures for idempotent methods, each told on stderr.")
     var retries: Int = 0
 
     @OptionGroup var cache: CacheArguments
@@ -60,7 +60,7 @@ struct RequestOptions: ParsableArguments {
 
     /// The request these options describe.
     func request(method: HTTPRequest.Method) throws -> Request<Data> {
-        var request = Request<Data>(method: method, path: url, query: try CommandLineInput.parameters(params))
+        var request = Request<Data>(method: method, path: try CommandLineInput.url(url).absoluteString, query: try CommandLineInput.parameters(params))
         for line in headers { request.headers.append(try CommandLineInput.header(line)) }
         if let json { request.body = try CommandLineInput.jsonBody(json) }
         if !form.isEmpty { request.body = .form(try CommandLineInput.parameters(form)) }
@@ -82,6 +82,7 @@ struct RequestOptions: ParsableArguments {
         configuration.httpVersion = http11 ? .http1Only : .automatic
         configuration.proxies = try proxy.map { ProxySettings(all: try Proxy(url: $0)) } ?? ProxySettings.environment()
         if let cookieJar { configuration.cookieJar = try CookieJar(file: URL(filePath: cookieJar)) }
+        if retries > 0 { configuration.monitors = [RetryReporter(total: retries)] }
         return configuration
     }
 }

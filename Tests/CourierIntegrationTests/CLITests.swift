@@ -167,6 +167,10 @@ struct CLITests {
         try await withTestServer { server in
             let retried = try await CLI.run(["get", server.url("/flaky/cli?failures=1").absoluteString, "--retries", "2"])
             #expect(retried.status == 0 && server.hits("/flaky/cli") == 2)
+            // Each retry is told on stderr, as aria2 does, before the status line.
+            let lines = retried.stderr.split(separator: "\n")
+            #expect(lines.count == 2 && lines[0].hasPrefix("retry 1/2 after ") && lines[0].hasSuffix(" ms: HTTP 503 Service Unavailable")
+                    && lines[1] == "HTTP 200", "\(retried.stderr)")
             let slow = try await CLI.run(["get", server.url("/delay/3000").absoluteString, "--timeout", "0.3"])
             #expect(slow.status == 1)
             #expect(slow.stderr.hasPrefix("courier: timeout: total timeout of 300 ms elapsed"))
@@ -181,12 +185,25 @@ struct CLITests {
         (["post", "http://127.0.0.1:1/x", "--json", "{nope"], "courier: encoding: the JSON body is not valid JSON"),
         (["get", "http://127.0.0.1:1/x", "--param", "novalue"], "courier: invalidParameter: parameter \"novalue\" is not of the form key=value"),
         (["get", "http://127.0.0.1:1/x", "--timeout=-1"], "courier: invalidParameter: \"-1\" is not a positive number of seconds"),
+        (["get", "http//127.0.0.1:1/x"],
+         "courier: invalidURL: the scheme is missing its colon (did you mean http://127.0.0.1:1/x): \"http//127.0.0.1:1/x\""),
+        (["get", "/echo"], "courier: invalidURL: a URL needs a host, such as http://127.0.0.1:8080/path: \"/echo\""),
+        (["get", "http://courier..invalid/x"], "courier: connectionFailed: could not resolve the host name \"courier..invalid\""),
     ])
     func badInputIsOneClearLine(arguments: [String], message: String) async throws {
         let outcome = try await CLI.run(arguments)
         #expect(outcome.status == 1)
         #expect(outcome.stderr == message + "\n")
         #expect(outcome.stdout.isEmpty)
+    }
+
+    @Test func aURLWithoutSchemeIsHTTPAsInCurlAndRetriesMustNotBeNegative() async throws {
+        try await withTestServer { server in
+            let bare = try await CLI.run(["get", "127.0.0.1:\(server.port)/echo"])
+            #expect(bare.status == 0 && bare.stdout.contains("\"method\":\"GET\"") && bare.stderr == "HTTP 200\n")
+        }
+        let negative = try await CLI.run(["get", "http://127.0.0.1:1/x", "--retries", "-1"])
+        #expect(negative.status == 64 && negative.stderr.hasPrefix("Error: --retries must be between 0 and 20"), "\(negative.stderr)")
     }
 
     @Test func connectionFailureIsOneLine() async throws {

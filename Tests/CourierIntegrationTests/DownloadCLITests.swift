@@ -16,7 +16,7 @@ struct DownloadCLITests {
             #expect(try sha256(of: directory.appendingPathComponent("data.bin")) == hash)
 
             let again = try await CLI.run(["download", url, "-d", directory.path])
-            #expect(again.status == 1 && again.stderr.hasPrefix("courier: destinationExists: "))
+            #expect(again.status == 1 && again.stderr.hasPrefix("courier: destinationExists: ") && again.stderr.contains("add --overwrite to replace it"))
             let replaced = try await CLI.run(["download", url, "-d", directory.path, "--overwrite"])
             #expect(replaced.status == 0)
 

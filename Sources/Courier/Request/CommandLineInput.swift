@@ -42,10 +42,20 @@ public enum CommandLineInput {
         return .bytes(data, contentType: "application/json")
     }
 
-    /// An absolute http(s) URL.
+    /// An absolute http(s) URL. Without a scheme, `http://` is assumed, as curl does (`127.0.0.1:8080/echo`,
+    /// `example.com`); a scheme missing its colon (`http//host`) or a bare path is refused with what to write instead.
     public static func url(_ text: String) throws -> URL {
         try URLBuilder.validateCharacters(text)
-        guard let url = URLBuilder.absoluteURL(text) else { throw CourierError.invalidURL(text) }
+        if let url = URLBuilder.absoluteURL(text) { return url }
+        guard !text.contains("://") else { throw CourierError.invalidURL(text) }
+        if let slashes = text.range(of: "//"), text[..<slashes.lowerBound].allSatisfy({ $0.isLetter }), !text[..<slashes.lowerBound].isEmpty {
+            let suggestion = text[..<slashes.lowerBound] + "://" + text[slashes.upperBound...]
+            throw CourierError.invalidURL(text, reason: "the scheme is missing its colon (did you mean \(CourierError.printable(String(suggestion))))")
+        }
+        guard let first = text.first, first.isLetter || first.isNumber || first == "[" else {
+            throw CourierError.invalidURL(text, reason: "a URL needs a host, such as http://127.0.0.1:8080/path")
+        }
+        guard let url = URLBuilder.absoluteURL("http://" + text) else { throw CourierError.invalidURL(text) }
         return url
     }
 

@@ -234,7 +234,7 @@ extension Duration {
     }
 
     /// `1.5 s`, `250 ms`: the form every Courier message uses.
-    var formattedSeconds: String {
+    package var formattedSeconds: String {
         let ms = seconds * 1000
         return ms < 1000 ? "\(Int(ms.rounded())) ms" : String(format: "%.3g s", ms / 1000)
     }
