@@ -10,8 +10,9 @@ struct BatchCommand: AsyncParsableCommand {
         abstract: "Send the requests listed in a file, several at a time.",
         discussion: """
             FILE holds one request per line: 'METHOD URL' or just 'URL' (GET); blank lines and '#' comments are
-            skipped; '-' reads standard input. Prints '<status> METHOD URL' (or the error) per request in input
-            order, then a summary. Exits 0 only when every request got a 2xx answer.
+            skipped; '-' reads standard input. Prints '<status> METHOD URL' (or 'ERR METHOD URL: error' when no
+            answer came) per request in input order, then a summary. Exits 0 when every request got a 2xx
+            answer, 1 otherwise, 64 for a usage error.
             Example: courier batch urls.txt --concurrency 16 --fail-fast --cache cache-else-network --cookie-jar jar.json
             """
     )
@@ -50,6 +51,8 @@ struct BatchCommand: AsyncParsableCommand {
                 let target = "\(request.method.rawValue) \(URL(string: request.path).map { Redactor.standard.redact(url: $0) } ?? request.path)"
                 switch result {
                 case .success(let response): Output.stdout("\(response.status.code) \(target)")
+                case .failure(let error) where error.code == .httpStatus && error.status != nil:
+                    Output.stdout("\(error.status?.code ?? 0) \(target)")  // an answer, not an error: its status, as promised
                 case .failure(let error): Output.stdout("ERR \(target): \(error)")
                 }
             }

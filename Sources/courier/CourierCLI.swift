@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `courier`: a curl-like tool built on the Courier library. Parsing and printing only.
 @main
@@ -18,9 +19,22 @@ struct CourierCLI: AsyncParsableCommand {
               courier reachability 127.0.0.1:8080 --watch
               courier serve --port 8080
               courier demo
+
+            Exit codes: 0 success; 4 and 5 for a 4xx or 5xx answer to get, post, put, delete, patch and head;
+            1 for any other failure, told in one line on stderr; 64 for a usage error.
             """,
         subcommands: [
             Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self, DownloadCommand.self, UploadCommand.self, ReachabilityCommand.self, Serve.self, Demo.self,
         ]
     )
+
+    /// Refuses a first word that names no subcommand with a suggestion (exit 64), then parses as usual.
+    static func main() async {
+        let names = configuration.subcommands.map { $0._commandName } + ["help"]
+        if let first = CommandLine.arguments.dropFirst().first, let message = UnknownCommand.message(for: first, among: names) {
+            FileHandle.standardError.write(Data((message + "\n").utf8))
+            Foundation.exit(64)
+        }
+        await main(nil)
+    }
 }

@@ -147,8 +147,11 @@ struct CLITests {
             let outcome = try await CLI.run(["batch", list.path, "--concurrency", "4"])
             #expect(outcome.status == 1)
             #expect(outcome.stdout.split(separator: "\n").map { $0.split(separator: " ").prefix(2).joined(separator: " ") }
-                == ["200 GET", "200 POST", "ERR GET", "200 GET"])
-            #expect(outcome.stdout.contains("httpStatus: HTTP 404"))
+                == ["200 GET", "200 POST", "404 GET", "200 GET"])
+            #expect(!outcome.stdout.contains("ERR"))
+            try Data("http://127.0.0.1:1/x\n".utf8).write(to: list)
+            let refused = try await CLI.run(["batch", list.path])
+            #expect(refused.status == 1 && refused.stdout.hasPrefix("ERR GET http://127.0.0.1:1/x: connectionFailed: "))
             #expect(outcome.stderr.hasPrefix("4 requests: 3 succeeded, 1 failed in "))
 
             try Data([server.url("/small").absoluteString, server.url("/json").absoluteString].joined(separator: "\n").utf8).write(to: list)
@@ -204,6 +207,15 @@ struct CLITests {
         }
         let negative = try await CLI.run(["get", "http://127.0.0.1:1/x", "--retries", "-1"])
         #expect(negative.status == 64 && negative.stderr.hasPrefix("Error: --retries must be between 0 and 20"), "\(negative.stderr)")
+    }
+
+    @Test func anUnknownCommandIsNamedWithTheNearestOne() async throws {
+        let typo = try await CLI.run(["gett", "http://127.0.0.1:1/x"])
+        #expect(typo.status == 64 && typo.stderr == "courier: unknown command 'gett'; did you mean 'get'? (see courier --help)\n")
+        let unknown = try await CLI.run(["xyzzy"])
+        #expect(unknown.status == 64 && unknown.stderr == "courier: unknown command 'xyzzy' (see courier --help)\n")
+        let help = try await CLI.run(["help", "get"])
+        #expect(help.status == 0 && help.stdout.contains("USAGE: courier get"))
     }
 
     @Test func connectionFailureIsOneLine() async throws {
