@@ -8,19 +8,20 @@ struct BatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "batch",
         abstract: "Send the requests listed in a file, several at a time.",
-        discussion: """
+        discussion: HelpText.reflow("""
             FILE holds one request per line: 'METHOD URL' or just 'URL' (GET); blank lines and '#' comments are
             skipped; '-' reads standard input. Prints '<status> METHOD URL' (or 'ERR METHOD URL: error' when no
             answer came) per request in input order, then a summary. Exits 0 when every request got a 2xx
             answer, 1 otherwise, 64 for a usage error.
-            Example: courier batch urls.txt --concurrency 16 --fail-fast --cache cache-else-network --cookie-jar jar.json
-            """
+            Example:
+              courier batch urls.txt --concurrency 16 --fail-fast --cache cache-else-network --cookie-jar jar.json
+            """)
     )
 
     @Argument(help: "The file listing the requests ('-' for standard input).")
     var file: String
 
-    @Option(help: "Requests in flight at once (default 8).")
+    @Option(help: "Requests in flight at once.")
     var concurrency: Int = 8
 
     @Flag(help: "Cancel the remaining requests at the first failure.")

@@ -7,14 +7,14 @@ struct CacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache",
         abstract: "Show or clear the response cache that --cache fills.",
-        discussion: """
+        discussion: HelpText.reflow("""
             Examples:
               courier get http://127.0.0.1:8080/cache/a?cache-control=max-age=60 --cache http
               courier cache stats
               courier cache list http://127.0.0.1:8080/cache/a
               courier cache clear http://127.0.0.1:8080/cache/a
               courier cache clear --cache-dir /tmp/courier-cache
-            """,
+            """),
         subcommands: [Stats.self, List.self, Clear.self]
     )
 

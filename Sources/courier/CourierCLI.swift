@@ -7,7 +7,7 @@ struct CourierCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "courier",
         abstract: "HTTP requests, the loopback test server and an offline tour of the Courier library.",
-        discussion: """
+        discussion: HelpText.reflow("""
             Examples:
               courier get http://127.0.0.1:8080/echo --param q=swift -H 'Accept: application/json'
               courier post http://127.0.0.1:8080/echo --json '{"name":"ada"}'
@@ -22,7 +22,7 @@ struct CourierCLI: AsyncParsableCommand {
 
             Exit codes: 0 success; 4 and 5 for a 4xx or 5xx answer to get, post, put, delete, patch and head;
             1 for any other failure, told in one line on stderr; 64 for a usage error.
-            """,
+            """),
         subcommands: [
             Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self, DownloadCommand.self, UploadCommand.self, ReachabilityCommand.self, Serve.self, Demo.self,
         ]

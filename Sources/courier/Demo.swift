@@ -8,10 +8,11 @@ import HTTPTypes
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Tour Courier offline against its embedded loopback server.",
-        discussion: """
+        discussion: HelpText.reflow("""
             Needs no network. Each step prints what happened; the exit code is 0 only if every step behaved as expected.
-            Example: courier demo
-            """
+            Example:
+              courier demo
+            """)
     )
 
     func run() async throws {

@@ -10,7 +10,7 @@ struct DownloadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "download",
         abstract: "Download files resumably, with several connections, a rate limit and a checksum.",
-        discussion: """
+        discussion: HelpText.reflow("""
             The file grows as DEST.part beside a resume record (DEST.part.resume); it is checked (length, then
             --sha256) and renamed to DEST only when whole. Run the same command again after Ctrl-C, a crash or
             kill -9 and it continues where the record says. An existing DEST is never replaced without --overwrite.
@@ -19,7 +19,7 @@ struct DownloadCommand: AsyncParsableCommand {
               courier download http://127.0.0.1:8080/file/1000000 -o big.bin --sha256 <hex> --connections 4
               courier download http://127.0.0.1:8080/file/1000000 -d downloads --limit-rate 500K --state-dir state
               courier download -i urls.txt -d downloads --concurrency 4
-            """
+            """)
     )
 
     @Argument(help: "The URL to download (or use -i).")
@@ -28,10 +28,11 @@ struct DownloadCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "The file to write.")
     var output: String?
 
-    @Option(name: .customShort("d"), help: "The directory to write into; the name comes from the server or the URL (default: .).")
+    @Option(name: .customShort("d"), help: ArgumentHelp("The directory to write into; the name comes from the server or the URL (default: the current one).",
+                                                        valueName: "dir"))
     var directory: String?
 
-    @Option(name: .customShort("i"), help: "A file listing one URL per line ('-' for standard input); needs -d.")
+    @Option(name: .customShort("i"), help: ArgumentHelp("A file listing one URL per line ('-' for standard input); needs -d.", valueName: "list"))
     var inputFile: String?
 
     @Option(help: "The SHA-256 the file must have (64 hex digits).")

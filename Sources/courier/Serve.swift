@@ -6,12 +6,15 @@ import Foundation
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the CourierTesting loopback server (127.0.0.1) until interrupted.",
-        discussion: """
-            Routes include /echo, /small, /status/N, /delay/MS, /redirect/N, /gzip, /bytes/N, /file/N (ranges),
-            /drip, /json, /multipart and the faults under /fault/ (close-at/K, reset, wrong-length, bad-chunked,
-            stall, bad-gzip, bomb, huge-header).
-            Example: courier serve --port 8080 & courier get http://127.0.0.1:8080/echo
-            """
+        discussion: HelpText.reflow("""
+            Routes include /echo, /small, /status/N, /delay/MS, /flaky/KEY?failures=N (fails N times, then
+            answers), /redirect/N, /redirect-to?url=U, /gzip, /deflate, /bytes/N, /file/N (ranges, and faults such
+            as ?cut=K or ?rate=B), /drip, /json, /cache/KEY?cache-control=V (validators and 304s), /set-cookies,
+            /response-headers, /multipart and the faults under /fault/ (close-at/K, reset, wrong-length,
+            bad-chunked, stall, bad-gzip, bomb, huge-header, cut-upload).
+            Example:
+              courier serve --port 8080 & courier get http://127.0.0.1:8080/echo
+            """)
     )
 
     @Option(help: "The port to listen on (0 picks a free one).")

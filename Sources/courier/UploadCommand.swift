@@ -8,7 +8,7 @@ struct UploadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "upload",
         abstract: "Upload files as a multipart form or a raw body, streamed from disk, optionally compressed.",
-        discussion: """
+        discussion: HelpText.reflow("""
             Files are read from disk while they are sent, so their size does not matter. --compress sends the body
             with Content-Encoding: gzip or deflate, compressed on the fly; adaptive skips what would not shrink,
             target:SIZE picks the fastest setting that fits and fails when none does. Shows progress on stderr,
@@ -17,7 +17,7 @@ struct UploadCommand: AsyncParsableCommand {
               courier upload http://127.0.0.1:8080/multipart --file photo=@beach.jpg --field album=trip
               courier upload http://127.0.0.1:8080/echo --data @logs.json --method PUT --compress adaptive
               courier upload http://127.0.0.1:8080/echo --data @dump.json --compress target:2M
-            """
+            """)
     )
 
     @Argument(help: "The URL to send to.")

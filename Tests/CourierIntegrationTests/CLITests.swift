@@ -241,6 +241,13 @@ struct CLITests {
         }
         let missing = try await CLI.run(["get"])
         #expect(missing.status != 0 && !missing.stderr.contains("Fatal error"))
+        // Paragraphs are left for swift-argument-parser to wrap: no line ends where the source broke it.
+        let download = try await CLI.run(["download", "--help"]).stdout
+        #expect(download.contains("checked (length, then --sha256) and renamed") && download.contains("-d <dir>") && download.contains("-i <list>"))
+        let serve = try await CLI.run(["serve", "--help"]).stdout
+        #expect(serve.contains("/flaky/KEY") && serve.contains("/cache/KEY"))
+        let batch = try await CLI.run(["batch", "--help"]).stdout
+        #expect(batch.contains("(default: 8)") && !batch.contains("(default 8)"), "each default once")
     }
 
     @Test func demoRunsOfflineAndPasses() async throws {
