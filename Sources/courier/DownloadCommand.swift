@@ -56,6 +56,9 @@ struct DownloadCommand: AsyncParsableCommand {
     @Flag(help: "Replace an existing destination file.")
     var overwrite = false
 
+    @Flag(help: "Create the missing directories of -o PATH, as curl's --create-dirs does.")
+    var createDirs = false
+
     @Flag(help: "Keep nothing partial: a retry or a new run fetches the file from the first byte, and a failure leaves no .part file.")
     var noResume = false
 
@@ -95,10 +98,20 @@ struct DownloadCommand: AsyncParsableCommand {
     }
 
     private func downloadOne(_ url: URL, manager: DownloadManager, options: DownloadOptions) async throws {
+        if let output, !createDirs {
+            let folder = URL(filePath: output).deletingLastPathComponent()
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw CourierError(code: .fileAccess, message: "the directory \(folder.path) does not exist; add --create-dirs to create it")
+            }
+        }
         let destination: DownloadDestination = output.map { .file(URL(filePath: $0)) } ?? .directory(URL(filePath: directory ?? "."))
-        let download = try await manager.add(url, to: destination, options: options)
+        // Subscribed before it starts, so the first events (where a resume starts) are seen too.
+        let download = try await manager.add(url, to: destination, options: options, startsImmediately: false)
+        let events = await download.events()
+        try await manager.start(.download(download))
         let printer = ProgressPrinter()
-        for await event in await download.events() { printer.show(event) }
+        for await event in events { printer.show(event) }
         printer.end()
         let file = try await download.completion()
         let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0

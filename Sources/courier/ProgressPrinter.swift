@@ -14,7 +14,7 @@ final class ProgressPrinter: Sendable {
     func show(_ event: DownloadEvent) {
         switch event {
         case .progress(let progress): show(progress)
-        case .restarted, .retrying: line(event.description)
+        case .resumed, .restarted, .retrying: line(event.description)
         default: break
         }
     }

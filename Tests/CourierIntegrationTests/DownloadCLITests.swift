@@ -1,3 +1,4 @@
+import Courier
 import CourierTesting
 import Foundation
 import Testing
@@ -24,6 +25,18 @@ struct DownloadCLITests {
                                            "--sha256", String(repeating: "0", count: 64)])
             #expect(wrong.status == 1 && wrong.stderr.contains("integrity: sha256 mismatch"))
             #expect(!directory.appendingPathComponent("w").exists && directory.appendingPathComponent("w").partFile.exists)
+
+            // A missing directory is refused unless --create-dirs, as curl does; a 404 leaves nothing behind.
+            let nested = directory.appendingPathComponent("new/dir/x.bin")
+            let refused = try await CLI.run(["download", server.url("/file/1000?key=nested").absoluteString, "-o", nested.path])
+            #expect(refused.status == 1 && refused.stderr.contains("does not exist; add --create-dirs to create it"))
+            #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("new").path) && server.counter("file:nested") == 0)
+            let created = try await CLI.run(["download", server.url("/file/1000").absoluteString, "-o", nested.path, "--create-dirs"])
+            #expect(created.status == 0 && nested.exists)
+            let missing = directory.appendingPathComponent("404")
+            let notFound = try await CLI.run(["download", server.url("/status/404").absoluteString, "-o", missing.path])
+            #expect(notFound.status == 1 && notFound.stderr.contains("404"))
+            #expect(!missing.exists && !missing.partFile.exists && !missing.resumeRecord.exists)
 
             // --no-resume keeps nothing partial: the same failure leaves no part file and no record.
             let whole = directory.appendingPathComponent("whole")
@@ -134,6 +147,7 @@ struct DownloadCLITests {
             #expect(kept > 0 && Int(kept) == target.partFile.fileSize)
             let resumed = try await CLI.run(["download", url, "-o", target.path, "--sha256", ServerFiles.sha256(count: size)])
             #expect(resumed.status == 0)
+            #expect(resumed.stderr.contains("resuming at \(ByteCount.format(Int(kept))) of \(ByteCount.format(size))"), "\(resumed.stderr)")
             #expect(server.counter("file-bytes:interrupt") - size <= DownloadResumeTests.retryOverlap)
         }
     }

@@ -152,7 +152,7 @@ struct DownloadResumeTests {
             let download = try await manager.add(server.url("/status/404"), to: .file(target))
             let error = await courierError { _ = try await download.completion() }
             #expect(error?.code == .httpStatus && error?.status?.code == 404)
-            #expect(!target.exists)
+            #expect(!target.exists && !target.partFile.exists && !target.resumeRecord.exists, "a failure before the first byte leaves nothing")
         }
     }
 
@@ -161,9 +161,11 @@ struct DownloadResumeTests {
             let target = directory.appendingPathComponent("unrecorded.bin")
             // A directory where the record goes: the record cannot be written when the download fails.
             try FileManager.default.createDirectory(at: target.resumeRecord, withIntermediateDirectories: false)
-            let download = try await manager.add(server.url("/status/404"), to: .file(target))
+            // Bytes arrive, then the connection is cut for good (no retries): there is a record to save.
+            let download = try await manager.add(server.url("/file/\(size)?cut=70000&key=unrecorded"), to: .file(target),
+                                                 options: DownloadOptions(retries: 0, checkpointInterval: .seconds(60)))
             let error = await courierError { _ = try await download.completion() }
-            #expect(error?.code == .httpStatus && error?.status?.code == 404, "the download's own failure still leads")
+            #expect(error?.code == .connectionClosed, "the download's own failure still leads")
             #expect(error?.message.contains("resume record could not be saved") == true, "a lost record was swallowed: \(String(describing: error))")
         }
     }

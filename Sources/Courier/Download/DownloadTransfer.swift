@@ -49,6 +49,8 @@ struct DownloadTransfer: Sendable {
             try checkpoint(part)
         } catch {
             guard options.resumable else { throw discardingPartial(error) }
+            // A failure before the first byte (a 404, a refused connection) leaves nothing behind, a pause excepted.
+            if live.snapshot().writtenBytes == 0, RequestExecutor.normalize(error).code != .cancelled { throw discardingPartial(error) }
             do { try checkpoint(part) } catch let recordError {
                 throw Self.failure(error, recordNotSaved: recordError)
             }
@@ -87,6 +89,7 @@ struct DownloadTransfer: Sendable {
             record.segments[index].written = max(0, size - record.segments[index].start)  // never trust more than the file holds
         }
         live.replace(with: record)
+        if record.writtenBytes > 0 { notify(.resumed(at: record.writtenBytes, of: record.totalLength)) }
     }
 
     /// Fetches every missing segment, starting over from zero (at most three times) when the server's
