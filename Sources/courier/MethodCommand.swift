@@ -27,7 +27,7 @@ extension MethodCommand {
             if let path = options.output {
                 try Output.writeAtomically(response.body, to: path)
             } else {
-                Output.stdout(response.body)
+                Output.body(response.body)
             }
             Output.stderr("HTTP \(response.status.code)\(response.isFromCache ? " (cache)" : "")")
             if !(200..<300).contains(response.status.code) {

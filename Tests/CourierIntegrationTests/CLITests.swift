@@ -21,6 +21,26 @@ struct CLI {
         sys.exit(status)
         """
 
+    /// Runs `courier` on a pseudo-terminal (its stdout and stderr both), copying what it writes there to stdout.
+    static let terminalWrapper = """
+        import os, pty, sys
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(sys.argv[1], sys.argv[1:])
+        out = b""
+        while True:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        _, status = os.waitpid(pid, 0)
+        sys.stdout.write(out.decode("utf-8", "replace"))
+        sys.exit(os.waitstatus_to_exitcode(status))
+        """
+
     /// The executable `name` beside the test bundle in the build folder.
     static func executable(_ name: String = "courier") -> URL {
         var directory = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -35,7 +55,8 @@ struct CLI {
     /// With `killAfter`, the process gets `signal` (SIGKILL by default) after that long (if still running); with `fileSizeLimitKiB`
     /// it runs under `ulimit -f`, so writes past that size fail as on a full disk.
     static func run(_ arguments: [String], program: String = "courier", killAfter: Duration? = nil, signal: Int32 = SIGKILL,
-                    fileSizeLimitKiB: Int? = nil, measuringPeakRSS: Bool = false, environment: [String: String] = [:]) async throws -> Outcome {
+                    fileSizeLimitKiB: Int? = nil, measuringPeakRSS: Bool = false, onTerminal: Bool = false,
+                    environment: [String: String] = [:]) async throws -> Outcome {
         let executable = executable(program)
         let directory = FileManager.default.temporaryDirectory
         let outURL = directory.appending(path: "courier-cli-\(UUID().uuidString).out")
@@ -50,9 +71,9 @@ struct CLI {
         if let fileSizeLimitKiB {
             process.executableURL = URL(filePath: "/bin/sh")
             process.arguments = ["-c", "ulimit -f \(fileSizeLimitKiB) && exec \"$0\" \"$@\"", executable.path] + arguments
-        } else if measuringPeakRSS {
+        } else if measuringPeakRSS || onTerminal {
             process.executableURL = URL(filePath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", peakRSSWrapper, executable.path] + arguments
+            process.arguments = ["python3", "-c", onTerminal ? terminalWrapper : peakRSSWrapper, executable.path] + arguments
         } else {
             process.executableURL = executable
             process.arguments = arguments
@@ -207,6 +228,17 @@ struct CLITests {
         }
         let negative = try await CLI.run(["get", "http://127.0.0.1:1/x", "--retries", "-1"])
         #expect(negative.status == 64 && negative.stderr.hasPrefix("Error: --retries must be between 0 and 20"), "\(negative.stderr)")
+    }
+
+    @Test func onATerminalTheStatusLineStandsOnItsOwnLine() async throws {
+        try await withTestServer { server in
+            // /json's body does not end in a newline; on a terminal the status must not stick to it.
+            let shown = try await CLI.run(["get", server.url("/json").absoluteString], onTerminal: true)
+            #expect(shown.status == 0 && shown.stdout.hasSuffix("}\r\nHTTP 200\r\n"), "\(shown.stdout.suffix(40).debugDescription)")
+            // Into a pipe or a file the body stays byte for byte what the server sent.
+            let piped = try await CLI.run(["get", server.url("/json").absoluteString])
+            #expect(piped.stdout.hasSuffix("}") && piped.stderr == "HTTP 200\n")
+        }
     }
 
     @Test func anUnknownCommandIsNamedWithTheNearestOne() async throws {
