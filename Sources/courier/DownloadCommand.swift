@@ -88,10 +88,7 @@ struct DownloadCommand: AsyncParsableCommand {
                 if let inputFile {
                     try await downloadList(inputFile, manager: manager, options: options)
                 } else if let url {
-                    do { try await downloadOne(try CommandLineInput.url(url), manager: manager, options: options) } catch let error as CourierError
-                        where error.code == .destinationExists && !error.message.contains(" is kept in ") {
-                        throw CourierError(code: error.code, message: error.message + "; add --overwrite to replace it", underlying: error.underlying)
-                    }
+                    try await downloadOne(try CommandLineInput.url(url), manager: manager, options: options)
                 }
             }
         }
@@ -107,7 +104,11 @@ struct DownloadCommand: AsyncParsableCommand {
         }
         let destination: DownloadDestination = output.map { .file(URL(filePath: $0)) } ?? .directory(URL(filePath: directory ?? "."))
         // Subscribed before it starts, so the first events (where a resume starts) are seen too.
-        let download = try await manager.add(url, to: destination, options: options, startsImmediately: false)
+        let download: Download
+        do { download = try await manager.add(url, to: destination, options: options, startsImmediately: false) } catch let error as CourierError
+            where error.code == .destinationExists {  // refused before starting: the file was there already
+            throw CourierError(code: error.code, message: error.message + "; add --overwrite to replace it", underlying: error.underlying)
+        }
         let events = await download.events()
         try await manager.start(.download(download))
         let printer = ProgressPrinter()

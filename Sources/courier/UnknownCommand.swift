@@ -1,4 +1,5 @@
 import ArgumentParser
+import Courier
 import Foundation
 
 /// A first argument that names no subcommand (`courier gett URL`): told as such, with the nearest name, instead
@@ -7,8 +8,7 @@ enum UnknownCommand {
     /// The message for `word` when it is not one of `names` and does not look like an option; `nil` otherwise.
     static func message(for word: String, among names: [String]) -> String? {
         guard !word.hasPrefix("-"), !names.contains(word) else { return nil }
-        let printable = word.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F } ? word : "?"
-        var text = "courier: unknown command '\(printable)'"
+        var text = "courier: unknown command '\(CourierError.printable(word, limit: 40))'"
         let nearest = names.map { (name: $0, distance: distance(word.lowercased(), $0)) }.min { $0.distance < $1.distance }
         if let nearest, nearest.distance <= max(1, min(2, word.count / 2)) { text += "; did you mean '\(nearest.name)'?" }
         return text + " (see courier --help)"

@@ -80,8 +80,7 @@ struct DownloadTransfer: Sendable {
     /// Loads the sidecar record when it belongs to this URL and fits the part file; otherwise starts from zero.
     private func resumeOrStartFresh(_ part: PartFile) throws {
         guard var record = files.loadRecord(for: url) else {
-            try part.truncate(to: 0)
-            live.replace(with: .fresh(url: url.absoluteString))
+            try startOver(part)
             return
         }
         let size = try part.size()
@@ -90,6 +89,12 @@ struct DownloadTransfer: Sendable {
         }
         live.replace(with: record)
         if record.writtenBytes > 0 { notify(.resumed(at: record.writtenBytes, of: record.totalLength)) }
+    }
+
+    /// Empties the part file and forgets every segment: the next byte written is the file's first.
+    private func startOver(_ part: PartFile) throws {
+        try part.truncate(to: 0)
+        live.replace(with: .fresh(url: url.absoluteString))
     }
 
     /// Fetches every missing segment, starting over from zero (at most three times) when the server's
@@ -108,8 +113,7 @@ struct DownloadTransfer: Sendable {
                     throw CourierError.rangeMismatch("the file kept changing on the server (\(restart.reason))")
                 }
                 if restart.dropsSegments { segments = false }
-                try part.truncate(to: 0)
-                live.replace(with: .fresh(url: url.absoluteString))
+                try startOver(part)
                 try checkpoint(part)
                 notify(.restarted(reason: restart.reason))
             }
@@ -179,8 +183,7 @@ struct DownloadTransfer: Sendable {
                 notify(.retrying(attempt: failures, error: error))
                 try await Task.sleep(for: options.delay(beforeRetry: failures))
                 if !options.resumable, live.segment(index).written > 0 {
-                    try part.truncate(to: 0)
-                    live.replace(with: .fresh(url: url.absoluteString))
+                    try startOver(part)
                     notify(.restarted(reason: "the download is not resumable, so the retry starts from the first byte"))
                 }
             }
@@ -210,8 +213,7 @@ struct DownloadTransfer: Sendable {
                 throw RestartSignal(reason: "the server sent the whole file to a segment request; going on with one connection",
                                     dropsSegments: true)
             }
-            try part.truncate(to: 0)
-            live.replace(with: .fresh(url: url.absoluteString))
+            try startOver(part)
             live.adopt(validator: EntityValidator(response.headers), totalLength: length)
             notify(.restarted(reason: "the server answered the resume request with the whole file (HTTP 200)"))
             try await write(response.body, segment: 0, from: 0, part)

@@ -144,10 +144,10 @@ public actor RequestPool {
     ///
     /// Waiting, it does not start, even when a slot is free, until ``resume(_:)``. Running, it keeps its slot, a
     /// file or stream body stops being sent, and its connection stops reading the answer: the server is held back
-    /// by TCP, nothing piles up in memory. Between
-    /// two attempts it waits before the next. Its timeouts keep running, as a suspended `URLSessionTask`'s do: a
-    /// pause longer than the read-idle timeout ends the request with ``CourierError/Code/timeout``. A request that
-    /// shares an identical one's call (coalesced) pauses only when the one making the call is suspended.
+    /// by TCP, nothing piles up in memory. Between two attempts it waits before the next. Its timeouts keep
+    /// running, as a suspended `URLSessionTask`'s do: a pause longer than the read-idle timeout ends the request
+    /// with ``CourierError/Code/timeout``. A request that shares an identical one's call (coalesced) pauses only
+    /// when the one making the call is suspended.
     @discardableResult
     public func suspend(_ id: RequestID) -> Bool {
         guard let canceller = state.withLock({ $0.suspend(id) }) else { return false }

@@ -1,11 +1,11 @@
 import DequeModule
 
 /// Decides which requests may use the network now: a global limit, a per-host limit, three priorities that are
-/// first-in first-out inside, and suspension, of everything or of single waiting requests. A pure value: each event returns what to start, and the
-/// ``RequestPool`` that owns it does the starting.
+/// first-in first-out inside, and suspension, of everything or of single waiting requests. A pure value: each
+/// event returns what to start, and the ``RequestPool`` that owns it does the starting.
 ///
-/// The invariant after every event: no waiting request that is not held could start. So a new request starts at once exactly
-/// when it has room, and it never overtakes a waiting one that could use the same room.
+/// The invariant after every event: no waiting request that is not held could start. So a new request starts at
+/// once exactly when it has room, and it never overtakes a waiting one that could use the same room.
 struct RequestScheduler: Sendable {
     /// How many requests may use the network at once; `nil` means no limit.
     struct Limits: Sendable, Hashable {

@@ -206,7 +206,7 @@ extension CourierError {
     }
 
     /// Replaces control characters so a hostile string cannot break a log line.
-    static func printable(_ string: String, limit: Int = 200) -> String {
+    package static func printable(_ string: String, limit: Int = 200) -> String {
         var out = ""
         for scalar in string.unicodeScalars.prefix(limit) {
             if scalar.value < 0x20 || scalar.value == 0x7F {
