@@ -19,8 +19,14 @@ let package = Package(
         .library(name: "Courier", targets: ["Courier"]),
         .library(name: "CourierTesting", targets: ["CourierTesting"]),
         .library(name: "CourierOpenAPI", targets: ["CourierOpenAPI"]),
+        .library(name: "CourierPostgres", targets: ["CourierPostgres"]),
         .executable(name: "courier", targets: ["courier"]),
         .executable(name: "courier-bench", targets: ["courier-bench"]),
+    ],
+    traits: [
+        .trait(name: "Postgres", description: "courier's PostgreSQL commands (shared cache store, download queue); "
+               + "off by default so a first `swift run courier demo` does not build postgres-nio"),
+        .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -39,6 +45,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.3.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(name: "CCourierSystem"),
@@ -95,11 +102,24 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "CourierPostgres",
+            dependencies: [
+                "Courier",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "courier",
             dependencies: [
                 "Courier",
                 "CourierTesting",
+                .target(name: "CourierPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -158,6 +178,18 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CourierPostgresTests",
+            dependencies: [
+                "Courier",
+                "CourierTesting",
+                "CourierPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),

@@ -8,7 +8,8 @@ import NIOCore
 /// Query: `cache-control`, `expires` (seconds from now, or `invalid`), `etag` (default `"v1"`, `none` for
 /// none), `last-modified` (seconds ago, default 3600, `none`), `vary` (a header name; its value is echoed),
 /// `age`, `status`, `fail-after` (answer 503 once that many bodies were served), `type` (Content-Type),
-/// `delay` (ms to wait before answering a request that revalidates, one with `If-None-Match` or `If-Modified-Since`).
+/// `delay` (ms to wait before answering a request that revalidates, one with `If-None-Match` or `If-Modified-Since`),
+/// `wait` (ms to wait before answering any request: a slow origin).
 /// A matching `If-None-Match` or `If-Modified-Since` gets a 304.
 struct CacheRoute {
     let request: ServerRequest
@@ -30,6 +31,7 @@ struct CacheRoute {
         if let vary = request.query["vary"] { headers.append(("Vary", vary)) }
         if let age = request.query["age"] { headers.append(("Age", age)) }
 
+        if let wait = request.int("wait") { try await Task.sleep(for: .milliseconds(wait)) }
         let revalidates = request.header("If-None-Match") != nil || request.header("If-Modified-Since") != nil
         if revalidates, let delay = request.int("delay") { try await Task.sleep(for: .milliseconds(delay)) }
         let counter = "cache:" + request.path

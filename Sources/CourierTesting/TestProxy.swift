@@ -100,7 +100,7 @@ private final class ProxyLog: Sendable {
 }
 
 /// Joins `channel` and `peer` (on the same event loop) with a pair of glue handlers.
-private func join(_ channel: any Channel, _ peer: any Channel) throws {
+func join(_ channel: any Channel, _ peer: any Channel) throws {
     let (local, remote) = GlueHandler.matchedPair()
     try channel.pipeline.syncOperations.addHandler(local)
     try peer.pipeline.syncOperations.addHandler(remote)

@@ -42,7 +42,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     public var description: String { text }
 
     /// The SHA-256 of the text in lowercase hex: the disk store's file name for the entry.
-    var digest: String { Hex.string(SHA256.hash(data: Data(text.utf8))) }
+    package var digest: String { Hex.string(SHA256.hash(data: Data(text.utf8))) }
 
     /// `url` with a lowercase scheme and host, no fragment, and its query items decoded, re-encoded one way and
     /// sorted by name then value, so `?b=2&a=1`, `?a=1&b=2` and `?a=%31&b=2` are the same key.

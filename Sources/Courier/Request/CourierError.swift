@@ -20,7 +20,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case redirectLoop, tooManyRedirects, ignored, sessionClosed, transport
             case tooFrequent, offline, batchFailed, chainFailed, cacheMiss
             case rangeMismatch, integrity, destinationExists, diskFull, invalidState
-            case compressionTarget
+            case compressionTarget, database
         }
         private let base: Base
 
@@ -99,6 +99,9 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         /// No compression setting brings a body under the target size it was given, or the body cannot be
         /// measured for one (a stream that can be read only once).
         public static let compressionTarget = Code(base: .compressionTarget)
+        /// A database a shared store or queue lives in refused or failed: a wrong address or password, a table
+        /// written by a newer Courier, a server that is down (see the `CourierPostgres` library).
+        public static let database = Code(base: .database)
     }
 
     /// Which timeout elapsed, for ``Code/timeout`` errors.

@@ -104,6 +104,9 @@ extension RequestExecutor {
             var fetching = step
             fetching.revalidating = revalidating
             do {
+                if revalidating == nil, let coordinator = step.cache.disk as? any CacheFillCoordinator {
+                    return try await fillOnce(request, prepared: prepared, step: step, coordinator: coordinator, startDate: startDate, start: start)
+                }
                 return try await network(request, prepared: fetching.conditional(prepared), cacheStep: fetching, startDate: startDate, start: start)
             } catch {
                 let failure = Self.normalize(error)
@@ -111,6 +114,27 @@ extension RequestExecutor {
                 step.recordHit()
                 return try respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
             }
+        }
+    }
+
+    /// A miss of a store shared by several processes: one of them fetches, the others use what it stored
+    /// (checked against this request's policy and `Vary` like any entry; when it does not fit, this one fetches).
+    private func fillOnce(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep, coordinator: any CacheFillCoordinator,
+                          startDate: Date, start: ContinuousClock.Instant) async throws -> ErasedResponse {
+        let deadline = start + configuration.timeouts.applying(request.timeouts).total
+        let fill = try await coordinator.fill(step.key, waitingUntil: deadline) { [self] in
+            try await network(request, prepared: prepared, cacheStep: step, startDate: startDate, start: start)
+        }
+        switch fill {
+        case .fetched(let response):
+            return response
+        case .filled(let entry):
+            if case .serve(let entry, let age) = step.decision.lookup(entry, now: Date()) {
+                await step.cache.memory?.store(entry)
+                step.recordHit()
+                return try respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
+            }
+            return try await network(request, prepared: prepared, cacheStep: step, startDate: startDate, start: start)
         }
     }
 

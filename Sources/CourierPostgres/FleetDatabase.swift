@@ -1,0 +1,108 @@
+import Courier
+public import Logging
+public import PostgresNIO
+import NIOPosix
+
+/// The PostgreSQL database a fleet of Courier processes shares: a PostgresNIO `PostgresClient` (its connection
+/// pool) run in a task of its own, every operation bounded in time, every failure a
+/// ``CourierError/Code/database`` that says what the server said (never the password).
+///
+/// Make one per process and database, share it between a ``PostgresCacheStore`` and other users, and
+/// ``close()`` it when done:
+///
+/// ```swift
+/// let database = try FleetDatabase(url: "postgres://app:secret@db.internal/app")
+/// let cache = ResponseCache(disk: PostgresCacheStore(database: database))
+/// ```
+public final class FleetDatabase: Sendable {
+    /// Where the database is (without the password in its description).
+    public let location: PostgresLocation
+    /// The PostgresNIO client, for callers who want to run their own queries on the same pool.
+    public let client: PostgresClient
+    private let runner: Task<Void, Never>
+
+    /// Connects (lazily, on first use) to the database at `location`, with at most `maxConnections` open.
+    public init(_ location: PostgresLocation, maxConnections: Int = 8, logger: Logger = Logger(label: "courier.postgres")) {
+        var configuration = location.clientConfiguration
+        configuration.options.maximumConnections = max(1, maxConnections)
+        configuration.options.connectTimeout = .seconds(3)
+        self.location = location
+        // The pool logs each failed connection attempt at info level, every few seconds of an outage; the stores
+        // log an outage once themselves.
+        var poolLogger = logger
+        poolLogger.logLevel = max(logger.logLevel, .warning)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: poolLogger)
+        self.client = client
+        runner = Task { await client.run() }
+    }
+
+    /// Connects to the database at `url` (see ``PostgresLocation``); throws ``CourierError/Code/invalidParameter``
+    /// for a malformed URL.
+    public convenience init(url: String, maxConnections: Int = 8, logger: Logger = Logger(label: "courier.postgres")) throws {
+        self.init(try PostgresLocation(url: url), maxConnections: maxConnections, logger: logger)
+    }
+
+    /// Closes every connection; operations after this fail.
+    public func close() async {
+        runner.cancel()
+        await runner.value
+    }
+
+    /// `operation` on the pool, given up after `limit` (the wait for a connection included): a server that is
+    /// down or stuck costs the caller `limit`, not a hang. What is still running then is cancelled and finishes
+    /// in the background. Failures become ``CourierError/Code/database`` errors naming `what`.
+    @discardableResult
+    public func run<Result: Sendable>(_ what: String, within limit: Duration,
+                                      _ operation: @escaping @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
+        let client = client
+        let location = location
+        return try await Bounded.run(within: limit, timedOut: {
+            CourierError(code: .database, message: "\(location) did not answer within \(limit.formattedSeconds) (\(what))")
+        }) {
+            do { return try await operation(client) } catch { throw Self.failure(error, doing: what, at: location) }
+        }
+    }
+
+    /// Connects once, outside the pool, and asks the server a trivial question: the pool retries a refused
+    /// connection quietly until its caller gives up, so this is how a wrong address or password gets its own
+    /// message (``CourierError/Code/database``, with the server's words).
+    public func check(within limit: Duration = .seconds(5)) async throws {
+        let location = location
+        try await Bounded.run(within: limit, timedOut: {
+            CourierError(code: .database, message: "\(location) did not answer within \(limit.formattedSeconds) (connecting)")
+        }) {
+            do {
+                let connection = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.any(),
+                                                                      configuration: try location.connectionConfiguration(), id: 0,
+                                                                      logger: PostgresSchema.quiet).get()
+                defer { Task { try? await connection.close() } }
+                try await connection.query("SELECT 1", logger: PostgresSchema.quiet)
+            } catch {
+                throw Self.failure(error, doing: "connecting", at: location)
+            }
+        }
+    }
+
+    /// `error` as a ``CourierError/Code/database`` error that names the database and says what the server said.
+    static func failure(_ error: any Error, doing what: String, at location: PostgresLocation) -> CourierError {
+        if let error = error as? CourierError { return error }
+        return CourierError(code: .database, message: "\(location): \(what) failed: \(describe(error))", underlying: error)
+    }
+
+    /// What went wrong, from the server's message and SQLSTATE when there is one; PSQLError's own description
+    /// says only "generic error" on purpose.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let info = error.serverInfo, let message = info[.message] {
+            return "\(message) (SQLSTATE \(info[.sqlState] ?? "?"))"
+        }
+        if let underlying = error.underlying { return "\(error.code): \(underlying)" }
+        return "\(error.code)"
+    }
+
+    /// The SQLSTATE of a failed query, if the server sent one.
+    static func sqlState(of error: any Error) -> String? {
+        let error = ((error as? CourierError)?.underlying ?? error) as? PSQLError
+        return error?.serverInfo?[.sqlState]
+    }
+}
