@@ -163,7 +163,7 @@ struct DownloadRulesTests {
 
     @Test func theQueueRespectsTheLimitAndPriorities() {
         let ids = (0..<5).map { DownloadID(destination: URL(filePath: "/tmp/\($0)")) }
-        var queue = DownloadQueue(limit: 2)
+        var queue = DownloadScheduler(limit: 2)
         queue.enqueue(ids[0], priority: .low)
         queue.enqueue(ids[1], priority: .normal)
         queue.enqueue(ids[2], priority: .high)

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import Crypto
 
 /// The digest a finished download must have. SHA-256 is the one to use; SHA-1 and MD5 exist for servers that
@@ -41,7 +41,7 @@ public struct DownloadChecksum: Sendable, Hashable, CustomStringConvertible {
 
     /// A checksum as ``description`` writes it (`sha256:ab12…`); throws ``CourierError/Code/invalidParameter``
     /// for anything else.
-    init(stored text: String) throws {
+    package init(stored text: String) throws {
         let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
         guard parts.count == 2, let algorithm = Algorithm(rawValue: parts[0]) else {
             throw CourierError(code: .invalidParameter,
@@ -82,7 +82,7 @@ public struct DownloadChecksum: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Throws ``CourierError/Code/integrity`` unless the file at `url` has this digest.
-    func verify(_ url: URL) throws {
+    package func verify(_ url: URL) throws {
         let actual = try Self.digest(of: url, algorithm: algorithm)
         guard actual == hex else {
             throw CourierError(code: .integrity, message: "\(algorithm.rawValue) mismatch: expected \(hex), got \(actual); the partial file is kept")

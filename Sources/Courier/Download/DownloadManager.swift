@@ -36,14 +36,14 @@ public actor DownloadManager {
     private let limit: BandwidthLimit?
     private var byID: [DownloadID: Download] = [:]
     private var order: [DownloadID] = []
-    private var queue: DownloadQueue
+    private var queue: DownloadScheduler
 
     /// Creates a manager that sends its requests through `session` (which it does not shut down).
     public init(session: Session, configuration: Configuration = Configuration()) throws {
         self.session = session
         self.registry = try configuration.stateDirectory.map(DownloadRegistry.init(directory:))
         self.limit = configuration.bytesPerSecond.map(BandwidthLimit.init)
-        self.queue = DownloadQueue(limit: configuration.maxConcurrentDownloads)
+        self.queue = DownloadScheduler(limit: configuration.maxConcurrentDownloads)
     }
 
     // MARK: Listing

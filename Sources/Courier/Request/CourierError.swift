@@ -208,6 +208,14 @@ extension CourierError {
         return wrapped
     }
 
+    /// `error` itself when it is a ``CourierError``; a cancellation as ``Code/cancelled``; anything else wrapped
+    /// as ``Code/transport``.
+    package static func normalized(_ error: any Error) -> CourierError {
+        if let error = error as? CourierError { return error }
+        if error is CancellationError { return .cancelled() }
+        return CourierError(code: .transport, message: "\(error)", underlying: error)
+    }
+
     /// Replaces control characters so a hostile string cannot break a log line.
     package static func printable(_ string: String, limit: Int = 200) -> String {
         var out = ""

@@ -344,11 +344,7 @@ struct RequestExecutor: Sendable {
     }
 
     /// Every error leaving Courier is a ``CourierError``.
-    static func normalize(_ error: any Error) -> CourierError {
-        if let error = error as? CourierError { return error }
-        if error is CancellationError { return .cancelled() }
-        return CourierError(code: .transport, message: "\(error)", underlying: error)
-    }
+    static func normalize(_ error: any Error) -> CourierError { .normalized(error) }
 }
 
 extension ResponseLimits {

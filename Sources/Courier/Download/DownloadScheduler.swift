@@ -2,7 +2,7 @@ import DequeModule
 
 /// Which downloads run and which wait: at most `limit` run, the rest wait by priority, first-in first-out
 /// within one. A pure value owned by the ``DownloadManager``.
-struct DownloadQueue: Sendable {
+struct DownloadScheduler: Sendable {
     var limit: Int
     private(set) var running: Set<DownloadID> = []
     private var waiting: [RequestPriority: Deque<DownloadID>] = [:]

@@ -1,0 +1,254 @@
+public import Courier
+public import Foundation
+import HTTPTypes
+
+/// A worker of a ``DownloadQueue``: claims jobs, downloads each with a ``DownloadManager`` (resuming from a
+/// `.part` file another worker left), renews its lease while it does, and records the outcome once.
+///
+/// ```swift
+/// let worker = DownloadWorker(queue: queue, session: session, concurrency: 4)
+/// try await worker.run(untilSettled: true)   // or run() until stop()
+/// ```
+///
+/// - **Exactly once.** A job's file goes into place once (a rename, after its checksum is verified), and the
+///   job is marked completed once, by the worker that holds it. A file already at the destination when a job
+///   is claimed was put there by a worker that died before it could say so: it is verified (with a checksum) and
+///   the job completed, not downloaded again.
+/// - **Leases.** A worker renews each lease every third of ``lease``. A renewal that finds the job taken by
+///   another worker stops the download; a database that stays away for most of a lease makes the worker pause
+///   the download and hand the job back in its mind (its part file stays), so two workers never write one file.
+/// - **Failures.** A transient error (the connection, a 5xx) queues the job again until it has had its
+///   attempts; a permanent one (a 404, a checksum that does not match, a file that cannot be written) fails it
+///   at once, with its typed error. A database that is down makes the worker wait and go on.
+public actor DownloadWorker {
+    /// What a worker did, for a command line or a log.
+    public enum Event: Sendable {
+        /// It took a job.
+        case started(DownloadJob)
+        /// The job's file is in place.
+        case completed(DownloadJob, URL)
+        /// The attempt failed; `willRetry` when the job went back to the queue.
+        case failed(DownloadJob, CourierError, willRetry: Bool)
+        /// It gave the job back (``stop()``) or lost its lease; the part file stays for the next worker.
+        case handedBack(DownloadJob)
+        /// The database did not answer; the worker waits and tries again.
+        case waitingForDatabase(CourierError)
+    }
+
+    /// The worker's name in the queue's `worker` column: host, process and a random suffix.
+    public nonisolated let name: String
+    /// The queue it works on.
+    public nonisolated let queue: DownloadQueue
+    /// How many jobs it downloads at once.
+    public nonisolated let concurrency: Int
+    /// How long a claim holds without renewal.
+    public nonisolated let lease: Duration
+    /// How long it waits before asking again when there is nothing to claim or the database is away.
+    public nonisolated let pollInterval: Duration
+
+    private let manager: DownloadManager
+    private var isStopping = false
+    private var running: [Int64: Download] = [:]
+    /// One per running job, finished by ``stop()``: each job's watch ends on its own.
+    private var stopSignals: [Int64: AsyncStream<Void>.Continuation] = [:]
+    private var subscribers: [UUID: AsyncStream<Event>.Continuation] = [:]
+
+    /// A worker on `queue` that downloads through `session`.
+    public init(queue: DownloadQueue, session: Session, concurrency: Int = 2, lease: Duration = .seconds(30),
+                pollInterval: Duration = .milliseconds(500), bytesPerSecond: Int? = nil) throws {
+        self.queue = queue
+        self.concurrency = max(1, concurrency)
+        self.lease = max(lease, .seconds(1))
+        self.pollInterval = pollInterval
+        name = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UUID().uuidString.prefix(8).lowercased())"
+        manager = try DownloadManager(session: session, configuration: .init(maxConcurrentDownloads: max(1, concurrency),
+                                                                             bytesPerSecond: bytesPerSecond))
+    }
+
+    /// Its events from now on.
+    public func events() -> AsyncStream<Event> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<Event>.makeStream()
+        subscribers[id] = continuation
+        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
+        return stream
+    }
+
+    /// Claims and downloads jobs until ``stop()`` (or until the task is cancelled, which stops it the same way);
+    /// with `untilSettled`, also returns once no job is queued or running anywhere.
+    public func run(untilSettled: Bool = false) async {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<concurrency { group.addTask { await self.slot(untilSettled: untilSettled) } }
+            await withTaskCancellationHandler {
+                await group.waitForAll()
+            } onCancel: {
+                Task { await self.stop() }
+            }
+        }
+        for continuation in subscribers.values { continuation.finish() }
+        subscribers = [:]
+    }
+
+    /// Stops claiming, pauses what runs (the part files stay) and hands those jobs back to the queue without
+    /// counting the attempt; ``run(untilSettled:)`` returns once they are handed back.
+    public func stop() async {
+        isStopping = true
+        for signal in stopSignals.values { signal.finish() }
+    }
+
+    // MARK: One slot
+
+    private func slot(untilSettled: Bool) async {
+        while !isStopping {
+            let claimed: DownloadJob?
+            do {
+                claimed = try await queue.claim(for: name, lease: lease)
+            } catch {
+                tell(.waitingForDatabase(CourierError.normalized(error)))
+                try? await Task.sleep(for: pollInterval)
+                continue
+            }
+            guard let job = claimed else {
+                if untilSettled, let status = try? await queue.status(), status.isSettled { return }
+                try? await Task.sleep(for: pollInterval)
+                continue
+            }
+            await work(on: job)
+        }
+    }
+
+    private func work(on job: DownloadJob) async {
+        tell(.started(job))
+        if FileManager.default.fileExists(atPath: job.destination.path(percentEncoded: false)) {
+            return await settleExisting(job)
+        }
+        let download: Download
+        do {
+            download = try await manager.add(job.url, to: .file(job.destination),
+                                             options: DownloadOptions(checksum: job.checksum, connections: job.connections, retries: 2))
+        } catch {
+            return await failed(job, CourierError.normalized(error))
+        }
+        running[job.id] = download
+        defer { running[job.id] = nil }
+        let outcome = await watch(download, of: job)
+        switch outcome {
+        case .completed(let file):
+            await completed(job, file: file)
+        case .failed(let error):
+            await failed(job, error)
+        case .stopped:
+            _ = try? await manager.pause(.download(download))
+            _ = try? await queue.handBack(job.id, for: name)
+            tell(.handedBack(job))
+        case .lost:
+            _ = try? await manager.pause(.download(download))
+            tell(.handedBack(job))
+        }
+    }
+
+    private enum Outcome: Sendable {
+        case completed(URL)
+        case failed(CourierError)
+        /// The worker stops (or the database stayed away for most of the lease).
+        case stopped
+        /// Another worker holds the job now.
+        case lost
+    }
+
+    /// Waits for `download` to end while renewing the job's lease.
+    private func watch(_ download: Download, of job: DownloadJob) async -> Outcome {
+        let queue = queue, name = name, lease = lease
+        let (stopping, signal) = AsyncStream<Void>.makeStream()
+        if isStopping { signal.finish() } else { stopSignals[job.id] = signal }
+        defer { stopSignals[job.id] = nil }
+        return await withTaskGroup(of: Outcome?.self) { group in
+            group.addTask {
+                for await _ in stopping {}
+                return Task.isCancelled ? nil : .stopped
+            }
+            group.addTask {
+                do { return .completed(try await download.completion()) } catch {
+                    return Task.isCancelled ? nil : .failed(CourierError.normalized(error))
+                }
+            }
+            group.addTask {
+                var lastRenewal = ContinuousClock.now
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: lease / 3)
+                    guard !Task.isCancelled else { return nil }
+                    do {
+                        guard try await queue.renew(job.id, for: name, lease: lease, progress: await download.progress) else { return .lost }
+                        lastRenewal = .now
+                    } catch {
+                        await self.tell(.waitingForDatabase(CourierError.normalized(error)))
+                        // Before the lease can run out, stop writing: another worker may claim the job then.
+                        if ContinuousClock.now - lastRenewal > lease * 2 / 3 { return .stopped }
+                    }
+                }
+                return nil
+            }
+            var outcome: Outcome = .stopped
+            for await result in group {
+                guard let result else { continue }
+                outcome = result
+                break
+            }
+            group.cancelAll()
+            return outcome
+        }
+    }
+
+    /// A file at the destination when the job was claimed: a worker moved it there and died before recording
+    /// it. Verified against the checksum when there is one, and the job completed.
+    private func settleExisting(_ job: DownloadJob) async {
+        do {
+            try job.checksum?.verify(job.destination)
+            await completed(job, file: job.destination)
+        } catch {
+            let reason = CourierError.normalized(error).message
+            let message = "\(job.destination.path) already exists and does not match the job's checksum: \(reason)"
+            await failed(job, CourierError(code: .destinationExists, message: message, underlying: error))
+        }
+    }
+
+    /// Records the completion, trying again while the database is away (the file is in place either way, and a
+    /// worker that claims the job later finds it there).
+    private func completed(_ job: DownloadJob, file: URL) async {
+        let size = (try? FileManager.default.attributesOfItem(atPath: file.path(percentEncoded: false))[.size] as? Int64) ?? 0
+        while true {
+            do {
+                _ = try await queue.complete(job.id, for: name, bytes: size)
+                tell(.completed(job, file))
+                return
+            } catch {
+                tell(.waitingForDatabase(CourierError.normalized(error)))
+                if isStopping { return }
+                try? await Task.sleep(for: pollInterval)
+            }
+        }
+    }
+
+    private func failed(_ job: DownloadJob, _ error: CourierError) async {
+        let permanent = Self.isPermanent(error)
+        _ = try? await queue.release(job.id, for: name, error: error, permanent: permanent)
+        tell(.failed(job, error, willRetry: !permanent && job.attempts < job.maxAttempts))
+    }
+
+    /// Errors another attempt cannot mend: the request or the file is wrong, not the moment.
+    static func isPermanent(_ error: CourierError) -> Bool {
+        switch error.code {
+        case .invalidURL, .invalidParameter, .fileAccess, .destinationExists, .integrity, .invalidState: return true
+        case .httpStatus: return (400..<500).contains(error.status?.code ?? 0) && ![408, 425, 429].contains(error.status?.code ?? 0)
+        default: return false
+        }
+    }
+
+    private func tell(_ event: Event) {
+        for continuation in subscribers.values { continuation.yield(event) }
+    }
+
+    private func unsubscribe(_ id: UUID) {
+        subscribers[id] = nil
+    }
+}
