@@ -14,6 +14,7 @@ struct CacheCommand: AsyncParsableCommand {
               courier cache list http://127.0.0.1:8080/cache/a
               courier cache clear http://127.0.0.1:8080/cache/a
               courier cache clear --cache-dir /tmp/courier-cache
+              courier cache stats --cache-store postgres://courier:courier@127.0.0.1:5432/courier
             """),
         subcommands: [Stats.self, List.self, Clear.self]
     )
@@ -22,8 +23,17 @@ struct CacheCommand: AsyncParsableCommand {
         @Option(help: "The cache directory (default $XDG_CACHE_HOME/courier, else ~/.cache/courier).")
         var cacheDir: String?
 
-        func open() throws -> ResponseCache {
-            ResponseCache(memory: nil, disk: try DiskCacheStore(directory: CacheArguments.directory(cacheDir)))
+        @Option(help: ArgumentHelp("A cache shared by a fleet, postgres://USER:PASSWORD@HOST:PORT/DB; needs a build with --traits Postgres.",
+                                   valueName: "url"))
+        var cacheStore: String?
+
+        func validate() throws {
+            if cacheStore != nil && cacheDir != nil { throw ValidationError("--cache-store and --cache-dir exclude each other") }
+        }
+
+        func open() async throws -> ResponseCache {
+            let place = cacheStore ?? CacheArguments.directory(cacheDir).path(percentEncoded: false)
+            return ResponseCache(memory: nil, disk: try await FleetStores.preparedCacheStore(place))
         }
     }
 
@@ -51,7 +61,7 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await Output.exitOnFailure {
-                let cache = try directory.open()
+                let cache = try await directory.open()
                 let entries = if let url { await cache.entries(url: try CommandLineInput.url(url)) } else { await cache.entries() }
                 let formatter = ISO8601DateFormatter()
                 for entry in entries {
@@ -72,7 +82,7 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await Output.exitOnFailure {
-                let cache = try directory.open()
+                let cache = try await directory.open()
                 let removed = if let url { await cache.removeAll(url: try CommandLineInput.url(url)) } else { await cache.removeAll() }
                 Output.stderr("removed \(removed) \(removed == 1 ? "entry" : "entries")")
             }

@@ -24,7 +24,7 @@ struct CourierCLI: AsyncParsableCommand {
             1 for any other failure, told in one line on stderr; 64 for a usage error.
             """),
         subcommands: [
-            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self, DownloadCommand.self, UploadCommand.self, ReachabilityCommand.self, Serve.self, Demo.self,
+            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self, DownloadCommand.self, QueueCommand.self, UploadCommand.self, ReachabilityCommand.self, Serve.self, Demo.self,
         ]
     )
 

@@ -1,0 +1,207 @@
+import ArgumentParser
+import Courier
+import Foundation
+#if Postgres
+import CourierPostgres
+#endif
+
+/// `courier queue add|work|status --db postgres://…`: a download queue in PostgreSQL that any number of workers,
+/// on one machine or many, work through together.
+struct QueueCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "queue",
+        abstract: "A download queue in PostgreSQL shared by workers on many machines (build with --traits Postgres).",
+        discussion: HelpText.reflow("""
+            Jobs live in the table courier_download_jobs. A worker claims one at a time per slot under a lease it
+            renews; a worker that dies (kill -9) loses its lease and another continues the file from its .part
+            and resume record, so the destination directory must be shared by the workers. Each job's file goes
+            into place once, verified by its checksum when it has one.
+            Examples:
+              courier queue add --db postgres://courier:courier@127.0.0.1:5432/courier http://127.0.0.1:8080/file/5000000 -d /tmp/jobs
+              courier queue add --db postgres://courier:courier@127.0.0.1:5432/courier -i /tmp/urls.txt -d /tmp/jobs
+              courier queue work --db postgres://courier:courier@127.0.0.1:5432/courier --concurrency 4 --until-done
+              courier queue status --db postgres://courier:courier@127.0.0.1:5432/courier
+            """),
+        subcommands: [Add.self, Work.self, Status.self]
+    )
+
+    struct Database: ParsableArguments {
+        @Option(help: ArgumentHelp("The queue's database, postgres://USER:PASSWORD@HOST:PORT/DB.", valueName: "url"))
+        var db: String
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add jobs: URLs (or -i LIST) into a directory.")
+        @OptionGroup var database: Database
+
+        @Argument(help: "The URLs to download (or use -i).")
+        var urls: [String] = []
+
+        @Option(name: .customShort("i"), help: ArgumentHelp("A file listing one URL per line ('-' for standard input).", valueName: "list"))
+        var inputFile: String?
+
+        @Option(name: .customShort("d"), help: ArgumentHelp("The directory the files go into; every worker must reach it.", valueName: "dir"))
+        var directory: String
+
+        @Option(help: "The SHA-256 the file must have (64 hex digits); with one URL only.")
+        var sha256: String?
+
+        @Option(help: "Higher runs first (default 0).")
+        var priority = 0
+
+        @Option(help: "Connections per file (1-16).")
+        var connections = 1
+
+        @Option(help: "Attempts before a job fails for good (a worker that dies counts one).")
+        var attempts = 5
+
+        func validate() throws {
+            if urls.isEmpty == (inputFile == nil) { throw ValidationError("give URLs or -i LIST") }
+            if sha256 != nil && (urls.count != 1 || inputFile != nil) { throw ValidationError("--sha256 names one file; give one URL") }
+            if !(1...16).contains(connections) { throw ValidationError("--connections must be between 1 and 16") }
+            if attempts < 1 { throw ValidationError("--attempts must be at least 1") }
+        }
+
+        func run() async throws {
+            try await Output.exitOnFailure {
+                #if Postgres
+                let links = try inputFile.map { try CommandLineInput.urlList(try Output.readText($0)) } ?? urls.map(CommandLineInput.url)
+                let folder = URL(filePath: directory, directoryHint: .isDirectory).standardizedFileURL
+                let checksum = try sha256.map(DownloadChecksum.sha256)
+                try await withQueue(database.db) { queue in
+                    for link in links {
+                        let destination = try DownloadFileName.destination(for: DownloadFileName.suggested(contentDisposition: nil, url: link),
+                                                                           in: folder)
+                        let id = try await queue.add(link, to: destination, checksum: checksum, priority: priority, connections: connections,
+                                                     maxAttempts: attempts)
+                        Output.stdout("\(id) \(destination.path(percentEncoded: false))")
+                    }
+                    Output.stderr("added \(links.count) job\(links.count == 1 ? "" : "s")")
+                }
+                #else
+                throw FleetStores.missing
+                #endif
+            }
+        }
+    }
+
+    struct Work: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Work through the queue; Ctrl-C hands the running jobs back (their part files stay).")
+        @OptionGroup var database: Database
+
+        @Option(help: "Jobs downloaded at once (1-64).")
+        var concurrency = 2
+
+        @Flag(help: "Exit once no job is queued or running anywhere (exit 1 when any job failed).")
+        var untilDone = false
+
+        @Option(help: "Seconds a claim holds without renewal; a dead worker's jobs wait this long (default 30).")
+        var lease = "30"
+
+        @Option(help: "The most bytes per second, such as 500K or 2M (all of this worker's downloads together).")
+        var limitRate: String?
+
+        func validate() throws {
+            if !(1...64).contains(concurrency) { throw ValidationError("--concurrency must be between 1 and 64") }
+        }
+
+        func run() async throws {
+            try await Output.exitOnFailure {
+                #if Postgres
+                let lease = try CommandLineInput.seconds(lease)
+                let rate = try limitRate.map(CommandLineInput.byteRate)
+                try await withQueue(database.db) { queue in
+                    try await queue.prepare()
+                    try await withSession { session in
+                        let worker = try DownloadWorker(queue: queue, session: session, concurrency: concurrency, lease: lease, bytesPerSecond: rate)
+                        Output.stderr("worker \(worker.name): \(concurrency) at once")
+                        let events = await worker.events()
+                        let printer = Task { for await event in events { Output.stderr(Self.line(event)) } }
+                        let interrupt = WorkerInterrupt.stopping(worker)
+                        defer { interrupt.sources.forEach { $0.cancel() } }
+                        await worker.run(untilSettled: untilDone)
+                        await printer.value
+                        if interrupt.fired.withLock({ $0 }) { throw ExitCode(130) }
+                    }
+                    if untilDone, try await queue.status().counts[.failed] ?? 0 > 0 { throw ExitCode(1) }
+                }
+                #else
+                throw FleetStores.missing
+                #endif
+            }
+        }
+
+        #if Postgres
+        static func line(_ event: DownloadWorker.Event) -> String {
+            switch event {
+            case .started(let job): "started \(job.id) \(Redactor.standard.redact(url: job.url)) (attempt \(job.attempts) of \(job.maxAttempts))"
+            case .completed(let job, let file): "done \(job.id) \(file.path(percentEncoded: false))"
+            case .failed(let job, let error, let willRetry): "failed \(job.id): \(error)\(willRetry ? "; queued again" : "")"
+            case .handedBack(let job): "handed back \(job.id); its part file stays for the next worker"
+            case .waitingForDatabase(let error): "waiting for the database: \(error)"
+            }
+        }
+        #endif
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Every job and the totals.")
+        @OptionGroup var database: Database
+
+        func run() async throws {
+            try await Output.exitOnFailure {
+                #if Postgres
+                try await withQueue(database.db) { queue in
+                    for job in try await queue.jobs() {
+                        let size = job.totalBytes.map { "\(ByteCount.format(job.completedBytes)) of \(ByteCount.format($0))" }
+                            ?? ByteCount.format(job.completedBytes)
+                        let error = job.lastError.map { "  \(CourierError.printable($0))" } ?? ""
+                        Output.stdout("\(job.id)\t\(job.state)\t\(job.attempts)/\(job.maxAttempts)\t\(size)\t"
+                                      + "\(job.destination.path(percentEncoded: false))\(error)")
+                    }
+                    Output.stderr(String(describing: try await queue.status()))
+                }
+                #else
+                throw FleetStores.missing
+                #endif
+            }
+        }
+    }
+}
+
+#if Postgres
+/// Runs `body` with the queue in the database at `url`, closed afterwards.
+private func withQueue(_ url: String, _ body: (DownloadQueue) async throws -> Void) async throws {
+    let database = try FleetDatabase(url: url, logger: FleetStores.logger)
+    let queue = DownloadQueue(database: database)
+    do {
+        try await queue.prepare()
+        try await body(queue)
+    } catch {
+        await database.close()
+        throw error
+    }
+    await database.close()
+}
+
+/// Ctrl-C (or SIGTERM) stops a worker: it hands its running jobs back, and the command exits with 130.
+enum WorkerInterrupt {
+    /// The signal sources (cancel them when done) and whether a signal came.
+    static func stopping(_ worker: DownloadWorker) -> (sources: [any DispatchSourceSignal], fired: Locked<Bool>) {
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let fired = Locked(false)
+        let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
+        for source in sources {
+            source.setEventHandler {
+                fired.withLock { $0 = true }
+                Output.stderr("courier: stopping; running jobs go back to the queue")
+                Task { await worker.stop() }
+            }
+            source.resume()
+        }
+        return (sources, fired)
+    }
+}
+#endif
