@@ -86,6 +86,52 @@ struct DownloadQueueTests {
         }
     }
 
+    @Test func progressOfTheQueueAndOfOneJobAreAsyncSequences() async throws {
+        try await withQueue { queue, url, server, directory in
+            let id = try await queue.add(server.url("/file/600000?rate=400000"), to: directory.appendingPathComponent("p"))
+            try await queue.add(server.url("/file/1000"), to: directory.appendingPathComponent("q"))
+            let watched = Task {
+                var states: [DownloadJob.State] = []
+                for await job in queue.updates(of: id, every: .milliseconds(100)) { states.append(job.state) }
+                return states
+            }
+            let totals = Task {
+                var readings: [DownloadQueueStatus] = []
+                for await status in queue.progress(every: .milliseconds(100)) {
+                    readings.append(status)
+                    if status.isSettled { break }
+                }
+                return readings
+            }
+            try await withWorker(url, lease: .seconds(1)) { await $0.run(untilSettled: true) }
+            let states = await watched.value
+            #expect(states.first == .queued || states.first == .running)
+            #expect(states.last == .completed && states.contains(.running))
+            let readings = await totals.value
+            #expect(readings.last?.counts[.completed] == 2 && readings.last?.completedBytes == 601_000)
+            #expect(readings.contains { $0.bytesPerSecond > 0 })
+        }
+    }
+
+    @Test func aMissingTableAndANewerSchemaAreOneClearErrorEach() async throws {
+        try await withQueue { queue, url, server, directory in
+            try await queue.add(server.url("/file/10"), to: directory.appendingPathComponent("a"))
+            _ = try await TestDatabase.withConnection(url) { database in
+                try await TestDatabase.execute("DROP TABLE courier_download_jobs", on: database)
+            }
+            let missing = await courierError { _ = try await queue.jobs() }
+            #expect(missing?.code == .database && missing?.message.contains("courier_download_jobs is missing") == true)
+            #expect(try await queue.jobs().isEmpty)  // created again, empty
+            _ = try await TestDatabase.withConnection(url) { database in
+                try await TestDatabase.execute("UPDATE courier_schema SET version = 7 WHERE component = 'download-queue'", on: database)
+            }
+            let other = try FleetDatabase(url: url)
+            let newer = await courierError { try await DownloadQueue(database: other).prepare() }
+            #expect(newer?.code == .database && newer?.message.contains("newer Courier (schema 7; this one reads 1)") == true)
+            await other.close()
+        }
+    }
+
     @Test func workersDownloadEveryJobExactlyOnceWithItsChecksum() async throws {
         try await withQueue { queue, url, server, directory in
             var expected: [URL: String] = [:]
