@@ -168,6 +168,18 @@ public actor DownloadQueue {
         }
     }
 
+    /// Removes the jobs numbered `ids` (their files stay); returns how many there were. A running job's worker
+    /// finds it gone at its next renewal and stops.
+    @discardableResult
+    public func remove(_ ids: [Int64]) async throws -> Int {
+        try await run("removing jobs") { client in
+            var count = 0
+            for try await _ in try await client.query("DELETE FROM courier_download_jobs WHERE id = ANY(\(ids)) RETURNING 1",
+                                                      logger: PostgresSchema.quiet).decode(Int.self) { count += 1 }
+            return count
+        }
+    }
+
     // MARK: What workers do
 
     /// Claims the most urgent job no one holds (queued, or running under a lease that ran out) for `worker`.

@@ -15,6 +15,10 @@ struct Demo: AsyncParsableCommand {
             """)
     )
 
+    @Option(help: ArgumentHelp("A PostgreSQL database for the fleet steps (default $COURIER_POSTGRES_URL); needs a build with --traits Postgres.",
+                               valueName: "url"))
+    var db: String?
+
     func run() async throws {
         try await Output.exitOnFailure {
             let server = try await TestServer.start()
@@ -22,6 +26,7 @@ struct Demo: AsyncParsableCommand {
             Output.stdout("Courier demo — loopback server at \(server.baseURL.absoluteString)\n")
             var tour = DemoTour(server: server)
             try await tour.run()
+            try await tour.fleetSteps(database: db ?? ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"])
             await server.shutdown()
             Output.stdout("\n\(tour.passed) of \(tour.passed + tour.failed) steps behaved as expected.")
             if tour.failed > 0 { throw ExitCode(1) }

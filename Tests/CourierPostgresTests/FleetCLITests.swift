@@ -155,6 +155,15 @@ struct FleetCLITests {
         }
     }
 
+    @Test func theDemoTakesTheFleetStepsWhenGivenADatabase() async throws {
+        try await TestDatabase.withFresh { url in
+            let outcome = try await FleetCLI.run(["demo", "--db", url])
+            #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
+            #expect(outcome.stdout.contains("✔ Three instances share one PostgreSQL cache: a cold start reaches the origin once"))
+            #expect(outcome.stdout.contains("✔ Two workers share a download queue; each job is done once"))
+        }
+    }
+
     @Test func badDatabaseURLsAndPasswordsGiveOneClearLine() async throws {
         let url = try #require(TestDatabase.url)
         let malformed = try await FleetCLI.run(["queue", "status", "--db", "mysql://db/app"])
