@@ -133,6 +133,7 @@ let package = Package(
             dependencies: [
                 "Courier",
                 "CourierTesting",
+                .target(name: "CourierPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "CZlib",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -29,6 +29,9 @@ struct CourierBench: AsyncParsableCommand {
     @Option(help: .hidden)
     var cpuChild: String?  // the child process of cpu-per-request
 
+    @Option(help: .hidden)
+    var fleetChild: String?  // a child process of fleet-cache
+
     func validate() throws {
         let unknown = scenarios.filter { name in !Scenario.all.contains { $0.name == name } }
         if !unknown.isEmpty { throw ValidationError("unknown scenario \(unknown.joined(separator: ", "))") }
@@ -39,6 +42,10 @@ struct CourierBench: AsyncParsableCommand {
         if let cpuChild {
             guard let url else { throw ValidationError("--cpu-child needs --url") }
             return try await CPUChild.run(cpuChild, base: url)
+        }
+        if let fleetChild {
+            guard let url else { throw ValidationError("--fleet-child needs --url") }
+            return try await FleetChild.run(fleetChild, prefix: url)
         }
         let selected = scenarios.isEmpty ? Scenario.all : Scenario.all.filter { scenarios.contains($0.name) }
         let server = url == nil ? try await BenchServer.start() : nil
