@@ -32,6 +32,9 @@ struct CourierBench: AsyncParsableCommand {
     @Option(help: .hidden)
     var fleetChild: String?  // a child process of fleet-cache
 
+    @Option(help: .hidden)
+    var queueChild: Int?  // a worker process of queue-workers
+
     func validate() throws {
         let unknown = scenarios.filter { name in !Scenario.all.contains { $0.name == name } }
         if !unknown.isEmpty { throw ValidationError("unknown scenario \(unknown.joined(separator: ", "))") }
@@ -43,6 +46,7 @@ struct CourierBench: AsyncParsableCommand {
             guard let url else { throw ValidationError("--cpu-child needs --url") }
             return try await CPUChild.run(cpuChild, base: url)
         }
+        if let queueChild { return try await QueueChild.run(concurrency: queueChild) }
         if let fleetChild {
             guard let url else { throw ValidationError("--fleet-child needs --url") }
             return try await FleetChild.run(fleetChild, prefix: url)

@@ -1,6 +1,9 @@
 import Courier
 import CourierTesting
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 #if Postgres
 import CourierPostgres
 #endif
@@ -13,7 +16,7 @@ extension Scenario {
     /// and a database in `COURIER_POSTGRES_URL`; without either it says so and measures nothing.
     static let fleetCache = Scenario(name: "fleet-cache") { _, plan in
         #if Postgres
-        guard let database = ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"] else {
+        guard ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"] != nil else {
             return .skipped("fleet-cache", because: "no database: set COURIER_POSTGRES_URL (Scripts/postgres start DIR prints one)")
         }
         let processes = 4, keys = plan.isQuick ? 20 : 100, count = plan.isQuick ? 100 : 1_000
@@ -25,7 +28,7 @@ extension Scenario {
             let start = ContinuousClock.now
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<processes {
-                    group.addTask { try await FleetChild.spawn(mode: mode, count: count, keys: keys, prefix: prefix, database: database) }
+                    group.addTask { try await FleetChild.spawn(mode: mode, count: count, keys: keys, prefix: prefix) }
                 }
                 try await group.waitForAll()
             }
@@ -57,19 +60,9 @@ extension ScenarioResult {
 /// is a memory store in front of the PostgreSQL store in `COURIER_POSTGRES_URL` (MODE `shared`) or of a disk store
 /// in a directory of its own (`disk`).
 enum FleetChild {
-    static func spawn(mode: String, count: Int, keys: Int, prefix: String, database: String) async throws {
-        let process = Process()
-        process.executableURL = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["--fleet-child", "\(mode):\(count):\(keys)", "--url", prefix]
-        process.environment = ProcessInfo.processInfo.environment.merging(["COURIER_POSTGRES_URL": database]) { _, new in new }
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        guard status == 0 else { throw BenchError.unexpected("a fleet-cache child (\(mode)) exited with \(status)") }
+    /// Runs this executable as one child (which inherits `COURIER_POSTGRES_URL`) and waits for it.
+    static func spawn(mode: String, count: Int, keys: Int, prefix: String) async throws {
+        try await Tools.run(URL(filePath: "/proc/self/exe").resolvingSymlinksInPath(), ["--fleet-child", "\(mode):\(count):\(keys)", "--url", prefix])
     }
 
     static func run(_ spec: String, prefix: String) async throws {
@@ -107,5 +100,104 @@ enum FleetChild {
             }
         }
         await close()
+    }
+}
+
+extension Scenario {
+    /// `queue-workers`: 200 files of 5 MB (16 of 512 KB with `--quick`) from the loopback server, which paces
+    /// each connection to 5 MB/s, drained through one PostgreSQL `DownloadQueue` by 1 worker process and by 4
+    /// (2 downloads at once each): target ≥ 3.5× with 4. Then 4 workers again, 2 of them killed with SIGKILL a
+    /// quarter of the way through: the report counts lost jobs (target 0), jobs taken over after a kill, and
+    /// files whose checksum is wrong (target 0). Needs the Postgres trait and `COURIER_POSTGRES_URL`.
+    static let queueWorkers = Scenario(name: "queue-workers") { _, plan in
+        #if Postgres
+        guard let url = ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"] else {
+            return .skipped("queue-workers", because: "no database: set COURIER_POSTGRES_URL (Scripts/postgres start DIR prints one)")
+        }
+        let files = plan.isQuick ? 16 : 200, size = plan.isQuick ? 512 << 10 : 5_000_000, rate = plan.isQuick ? 2 << 20 : 5_000_000
+        let digest = ServerFiles.sha256(count: size)
+        let server = try await TestServer.start()
+        let database = try FleetDatabase(url: url)
+        let queue = DownloadQueue(database: database)
+        var seconds: [String: Double] = [:]
+        var killed: (lost: Int, takenOver: Int, wrong: Int) = (0, 0, 0)
+        for (label, workers, kills) in [("1-worker", 1, 0), ("4-workers", 4, 0), ("4-workers-2-killed", 4, 2)] {
+            let directory = try Transfers.scratchDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let run = UUID().uuidString.prefix(8)
+            var ids: [Int64] = []
+            for index in 0..<files {
+                ids.append(try await queue.add(server.url("/file/\(size)?rate=\(rate)&key=\(run)-\(index)"),
+                                               to: directory.appendingPathComponent("f\(index)"), checksum: try .sha256(digest), maxAttempts: 5))
+            }
+            let start = ContinuousClock.now
+            let children = try (0..<workers).map { _ in try QueueChild() }
+            if kills > 0 {
+                while try await queue.status().counts[.completed] ?? 0 < files / 4 { try await Task.sleep(for: .milliseconds(50)) }
+                for child in children.prefix(kills) { child.kill() }
+            }
+            for child in children { await child.exited() }
+            seconds[label] = (ContinuousClock.now - start).seconds
+            let jobs = try await queue.jobs().filter { ids.contains($0.id) }
+            if kills > 0 {
+                killed.lost = files - jobs.filter { $0.state == .completed }.count
+                killed.takenOver = jobs.filter { $0.attempts > 1 }.count
+                let checksum = try DownloadChecksum.sha256(digest)
+                killed.wrong = (0..<files).filter { (try? checksum.verify(directory.appendingPathComponent("f\($0)"))) == nil }.count
+            }
+            try await queue.remove(ids)
+        }
+        await database.close()
+        await server.shutdown()
+        let speedup = (seconds["1-worker"] ?? 0) / max(seconds["4-workers"] ?? 1, 0.001)
+        return ScenarioResult(
+            name: "queue-workers", unit: "s", higherIsBetter: false, results: seconds,
+            metrics: ["jobs": ["lost": Double(killed.lost), "taken_over": Double(killed.takenOver), "wrong_checksum": Double(killed.wrong)]],
+            notes: String(format: "4 workers / 1 worker = %.2f× faster (target >= 3.5); after killing 2 of 4 workers a quarter through: "
+                          + "%d jobs lost (target 0), %d taken over, %d files with a wrong checksum (target 0); "
+                          + "%d files of %@ paced to %@/s per connection, 2 downloads at once per worker, leases of 3 s",
+                          speedup, killed.lost, killed.takenOver, killed.wrong, files, ByteCount.format(size), ByteCount.format(rate)))
+        #else
+        return .skipped("queue-workers", because: "built without the Postgres trait (swift build -c release --traits Postgres --product courier-bench)")
+        #endif
+    }
+}
+
+/// A worker process of `queue-workers`: this executable with `--queue-child`, working through the queue in
+/// `COURIER_POSTGRES_URL` until no job is left.
+final class QueueChild: Sendable {
+    private let process: Process
+    private let ended: Task<Void, Never>
+
+    init() throws {
+        let process = Process()
+        process.executableURL = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["--queue-child", "2"]
+        process.standardOutput = FileHandle.nullDevice
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        process.terminationHandler = { _ in continuation.finish() }
+        try process.run()
+        self.process = process
+        ended = Task { for await _ in stream {} }
+    }
+
+    func kill() { Glibc.kill(process.processIdentifier, SIGKILL) }
+
+    func exited() async { await ended.value }
+
+    /// The child's work: a worker with `concurrency` slots and 3 s leases, until the queue is settled.
+    static func run(concurrency: Int) async throws {
+        #if Postgres
+        guard let url = ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"] else { throw BenchError.unexpected("no COURIER_POSTGRES_URL") }
+        let database = try FleetDatabase(url: url)
+        try await withSession { session in
+            let worker = try DownloadWorker(queue: DownloadQueue(database: database), session: session, concurrency: concurrency,
+                                            lease: .seconds(3), pollInterval: .milliseconds(100))
+            await worker.run(untilSettled: true)
+        }
+        await database.close()
+        #else
+        throw BenchError.unexpected("built without the Postgres trait")
+        #endif
     }
 }
