@@ -45,7 +45,7 @@ public actor PostgresCacheStore: CacheStorage, CacheFillCoordinator {
     /// How many stores go by between two evictions (one process runs each; the first store evicts too).
     private static let storesPerEviction = 32
     /// The advisory lock the evicting process holds for its transaction.
-    private static let evictionLock: Int64 = 0x436F_7572_6965_7202
+    static let evictionLock: Int64 = 0x436F_7572_6965_7202
 
     static let schema = PostgresSchema(component: "cache", version: 1, statements: [
         """

@@ -218,6 +218,35 @@ struct DownloadQueueTests {
         }
     }
 
+    @Test func aWorkerThatLosesItsLeaseStopsWriting() async throws {
+        try await withQueue { queue, url, server, directory in
+            let destination = directory.appendingPathComponent("stolen")
+            let id = try await queue.add(server.url("/file/2000000?rate=200000&key=stolen"), to: destination)
+            try await withWorker(url, lease: .milliseconds(1_500)) { worker in
+                let events = await worker.events()
+                async let run: Void = worker.run()
+                try await eventuallyTrue { (try await queue.job(id)?.completedBytes ?? 0) > 0 }
+                // Another worker took the job over (its lease ran out while this one stalled, say).
+                _ = try await TestDatabase.withConnection(url) { database in
+                    try await TestDatabase.execute("UPDATE courier_download_jobs SET worker = 'thief' WHERE id = \(id)", on: database)
+                }
+                var handedBack = false
+                for await event in events {
+                    if case .handedBack(let job) = event, job.id == id { handedBack = true; break }
+                }
+                let size = destination.path + ".part"
+                let before = (try? FileManager.default.attributesOfItem(atPath: size)[.size] as? Int) ?? 0
+                try await Task.sleep(for: .milliseconds(500))
+                let after = (try? FileManager.default.attributesOfItem(atPath: size)[.size] as? Int) ?? 0
+                await worker.stop()
+                await run
+                #expect(handedBack && before == after && before > 0)  // it stopped writing the part file
+            }
+            let job = try #require(try await queue.job(id))
+            #expect(job.worker == "thief" && job.state == .running)  // left to the one that holds it
+        }
+    }
+
     @Test func workersWaitForADatabaseThatGoesAwayAndGoOn() async throws {
         try await withQueue { queue, url, server, directory in
             let components = try #require(URLComponents(string: url))

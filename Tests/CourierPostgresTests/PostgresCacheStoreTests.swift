@@ -1,5 +1,7 @@
+@testable import CourierPostgres
 import Courier
-import CourierPostgres
+import Logging
+import Synchronization
 import Foundation
 import HTTPTypes
 import PostgresNIO
@@ -80,6 +82,49 @@ struct PostgresCacheStoreTests {
         }
     }
 
+    @Test func oneProcessEvictsAtATime() async throws {
+        try await TestDatabase.withDatabase { database, url in
+            let store = PostgresCacheStore(database: database, maxBytes: 1)  // every entry is over the budget
+            try await store.prepare()
+            // Another process is evicting: it holds the lock in an open transaction.
+            let other = try FleetDatabase(url: url, maxConnections: 1)
+            let (held, holding) = AsyncStream<Void>.makeStream()
+            let (done, finish) = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await other.client.withTransaction(logger: PostgresSchema.quiet) { connection in
+                    try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresCacheStore.evictionLock))", logger: PostgresSchema.quiet)
+                    holding.yield()
+                    for await _ in done {}
+                }
+            }
+            for await _ in held { break }
+            try await TestDatabase.execute("""
+                INSERT INTO courier_cache (digest, key, method, url, status, stored_at, body_bytes, stored_body_bytes, stored_bytes,
+                                           compressed, entry) VALUES ('d', 'k', 'GET', 'u', 200, now(), 1, 1, 100, false, '\\x00')
+                """, on: database)
+            await store.evict()
+            #expect(try await TestDatabase.execute("SELECT count(*)::int FROM courier_cache", on: database) == [1])  // skipped
+            finish.finish()
+            try await holder.value
+            await store.evict()
+            #expect(try await TestDatabase.execute("SELECT count(*)::int FROM courier_cache", on: database) == [0])
+            await other.close()
+        }
+    }
+
+    @Test func anOutageIsLoggedOncePerOutage() async throws {
+        let database = try FleetDatabase(url: "postgres://courier:courier@127.0.0.1:9/courier?sslmode=disable")
+        let lines = LogLines()
+        let store = PostgresCacheStore(database: database, operationTimeout: .milliseconds(200),
+                                       logger: Logger(label: "test") { _ in lines })
+        for name in ["a", "b", "c"] {
+            await store.store(sampleEntry(name))
+            _ = await store.entry(for: CacheKey(text: sampleEntry(name).key))
+        }
+        #expect(lines.messages.filter { $0.contains("is unavailable; requests go on without it") }.count == 1, "\(lines.messages)")
+        await database.close()
+    }
+
     @Test func evictionDropsEntriesOlderThanTheMaximumAge() async throws {
         try await TestDatabase.withDatabase { database, _ in
             let store = PostgresCacheStore(database: database, maxAge: .seconds(60))
@@ -141,5 +186,26 @@ struct PostgresCacheStoreTests {
         let error = await courierError { try await store.prepare() }
         #expect(error?.code == .database)
         await database.close()
+    }
+}
+
+/// A log handler that keeps the messages, for checking what a store logged.
+struct LogLines: LogHandler {
+    private let box = Box()
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    var messages: [String] { box.lines.withLock { $0 } }
+
+    func log(event: LogEvent) {
+        box.lines.withLock { $0.append(event.message.description) }
+    }
+
+    private final class Box: Sendable {
+        let lines = Mutex<[String]>([])
     }
 }
