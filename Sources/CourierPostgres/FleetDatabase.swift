@@ -12,7 +12,7 @@ import NIOPosix
 ///
 /// ```swift
 /// let database = try FleetDatabase(url: "postgres://app:secret@db.internal/app")
-/// let cache = ResponseCache(disk: PostgresCacheStore(database: database))
+/// let cache = ResponseCache(shared: PostgresCacheStore(database: database))
 /// ```
 public final class FleetDatabase: Sendable {
     /// Where the database is (without the password in its description).

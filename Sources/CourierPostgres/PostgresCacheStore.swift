@@ -8,7 +8,7 @@ import PostgresNIO
 ///
 /// ```swift
 /// let database = try FleetDatabase(url: "postgres://app:secret@db.internal/app")
-/// let cache = ResponseCache(disk: PostgresCacheStore(database: database))
+/// let cache = ResponseCache(shared: PostgresCacheStore(database: database))
 /// let session = Session(configuration: Configuration(baseURL: api) { $0.cache = cache })
 /// ```
 ///

@@ -27,7 +27,7 @@ extension DemoTour {
                     let store = PostgresCacheStore(database: database, logger: FleetStores.logger)
                     try await store.prepare()
                     group.addTask {
-                        try await withSession(Configuration { $0.baseURL = server.baseURL; $0.cache = ResponseCache(disk: store) }) { session in
+                        try await withSession(Configuration { $0.baseURL = server.baseURL; $0.cache = ResponseCache(shared: store) }) { session in
                             try await session.send(Request<Data>.get(path).cachePolicy(.http)).isFromCache
                         }
                     }

@@ -19,7 +19,7 @@ struct FleetMember {
 
     init(_ url: String, server: TestServer, operationTimeout: Duration = .seconds(1)) throws {
         store = PostgresCacheStore(database: try FleetDatabase(url: url, maxConnections: 4), operationTimeout: operationTimeout)
-        let cache = ResponseCache(disk: store)
+        let cache = ResponseCache(shared: store)
         session = Session(configuration: Configuration {
             $0.baseURL = server.baseURL
             $0.cache = cache

@@ -35,6 +35,12 @@ public final class ResponseCache: Sendable {
         self.options = options
     }
 
+    /// Creates a cache whose second store is shared by several processes (`CourierPostgres`'
+    /// `PostgresCacheStore`): the same as `disk:`, named for what it is. It is ``disk`` afterwards.
+    public convenience init(memory: (any CacheStorage)? = MemoryCacheStore(), shared: any CacheStorage, options: CacheOptions = CacheOptions()) {
+        self.init(memory: memory, disk: shared, options: options)
+    }
+
     // MARK: Reading and writing (the session's side)
 
     /// The entry under `key`: from memory, else from disk (then kept in memory too).
