@@ -47,11 +47,10 @@ public actor DownloadWorker {
     public nonisolated let pollInterval: Duration
 
     private let manager: DownloadManager
+    private let broadcaster = EventBroadcaster<Event>(replaysLatest: false)
     private var isStopping = false
-    private var running: [Int64: Download] = [:]
     /// One per running job, finished by ``stop()``: each job's watch ends on its own.
     private var stopSignals: [Int64: AsyncStream<Void>.Continuation] = [:]
-    private var subscribers: [UUID: AsyncStream<Event>.Continuation] = [:]
 
     /// A worker on `queue` that downloads through `session`.
     public init(queue: DownloadQueue, session: Session, concurrency: Int = 2, lease: Duration = .seconds(30),
@@ -65,13 +64,9 @@ public actor DownloadWorker {
                                                                              bytesPerSecond: bytesPerSecond))
     }
 
-    /// Its events from now on.
-    public func events() -> AsyncStream<Event> {
-        let id = UUID()
-        let (stream, continuation) = AsyncStream<Event>.makeStream()
-        subscribers[id] = continuation
-        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
-        return stream
+    /// Its events from now on; the stream ends when ``run(untilSettled:)`` returns.
+    public nonisolated func events() -> AsyncStream<Event> {
+        broadcaster.subscribe()
     }
 
     /// Claims and downloads jobs until ``stop()`` (or until the task is cancelled, which stops it the same way);
@@ -85,8 +80,7 @@ public actor DownloadWorker {
                 Task { await self.stop() }
             }
         }
-        for continuation in subscribers.values { continuation.finish() }
-        subscribers = [:]
+        broadcaster.endSubscriptions()
     }
 
     /// Stops claiming, pauses what runs (the part files stay) and hands those jobs back to the queue without
@@ -129,8 +123,6 @@ public actor DownloadWorker {
         } catch {
             return await failed(job, CourierError.normalized(error))
         }
-        running[job.id] = download
-        defer { running[job.id] = nil }
         let outcome = await watch(download, of: job)
         switch outcome {
         case .completed(let file):
@@ -181,7 +173,7 @@ public actor DownloadWorker {
                         guard try await queue.renew(job.id, for: name, lease: lease, progress: await download.progress) else { return .lost }
                         lastRenewal = .now
                     } catch {
-                        await self.tell(.waitingForDatabase(CourierError.normalized(error)))
+                        self.tell(.waitingForDatabase(CourierError.normalized(error)))
                         // Before the lease can run out, stop writing: another worker may claim the job then.
                         if ContinuousClock.now - lastRenewal > lease * 2 / 3 { return .stopped }
                     }
@@ -244,11 +236,7 @@ public actor DownloadWorker {
         }
     }
 
-    private func tell(_ event: Event) {
-        for continuation in subscribers.values { continuation.yield(event) }
-    }
-
-    private func unsubscribe(_ id: UUID) {
-        subscribers[id] = nil
+    private nonisolated func tell(_ event: Event) {
+        broadcaster.yield(event)
     }
 }

@@ -155,17 +155,22 @@ struct DownloadCommand: AsyncParsableCommand {
 /// Ctrl-C (or SIGTERM) pauses every download, which saves its resume record, then exits with 130.
 enum Interrupt {
     static func pausing(_ manager: DownloadManager) -> [any DispatchSourceSignal] {
+        handling {
+            Task {
+                _ = try? await manager.pause(.all)
+                Output.stderr("courier: interrupted; the partial download is kept, run the same command to resume")
+                exit(130)
+            }
+        }
+    }
+
+    /// Calls `handler` on SIGINT and SIGTERM instead of dying; returns the signal sources, to cancel when done.
+    static func handling(_ handler: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
         for source in sources {
-            source.setEventHandler {
-                Task {
-                    _ = try? await manager.pause(.all)
-                    Output.stderr("courier: interrupted; the partial download is kept, run the same command to resume")
-                    exit(130)
-                }
-            }
+            source.setEventHandler(handler: handler)
             source.resume()
         }
         return sources

@@ -11,15 +11,6 @@ enum FleetStores {
     /// Warnings of the shared stores go to standard error: standard output holds bodies and paths.
     static let logger = Logger(label: "courier") { StreamLogHandler.standardError(label: $0) }
 
-    /// Whether this build has the PostgreSQL commands.
-    static var isBuiltIn: Bool {
-        #if Postgres
-        true
-        #else
-        false
-        #endif
-    }
-
     /// What a build without them says.
     static let missing = CourierError(code: .invalidParameter, message: "this courier was built without PostgreSQL support; "
                                       + "build it with `swift build --traits Postgres` (or `swift run --traits Postgres courier …`)")

@@ -116,7 +116,7 @@ struct QueueCommand: AsyncParsableCommand {
                     try await withSession { session in
                         let worker = try DownloadWorker(queue: queue, session: session, concurrency: concurrency, lease: lease, bytesPerSecond: rate)
                         Output.stderr("worker \(worker.name): \(concurrency) at once")
-                        let events = await worker.events()
+                        let events = worker.events()
                         let printer = Task { for await event in events { Output.stderr(Self.line(event)) } }
                         let interrupt = WorkerInterrupt.stopping(worker)
                         defer { interrupt.sources.forEach { $0.cancel() } }
@@ -189,17 +189,11 @@ private func withQueue(_ url: String, _ body: (DownloadQueue) async throws -> Vo
 enum WorkerInterrupt {
     /// The signal sources (cancel them when done) and whether a signal came.
     static func stopping(_ worker: DownloadWorker) -> (sources: [any DispatchSourceSignal], fired: Locked<Bool>) {
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
         let fired = Locked(false)
-        let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
-        for source in sources {
-            source.setEventHandler {
-                fired.withLock { $0 = true }
-                Output.stderr("courier: stopping; running jobs go back to the queue")
-                Task { await worker.stop() }
-            }
-            source.resume()
+        let sources = Interrupt.handling {
+            fired.withLock { $0 = true }
+            Output.stderr("courier: stopping; running jobs go back to the queue")
+            Task { await worker.stop() }
         }
         return (sources, fired)
     }

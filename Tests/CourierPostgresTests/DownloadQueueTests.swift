@@ -223,7 +223,7 @@ struct DownloadQueueTests {
             let destination = directory.appendingPathComponent("stolen")
             let id = try await queue.add(server.url("/file/2000000?rate=200000&key=stolen"), to: destination)
             try await withWorker(url, lease: .milliseconds(1_500)) { worker in
-                let events = await worker.events()
+                let events = worker.events()
                 async let run: Void = worker.run()
                 try await eventuallyTrue { (try await queue.job(id)?.completedBytes ?? 0) > 0 }
                 // Another worker took the job over (its lease ran out while this one stalled, say).

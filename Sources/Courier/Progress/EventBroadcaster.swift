@@ -5,7 +5,7 @@ import Synchronization
 /// With `replaysLatest` a new subscriber first receives the latest element (the current state of a progress);
 /// with a `bufferLimit` a slow subscriber keeps only the newest elements, which throttles it without ever
 /// losing the last one.
-final class EventBroadcaster<Element: Sendable>: Sendable {
+package final class EventBroadcaster<Element: Sendable>: Sendable {
     private struct State {
         var subscribers: [UInt64: AsyncStream<Element>.Continuation] = [:]
         var nextID: UInt64 = 0
@@ -20,17 +20,17 @@ final class EventBroadcaster<Element: Sendable>: Sendable {
     private let replaysLatest: Bool
     private let bufferLimit: Int?
 
-    init(replaysLatest: Bool, bufferLimit: Int? = nil) {
+    package init(replaysLatest: Bool, bufferLimit: Int? = nil) {
         self.replaysLatest = replaysLatest
         self.bufferLimit = bufferLimit
     }
 
     /// A new stream of the elements from now on (after the latest one, when replaying).
-    func subscribe() -> AsyncStream<Element> { subscribe(startingWith: []) }
+    package func subscribe() -> AsyncStream<Element> { subscribe(startingWith: []) }
 
     /// A new stream that first yields `initial` (the current state, as its owner sees it), then the elements
     /// from now on. The owner calls it where it also yields, so nothing slips in between.
-    func subscribe(startingWith initial: [Element]) -> AsyncStream<Element> {
+    package func subscribe(startingWith initial: [Element]) -> AsyncStream<Element> {
         let policy: AsyncStream<Element>.Continuation.BufferingPolicy = bufferLimit.map { .bufferingNewest($0) } ?? .unbounded
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: policy)
         let id = state.withLock { state -> UInt64? in
@@ -57,7 +57,7 @@ final class EventBroadcaster<Element: Sendable>: Sendable {
     }
 
     /// Sends `element` to every subscriber.
-    func yield(_ element: Element) {
+    package func yield(_ element: Element) {
         // Without subscribers (checked without the lock) only a replayed latest element matters; a subscriber
         // arriving meanwhile starts after this element either way.
         guard replaysLatest || subscriberCount.load(ordering: .acquiring) > 0 else { return }
@@ -70,7 +70,7 @@ final class EventBroadcaster<Element: Sendable>: Sendable {
     }
 
     /// Ends the streams of the current subscribers; later subscribers get a working stream.
-    func endSubscriptions() {
+    package func endSubscriptions() {
         let subscribers = state.withLock { state in
             defer {
                 state.subscribers = [:]
@@ -82,7 +82,7 @@ final class EventBroadcaster<Element: Sendable>: Sendable {
     }
 
     /// Ends every stream; later subscribers get the latest element (when replaying) and the end.
-    func finish() {
+    package func finish() {
         state.withLock { $0.isFinished = true }  // from here on, no subscriber is added, so none is missed below
         endSubscriptions()
     }
