@@ -16,12 +16,11 @@ import PostgresNIO
 ///
 /// Every operation waits at most ``operationTimeout`` and throws ``CourierError/Code/database`` when the database
 /// fails or does not answer; the workers wait and go on.
-public actor DownloadQueue {
+public final class DownloadQueue: Sendable {
     /// The database the jobs live in.
-    public nonisolated let database: FleetDatabase
+    public let database: FleetDatabase
     /// The longest one operation may take.
-    public nonisolated let operationTimeout: Duration
-    private var isPrepared = false
+    public let operationTimeout: Duration
 
     static let schema = PostgresSchema(component: "download-queue", version: 1, statements: [
         """
@@ -56,10 +55,11 @@ public actor DownloadQueue {
     /// Creates the table when it is missing; throws ``CourierError/Code/database`` naming what is wrong (address,
     /// password, a table written by a newer Courier).
     public func prepare() async throws {
-        guard !isPrepared else { return }
-        try await Self.schema.prepare(in: database, within: max(operationTimeout, .seconds(5)))
-        isPrepared = true
+        try await database.prepare(Self.schema, within: preparationTimeout)
     }
+
+    /// Preparing the table may take longer than one operation (a first connection, a lock other processes hold).
+    private var preparationTimeout: Duration { max(operationTimeout, .seconds(5)) }
 
     // MARK: Adding and reading
 
@@ -128,7 +128,7 @@ public actor DownloadQueue {
 
     /// The queue's status every `interval`, with the rate between readings; a reading the database could not
     /// give is skipped. Ends when the consumer stops.
-    public nonisolated func progress(every interval: Duration = .seconds(1)) -> AsyncStream<DownloadQueueStatus> {
+    public func progress(every interval: Duration = .seconds(1)) -> AsyncStream<DownloadQueueStatus> {
         AsyncStream { continuation in
             let task = Task {
                 var previous: (bytes: Int64, at: ContinuousClock.Instant)?
@@ -151,7 +151,7 @@ public actor DownloadQueue {
 
     /// The job numbered `id` every `interval` until it has completed or failed (then once more, and the stream
     /// ends); a job that is not there ends it at once.
-    public nonisolated func updates(of id: Int64, every interval: Duration = .seconds(1)) -> AsyncStream<DownloadJob> {
+    public func updates(of id: Int64, every interval: Duration = .seconds(1)) -> AsyncStream<DownloadJob> {
         AsyncStream { continuation in
             let task = Task {
                 while !Task.isCancelled {
@@ -185,7 +185,7 @@ public actor DownloadQueue {
     /// Claims the most urgent job no one holds (queued, or running under a lease that ran out) for `worker`.
     func claim(for worker: String, lease: Duration) async throws -> DownloadJob? {
         let seconds = lease.seconds
-        return try await select(nil) { client in
+        return try await jobs(doing: "claiming a job") { client in
             try await client.query("""
                 UPDATE courier_download_jobs SET state = 'running', worker = \(worker), attempts = attempts + 1,
                     lease_until = now() + make_interval(secs => \(seconds))
@@ -251,15 +251,17 @@ public actor DownloadQueue {
         id, url, destination, checksum, priority, connections, state, attempts, max_attempts, worker, completed_bytes, total_bytes, last_error
         """
 
+    /// The jobs `SELECT … FROM courier_download_jobs <clause>` finds.
     private func select(_ clause: String) async throws -> [DownloadJob] {
-        try await select(clause) { client in
+        try await jobs(doing: "reading jobs") { client in
             try await client.query(PostgresQuery(unsafeSQL: "SELECT \(Self.columns) FROM courier_download_jobs \(clause)"),
                                    logger: PostgresSchema.quiet)
         }
     }
 
-    private func select(_ what: String?, _ query: @escaping @Sendable (PostgresClient) async throws -> PostgresRowSequence) async throws -> [DownloadJob] {
-        try await run(what == nil ? "claiming a job" : "reading jobs") { client in
+    /// The jobs in the rows `query` returns (each with ``columns``).
+    private func jobs(doing what: String, _ query: @escaping @Sendable (PostgresClient) async throws -> PostgresRowSequence) async throws -> [DownloadJob] {
+        try await run(what) { client in
             var jobs: [DownloadJob] = []
             for try await row in try await query(client) {
                 let (id, url, destination, checksum, priority, connections, state, attempts, maxAttempts, worker, completed, total, error)
@@ -284,16 +286,11 @@ public actor DownloadQueue {
     }
 
     private func run<Result: Sendable>(_ what: String, _ operation: @escaping @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
-        try await prepare()
         do {
-            return try await database.run(what, within: operationTimeout, operation)
-        } catch {
-            if FleetDatabase.sqlState(of: error) == "42P01" {  // undefined_table: dropped behind the queue's back
-                isPrepared = false
-                throw CourierError(code: .database, message: "\(database.location): the table courier_download_jobs is missing "
-                                   + "(it is created again on the next call, empty)", underlying: error)
-            }
-            throw error
+            return try await database.run(what, on: Self.schema, within: operationTimeout, preparingWithin: preparationTimeout, operation)
+        } catch where FleetDatabase.sqlState(of: error) == "42P01" {  // undefined_table: dropped behind the queue's back
+            throw CourierError(code: .database, message: "\(database.location): the table courier_download_jobs is missing "
+                               + "(it is created again on the next call, empty)", underlying: error)
         }
     }
 }

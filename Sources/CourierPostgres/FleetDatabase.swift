@@ -20,6 +20,8 @@ public final class FleetDatabase: Sendable {
     /// The PostgresNIO client, for callers who want to run their own queries on the same pool.
     public let client: PostgresClient
     private let runner: Task<Void, Never>
+    /// The components (``PostgresSchema/component``) whose tables this object has made sure of.
+    private let preparedSchemas = Locked<Set<String>>([])
 
     /// Connects (lazily, on first use) to the database at `location`, with at most `maxConnections` open.
     public init(_ location: PostgresLocation, maxConnections: Int = 8, logger: Logger = Logger(label: "courier.postgres")) {
@@ -55,12 +57,7 @@ public final class FleetDatabase: Sendable {
     public func run<Result: Sendable>(_ what: String, within limit: Duration,
                                       _ operation: @escaping @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
         let client = client
-        let location = location
-        return try await Bounded.run(within: limit, timedOut: {
-            CourierError(code: .database, message: "\(location) did not answer within \(limit.formattedSeconds) (\(what))")
-        }) {
-            do { return try await operation(client) } catch { throw Self.failure(error, doing: what, at: location) }
-        }
+        return try await bounded(what, within: limit) { try await operation(client) }
     }
 
     /// Connects once, outside the pool, and asks the server a trivial question: the pool retries a refused
@@ -68,19 +65,48 @@ public final class FleetDatabase: Sendable {
     /// message (``CourierError/Code/database``, with the server's words).
     public func check(within limit: Duration = .seconds(5)) async throws {
         let location = location
-        try await Bounded.run(within: limit, timedOut: {
-            CourierError(code: .database, message: "\(location) did not answer within \(limit.formattedSeconds) (connecting)")
-        }) {
-            do {
-                let connection = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.any(),
-                                                                      configuration: try location.connectionConfiguration(), id: 0,
-                                                                      logger: PostgresSchema.quiet).get()
-                defer { Task { try? await connection.close() } }
-                try await connection.query("SELECT 1", logger: PostgresSchema.quiet)
-            } catch {
-                throw Self.failure(error, doing: "connecting", at: location)
-            }
+        try await bounded("connecting", within: limit) {
+            let connection = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.any(),
+                                                                  configuration: try location.connectionConfiguration(), id: 0,
+                                                                  logger: PostgresSchema.quiet).get()
+            defer { Task { try? await connection.close() } }
+            try await connection.query("SELECT 1", logger: PostgresSchema.quiet)
         }
+    }
+
+    /// Makes sure `schema`'s tables exist: once per `FleetDatabase`, and again after ``run(_:on:within:preparingWithin:_:)``
+    /// found one missing.
+    func prepare(_ schema: PostgresSchema, within limit: Duration) async throws {
+        guard !preparedSchemas.withLock({ $0.contains(schema.component) }) else { return }
+        try await schema.prepare(in: self, within: limit)
+        preparedSchemas.withLock { _ = $0.insert(schema.component) }
+    }
+
+    /// `operation` on `schema`'s tables, prepared first. A table dropped behind Courier's back (`undefined_table`)
+    /// fails this call and is created again, empty, by the next.
+    func run<Result: Sendable>(_ what: String, on schema: PostgresSchema, within limit: Duration, preparingWithin preparation: Duration,
+                               _ operation: @escaping @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
+        try await prepare(schema, within: preparation)
+        do {
+            return try await run(what, within: limit, operation)
+        } catch {
+            if Self.sqlState(of: error) == "42P01" { preparedSchemas.withLock { _ = $0.remove(schema.component) } }
+            throw error
+        }
+    }
+
+    /// `body`, given up after `limit` (see ``run(_:within:_:)``), its failures as ``CourierError/Code/database``.
+    private func bounded<Result: Sendable>(_ what: String, within limit: Duration,
+                                           _ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        let location = location
+        return try await Bounded.run(within: limit, timedOut: { Self.noAnswer(from: location, within: limit, what) }) {
+            do { return try await body() } catch { throw Self.failure(error, doing: what, at: location) }
+        }
+    }
+
+    /// The error of a database that did not answer `what` within `limit`.
+    static func noAnswer(from location: PostgresLocation, within limit: Duration, _ what: String) -> CourierError {
+        CourierError(code: .database, message: "\(location) did not answer within \(limit.formattedSeconds) (\(what))")
     }
 
     /// `error` as a ``CourierError/Code/database`` error that names the database and says what the server said.

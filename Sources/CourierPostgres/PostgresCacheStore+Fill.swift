@@ -80,7 +80,7 @@ enum AdvisoryLock {
         }
         let timer = Task {
             try? await Task.sleep(for: limit)
-            answer.yield(.unavailable(CourierError(code: .database, message: "\(database.location) did not answer within \(limit.formattedSeconds) (taking a fill lock)")))
+            if !Task.isCancelled { answer.yield(.unavailable(FleetDatabase.noAnswer(from: database.location, within: limit, "taking a fill lock"))) }
         }
         var first: Attempt = .unavailable(CourierError(code: .database, message: "taking a fill lock ended without an answer"))
         for await attempt in attempts {

@@ -39,7 +39,6 @@ public actor PostgresCacheStore: CacheStorage, CacheFillCoordinator {
     public nonisolated let pollInterval: Duration
 
     private var outage: OutageLog
-    private var isPrepared = false
     private var storesSinceEviction = 0
 
     /// How many stores go by between two evictions (one process runs each; the first store evicts too).
@@ -85,10 +84,11 @@ public actor PostgresCacheStore: CacheStorage, CacheFillCoordinator {
     /// with a clear ``CourierError/Code/database`` or ``CourierError/Code/timeout``) that the address, the
     /// password or the schema is wrong, since the store's own operations turn every failure into a miss.
     public func prepare() async throws {
-        guard !isPrepared else { return }
-        try await Self.schema.prepare(in: database, within: max(operationTimeout, .seconds(5)))
-        isPrepared = true
+        try await database.prepare(Self.schema, within: preparationTimeout)
     }
+
+    /// Preparing the table may take longer than one operation (a first connection, a lock other processes hold).
+    private var preparationTimeout: Duration { max(operationTimeout, .seconds(5)) }
 
     // MARK: CacheStorage
 
@@ -226,12 +226,10 @@ public actor PostgresCacheStore: CacheStorage, CacheFillCoordinator {
     func attempt<Result: Sendable>(_ what: String,
                                    _ operation: @escaping @Sendable (PostgresClient) async throws -> Result) async -> Result? {
         do {
-            try await prepare()
-            let result = try await database.run(what, within: operationTimeout, operation)
+            let result = try await database.run(what, on: Self.schema, within: operationTimeout, preparingWithin: preparationTimeout, operation)
             outage.succeeded()
             return result
         } catch {
-            if FleetDatabase.sqlState(of: error) == "42P01" { isPrepared = false }  // undefined_table
             outage.failed(error)
             return nil
         }

@@ -23,7 +23,7 @@ struct PostgresSchema: Sendable {
         try await database.check(within: limit)
         let component = component, version = version, statements = statements
         try await database.run("preparing the \(component) tables", within: limit) { client in
-            try await client.withTransaction(logger: Logger(label: "courier.postgres")) { connection in
+            try await client.withTransaction(logger: Self.quiet) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey))", logger: Self.quiet)
                 try await connection.query("""
                     CREATE TABLE IF NOT EXISTS courier_schema (component text PRIMARY KEY, version integer NOT NULL)
