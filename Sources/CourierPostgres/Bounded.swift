@@ -1,4 +1,4 @@
-import Synchronization
+import Courier
 
 /// Runs an operation with a time limit that holds even when the operation ignores cancellation (a database
 /// that stopped answering mid-query): at the limit the caller goes on with `timedOut()`'s error, and the
@@ -31,7 +31,7 @@ enum Bounded {
             case settled(Result<Value, any Error>)
         }
 
-        private let state = Mutex<State>(.waiting(nil))
+        private let state = Locked<State>(.waiting(nil))
 
         func wait(with continuation: CheckedContinuation<Value, any Error>) {
             let settled: Result<Value, any Error>? = state.withLock { state in

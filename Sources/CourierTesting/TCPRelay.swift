@@ -14,9 +14,9 @@ public final class TCPRelay: Sendable {
     /// The port clients connect to.
     public let port: Int
     private let server: any Channel
-    private let state: NIOLockedValueBox<(isCut: Bool, open: [ObjectIdentifier: any Channel])>
+    private let state: RelayState
 
-    private init(port: Int, server: any Channel, state: NIOLockedValueBox<(isCut: Bool, open: [ObjectIdentifier: any Channel])>) {
+    private init(port: Int, server: any Channel, state: RelayState) {
         self.port = port
         self.server = server
         self.state = state
@@ -24,7 +24,7 @@ public final class TCPRelay: Sendable {
 
     /// Starts a relay to `targetPort` on 127.0.0.1.
     public static func start(to targetPort: Int) async throws -> TCPRelay {
-        let state = NIOLockedValueBox<(isCut: Bool, open: [ObjectIdentifier: any Channel])>((false, [:]))
+        let state = RelayState((false, [:]))
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.autoRead, value: false)
@@ -59,15 +59,18 @@ public final class TCPRelay: Sendable {
     }
 }
 
+/// Whether a relay is cut, and the connections it has open (both sides), shared by its connections.
+private typealias RelayState = NIOLockedValueBox<(isCut: Bool, open: [ObjectIdentifier: any Channel])>
+
 /// Connects a relayed connection, once it is active, to the target and joins the two (or closes it while the
 /// relay is cut).
 private final class RelayConnector: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
     let targetPort: Int
-    let state: NIOLockedValueBox<(isCut: Bool, open: [ObjectIdentifier: any Channel])>
+    let state: RelayState
 
-    init(targetPort: Int, state: NIOLockedValueBox<(isCut: Bool, open: [ObjectIdentifier: any Channel])>) {
+    init(targetPort: Int, state: RelayState) {
         self.targetPort = targetPort
         self.state = state
     }

@@ -1,7 +1,6 @@
 @testable import CourierPostgres
 import Courier
 import Logging
-import Synchronization
 import Foundation
 import HTTPTypes
 import PostgresNIO
@@ -206,6 +205,6 @@ struct LogLines: LogHandler {
     }
 
     private final class Box: Sendable {
-        let lines = Mutex<[String]>([])
+        let lines = Locked<[String]>([])
     }
 }
