@@ -249,14 +249,11 @@ struct DownloadQueueTests {
 
     @Test func workersWaitForADatabaseThatGoesAwayAndGoOn() async throws {
         try await withQueue { queue, url, server, directory in
-            let components = try #require(URLComponents(string: url))
-            let relay = try await TCPRelay.start(to: try #require(components.port))
-            var relayed = components
-            relayed.port = relay.port
+            let (relay, relayedURL) = try await relay(to: url)
             for index in 0..<6 {
                 try await queue.add(server.url("/file/100000?rate=400000&key=d\(index)"), to: directory.appendingPathComponent("d\(index)"))
             }
-            try await withWorker(try #require(relayed.string), lease: .seconds(3)) { worker in
+            try await withWorker(relayedURL, lease: .seconds(3)) { worker in
                 async let run: Void = worker.run(untilSettled: true)
                 try await eventuallyTrue { (try await queue.status().counts[.completed] ?? 0) >= 1 }
                 relay.cut()

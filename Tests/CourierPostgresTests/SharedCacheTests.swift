@@ -102,13 +102,39 @@ struct SharedCacheTests {
         }
     }
 
+    @Test func aSlowDatabaseCostsABoundedWaitAndNoErrorAndIsUsedAgainWhenQuick() async throws {
+        try await withRelayedDatabase { url, relayedURL, relay in
+            try await withTestServer { server in
+                let member = try FleetMember(relayedURL, server: server, operationTimeout: .milliseconds(300))
+                let other = try FleetMember(url, server: server)
+                _ = try await member.get("/cache/before?cache-control=max-age=60")
+                relay.slow(by: .seconds(5))
+                for index in 0..<3 {  // each store operation gives up after 300 ms: a miss, not a failure
+                    let start = ContinuousClock.now
+                    let response = try await member.get("/cache/slow\(index)?cache-control=max-age=60")
+                    #expect(response.value.served == 1)
+                    let took = ContinuousClock.now - start
+                    #expect(took < .seconds(4), "bounded by the store's wait, not the database's")
+                    #expect(index > 0 || took >= .milliseconds(300), "the store waited for the slow database")
+                }
+                #expect(server.hits("/cache/slow0") == 1)
+                relay.slow(by: .zero)
+                // Once what was held back has drained, entries reach the database again without a restart.
+                var shared = false
+                for index in 0..<40 where !shared {
+                    _ = try await member.get("/cache/after\(index)?cache-control=max-age=60")
+                    shared = try await other.get("/cache/after\(index)?cache-control=max-age=60").isFromCache
+                    if !shared { try await Task.sleep(for: .milliseconds(250)) }
+                }
+                #expect(shared)
+                await member.close()
+                await other.close()
+            }
+        }
+    }
+
     @Test func aDatabaseThatGoesAwayNeverFailsARequestAndIsUsedAgainWhenBack() async throws {
-        try await TestDatabase.withFresh { url in
-            let components = try #require(URLComponents(string: url))
-            let relay = try await TCPRelay.start(to: try #require(components.port))
-            var relayed = components
-            relayed.port = relay.port
-            let relayedURL = try #require(relayed.string)
+        try await withRelayedDatabase { url, relayedURL, relay in
             try await withTestServer { server in
                 let member = try FleetMember(relayedURL, server: server, operationTimeout: .milliseconds(500))
                 let other = try FleetMember(url, server: server)
@@ -128,7 +154,29 @@ struct SharedCacheTests {
                 await member.close()
                 await other.close()
             }
-            await relay.shutdown()
         }
     }
+}
+
+/// Runs `body` with a fresh database's URL, and a second URL that reaches it through a ``TCPRelay`` the test can
+/// cut or slow down.
+func withRelayedDatabase(_ body: (_ url: String, _ relayedURL: String, _ relay: TCPRelay) async throws -> Void) async throws {
+    try await TestDatabase.withFresh { url in
+        let (relay, relayedURL) = try await relay(to: url)
+        do {
+            try await body(url, relayedURL, relay)
+        } catch {
+            await relay.shutdown()
+            throw error
+        }
+        await relay.shutdown()
+    }
+}
+
+/// A relay to the database at `url`, and the URL that reaches the database through it.
+func relay(to url: String) async throws -> (TCPRelay, String) {
+    var components = try #require(URLComponents(string: url))
+    let relay = try await TCPRelay.start(to: try #require(components.port))
+    components.port = relay.port
+    return (relay, try #require(components.string))
 }
