@@ -165,11 +165,18 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "CourierTestSupport",
+            dependencies: ["Courier", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/CourierTestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "CourierIntegrationTests",
             dependencies: [
                 "Courier",
                 "CourierTesting",
+                "CourierTestSupport",
                 "CourierOpenAPI",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
@@ -187,6 +194,7 @@ let package = Package(
             dependencies: [
                 "Courier",
                 "CourierTesting",
+                "CourierTestSupport",
                 "CourierPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,5 +1,6 @@
 import Courier
 import CourierTesting
+import CourierTestSupport
 import Crypto
 import Foundation
 import Testing
@@ -30,8 +31,6 @@ func withDownloads<T>(
 func sha256(of url: URL) throws -> String { sha256Hex(try Data(contentsOf: url)) }
 
 /// The SHA-256 (hex) of some bytes.
-func sha256Hex(_ data: Data) -> String { Hex.string(SHA256.hash(data: data)) }
-
 /// Every event of `download` until it ends.
 func collectEvents(_ download: Download) async -> [DownloadEvent] {
     var events: [DownloadEvent] = []
@@ -39,15 +38,6 @@ func collectEvents(_ download: Download) async -> [DownloadEvent] {
     return events
 }
 
-/// Waits (bounded) until `condition` holds.
-func eventually(_ what: String, timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async rethrows {
-    let end = ContinuousClock.now + timeout
-    while ContinuousClock.now < end {
-        if try await condition() { return }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    Issue.record("timed out waiting until \(what)")
-}
 
 extension URL {
     /// `<path>.part`.

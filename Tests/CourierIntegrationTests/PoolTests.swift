@@ -1,19 +1,11 @@
 import Courier
 import CourierTesting
+import CourierTestSupport
 import Foundation
 import HTTPTypes
 import NIOCore
 import Testing
 
-/// Waits (bounded) until `condition` holds, polling every 10 ms.
-func eventually(_ what: String, within limit: Duration = .seconds(5), _ condition: () async -> Bool) async {
-    let end = ContinuousClock.now + limit
-    while ContinuousClock.now < end {
-        if await condition() { return }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    Issue.record("timed out waiting until \(what)")
-}
 
 /// Collects the pool's events in the background.
 final class EventLog: Sendable {

@@ -1,5 +1,6 @@
 import Courier
 import CourierTesting
+import CourierTestSupport
 import Foundation
 import Testing
 

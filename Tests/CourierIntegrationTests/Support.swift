@@ -20,19 +20,6 @@ func withServerSession<T>(
     }
 }
 
-/// Runs `body` expecting a ``CourierError`` and returns it.
-func courierError(_ body: () async throws -> Void) async -> CourierError? {
-    do {
-        try await body()
-        Issue.record("expected an error, got success")
-        return nil
-    } catch let error as CourierError {
-        return error
-    } catch {
-        Issue.record("expected a CourierError, got \(error)")
-        return nil
-    }
-}
 
 /// The JSON `/echo` answers with.
 struct Echo: Decodable, Sendable {

@@ -1,4 +1,5 @@
 import CourierTesting
+import CourierTestSupport
 import Foundation
 import Testing
 

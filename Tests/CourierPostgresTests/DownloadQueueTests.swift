@@ -1,6 +1,7 @@
 @testable import CourierPostgres
 import Courier
 import CourierTesting
+import CourierTestSupport
 import Crypto
 import Foundation
 import Testing
@@ -204,7 +205,7 @@ struct DownloadQueueTests {
                                          checksum: try .sha256(ServerFiles.sha256(count: size)))
             try await withWorker(url, lease: .milliseconds(1_500)) { worker in
                 async let run: Void = worker.run()
-                try await eventuallyTrue { (try await queue.job(id)?.completedBytes ?? 0) > 50_000 }
+                try await eventually("the job has 50 kB") { (try await queue.job(id)?.completedBytes ?? 0) > 50_000 }
                 await worker.stop()
                 await run
             }
@@ -225,7 +226,7 @@ struct DownloadQueueTests {
             try await withWorker(url, lease: .milliseconds(1_500)) { worker in
                 let events = worker.events()
                 async let run: Void = worker.run()
-                try await eventuallyTrue { (try await queue.job(id)?.completedBytes ?? 0) > 0 }
+                try await eventually("the job has begun") { (try await queue.job(id)?.completedBytes ?? 0) > 0 }
                 // Another worker took the job over (its lease ran out while this one stalled, say).
                 _ = try await TestDatabase.withConnection(url) { database in
                     try await TestDatabase.execute("UPDATE courier_download_jobs SET worker = 'thief' WHERE id = \(id)", on: database)
@@ -255,7 +256,7 @@ struct DownloadQueueTests {
             }
             try await withWorker(relayedURL, lease: .seconds(3)) { worker in
                 async let run: Void = worker.run(untilSettled: true)
-                try await eventuallyTrue { (try await queue.status().counts[.completed] ?? 0) >= 1 }
+                try await eventually("a job is completed") { (try await queue.status().counts[.completed] ?? 0) >= 1 }
                 relay.cut()
                 try await Task.sleep(for: .seconds(1))
                 relay.restore()
@@ -271,17 +272,4 @@ struct DownloadQueueTests {
     }
 }
 
-/// Waits (bounded, 20 s) until `condition` holds; records an issue when it never does.
-func eventuallyTrue(_ condition: () async throws -> Bool) async throws {
-    let end = ContinuousClock.now + .seconds(20)
-    while ContinuousClock.now < end {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    Issue.record("the condition never held")
-}
 
-/// The SHA-256 (hex) of some bytes.
-func sha256Hex(_ data: Data) -> String {
-    Hex.string(SHA256.hash(data: data))
-}

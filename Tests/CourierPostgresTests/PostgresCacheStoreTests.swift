@@ -1,5 +1,6 @@
 @testable import CourierPostgres
 import Courier
+import CourierTestSupport
 import Logging
 import Foundation
 import HTTPTypes

@@ -62,19 +62,6 @@ enum TestDatabase {
     }
 }
 
-/// Runs `body` expecting a ``CourierError`` and returns it.
-func courierError(_ body: () async throws -> Void) async -> CourierError? {
-    do {
-        try await body()
-        Issue.record("expected an error, got success")
-        return nil
-    } catch let error as CourierError {
-        return error
-    } catch {
-        Issue.record("expected a CourierError, got \(error)")
-        return nil
-    }
-}
 
 @Suite("The fleet tests' database")
 struct TestDatabaseTests {
