@@ -166,6 +166,22 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "DocExamples",
+            dependencies: [
+                "Courier",
+                "CourierTesting",
+                "CourierOpenAPI",
+                .target(name: "CourierPostgres", condition: .when(traits: ["Postgres"])),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            path: "DocExamples",
+            sources: ["Generated"],
+            // Compiled as a user's code would be (default language features), never run: their unused values are
+            // not worth a warning each.
+            swiftSettings: [.unsafeFlags(["-suppress-warnings"])]
+        ),
+        .target(
             name: "CourierTestSupport",
             dependencies: ["Courier", .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/CourierTestSupport",

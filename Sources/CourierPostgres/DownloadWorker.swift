@@ -6,8 +6,9 @@ import HTTPTypes
 /// `.part` file another worker left), renews its lease while it does, and records the outcome once.
 ///
 /// ```swift
-/// let worker = DownloadWorker(queue: queue, session: session, concurrency: 4)
-/// try await worker.run(untilSettled: true)   // or run() until stop()
+/// let queue = DownloadQueue(database: try FleetDatabase(url: "postgres://app:secret@db.internal/app"))
+/// let worker = try DownloadWorker(queue: queue, session: session, concurrency: 4)
+/// await worker.run(untilSettled: true)   // or run() until stop()
 /// ```
 ///
 /// - **Exactly once.** A job's file goes into place once (a rename, after its checksum is verified), and the

@@ -9,7 +9,7 @@ import PostgresNIO
 /// ```swift
 /// let database = try FleetDatabase(url: "postgres://app:secret@db.internal/app")
 /// let cache = ResponseCache(shared: PostgresCacheStore(database: database))
-/// let session = Session(configuration: Configuration(baseURL: api) { $0.cache = cache })
+/// let session = Session(configuration: Configuration { $0.baseURL = api; $0.cache = cache })
 /// ```
 ///
 /// - Each entry is a row of `courier_cache` whose `entry` column holds exactly what the disk store writes to a

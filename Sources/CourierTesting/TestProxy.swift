@@ -9,7 +9,11 @@ import NIOPosix
 ///
 /// ```swift
 /// try await withTestProxy(.http(credentials: ("user", "secret"))) { proxy in
-///     $0.proxies = ProxySettings(all: .http(host: "127.0.0.1", port: proxy.port, credentials: …))
+///     let config = Configuration {
+///         $0.proxies = ProxySettings(all: .http(host: "127.0.0.1", port: proxy.port,
+///                                               credentials: .init(username: "user", password: "secret")))
+///     }
+///     …   // requests through `config`; `proxy.tunnels` lists the tunnels it opened
 /// }
 /// ```
 public final class TestProxy: Sendable {

@@ -9,6 +9,8 @@ import NIOSSL
 /// ranges, drip and inject faults (see ``TestServer`` routes in the docs). Every integration test uses it.
 ///
 /// ```swift
+/// import Testing
+///
 /// try await withTestServer { server in
 ///     let url = server.url("/status/503")
 ///     …

@@ -7,8 +7,8 @@ extension Session {
     /// with that error, after the cached answer if there was one. Without a cache it yields the network's answer.
     ///
     /// ```swift
-    /// for try await feed in session.responses(for: .get("/feed")) {
-    ///     show(feed.value, stale: feed.isFromCache)
+    /// for try await feed in session.responses(for: Request<Feed>.get("/feed")) {
+    ///     render(feed.value, stale: feed.isFromCache)
     /// }
     /// ```
     public nonisolated func responses<Value>(for request: Request<Value>) -> AsyncThrowingStream<Response<Value>, any Error> {

@@ -67,8 +67,9 @@ public struct ContentTypeValidator: ResponseValidator {
 /// `{"code": 1001, "msg": "…"}`.
 ///
 /// ```swift
-/// .validate(BusinessCodeValidator { json in
-///     (json["code"] as? Int) == 0 ? .accept : .reject(MyAPIError(json))
+/// let orders = Request<Data>.get("/orders").validate(BusinessCodeValidator { json in
+///     guard case .object(let fields) = json, fields["code"] == .int(0) else { return .reject(MyAPIError(json)) }
+///     return .accept
 /// })
 /// ```
 public struct BusinessCodeValidator: ResponseValidator {

@@ -3,10 +3,12 @@ public import Foundation
 /// A limit on how often requests to one endpoint may go out (HLNetworking's "requests sent too fast").
 ///
 /// ```swift
-/// $0.scheduling.rateLimits = [
-///     RateLimitRule(pathPrefix: "/search", limit: .minimumInterval(.milliseconds(500)), whenLimited: .fail),
-///     RateLimitRule(host: "api.example.com", limit: .tokenBucket(capacity: 10, refillEvery: .milliseconds(100))),
-/// ]
+/// let config = Configuration {
+///     $0.scheduling.rateLimits = [
+///         RateLimitRule(pathPrefix: "/search", limit: .minimumInterval(.milliseconds(500)), whenLimited: .fail),
+///         RateLimitRule(host: "api.example.com", limit: .tokenBucket(capacity: 10, refillEvery: .milliseconds(100))),
+///     ]
+/// }
 /// ```
 public struct RateLimitRule: Sendable, Hashable {
     /// How fast requests may go.

@@ -3,8 +3,8 @@ public import Foundation
 /// Which proxy each request goes through: one for `http` URLs, one for `https` URLs, and hosts that go direct.
 ///
 /// ```swift
-/// let config = Configuration { $0.proxies = try ProxySettings.environment() }   // http_proxy, https_proxy, no_proxy
-/// let config = Configuration { $0.proxies = ProxySettings(all: .socks5(host: "127.0.0.1", port: 1080)) }
+/// let fromEnvironment = try Configuration { $0.proxies = try ProxySettings.environment() }   // http_proxy, https_proxy, no_proxy
+/// let throughSOCKS = Configuration { $0.proxies = ProxySettings(all: .socks5(host: "127.0.0.1", port: 1080)) }
 /// ```
 public struct ProxySettings: Sendable, Hashable {
     /// The proxy for `http` URLs.

@@ -4,10 +4,12 @@ public import NIOCore
 /// What a request sends: nothing, bytes, JSON, a form, a file streamed from disk, or an async stream.
 ///
 /// ```swift
-/// .json(NewUser(name: "ada"))       // Encodable
-/// .json(["name": "ada", "age": 36]) // a dictionary ("RESTful" JSON in)
-/// .form(["q": "swift"])
-/// .file(URL(filePath: "/tmp/big.iso"))
+/// let bodies: [RequestBody] = [
+///     .json(NewUser(name: "ada")),        // Encodable
+///     .json(["name": "ada", "age": 36]),  // a dictionary ("RESTful" JSON in)
+///     .form(["q": "swift"]),
+///     .file(URL(filePath: "/tmp/big.iso")),
+/// ]
 /// ```
 public struct RequestBody: Sendable {
     enum Storage: Sendable {

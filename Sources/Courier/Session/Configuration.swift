@@ -98,8 +98,14 @@ public struct Configuration: Sendable {
     /// Whether the jar's cookies are sent with requests and `Set-Cookie` answers stored in it (both by default).
     public var cookieHandling: CookieHandling
 
-    /// Creates a configuration with Courier's defaults, then lets `configure` change it.
-    public init(_ configure: (inout Configuration) -> Void = { _ in }) {
+    /// Creates a configuration with Courier's defaults.
+    public init() {
+        self.init { _ in }
+    }
+
+    /// Creates a configuration with Courier's defaults, then lets `configure` change it; throws what `configure`
+    /// throws (a store or a jar that cannot be opened), so `try Configuration { $0.cookieJar = try CookieJar(…) }`.
+    public init(_ configure: (inout Configuration) throws -> Void) rethrows {
         baseURL = nil
         services = [:]
         cdnURL = nil
@@ -131,7 +137,7 @@ public struct Configuration: Sendable {
         waitsForConnectivity = nil
         cookieJar = nil
         cookieHandling = [.send, .store]
-        configure(&self)
+        try configure(&self)
     }
 }
 
