@@ -19,6 +19,6 @@ await cache.purgeMemory()                                              // the di
 #sourceLocation(file: "Docs.docc/ResponseCaching.md", line: 113)
 print(await cache.statistics().summary)
 #sourceLocation(file: "Docs.docc/ResponseCaching.md", line: 114)
-// 12 entries, 48.1 kB on disk (3.9x compressed), 30 hits, 12 misses, 2 revalidations
+// 12 entries, 48.1 KiB on disk (3.9x compressed), 30 hits, 12 misses, 2 revalidations
 #sourceLocation()
 }

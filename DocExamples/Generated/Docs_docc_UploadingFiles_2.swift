@@ -10,6 +10,6 @@ fileprivate func snippet() async throws {
 let (request, decision) = try await Request<Data>.post("/ingest", body: .file(log, contentType: "application/json"))
     .compressingBodyWithDecision(.adaptive())
 #sourceLocation(file: "Docs.docc/UploadingFiles.md", line: 52)
-print(decision)   // compressed with level 6 (adaptive, 4.2 MB)
+print(decision)   // compressed with level 6 (adaptive, 4.2 MiB)
 #sourceLocation()
 }

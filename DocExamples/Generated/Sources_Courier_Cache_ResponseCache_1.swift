@@ -13,6 +13,6 @@ let cache = try ResponseCache(disk: DiskCacheStore(directory: cacheDirectory))
 #sourceLocation(file: "Sources/Courier/Cache/ResponseCache.swift", line: 10)
 let session = Session(configuration: Configuration { $0.cache = cache; $0.cachePolicy = .http })
 #sourceLocation(file: "Sources/Courier/Cache/ResponseCache.swift", line: 11)
-print(await cache.statistics().summary)   // "12 entries, 48.1 kB on disk (3.9x compressed), 30 hits, 12 misses, 2 revalidations"
+print(await cache.statistics().summary)   // "12 entries, 48.1 KiB on disk (3.9x compressed), 30 hits, 12 misses, 2 revalidations"
 #sourceLocation()
 }

@@ -35,7 +35,7 @@ struct UploadCommand: AsyncParsableCommand {
     @Option(help: "POST or PUT.")
     var method = "POST"
 
-    @Option(help: "none, gzip, deflate, gzip:LEVEL, adaptive or target:SIZE (such as target:2M).")
+    @Option(help: "none, gzip, deflate, gzip:LEVEL, adaptive or target:SIZE (such as target:2M; K, M and G are powers of 1024, KiB, MiB and GiB as sizes are printed).")
     var compress = "none"
 
     @Option(name: [.customShort("H"), .customLong("header")], help: "A header, 'Name: value'. Repeatable.")

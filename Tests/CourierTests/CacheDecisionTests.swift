@@ -222,11 +222,4 @@ struct CacheDecisionTests {
         order.remove(4)
         #expect(order.oldest == nil && order.newest == nil && order.keysOldestFirst.isEmpty)
     }
-
-    @Test func formatsByteCounts() {
-        #expect(ByteCount.format(512) == "512 B")
-        #expect(ByteCount.format(12_400_000) == "12.4 MB")
-        #expect(ByteCount.format(999_960) == "1.0 MB")
-        #expect(ByteCount.format(1_500) == "1.5 kB")
-    }
 }

@@ -186,7 +186,7 @@ struct DownloadRulesTests {
         #expect(abs(rate - 1000) < 1)
         let progress = DownloadProgress(completedBytes: 250, totalBytes: 1000, bytesPerSecond: 250)
         #expect(progress.fraction == 0.25 && progress.estimatedTimeRemaining == .seconds(3))
-        #expect(progress.description == "250 B of 1.0 kB (25%), 250 B/s, 3 s left")
+        #expect(progress.description == "250 B of 1000 B (25%), 250 B/s, 3 s left")
         #expect(DownloadProgress(completedBytes: 0, totalBytes: 0, bytesPerSecond: 0).fraction == 1)
     }
 

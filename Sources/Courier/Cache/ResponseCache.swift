@@ -8,7 +8,7 @@ public import HTTPTypes
 /// ```swift
 /// let cache = try ResponseCache(disk: DiskCacheStore(directory: cacheDirectory))
 /// let session = Session(configuration: Configuration { $0.cache = cache; $0.cachePolicy = .http })
-/// print(await cache.statistics().summary)   // "12 entries, 48.1 kB on disk (3.9x compressed), 30 hits, 12 misses, 2 revalidations"
+/// print(await cache.statistics().summary)   // "12 entries, 48.1 KiB on disk (3.9x compressed), 30 hits, 12 misses, 2 revalidations"
 /// ```
 ///
 /// The stores are actors; the cache itself holds no mutable state but its counters, so it is shared freely.

@@ -67,8 +67,8 @@ public enum CommandLineInput {
         return .milliseconds(Int64(value * 1000))
     }
 
-    /// A rate such as `500K`, `2M`, `1.5M` or `1048576` in bytes per second, as curl's `--limit-rate` takes it
-    /// (K, M and G are powers of 1024; a trailing `B` or `/s` is allowed).
+    /// A rate such as `500K`, `2M`, `1.5MiB` or `1048576` in bytes per second, as curl's `--limit-rate` takes it
+    /// (K, M and G are powers of 1024, also written KiB, MiB and GiB; a trailing `B` or `/s` is allowed).
     public static func byteRate(_ text: String) throws -> Int {
         guard let bytes = byteCount(text, suffixes: ["/s", "b"]) else {
             throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(text))\" is not a rate such as 500K or 2M")
@@ -76,7 +76,8 @@ public enum CommandLineInput {
         return bytes
     }
 
-    /// A size such as `64K`, `1.5M` or `1000` in bytes (K, M and G are powers of 1024; a trailing `B` is allowed).
+    /// A size such as `64K`, `1.5M`, `2MiB` or `1000` in bytes (K, M and G are powers of 1024, also written KiB,
+    /// MiB and GiB; a trailing `B` is allowed).
     public static func byteSize(_ text: String) throws -> Int {
         guard let bytes = byteCount(text, suffixes: ["b"]) else {
             throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(text))\" is not a size such as 64K or 2M")
@@ -88,6 +89,7 @@ public enum CommandLineInput {
     private static func byteCount(_ text: String, suffixes: [String]) -> Int? {
         var number = text.trimmingCharacters(in: .whitespaces).lowercased()
         for suffix in suffixes where number.hasSuffix(suffix) { number.removeLast(suffix.count) }
+        if number.hasSuffix("ki") || number.hasSuffix("mi") || number.hasSuffix("gi") { number.removeLast() }
         var factor = 1.0
         if let last = number.last, let power = ["k": 1.0, "m": 2.0, "g": 3.0][String(last)] {
             factor = pow(1024, power)

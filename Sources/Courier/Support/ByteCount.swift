@@ -1,12 +1,13 @@
-/// Byte counts for people: decimal units with one decimal, as `ls -h --si` and most file managers print them.
+/// Byte counts for people, in binary (IEC) units with one decimal: the same powers of 1024 that sizes and rates
+/// are read in (`--limit-rate 500K`, `target:2M`), so what goes in comes out under the same name.
 public enum ByteCount {
-    /// `12_400_000` → `"12.4 MB"`; below 1000, `"512 B"`.
+    /// `13_002_342` → `"12.4 MiB"`; below 1024, `"512 B"`.
     public static func format<Bytes: BinaryInteger>(_ bytes: Bytes) -> String {
-        let units = ["B", "kB", "MB", "GB", "TB", "PB"]
+        let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
         var value = Double(bytes)
         var unit = 0
-        while abs(value) >= 999.95, unit < units.count - 1 {
-            value /= 1000
+        while abs(value) >= 1023.95, unit < units.count - 1 {
+            value /= 1024
             unit += 1
         }
         if unit == 0 { return "\(bytes) B" }

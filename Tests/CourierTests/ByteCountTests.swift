@@ -1,0 +1,37 @@
+import Courier
+import Testing
+
+@Suite("Byte counts: one convention (powers of 1024) for what is read and what is printed")
+struct ByteCountTests {
+    @Test func formatsInBinaryUnits() {
+        #expect(ByteCount.format(512) == "512 B")
+        #expect(ByteCount.format(1_023) == "1023 B")
+        #expect(ByteCount.format(1_536) == "1.5 KiB")
+        #expect(ByteCount.format(1_048_500) == "1023.9 KiB")
+        #expect(ByteCount.format(1_048_560) == "1.0 MiB")
+        #expect(ByteCount.format(13_002_342) == "12.4 MiB")
+        #expect(ByteCount.format(3 << 30) == "3.0 GiB")
+    }
+
+    @Test func readsSizesAndRatesInTheSameUnits() throws {
+        #expect(try CommandLineInput.byteSize("1000") == 1000)
+        #expect(try CommandLineInput.byteSize("64K") == 64 << 10)
+        #expect(try CommandLineInput.byteSize("1.5k") == 1536)
+        #expect(try CommandLineInput.byteSize("2MiB") == 2 << 20)
+        #expect(try CommandLineInput.byteSize("2MB") == 2 << 20)
+        #expect(try CommandLineInput.byteRate("500K/s") == 500 << 10)
+        #expect(try CommandLineInput.byteRate("1GiB") == 1 << 30)
+    }
+
+    @Test func whatIsReadComesOutUnderTheSameName() throws {
+        for text in ["20M", "512K", "3G"] {
+            #expect(ByteCount.format(try CommandLineInput.byteSize(text)) == "\(text.dropLast()).0 \(text.last!)iB")
+        }
+    }
+
+    @Test func badSizesAreRefused() {
+        for text in ["", "M", "-1M", "1X", "2MiBs", "0", "1e20"] {
+            #expect(throws: CourierError.self) { try CommandLineInput.byteSize(text) }
+        }
+    }
+}
