@@ -27,8 +27,7 @@ struct RequestOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Log the request and response (credentials redacted) to stderr.")
     var verbose = false
 
-    @Option(help: "Total timeout in seconds (default 30).")
-    var timeout: String?
+    @OptionGroup var timeouts: TimeoutArguments
 
     @Option(parsing: .unconditional, help: "Retries of transient failures for idempotent methods, each told on stderr.")
     var retries: Int = 0
@@ -64,7 +63,7 @@ struct RequestOptions: ParsableArguments {
         for line in headers { request.headers.append(try CommandLineInput.header(line)) }
         if let json { request.body = try CommandLineInput.jsonBody(json) }
         if !form.isEmpty { request.body = .form(try CommandLineInput.parameters(form)) }
-        if let timeout { request.timeouts.total = try CommandLineInput.seconds(timeout) }
+        try timeouts.apply(to: &request)
         if retries > 0 { request.retryPolicy = RetryPolicy(maxAttempts: retries + 1, baseDelay: .milliseconds(250)) }
         return request
     }

@@ -41,8 +41,7 @@ struct UploadCommand: AsyncParsableCommand {
     @Option(name: [.customShort("H"), .customLong("header")], help: "A header, 'Name: value'. Repeatable.")
     var headers: [String] = []
 
-    @Option(help: "Total timeout in seconds (default: none).")
-    var timeout: String?
+    @OptionGroup var timeouts: TimeoutArguments
 
     func validate() throws {
         guard ["POST", "PUT"].contains(method.uppercased()) else { throw ValidationError("--method must be POST or PUT") }
@@ -53,7 +52,7 @@ struct UploadCommand: AsyncParsableCommand {
             var request = Request<Data>(method: method.uppercased() == "PUT" ? .put : .post, path: try CommandLineInput.url(url).absoluteString)
             for line in headers { request.headers.append(try CommandLineInput.header(line)) }
             request.body = try CommandLineInput.uploadBody(files: files, fields: fields, data: data)
-            request.timeouts.total = try timeout.map(CommandLineInput.seconds)
+            try timeouts.apply(to: &request)
             if let compression = try CommandLineInput.payloadCompression(compress) {
                 let decided = try await request.compressingBodyWithDecision(compression)
                 request = decided.request

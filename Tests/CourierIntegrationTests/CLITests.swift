@@ -198,6 +198,11 @@ struct CLITests {
             let slow = try await CLI.run(["get", server.url("/delay/3000").absoluteString, "--timeout", "0.3"])
             #expect(slow.status == 1)
             #expect(slow.stderr.hasPrefix("courier: timeout: total timeout of 300 ms elapsed"))
+            // --read-timeout bounds each wait for the answer, apart from the whole exchange.
+            let silent = try await CLI.run(["get", server.url("/delay/3000").absoluteString, "--read-timeout", "0.3", "--timeout", "20"])
+            #expect(silent.status == 1 && silent.stderr.hasPrefix("courier: timeout: readIdle timeout of 300 ms elapsed"), "\(silent.stderr)")
+            let patient = try await CLI.run(["get", server.url("/delay/300").absoluteString, "--read-timeout", "5"])
+            #expect(patient.status == 0, "\(patient.stderr)")
         }
     }
 

@@ -57,6 +57,17 @@ struct UploadCLITests {
         }
     }
 
+    /// `--read-timeout` is how long the client waits for the answer once the body is sent: a server that
+    /// takes longer to answer ends the upload with a read-idle timeout, a longer setting lets it answer.
+    @Test func readTimeoutBoundsTheWaitForTheAnswer() async throws {
+        try await withTestServer { server in
+            let impatient = try await CLI.run(["upload", server.url("/delay/2000").absoluteString, "--data", "hello", "--read-timeout", "0.3"])
+            #expect(impatient.status == 1 && impatient.stderr.contains("timeout: readIdle timeout of 300 ms elapsed"), "\(impatient.stderr)")
+            let patient = try await CLI.run(["upload", server.url("/delay/300").absoluteString, "--data", "hello", "--read-timeout", "5"])
+            #expect(patient.status == 0, "\(patient.stderr)")
+        }
+    }
+
     /// A 1 GiB file part goes out with the process's peak RSS far below the file's size (a sparse file, so
     /// the disk is not the bottleneck; the client still reads and sends every byte).
     @Test func aOneGibibytePartStreamsInBoundedMemory() async throws {
