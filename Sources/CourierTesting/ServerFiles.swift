@@ -12,17 +12,39 @@ public enum ServerFiles {
 
     /// `count` deterministic bytes starting at `offset`.
     public static func bytes(offset: Int, count: Int) -> [UInt8] {
-        (offset..<offset + count).map(byte(at:))
+        [UInt8](unsafeUninitializedCapacity: count) { pointer, initialized in
+            fill(UnsafeMutableRawBufferPointer(pointer), from: offset)
+            initialized = count
+        }
     }
 
     /// `count` deterministic bytes starting at `offset`, as a buffer to send.
     static func buffer(offset: Int, count: Int) -> ByteBuffer {
         var buffer = ByteBufferAllocator().buffer(capacity: count)
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
-            for index in 0..<count { pointer[index] = byte(at: offset + index) }
+            fill(UnsafeMutableRawBufferPointer(rebasing: pointer[..<count]), from: offset)
             return count
         }
         return buffer
+    }
+
+    /// Byte `i` is `((i % 251) * 31 + c) % 251` with `c = (i >> 8 + 7) % 251`, so row `c` of this table, written
+    /// twice over, holds every run of it: bytes are copied in runs of up to 251 rather than computed one by one
+    /// (which a debug build does slowly enough to hold up the tests running beside it).
+    private static let rows: [[UInt8]] = (0..<251).map { c in (0..<502).map { j in UInt8((j % 251 * 31 + c) % 251) } }
+
+    /// Fills `destination` with the deterministic bytes from `offset` on.
+    private static func fill(_ destination: UnsafeMutableRawBufferPointer, from offset: Int) {
+        var written = 0
+        while written < destination.count {
+            let index = offset + written
+            let run = min(256 - index & 255, 251, destination.count - written)  // one value of i >> 8, one row
+            rows[(index >> 8 + 7) % 251].withUnsafeBytes { row in
+                let source = UnsafeRawBufferPointer(rebasing: row[(index % 251)...])
+                UnsafeMutableRawBufferPointer(rebasing: destination[written...]).copyMemory(from: UnsafeRawBufferPointer(rebasing: source[..<run]))
+            }
+            written += run
+        }
     }
 
     /// The SHA-256 (hex) of the first `count` deterministic bytes, computed in chunks.
