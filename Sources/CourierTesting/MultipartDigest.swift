@@ -18,11 +18,15 @@ final class MultipartDigest {
     private let inflater: BodyDecompressor?
     private var receivedBytes = 0
     private var decodedBytes = 0
-    /// Whether the parser is surely inside a part's content: it has handed out content of the current part
-    /// and the bytes it was last given end with no CR (every delimiter starts with CR LF).
+    /// Whether the parser is surely inside a part's content: it has handed out content of the current part, and
+    /// the body's last bytes hold neither the start of a delimiter nor a whole one the parser has not yet ended
+    /// the part on (it does when it reads the `--` or CR LF after it).
     private var insideContent = false
+    /// The body's last bytes, across chunks: a delimiter and a few more.
+    private var tail: [UInt8] = []
     private var contentSeen = false
-    private let parserDelimiterLength: Int
+    /// CR LF `--` boundary: what ends a part's content.
+    private let delimiter: [UInt8]
 
     /// `nil` unless `contentType` is multipart with a boundary. A body sent with a `contentEncoding` (gzip or
     /// deflate) is inflated before it is parsed.
@@ -31,7 +35,7 @@ final class MultipartDigest {
         guard let contentType, contentType.lowercased().hasPrefix("multipart/"),
               let boundary = HeaderParameters.value("boundary", in: contentType), !boundary.isEmpty else { return nil }
         parser = MultipartParser(boundary: boundary)
-        parserDelimiterLength = boundary.utf8.count + 4
+        delimiter = Array("\r\n--\(boundary)".utf8)
         parser.onHeader = { [unowned self] name, value in
             headers.append((name, value))
             if name.lowercased() == "content-type", value.lowercased().hasPrefix("application/gzip") { gunzip = GunzipDigest() }
@@ -45,16 +49,41 @@ final class MultipartDigest {
         parser.onPartComplete = { [unowned self] in finishPart() }
     }
 
-    /// Hashes content the parser would only pass through: a chunk without a CR cannot hold or start a
-    /// delimiter while the parser is inside a part's content. (multipart-kit scans byte by byte, which in a
-    /// debug build runs at about 1 MB/s; this keeps a 1 GiB test part quick without changing what is found.)
-    private func passesThrough(_ chunk: ByteBuffer) -> Bool {
-        guard insideContent else { return false }
-        let hasCR = chunk.withUnsafeReadableBytes { bytes in bytes.baseAddress.map { memchr($0, 13, bytes.count) != nil } ?? false }
-        guard !hasCR else { return false }
-        var content = chunk
+    /// While the parser is inside a part's content, hands it the content up to the next delimiter (or up to a
+    /// tail that may begin one) directly, and returns what the parser must still read. multipart-kit scans byte
+    /// by byte, which in a debug build runs at about 1 MB/s; content passes here at memory speed, and the parser
+    /// still reads every delimiter and header, so what is found does not change.
+    private func passThrough(_ chunk: ByteBuffer) -> ByteBuffer {
+        guard insideContent else { return chunk }
+        let contentLength = chunk.withUnsafeReadableBytes { bytes in
+            delimiter.withUnsafeBytes { delimiter in Self.contentLength(of: bytes, before: delimiter) }
+        }
+        var rest = chunk
+        guard contentLength > 0, var content = rest.readSlice(length: contentLength) else { return chunk }
         parser.onBody(&content)
-        return true
+        return rest
+    }
+
+    /// Keeps the body's last bytes in ``tail``. (Through raw bytes: `ByteBufferView.suffix` walks the whole
+    /// chunk, which in a debug build cost more than the parsing this file saves.)
+    private func keepTail(of chunk: ByteBuffer) {
+        let keep = delimiter.count + 8
+        chunk.withUnsafeReadableBytes { bytes in
+            tail = bytes.count >= keep ? Array(bytes[(bytes.count - keep)...]) : Array((tail + bytes).suffix(keep))
+        }
+    }
+
+    /// How many bytes of `bytes` come before the first whole `delimiter`, or else before the tail that could be
+    /// the start of one.
+    private static func contentLength(of bytes: UnsafeRawBufferPointer, before delimiter: UnsafeRawBufferPointer) -> Int {
+        guard let base = bytes.baseAddress, let pattern = delimiter.baseAddress else { return 0 }
+        var start = 0
+        while start < bytes.count, let cr = memchr(base + start, 13, bytes.count - start) {  // every delimiter starts with CR
+            let position = base.distance(to: UnsafeRawPointer(cr))
+            if memcmp(cr, pattern, min(delimiter.count, bytes.count - position)) == 0 { return position }
+            start = position + 1
+        }
+        return bytes.count
     }
 
     /// Feeds the next bytes of the body.
@@ -67,11 +96,15 @@ final class MultipartDigest {
     private func parse(_ chunk: ByteBuffer) {
         guard failure == nil else { return }
         decodedBytes += chunk.readableBytes
-        if passesThrough(chunk) { return }
+        keepTail(of: chunk)
+        let rest = passThrough(chunk)
+        guard rest.readableBytes > 0 else { return }
         insideContent = false
-        do { try parser.execute(chunk) } catch { failure = "the multipart body is malformed" }
-        let endsWithCR = chunk.readableBytesView.suffix(parserDelimiterLength).contains(13)
-        insideContent = contentSeen && !endsWithCR
+        do { try parser.execute(rest) } catch { failure = "the multipart body is malformed" }
+        // A delimiter, or the start of one, near the end: the next bytes go to the parser whole.
+        insideContent = contentSeen && !tail.indices.contains { index in
+            tail[index] == 13 && (delimiter.starts(with: tail[index...]) || tail[index...].starts(with: delimiter))
+        }
     }
 
     /// `{"parts": [{name, filename, contentType, headers, length, sha256, decodedLength?, decodedSHA256?}],
