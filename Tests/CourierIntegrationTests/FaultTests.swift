@@ -51,7 +51,8 @@ struct FaultTests {
         let start = ContinuousClock.now
         let error = try await failure("/fault/stall") { $0.timeouts.total = .milliseconds(400) }
         #expect(error?.timeoutKind == .total)
-        #expect(start.duration(to: .now) < .seconds(5))
+        // The server stalls for an hour: ending within 30 s is ending at the timeout, on a loaded machine too.
+        #expect(start.duration(to: .now) < .seconds(30))
     }
 
     @Test func slowBodyHitsTheTotalTimeout() async throws {
