@@ -47,6 +47,35 @@ struct DownloadCLITests {
         }
     }
 
+    /// A folder nothing can be written in (immutable, so even root is refused) fails before the request is sent,
+    /// with the reason, and leaves nothing behind.
+    @Test func anUnwritableDirectoryFailsBeforeTheRequest() async throws {
+        let directory = try temporaryDownloadDirectory()
+        guard Self.chattr("+i", directory) else { return }  // a filesystem without immutable folders: nothing to try
+        defer {
+            _ = Self.chattr("-i", directory)
+            try? FileManager.default.removeItem(at: directory)
+        }
+        try await withTestServer { server in
+            let target = directory.appendingPathComponent("x.bin")
+            let outcome = try await CLI.run(["download", server.url("/file/1000?key=unwritable").absoluteString, "-o", target.path])
+            #expect(outcome.status == 1 && outcome.stderr.contains("courier: fileAccess: cannot open \(target.path).part"), "\(outcome.stderr)")
+            #expect(server.counter("file:unwritable") == 0, "the request went out")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
+        }
+    }
+
+    /// Runs `chattr FLAG PATH`; whether it worked.
+    static func chattr(_ flag: String, _ url: URL) -> Bool {
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/bin/chattr")
+        process.arguments = [flag, url.path]
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
     @Test func badInputGetsOneClearLine() async throws {
         let cases: [([String], String)] = [
             (["download"], "give either a URL or -i LIST"),
