@@ -102,9 +102,10 @@ final class MultipartDigest {
         insideContent = false
         do { try parser.execute(rest) } catch { failure = "the multipart body is malformed" }
         // A delimiter, or the start of one, near the end: the next bytes go to the parser whole.
-        insideContent = contentSeen && !tail.indices.contains { index in
-            tail[index] == 13 && (delimiter.starts(with: tail[index...]) || tail[index...].starts(with: delimiter))
+        let tailIsContent = tail.withUnsafeBytes { bytes in
+            delimiter.withUnsafeBytes { delimiter in Self.contentLength(of: bytes, before: delimiter) == bytes.count }
         }
+        insideContent = contentSeen && tailIsContent
     }
 
     /// `{"parts": [{name, filename, contentType, headers, length, sha256, decodedLength?, decodedSHA256?}],
