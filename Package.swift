@@ -176,14 +176,17 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
             path: "DocExamples",
-            sources: ["Generated"],
-            // Compiled as a user's code would be (default language features), never run: their unused values are
-            // not worth a warning each.
+            exclude: ["Givens.swift"],  // read by Scripts/doc-examples, which copies what a block needs
+            sources: ["Generated", "ExampleOrigin.swift"],
+            // Compiled as a user's code would be (default language features); their unused values are not worth
+            // a warning each. DocExampleRunTests runs some of them against the loopback server.
             swiftSettings: [.unsafeFlags(["-suppress-warnings"])]
         ),
+        // Linked into the test bundle only: caps how many tests run at once (see its source).
+        .target(name: "CTestRunWidth", path: "Tests/CTestRunWidth"),
         .target(
             name: "CourierTestSupport",
-            dependencies: ["Courier", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Courier", "CTestRunWidth", .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/CourierTestSupport",
             swiftSettings: strictSettings
         ),
@@ -194,6 +197,7 @@ let package = Package(
                 "CourierTesting",
                 "CourierTestSupport",
                 "CourierOpenAPI",
+                "DocExamples",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

@@ -11,3 +11,6 @@ fileprivate func snippet() async throws {
 let probe = try await session.send(Request<Data>.get("/health").cookies([]))   // no jar either way
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/Cookies.md:14.
+public func runDocs_docc_Cookies_1() async throws { try await snippet() }

@@ -19,3 +19,6 @@ try await withSession(Configuration { $0.cookieJar = jar }) { session in
 }
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/Cookies.md:21.
+public func runDocs_docc_Cookies_2() async throws { try await snippet() }

@@ -14,3 +14,6 @@ let sessions = await jar.cookies(named: "session", domain: "api.example.com")
 try await jar.delete(named: "session")
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/Cookies.md:43.
+public func runDocs_docc_Cookies_3() async throws { try await snippet() }

@@ -18,7 +18,7 @@ fileprivate extension Request where Response == User {
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Docs.docc/Courier.md", line: 22)
 let config = Configuration {
-    $0.baseURL = URL(string: "https://api.example.com")
+    $0.baseURL = URL(string: "\(ExampleOrigin.current)")
     $0.retryPolicy = .exponential(maxAttempts: 3)
 }
 #sourceLocation(file: "Docs.docc/Courier.md", line: 26)
@@ -27,3 +27,6 @@ let user = try await withSession(config) { session in
 }
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/Courier.md:14.
+public func runDocs_docc_Courier_1() async throws { try await snippet() }

@@ -24,3 +24,6 @@ try await withSession { session in
 }
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/DownloadingFiles.md:13.
+public func runDocs_docc_DownloadingFiles_1() async throws { try await snippet() }

@@ -10,7 +10,7 @@ fileprivate var token: String { "" }
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Docs.docc/GettingStarted.md", line: 30)
 let config = Configuration {
-    $0.baseURL = URL(string: "https://api.example.com")
+    $0.baseURL = URL(string: "\(ExampleOrigin.current)")
     $0.services["payments"] = URL(string: "https://pay.example.com/api")   // named services
     $0.cdnURL = URL(string: "https://cdn.example.com")
     $0.apiVersion = "v2"                                                    // base/v2/path
@@ -23,3 +23,6 @@ let config = Configuration {
 try await withSession(config) { session in /* … */ }
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/GettingStarted.md:30.
+public func runDocs_docc_GettingStarted_2() async throws { try await snippet() }

@@ -22,3 +22,6 @@ let upload = try await session.send(Request<Data>.put("/files/a.iso", body: .fil
 let custom = try await session.send(Request<Data>.get("https://other.example.com/raw").raw())
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/GettingStarted.md:54.
+public func runDocs_docc_GettingStarted_3() async throws { try await snippet() }

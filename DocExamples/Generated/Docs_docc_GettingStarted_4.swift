@@ -17,3 +17,6 @@ fileprivate func snippet() async throws {
 let user = try await session.send(.user(id: 42)).value
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/GettingStarted.md:64.
+public func runDocs_docc_GettingStarted_4() async throws { try await snippet() }

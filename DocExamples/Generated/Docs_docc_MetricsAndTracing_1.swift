@@ -13,3 +13,6 @@ fileprivate func snippet() async throws {
 let config = Configuration { $0.metricsFactory = PrometheusMetricsFactory(registry: registry) }
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/MetricsAndTracing.md:24.
+public func runDocs_docc_MetricsAndTracing_1() async throws { try await snippet() }

@@ -15,3 +15,6 @@ fileprivate func snippet() async throws {
 let config = Configuration { $0.monitors = [PrintDebugMessages()] }
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/MetricsAndTracing.md:50.
+public func runDocs_docc_MetricsAndTracing_2() async throws { try await snippet() }

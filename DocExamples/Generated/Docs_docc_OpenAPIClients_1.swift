@@ -17,3 +17,6 @@ try await withSession(Configuration { $0.retryPolicy = .exponential(maxAttempts:
 }
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/OpenAPIClients.md:12.
+public func runDocs_docc_OpenAPIClients_1() async throws { try await snippet() }

@@ -21,3 +21,6 @@ await session.pool.cancelAll(tag: "feed")
 await session.pool.cancel(method: .get, url: feedURL, parameters: ["page": 2])
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/PoolBatchAndChain.md:13.
+public func runDocs_docc_PoolBatchAndChain_1() async throws { try await snippet() }

@@ -14,3 +14,6 @@ if let backup = await session.pool.snapshot().first(where: { $0.tag == "backup" 
 }
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/PoolBatchAndChain.md:37.
+public func runDocs_docc_PoolBatchAndChain_2() async throws { try await snippet() }

@@ -12,3 +12,6 @@ await session.pool.suspend()
 let dropped = await session.pool.drain()   // waiting requests cancelled; running ones finished
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/PoolBatchAndChain.md:50.
+public func runDocs_docc_PoolBatchAndChain_3() async throws { try await snippet() }

@@ -14,3 +14,6 @@ let batch = Batch(ids.map { Request<User>.get("/users/\($0)") }, options: BatchO
 let users = try await session.run(batch).responses.map(\.value)   // throws batchFailed naming the index
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/PoolBatchAndChain.md:91.
+public func runDocs_docc_PoolBatchAndChain_4() async throws { try await snippet() }

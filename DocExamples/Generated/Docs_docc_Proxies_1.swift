@@ -19,3 +19,6 @@ let config = Configuration {
 let fromEnvironment = try Configuration { $0.proxies = try ProxySettings.environment() }
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/Proxies.md:12.
+public func runDocs_docc_Proxies_1() async throws { try await snippet() }

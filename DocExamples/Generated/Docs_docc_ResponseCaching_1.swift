@@ -16,7 +16,7 @@ let cache = ResponseCache(
     options: CacheOptions(namespace: "v3"))
 #sourceLocation(file: "Docs.docc/ResponseCaching.md", line: 17)
 let session = Session(configuration: Configuration {
-    $0.baseURL = URL(string: "https://api.example.com")
+    $0.baseURL = URL(string: "\(ExampleOrigin.current)")
     $0.cache = cache
 })
 #sourceLocation(file: "Docs.docc/ResponseCaching.md", line: 21)
@@ -25,3 +25,6 @@ let feed = try await session.send(Request<Feed>.get("/feed").cachePolicy(.cacheE
 print(feed.cacheInfo)   // isFromCache, age, wasRevalidated, wasStored
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/ResponseCaching.md:13.
+public func runDocs_docc_ResponseCaching_1() async throws { try await snippet() }

@@ -15,3 +15,6 @@ for try await feed in session.responses(for: Request<Feed>.get("/feed")) {
 }
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/ResponseCaching.md:41.
+public func runDocs_docc_ResponseCaching_2() async throws { try await snippet() }

@@ -22,3 +22,6 @@ print(await cache.statistics().summary)
 // 12 entries, 48.1 KiB on disk (3.9x compressed), 30 hits, 12 misses, 2 revalidations
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/ResponseCaching.md:109.
+public func runDocs_docc_ResponseCaching_3() async throws { try await snippet() }

@@ -18,7 +18,7 @@ let database = try FleetDatabase(url: "postgres://app:secret@db.internal:5432/ap
 let cache = ResponseCache(shared: PostgresCacheStore(database: database))
 #sourceLocation(file: "Docs.docc/RunningAFleet.md", line: 23)
 let session = Session(configuration: Configuration {
-    $0.baseURL = URL(string: "https://api.example.com")
+    $0.baseURL = URL(string: "\(ExampleOrigin.current)")
     $0.cache = cache
     $0.cachePolicy = .http
 })
@@ -36,4 +36,7 @@ await worker.run(untilSettled: true)
 await database.close()
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/RunningAFleet.md:18.
+public func runDocs_docc_RunningAFleet_1() async throws { try await snippet() }
 #endif

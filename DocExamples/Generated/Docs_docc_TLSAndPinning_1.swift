@@ -16,3 +16,6 @@ let config = Configuration {
 }
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/TLSAndPinning.md:13.
+public func runDocs_docc_TLSAndPinning_1() async throws { try await snippet() }

@@ -21,3 +21,6 @@ try await withTestServer(tls: .init(identity: leaf)) { server in
 }
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/TLSAndPinning.md:75.
+public func runDocs_docc_TLSAndPinning_2() async throws { try await snippet() }

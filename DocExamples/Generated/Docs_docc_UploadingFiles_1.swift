@@ -25,3 +25,6 @@ for await progress in upload.progress { print(progress) }   // bytes sent, total
 let response = try await upload.response                    // upload.cancel() stops it
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/UploadingFiles.md:16.
+public func runDocs_docc_UploadingFiles_1() async throws { try await snippet() }

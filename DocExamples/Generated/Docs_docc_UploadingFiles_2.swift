@@ -13,3 +13,6 @@ let (request, decision) = try await Request<Data>.post("/ingest", body: .file(lo
 print(decision)   // compressed with level 6 (adaptive, 4.2 MiB)
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/UploadingFiles.md:50.
+public func runDocs_docc_UploadingFiles_2() async throws { try await snippet() }

@@ -16,3 +16,6 @@ let config = Configuration {
 }
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/UsingInterceptors.md:26.
+public func runDocs_docc_UsingInterceptors_1() async throws { try await snippet() }

@@ -18,3 +18,6 @@ fileprivate func snippet() async throws {
 let feed = try await session.send(Request<Data>.get("/feed").accessory(Spinner(shows: setSpinner))).value
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/UsingInterceptors.md:77.
+public func runDocs_docc_UsingInterceptors_2() async throws { try await snippet() }

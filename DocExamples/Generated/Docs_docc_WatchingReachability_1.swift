@@ -7,7 +7,7 @@ import Foundation
 fileprivate var url: URL { fatalError() }
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Docs.docc/WatchingReachability.md", line: 19)
-let monitor = ReachabilityMonitor(url: URL(string: "https://api.example.com")!, interval: .seconds(5))
+let monitor = ReachabilityMonitor(url: URL(string: "\(ExampleOrigin.current)")!, interval: .seconds(5))
 #sourceLocation(file: "Docs.docc/WatchingReachability.md", line: 20)
 await monitor.start()
 #sourceLocation(file: "Docs.docc/WatchingReachability.md", line: 21)
@@ -16,3 +16,6 @@ for await status in await monitor.updates() {      // the current status first, 
 }
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/WatchingReachability.md:19.
+public func runDocs_docc_WatchingReachability_1() async throws { try await snippet() }

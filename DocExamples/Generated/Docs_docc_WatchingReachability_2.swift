@@ -12,3 +12,6 @@ let monitor = try session.reachabilityMonitor()     // the configuration's baseU
 if await monitor.check().isReachableViaWWAN { /* … */ }    // hold large uploads on a modem
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/WatchingReachability.md:32.
+public func runDocs_docc_WatchingReachability_2() async throws { try await snippet() }

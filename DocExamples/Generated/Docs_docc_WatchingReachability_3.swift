@@ -10,3 +10,6 @@ fileprivate func snippet() async throws {
 let config = Configuration { $0.waitsForConnectivity = .seconds(30) }
 #sourceLocation()
 }
+
+/// Runs the block at Docs.docc/WatchingReachability.md:53.
+public func runDocs_docc_WatchingReachability_3() async throws { try await snippet() }

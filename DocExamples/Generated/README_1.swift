@@ -25,7 +25,7 @@ let token = ProcessInfo.processInfo.environment["API_TOKEN"] ?? ""
 let secret = Data("signing-key".utf8)                        // HMACSigningAdapter takes the key as bytes
 #sourceLocation(file: "README.md", line: 91)
 let config = Configuration {
-    $0.baseURL = URL(string: "https://api.example.com")
+    $0.baseURL = URL(string: "\(ExampleOrigin.current)")
     $0.apiVersion = "v2"
     $0.defaultHeaders[.authorization] = "Bearer \(token)"
     $0.defaultParameters = ["device": "linux"]
@@ -49,3 +49,6 @@ try await withSession(config) { session in
 }
 #sourceLocation()
 }
+
+/// Runs the block at README.md:79.
+public func runREADME_1() async throws { try await snippet() }

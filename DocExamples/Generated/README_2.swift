@@ -61,7 +61,7 @@ let cached = Session(configuration: try Configuration {
     $0.cachePolicy = .http                                  // RFC 9111; or per request:
 })
 #sourceLocation(file: "README.md", line: 143)
-let feed = try await cached.send(Request<[User]>.get("https://api.example.com/feed").cachePolicy(.cacheElseNetwork(ttl: .seconds(300))))
+let feed = try await cached.send(Request<[User]>.get("\(ExampleOrigin.current)/feed").cachePolicy(.cacheElseNetwork(ttl: .seconds(300))))
 #sourceLocation(file: "README.md", line: 144)
 print(feed.cacheInfo.isFromCache)                          // true on a hit; also age, wasRevalidated
 #sourceLocation(file: "README.md", line: 145)
@@ -94,10 +94,13 @@ let edged = Session(configuration: try Configuration {
     $0.waitsForConnectivity = .seconds(30)
 })
 #sourceLocation(file: "README.md", line: 163)
-let reachability = ReachabilityMonitor(url: URL(string: "https://api.example.com")!)
+let reachability = ReachabilityMonitor(url: URL(string: "\(ExampleOrigin.current)")!)
 #sourceLocation(file: "README.md", line: 164)
 await reachability.start()
 #sourceLocation(file: "README.md", line: 165)
 for await status in await reachability.updates() { print(status) }   // "reachable via wifi", then each change
 #sourceLocation()
 }
+
+/// Runs the block at README.md:118.
+public func runREADME_2() async throws { try await snippet() }

@@ -15,3 +15,6 @@ let client = Client(serverURL: try Servers.Server1.url(),
                     transport: CourierClientTransport(session: session))
 #sourceLocation()
 }
+
+/// Runs the block at Sources/CourierOpenAPI/CourierClientTransport.swift:11.
+public func runSources_CourierOpenAPI_CourierClientTransport_1() async throws { try await snippet() }

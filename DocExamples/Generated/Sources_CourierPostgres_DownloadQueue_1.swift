@@ -17,4 +17,7 @@ try await queue.add(URL(string: "https://files.example/a.iso")!, to: URL(filePat
 for await status in queue.progress(every: .seconds(1)) { print(status) }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/CourierPostgres/DownloadQueue.swift:12.
+public func runSources_CourierPostgres_DownloadQueue_1() async throws { try await snippet() }
 #endif

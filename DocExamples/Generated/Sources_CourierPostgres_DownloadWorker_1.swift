@@ -18,4 +18,7 @@ let worker = try DownloadWorker(queue: queue, session: session, concurrency: 4)
 await worker.run(untilSettled: true)   // or run() until stop()
 #sourceLocation()
 }
+
+/// Runs the block at Sources/CourierPostgres/DownloadWorker.swift:9.
+public func runSources_CourierPostgres_DownloadWorker_1() async throws { try await snippet() }
 #endif

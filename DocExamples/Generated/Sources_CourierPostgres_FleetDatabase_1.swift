@@ -16,4 +16,7 @@ let database = try FleetDatabase(url: "postgres://app:secret@db.internal/app")
 let cache = ResponseCache(shared: PostgresCacheStore(database: database))
 #sourceLocation()
 }
+
+/// Runs the block at Sources/CourierPostgres/FleetDatabase.swift:14.
+public func runSources_CourierPostgres_FleetDatabase_1() async throws { try await snippet() }
 #endif

@@ -20,4 +20,7 @@ let cache = ResponseCache(shared: PostgresCacheStore(database: database))
 let session = Session(configuration: Configuration { $0.baseURL = api; $0.cache = cache })
 #sourceLocation()
 }
+
+/// Runs the block at Sources/CourierPostgres/PostgresCacheStore.swift:10.
+public func runSources_CourierPostgres_PostgresCacheStore_1() async throws { try await snippet() }
 #endif

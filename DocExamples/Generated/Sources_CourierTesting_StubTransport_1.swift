@@ -16,3 +16,6 @@ let stub = StubTransport { request in
 let session = Session(configuration: config, transport: stub)
 #sourceLocation()
 }
+
+/// Runs the block at Sources/CourierTesting/StubTransport.swift:9.
+public func runSources_CourierTesting_StubTransport_1() async throws { try await snippet() }

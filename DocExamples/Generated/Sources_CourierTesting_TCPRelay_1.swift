@@ -19,3 +19,6 @@ relay.slow(by: .seconds(2))     // every read is passed on 2 s late, in order
 relay.slow(by: .zero)           // on time again
 #sourceLocation()
 }
+
+/// Runs the block at Sources/CourierTesting/TCPRelay.swift:9.
+public func runSources_CourierTesting_TCPRelay_1() async throws { try await snippet() }

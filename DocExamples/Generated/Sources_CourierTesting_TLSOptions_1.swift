@@ -12,3 +12,6 @@ let ca = try TestCertificateAuthority()
 let server = try await TestServer.start(tls: .init(identity: try ca.issue()))
 #sourceLocation()
 }
+
+/// Runs the block at Sources/CourierTesting/TLSOptions.swift:7.
+public func runSources_CourierTesting_TLSOptions_1() async throws { try await snippet() }

@@ -16,3 +16,6 @@ let tlsServer = try await TestServer.start(tls: .init(identity: server))
 // trust ca.certificatePEM in the client
 #sourceLocation()
 }
+
+/// Runs the block at Sources/CourierTesting/TestCertificates.swift:9.
+public func runSources_CourierTesting_TestCertificates_1() async throws { try await snippet() }

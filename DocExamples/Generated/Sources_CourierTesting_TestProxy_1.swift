@@ -19,3 +19,6 @@ try await withTestProxy(.http(credentials: ("user", "secret"))) { proxy in
 }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/CourierTesting/TestProxy.swift:11.
+public func runSources_CourierTesting_TestProxy_1() async throws { try await snippet() }

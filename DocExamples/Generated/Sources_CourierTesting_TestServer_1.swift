@@ -16,3 +16,6 @@ try await withTestServer { server in
 }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/CourierTesting/TestServer.swift:12.
+public func runSources_CourierTesting_TestServer_1() async throws { try await snippet() }

@@ -18,3 +18,6 @@ let outcome = try await session.run(batch)
 let users = try outcome.responses.map(\.value)      // throws the first failure, naming its index
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Batch/Batch.swift:6.
+public func runSources_Courier_Batch_Batch_1() async throws { try await snippet() }

@@ -20,3 +20,6 @@ let outcome = try await session.chain { chain in
 print(outcome.value, outcome.steps.map(\.name))
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Batch/Chain.swift:7.
+public func runSources_Courier_Batch_Chain_1() async throws { try await snippet() }

@@ -13,3 +13,6 @@ let feed = try await session.send(Request<Data>.get("/feed").cachePolicy(.cacheE
 if feed.cacheInfo.isFromCache { print("served from the cache, \(feed.cacheInfo.age ?? .zero) old") }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Cache/CachePolicy.swift:7.
+public func runSources_Courier_Cache_CachePolicy_1() async throws { try await snippet() }

@@ -9,3 +9,6 @@ fileprivate func snippet() async throws {
 let memory = MemoryCacheStore(maxBytes: 16 << 20, maxCount: 500)
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Cache/MemoryCacheStore.swift:6.
+public func runSources_Courier_Cache_MemoryCacheStore_1() async throws { try await snippet() }

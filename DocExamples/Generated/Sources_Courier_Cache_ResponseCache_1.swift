@@ -16,3 +16,6 @@ let session = Session(configuration: Configuration { $0.cache = cache; $0.cacheP
 print(await cache.statistics().summary)   // "12 entries, 48.1 KiB on disk (3.9x compressed), 30 hits, 12 misses, 2 revalidations"
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Cache/ResponseCache.swift:9.
+public func runSources_Courier_Cache_ResponseCache_1() async throws { try await snippet() }

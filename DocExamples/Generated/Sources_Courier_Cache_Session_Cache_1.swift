@@ -15,3 +15,6 @@ for try await feed in session.responses(for: Request<Feed>.get("/feed")) {
 }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Cache/Session+Cache.swift:10.
+public func runSources_Courier_Cache_Session_Cache_1() async throws { try await snippet() }

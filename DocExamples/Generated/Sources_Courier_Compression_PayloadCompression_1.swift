@@ -10,3 +10,6 @@ fileprivate func snippet() async throws {
 let request = try await Request<Data>.post("/logs", body: .file(log)).compressingBody(.adaptive())
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Compression/PayloadCompression.swift:6.
+public func runSources_Courier_Compression_PayloadCompression_1() async throws { try await snippet() }

@@ -18,3 +18,6 @@ try await jar.set(Cookie(name: "lang", value: "en", domain: "example.com", hostO
 let all = await jar.cookies(named: "session", domain: "api.example.com")
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Cookies/CookieJar.swift:7.
+public func runSources_Courier_Cookies_CookieJar_1() async throws { try await snippet() }

@@ -10,3 +10,6 @@ fileprivate func snippet() async throws {
 try await jar.set(Cookie(name: "session", value: "abc", domain: "api.example.com", secure: true))
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Cookies/Cookie.swift:6.
+public func runSources_Courier_Cookies_Cookie_1() async throws { try await snippet() }

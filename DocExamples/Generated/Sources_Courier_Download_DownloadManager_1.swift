@@ -22,3 +22,6 @@ try await withSession { session in
 }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Download/DownloadManager.swift:8.
+public func runSources_Courier_Download_DownloadManager_1() async throws { try await snippet() }

@@ -14,3 +14,6 @@ let download = try await manager.add(url, to: .directory(downloads))
 for await event in await download.events() { print(event) }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Download/Download.swift:8.
+public func runSources_Courier_Download_Download_1() async throws { try await snippet() }

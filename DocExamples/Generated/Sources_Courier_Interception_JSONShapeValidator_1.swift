@@ -9,3 +9,6 @@ fileprivate func snippet() async throws {
 JSONShapeValidator(["code": .number, "data": .object(["id": .number, "tags": .array(of: .string)])])
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Interception/JSONShapeValidator.swift:40.
+public func runSources_Courier_Interception_JSONShapeValidator_1() async throws { try await snippet() }

@@ -14,3 +14,6 @@ let config = Configuration {
 }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Interception/ParameterAdapter.swift:12.
+public func runSources_Courier_Interception_ParameterAdapter_1() async throws { try await snippet() }

@@ -19,3 +19,6 @@ fileprivate func snippet() async throws {
 let user = try await session.send(Request<User>.get("/users/1").accessory(Spinner(shows: show))).value
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Interception/RequestAccessory.swift:5.
+public func runSources_Courier_Interception_RequestAccessory_1() async throws { try await snippet() }

@@ -14,3 +14,6 @@ let orders = Request<Data>.get("/orders").validate(BusinessCodeValidator { json 
 })
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Interception/ResponseValidator.swift:70.
+public func runSources_Courier_Interception_ResponseValidator_1() async throws { try await snippet() }

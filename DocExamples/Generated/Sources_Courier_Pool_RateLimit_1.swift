@@ -15,3 +15,6 @@ let config = Configuration {
 }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Pool/RateLimit.swift:6.
+public func runSources_Courier_Pool_RateLimit_1() async throws { try await snippet() }

@@ -16,3 +16,6 @@ await pool.cancelAll(tag: "feed")       // callers get .cancelled
 for await event in pool.events { /* … */ }    // started / finished / failed / cancelled
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Pool/RequestPool.swift:8.
+public func runSources_Courier_Pool_RequestPool_1() async throws { try await snippet() }

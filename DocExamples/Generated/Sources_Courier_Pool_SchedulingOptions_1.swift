@@ -14,3 +14,6 @@ let config = Configuration {
 }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Pool/SchedulingOptions.swift:6.
+public func runSources_Courier_Pool_SchedulingOptions_1() async throws { try await snippet() }

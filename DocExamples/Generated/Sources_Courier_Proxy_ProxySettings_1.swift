@@ -11,3 +11,6 @@ let fromEnvironment = try Configuration { $0.proxies = try ProxySettings.environ
 let throughSOCKS = Configuration { $0.proxies = ProxySettings(all: .socks5(host: "127.0.0.1", port: 1080)) }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Proxy/ProxySettings.swift:6.
+public func runSources_Courier_Proxy_ProxySettings_1() async throws { try await snippet() }

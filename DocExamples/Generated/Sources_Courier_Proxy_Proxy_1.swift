@@ -11,3 +11,6 @@ fileprivate func snippet() async throws {
 let proxy = try Proxy(url: "http://user:secret@proxy.internal:3128")
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Proxy/Proxy.swift:9.
+public func runSources_Courier_Proxy_Proxy_1() async throws { try await snippet() }

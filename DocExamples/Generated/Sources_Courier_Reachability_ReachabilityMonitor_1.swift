@@ -7,10 +7,13 @@ import Foundation
 fileprivate var url: URL { fatalError() }
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Reachability/ReachabilityMonitor.swift", line: 7)
-let monitor = ReachabilityMonitor(url: URL(string: "https://api.example.com")!)
+let monitor = ReachabilityMonitor(url: URL(string: "\(ExampleOrigin.current)")!)
 #sourceLocation(file: "Sources/Courier/Reachability/ReachabilityMonitor.swift", line: 8)
 await monitor.start()
 #sourceLocation(file: "Sources/Courier/Reachability/ReachabilityMonitor.swift", line: 9)
 for await status in await monitor.updates() { print(status) }   // the current status first, then changes
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Reachability/ReachabilityMonitor.swift:7.
+public func runSources_Courier_Reachability_ReachabilityMonitor_1() async throws { try await snippet() }

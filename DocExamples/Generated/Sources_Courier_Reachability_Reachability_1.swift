@@ -8,8 +8,11 @@ fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Reachability/Reachability.swift", line: 7)
 let reachability = Reachability()
 #sourceLocation(file: "Sources/Courier/Reachability/Reachability.swift", line: 8)
-for await status in await reachability.listen(to: URL(string: "https://api.example.com")!) { /* … */ }
+for await status in await reachability.listen(to: URL(string: "\(ExampleOrigin.current)")!) { /* … */ }
 #sourceLocation(file: "Sources/Courier/Reachability/Reachability.swift", line: 9)
-await reachability.stopListening(to: URL(string: "https://api.example.com")!)
+await reachability.stopListening(to: URL(string: "\(ExampleOrigin.current)")!)
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Reachability/Reachability.swift:7.
+public func runSources_Courier_Reachability_Reachability_1() async throws { try await snippet() }

@@ -11,3 +11,6 @@ do { _ = try await session.send(Request<Data>.get("/slow")) }
 catch let error as CourierError where error.code == .timeout { /* … */ }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Request/CourierError.swift:10.
+public func runSources_Courier_Request_CourierError_1() async throws { try await snippet() }

@@ -9,3 +9,6 @@ fileprivate func snippet() async throws {
 let parameters: Parameters = ["page": 2, "tags": ["a", "b"], "filter": ["active": true]]
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Request/ParameterValue.swift:9.
+public func runSources_Courier_Request_ParameterValue_1() async throws { try await snippet() }

@@ -15,3 +15,6 @@ let bodies: [RequestBody] = [
 ]
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Request/RequestBody.swift:7.
+public func runSources_Courier_Request_RequestBody_1() async throws { try await snippet() }

@@ -16,3 +16,6 @@ fileprivate func snippet() async throws {
 let user = try await session.send(.user(id: 42)).value
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Request/Request.swift:10.
+public func runSources_Courier_Request_Request_1() async throws { try await snippet() }

@@ -9,3 +9,6 @@ fileprivate func snippet() async throws {
 let pin = try CertificatePinning.publicKeyHash(ofPEM: String(contentsOfFile: "server.pem", encoding: .utf8))
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Security/CertificatePinning.swift:37.
+public func runSources_Courier_Security_CertificatePinning_1() async throws { try await snippet() }

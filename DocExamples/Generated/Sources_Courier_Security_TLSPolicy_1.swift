@@ -15,3 +15,6 @@ policy.clientIdentity = ClientIdentity(certificateFile: "client.pem", privateKey
 policy.pinning = .publicKeys(["Wm1s…base64…="])
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Security/TLSPolicy.swift:7.
+public func runSources_Courier_Security_TLSPolicy_1() async throws { try await snippet() }

@@ -15,3 +15,6 @@ let config = Configuration {
 }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Security/TLSSettings.swift:6.
+public func runSources_Courier_Security_TLSSettings_1() async throws { try await snippet() }

@@ -9,10 +9,13 @@ fileprivate var token: String { "" }
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Session/Configuration.swift", line: 10)
 let config = Configuration {
-    $0.baseURL = URL(string: "https://api.example.com")
+    $0.baseURL = URL(string: "\(ExampleOrigin.current)")
     $0.apiVersion = "v2"
     $0.defaultHeaders[.authorization] = "Bearer \(token)"
     $0.retryPolicy = .exponential(maxAttempts: 3)
 }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Session/Configuration.swift:10.
+public func runSources_Courier_Session_Configuration_1() async throws { try await snippet() }

@@ -17,3 +17,6 @@ config.services[.payments] = URL(string: "https://pay.example.com/api")!
 let receipt = try await session.send(Request<Receipt>.get("/receipts/7").service(.payments))
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Session/ServiceID.swift:4.
+public func runSources_Courier_Session_ServiceID_1() async throws { try await snippet() }

@@ -8,8 +8,11 @@ fileprivate var session: Session { fatalError() }
 fileprivate struct User: Codable, Sendable { var id: Int; var name: String }
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Session/Session.swift", line: 8)
-try await withSession(Configuration { $0.baseURL = URL(string: "https://api.example.com") }) { session in
+try await withSession(Configuration { $0.baseURL = URL(string: "\(ExampleOrigin.current)") }) { session in
     let user = try await session.send(Request<User>.get("/users/1")).value
 }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Session/Session.swift:8.
+public func runSources_Courier_Session_Session_1() async throws { try await snippet() }

@@ -13,3 +13,6 @@ let response = try await session.stream(Request<Data>.get("/big").timeout(.secon
 for try await chunk in response.body { try file.write(contentsOf: chunk.readableBytesView) }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Session/Session+Streaming.swift:27.
+public func runSources_Courier_Session_Session_Streaming_1() async throws { try await snippet() }

@@ -14,3 +14,6 @@ let outcome = try await session.uploadFiles(photos, to: "/photos", fields: [("al
 for file in outcome.failedFiles { print("not sent:", file.lastPathComponent) }
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Upload/FileUploads.swift:22.
+public func runSources_Courier_Upload_FileUploads_1() async throws { try await snippet() }

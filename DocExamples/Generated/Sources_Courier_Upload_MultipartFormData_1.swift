@@ -17,3 +17,6 @@ try form.append(file: URL(filePath: "/photos/beach.jpg"), name: "photo")   // im
 let response = try await session.send(Request<Data>.post("/upload", body: try form.body()))
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Upload/MultipartFormData.swift:15.
+public func runSources_Courier_Upload_MultipartFormData_1() async throws { try await snippet() }

@@ -15,3 +15,6 @@ for await progress in upload.progress { print(progress) }   // at most ten a sec
 let response = try await upload.response
 #sourceLocation()
 }
+
+/// Runs the block at Sources/Courier/Upload/Upload.swift:7.
+public func runSources_Courier_Upload_Upload_1() async throws { try await snippet() }

@@ -10,7 +10,9 @@ struct Routes {
     let state: ServerState
 
     func respond(to request: ServerRequest, writer: ResponseWriter) async throws -> Bool {
-        let parts = request.path.split(separator: "/").map(String.init)
+        var parts = request.path.split(separator: "/").map(String.init)
+        // A leading API version (`/v2/users/1`) is skipped, as a versioned API would route it.
+        if let first = parts.first, first.count > 1, first.first == "v", first.dropFirst().allSatisfy(\.isNumber) { parts.removeFirst() }
         let isHead = request.head.method == .HEAD
         switch parts.first ?? "" {
         case "echo": try await echo(request, writer)
@@ -28,6 +30,13 @@ struct Routes {
                 return false
             }
             try await writer.respond(text: "waited \(ms) ms")
+        case "users": try await user(request, parts, writer)
+        case "slow":
+            guard await writer.waitWhileConnected(for: .seconds(60)) else {
+                state.recordAbort(request.path)
+                return false
+            }
+            try await writer.respond(text: "waited a minute")
         case "flaky":
             let key = parts.count > 1 ? parts[1] : "default"
             let count = state.increment(key)
@@ -147,9 +156,26 @@ struct Routes {
         while offset < size {
             let count = min(chunk, size - offset)
             try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: offset, count: count)))
+            state.add("drip-parts", 1)
             offset += count
             if offset < size { try await Task.sleep(for: .milliseconds(interval)) }
         }
+    }
+
+    /// `/users/ID`: the user as JSON, `{"id":ID,"name":"user ID"}`; a PATCH or PUT with a JSON object sets the
+    /// fields it names (except `id`) in the answer. The user API the README's examples talk to.
+    private func user(_ request: ServerRequest, _ parts: [String], _ writer: ResponseWriter) async throws {
+        guard parts.count == 2, let id = Int(parts[1]) else {
+            try await writer.respond(status: 404, text: "no such user")
+            return
+        }
+        var user: [String: Any] = ["id": id, "name": "user \(id)"]
+        if request.head.method == .PATCH || request.head.method == .PUT,
+           let fields = try? JSONSerialization.jsonObject(with: Data(request.body.readableBytesView)) as? [String: Any] {
+            user.merge(fields.filter { $0.key != "id" }) { $1 }
+        }
+        let json = try JSONSerialization.data(withJSONObject: user, options: [.sortedKeys])
+        try await writer.respond(headers: [("Content-Type", "application/json")], body: ByteBuffer(bytes: json))
     }
 
     private func json(_ request: ServerRequest, _ writer: ResponseWriter) async throws {
