@@ -41,7 +41,7 @@ struct DownloadCommand: AsyncParsableCommand {
     @Option(help: "Connections per file; more than 1 splits large files into segments (1-16).")
     var connections = 1
 
-    @Option(help: "The most bytes per second, such as 500K or 2M: K, M and G are powers of 1024 (KiB, MiB, GiB, as sizes are printed); all downloads together.")
+    @Option(help: HelpText.limitRate(covering: "all downloads"))
     var limitRate: String?
 
     @Option(parsing: .unconditional, help: "Transient failures in a row retried from the last byte on disk.")

@@ -99,7 +99,7 @@ struct QueueCommand: AsyncParsableCommand {
         @Option(help: "Seconds a claim holds without renewal; a dead worker's jobs wait this long (default 30).")
         var lease = "30"
 
-        @Option(help: "The most bytes per second, such as 500K or 2M: K, M and G are powers of 1024 (KiB, MiB, GiB, as sizes are printed); all of this worker's downloads together.")
+        @Option(help: HelpText.limitRate(covering: "all of this worker's downloads"))
         var limitRate: String?
 
         func validate() throws {
