@@ -44,24 +44,34 @@ struct LatencyPromiseTests {
         try await cancelWhileSending(transport: URLSessionTransport())
     }
 
+    /// Three tries, judged like the cancels: the best must end within 400 ms of the 500 ms deadline, and every one
+    /// long before the 50 attempts' 2.5 s of backoff alone.
     @Test func retriesStopAtTheTotalDeadline() async throws {
         try await withServerSession({
             $0.retryPolicy = RetryPolicy(maxAttempts: 50, baseDelay: .milliseconds(50), maxDelay: .milliseconds(50))
             $0.timeouts.total = .milliseconds(500)
         }) { session, server in
-            let start = ContinuousClock.now
-            let error = await courierError { _ = try await session.send(Request<Data>.get("/status/503")) }
-            let elapsed = start.duration(to: .now)
-            // No retry starts once its backoff would pass the deadline. With full jitter the last one may start just
-            // before it: then the deadline cuts that attempt and the caller hears the total timeout; otherwise the
-            // caller hears the last 503. Each outcome is checked for what it must be.
-            switch error?.code {
-            case .httpStatus?: #expect(error?.status?.code == 503)
-            case .timeout?: #expect(error?.timeoutKind == .total, "only the total deadline may end it")
-            default: Issue.record("neither the last 503 nor the total timeout: \(String(describing: error))")
+            var times: [Duration] = [], attempts: [Int] = []
+            for _ in 0..<3 {
+                let hitsBefore = server.hits("/status/503")
+                let start = ContinuousClock.now
+                let error = await courierError { _ = try await session.send(Request<Data>.get("/status/503")) }
+                times.append(start.duration(to: .now))
+                // No retry starts once its backoff would pass the deadline. With full jitter the last one may start
+                // just before it: then the deadline cuts that attempt and the caller hears the total timeout;
+                // otherwise the caller hears the last 503. Each outcome is checked for what it must be.
+                switch error?.code {
+                case .httpStatus?: #expect(error?.status?.code == 503)
+                case .timeout?: #expect(error?.timeoutKind == .total, "only the total deadline may end it")
+                default: Issue.record("neither the last 503 nor the total timeout: \(String(describing: error))")
+                }
+                attempts.append(server.hits("/status/503") - hitsBefore)
             }
-            #expect(elapsed < .milliseconds(500) + .milliseconds(400), "the retries ran past the deadline: \(elapsed)")
-            #expect(server.hits("/status/503") >= 2 && server.hits("/status/503") < 50)
+            // Retried, but not 50 times (a first attempt slowed past the deadline by a loaded machine is not retried).
+            #expect((attempts.max() ?? 0) >= 2 && attempts.allSatisfy { $0 < 50 }, "attempts: \(attempts)")
+            let best = try #require(times.min()), worst = try #require(times.max())
+            #expect(best < .milliseconds(500) + .milliseconds(400), "the retries ran past the deadline: \(times)")
+            #expect(worst < .milliseconds(2500), "the retries ran past the deadline: \(times)")
         }
     }
 }
