@@ -168,8 +168,7 @@ struct ResponseWriter {
     func waitWhileConnected(for duration: Duration) async -> Bool {
         let loop = channel.eventLoop
         let outcome = loop.makePromise(of: Bool.self)  // a second completion is ignored: the first one counts
-        let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-        let timer = loop.scheduleTask(in: .nanoseconds(nanoseconds)) { outcome.succeed(true) }
+        let timer = loop.scheduleTask(in: TimeAmount(duration)) { outcome.succeed(true) }
         channel.closeFuture.whenComplete { _ in
             timer.cancel()
             outcome.succeed(false)

@@ -23,20 +23,14 @@ struct Routes {
             if let retryAfter = request.query["retry-after"] { headers.append(("Retry-After", retryAfter)) }
             let body = (100..<200).contains(code) || code == 204 || code == 304 ? ByteBuffer() : ByteBuffer(string: "status \(code)")
             try await writer.respond(status: code, headers: headers, body: body, includeBody: !isHead)
-        case "delay":
-            let ms = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+        case "delay", "slow":  // `/slow`, the README's slow endpoint, is a delay of a minute
+            let ms = parts[0] == "slow" ? 60_000 : parts.count > 1 ? Int(parts[1]) ?? 0 : 0
             guard await writer.waitWhileConnected(for: .milliseconds(ms)) else {
                 state.recordAbort(request.path)
                 return false
             }
             try await writer.respond(text: "waited \(ms) ms")
         case "users": try await user(request, parts, writer)
-        case "slow":
-            guard await writer.waitWhileConnected(for: .seconds(60)) else {
-                state.recordAbort(request.path)
-                return false
-            }
-            try await writer.respond(text: "waited a minute")
         case "flaky":
             let key = parts.count > 1 ? parts[1] : "default"
             let count = state.increment(key)
