@@ -20,7 +20,7 @@ struct DeadlineScheduleTests {
         #expect(schedule.add(id(3), deadline: start + .milliseconds(50)) == nil, "the new watcher wakes in time")
         live[id(3)] = nil  // finished in time
 
-        let isLive = { (due: DeadlineSchedule.Due) in live[due.id] == due.deadline }
+        let isLive = { (due: DeadlineSchedule.Due) in live[due.id].map(Tick.init) == due.tick }
         #expect(schedule.expire(generation: 1, now: start + .milliseconds(60), isLive: isLive).expired.isEmpty,
                 "the replaced watcher gets nothing")
         let woken = schedule.expire(generation: 2, now: start + .milliseconds(60), isLive: isLive)

@@ -7,18 +7,43 @@ import HeapModule
 /// cancelled as nearly every request finishes in time) cost more than the rest of the pool's work for a small
 /// request. A finished request leaves its deadline in the heap; it is dropped when it comes up, and the pool
 /// rebuilds the heap when such leftovers outnumber its requests.
+///
+/// Instants are kept as ``Tick``s: `ContinuousClock.Instant` is a resilient type of the standard library, so a
+/// struct holding one has no fixed layout, and every copy of it (each step of a heap insert) went through the
+/// runtime's value witnesses.
 struct DeadlineSchedule {
     /// One request's deadline.
     struct Due: Comparable {
-        let deadline: ContinuousClock.Instant
+        let tick: Tick
         let id: RequestID
-        static func < (lhs: Due, rhs: Due) -> Bool { lhs.deadline < rhs.deadline }
+
+        init(deadline: ContinuousClock.Instant, id: RequestID) {
+            self.init(tick: Tick(deadline), id: id)
+        }
+
+        init(tick: Tick, id: RequestID) {
+            self.tick = tick
+            self.id = id
+        }
+
+        var deadline: ContinuousClock.Instant { tick.instant }
+        static func < (lhs: Due, rhs: Due) -> Bool { lhs.tick < rhs.tick }
     }
 
     /// A watcher to start: it sleeps until `wake`, then calls ``expire(generation:now:isLive:)`` with `generation`.
     struct Watcher: Equatable {
         let generation: Int
-        let wake: ContinuousClock.Instant
+        private let wakeTick: Tick
+        var wake: ContinuousClock.Instant { wakeTick.instant }
+
+        init(generation: Int, wake: ContinuousClock.Instant) {
+            self.init(generation: generation, wakeTick: Tick(wake))
+        }
+
+        fileprivate init(generation: Int, wakeTick: Tick) {
+            self.generation = generation
+            self.wakeTick = wakeTick
+        }
     }
 
     /// Expiries go late by up to this much, so requests that started together end in one wake-up.
@@ -28,7 +53,7 @@ struct DeadlineSchedule {
     /// The current watcher's generation; a watcher of an older one stops when it wakes.
     private var generation = 0
     /// When the current watcher wakes; `nil` when none runs.
-    private var wakes: ContinuousClock.Instant?
+    private var wakes: Tick?
 
     /// How many deadlines the heap holds, leftovers of finished requests included.
     var count: Int { due.count }
@@ -36,11 +61,17 @@ struct DeadlineSchedule {
     /// Adds `id`'s deadline; returns a watcher to start when none wakes in time for it (a watcher sleeping for
     /// longer is replaced: it stops when it wakes).
     mutating func add(_ id: RequestID, deadline: ContinuousClock.Instant) -> Watcher? {
-        due.insert(Due(deadline: deadline, id: id))
-        if let wakes, wakes <= deadline + Self.slack { return nil }
+        add(id, tick: Tick(deadline))
+    }
+
+    /// ``add(_:deadline:)`` with the deadline as a tick.
+    mutating func add(_ id: RequestID, tick: Tick) -> Watcher? {
+        due.insert(Due(tick: tick, id: id))
+        let wake = tick + Tick(Self.slack)
+        if let wakes, wakes <= wake { return nil }
         generation += 1
-        wakes = deadline + Self.slack
-        return Watcher(generation: generation, wake: deadline + Self.slack)
+        wakes = wake
+        return Watcher(generation: generation, wakeTick: wake)
     }
 
     /// Replaces the heap with the deadlines of the requests still in flight, dropping the leftovers.
@@ -55,17 +86,52 @@ struct DeadlineSchedule {
         -> (expired: [RequestID], next: ContinuousClock.Instant?) {
         guard generation == self.generation else { return ([], nil) }
         var expired: [RequestID] = []
+        let now = Tick(now)
         while let first = due.min {
             guard isLive(first) else {
                 _ = due.popMin()  // finished
                 continue
             }
-            guard first.deadline <= now else { break }
+            guard first.tick <= now else { break }
             _ = due.popMin()
             expired.append(first.id)
         }
-        wakes = due.min.map { $0.deadline + Self.slack }
-        return (expired, wakes)
+        wakes = due.min.map { $0.tick + Tick(Self.slack) }
+        return (expired, wakes?.instant)
+    }
+}
+
+/// A `ContinuousClock` instant as nanoseconds since a fixed instant of the process: a plain integer, so the
+/// structs that hold one have a fixed layout (see ``DeadlineSchedule``).
+struct Tick: Comparable, Hashable {
+    private static let origin = ContinuousClock.now
+    let nanoseconds: Int64
+
+    init(_ instant: ContinuousClock.Instant) {
+        nanoseconds = Self.nanoseconds(Self.origin.duration(to: instant))
+    }
+
+    init(_ duration: Duration) {
+        nanoseconds = Self.nanoseconds(duration)
+    }
+
+    private init(nanoseconds: Int64) {
+        self.nanoseconds = nanoseconds
+    }
+
+    var instant: ContinuousClock.Instant { Self.origin + .nanoseconds(nanoseconds) }
+
+    static func < (lhs: Tick, rhs: Tick) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
+    static func + (lhs: Tick, rhs: Tick) -> Tick { Tick(nanoseconds: lhs.nanoseconds &+ rhs.nanoseconds) }
+
+    /// Whole nanoseconds of `duration`, saturated to `Int64` (a deadline centuries away stays far away).
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (scaled, overflowed) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (sum, overflowedAgain) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        let limit = Int64.max / 2  // so adding the slack cannot overflow
+        if overflowed || overflowedAgain { return seconds < 0 ? -limit : limit }
+        return min(max(sum, -limit), limit)
     }
 }
 

@@ -63,7 +63,7 @@ struct PoolState {
         /// Cancels what the request waits on.
         let canceller: Canceller
         /// When the pool cancels the request.
-        let deadline: ContinuousClock.Instant
+        let deadline: Tick
         var hasStarted = false
         /// The caller was cancelled; the request may still run a shared call for others.
         var callerLeft = false
@@ -118,10 +118,11 @@ struct PoolState {
         let info = PooledRequest(id: id, method: ticket.request.method, fullURL: ticket.request.url, parameters: ticket.parameters,
                                  pathQuery: ticket.pathQuery, tag: ticket.request.tag, userInfo: ticket.request.userInfo, priority: ticket.priority,
                                  state: .waiting, isCoalesced: false, startDate: Date())
-        entries[id] = Entry(info: info, canceller: canceller, deadline: deadline)
-        let watcher = deadlines.add(id, deadline: deadline)
+        let tick = Tick(deadline)
+        entries[id] = Entry(info: info, canceller: canceller, deadline: tick)
+        let watcher = deadlines.add(id, tick: tick)
         if deadlines.count > 2 * entries.count + 64 {  // mostly finished requests' leftovers
-            deadlines.rebuild(entries.map { DeadlineSchedule.Due(deadline: $0.value.deadline, id: $0.key) })
+            deadlines.rebuild(entries.map { DeadlineSchedule.Due(tick: $0.value.deadline, id: $0.key) })
         }
         return (id, watcher)
     }
@@ -129,7 +130,7 @@ struct PoolState {
     /// The deadline watcher of `generation` woke at `now`: the requests to cancel, and when to wake next.
     mutating func expireDeadlines(generation: Int, now: ContinuousClock.Instant) -> (due: [Canceller], next: ContinuousClock.Instant?) {
         let entries = self.entries
-        let (expired, next) = deadlines.expire(generation: generation, now: now) { entries[$0.id]?.deadline == $0.deadline }
+        let (expired, next) = deadlines.expire(generation: generation, now: now) { entries[$0.id]?.deadline == $0.tick }
         return (expired.compactMap { entries[$0]?.canceller }, next)
     }
 
@@ -145,7 +146,7 @@ struct PoolState {
 
     /// The request `id` ended; returns its info unless its caller had already gone (and was told with an event).
     mutating func finish(_ id: RequestID) -> PooledRequest? {
-        cancelledFollowers.remove(id)
+        if !cancelledFollowers.isEmpty { cancelledFollowers.remove(id) }
         guard let entry = entries.removeValue(forKey: id) else { return nil }
         if entry.info.isSuspended { suspendedCount -= 1 }
         if entry.callerLeft {

@@ -27,6 +27,7 @@ struct RequestScheduler: Sendable {
     private(set) var limits: Limits
     private(set) var isSuspended = false
     private var running: [RequestID: String] = [:]
+    /// Counted only while a per-host limit is set: without one, a request's start and end hash no host name.
     private var runningPerHost: [String: Int] = [:]
     /// Indexed by ``RequestPriority/rawValue``. A request cancelled while waiting stays in its queue as a tombstone
     /// (it is no longer in ``waiting``) until draining reaches it or the queues are compacted, so a cancel costs
@@ -49,7 +50,7 @@ struct RequestScheduler: Sendable {
 
     /// A request asks to use the network; a `held` one waits whatever the room, until ``release(_:)``.
     mutating func enqueue(_ id: RequestID, host: String, priority: RequestPriority, held isHeld: Bool = false) -> EnqueueAction {
-        precondition(running[id] == nil && !waiting.contains(id), "\(id) asked the scheduler twice")
+        assert(running[id] == nil && !waiting.contains(id), "\(id) asked the scheduler twice")
         if !isHeld, canStart(host: host) {
             markRunning(id, host: host)
             return .start
@@ -79,9 +80,11 @@ struct RequestScheduler: Sendable {
         guard let host = running.removeValue(forKey: id) else {
             preconditionFailure("\(id) finished without running")
         }
-        let left = (runningPerHost[host] ?? 1) - 1
-        runningPerHost[host] = left > 0 ? left : nil
-        return drain()
+        if limits.maxPerHost != nil {
+            let left = (runningPerHost[host] ?? 1) - 1
+            runningPerHost[host] = left > 0 ? left : nil
+        }
+        return queued == 0 ? [] : drain()
     }
 
     /// A waiting request gave up (cancelled); `false` when it was not waiting.
@@ -108,6 +111,10 @@ struct RequestScheduler: Sendable {
 
     /// New limits; returns the waiting requests that start now (when the limits grew).
     mutating func setLimits(_ limits: Limits) -> [RequestID] {
+        if limits.maxPerHost != nil, self.limits.maxPerHost == nil {  // counted from now on
+            runningPerHost = [:]
+            for host in running.values { runningPerHost[host, default: 0] += 1 }
+        }
         self.limits = limits
         return drain()
     }
@@ -121,7 +128,7 @@ struct RequestScheduler: Sendable {
 
     private mutating func markRunning(_ id: RequestID, host: String) {
         running[id] = host
-        runningPerHost[host, default: 0] += 1
+        if limits.maxPerHost != nil { runningPerHost[host, default: 0] += 1 }
     }
 
     /// Starts waiting requests, most urgent first, skipping those whose host is full.

@@ -3,7 +3,7 @@
 final class DeadlineTimers: Sendable {
     /// One deadline that is still set.
     private struct Timer {
-        let deadline: ContinuousClock.Instant
+        let deadline: Tick
         let action: @Sendable () -> Void
     }
 
@@ -20,16 +20,17 @@ final class DeadlineTimers: Sendable {
         let (id, watcher) = state.withLock { state in
             state.nextID += 1
             let id = RequestID(rawValue: state.nextID)
-            state.timers[id] = Timer(deadline: deadline, action: action)
+            let tick = Tick(deadline)
+            state.timers[id] = Timer(deadline: tick, action: action)
             if state.schedule.count > 2 * state.timers.count + 64 {  // mostly cancelled timers' leftovers
-                state.schedule.rebuild(state.timers.map { DeadlineSchedule.Due(deadline: $0.value.deadline, id: $0.key) })
+                state.schedule.rebuild(state.timers.map { DeadlineSchedule.Due(tick: $0.value.deadline, id: $0.key) })
             }
-            return (id, state.schedule.add(id, deadline: deadline))
+            return (id, state.schedule.add(id, tick: tick))
         }
         watcher?.run(expire: { [state] generation, now in
             state.withLock { state in
                 let timers = state.timers
-                let (expired, next) = state.schedule.expire(generation: generation, now: now) { timers[$0.id]?.deadline == $0.deadline }
+                let (expired, next) = state.schedule.expire(generation: generation, now: now) { timers[$0.id]?.deadline == $0.tick }
                 return (expired.compactMap { state.timers.removeValue(forKey: $0)?.action }, next)
             }
         }, fire: { $0() })
