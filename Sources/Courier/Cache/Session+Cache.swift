@@ -16,7 +16,7 @@ extension Session {
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    try await executor().runCacheThenNetwork(request.erased) { continuation.yield(try $0.unerased()) }
+                    try await executor().runCacheThenNetwork(request.erased) { continuation.yield($0.unerased()) }
                     continuation.finish()
                 } catch {
                     continuation.finish(throwing: RequestExecutor.normalize(error))

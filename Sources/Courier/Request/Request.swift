@@ -13,75 +13,191 @@ public import HTTPTypes
 /// let user = try await session.send(.user(id: 42)).value
 /// ```
 public struct Request<Response: Sendable>: Sendable {
+    /// Everything but the decoding, in one value of one concrete type: what the session's machinery runs on, so
+    /// erasing the decoded type copies one struct instead of each field through generic code.
+    var settings: RequestSettings
+
     /// The HTTP method.
-    public var method: HTTPRequest.Method
+    public var method: HTTPRequest.Method {
+        get { settings.method }
+        set { settings.method = newValue }
+    }
+
     /// A path relative to the base URL (`/users/1`), or an absolute URL that overrides every base.
-    public var path: String
+    public var path: String {
+        get { settings.path }
+        set { settings.path = newValue }
+    }
+
     /// Query items, always appended to the URL whatever the method.
-    public var query: Parameters
+    public var query: Parameters {
+        get { settings.query }
+        set { settings.query = newValue }
+    }
+
     /// Parameters placed by method: in the query for GET, HEAD and DELETE, in the body for the rest.
-    public var parameters: Parameters
+    public var parameters: Parameters {
+        get { settings.parameters }
+        set { settings.parameters = newValue }
+    }
+
     /// Headers; they win over the session's default headers.
     ///
     /// swift-http-types replaces CR, LF and NUL in a value given as `HTTPFields` with spaces when the field is
     /// made, so Courier never sees them; ``header(_:_:)`` takes strings and refuses such a value with
     /// ``CourierError/Code/invalidHeader`` before anything is sent.
-    public var headers: HTTPFields
+    public var headers: HTTPFields {
+        get { settings.headers }
+        set { settings.headers = newValue }
+    }
+
     /// Headers given as plain strings, validated (no CR, LF or NUL) before anything is sent.
-    public var rawHeaders: [(name: String, value: String)]
+    public var rawHeaders: [(name: String, value: String)] {
+        get { settings.rawHeaders }
+        set { settings.rawHeaders = newValue }
+    }
+
     /// The body. When it is empty and the method carries a body, ``parameters`` are encoded instead.
-    public var body: RequestBody
+    public var body: RequestBody {
+        get { settings.body }
+        set { settings.body = newValue }
+    }
+
     /// Overrides the session's parameter encoding (form or JSON) for ``parameters`` in the body.
-    public var parameterEncoding: ParameterEncoding?
+    public var parameterEncoding: ParameterEncoding? {
+        get { settings.parameterEncoding }
+        set { settings.parameterEncoding = newValue }
+    }
+
     /// A base URL for this request only; wins over ``service`` and the session's base URL.
-    public var baseURL: URL?
+    public var baseURL: URL? {
+        get { settings.baseURL }
+        set { settings.baseURL = newValue }
+    }
+
     /// A named service registered in ``Configuration/services``.
-    public var service: ServiceID?
+    public var service: ServiceID? {
+        get { settings.service }
+        set { settings.service = newValue }
+    }
+
     /// Use the session's CDN base URL instead of its base URL.
-    public var usesCDN: Bool
+    public var usesCDN: Bool {
+        get { settings.usesCDN }
+        set { settings.usesCDN = newValue }
+    }
+
     /// Skip every base URL: ``path`` must then be absolute.
-    public var ignoresBaseURL: Bool
+    public var ignoresBaseURL: Bool {
+        get { settings.ignoresBaseURL }
+        set { settings.ignoresBaseURL = newValue }
+    }
+
     /// Overrides the API version segment (`v2`); an empty string removes it for this request.
-    public var apiVersion: String?
+    public var apiVersion: String? {
+        get { settings.apiVersion }
+        set { settings.apiVersion = newValue }
+    }
+
     /// Include the session's default parameters (default `true`).
-    public var includesDefaultParameters: Bool
+    public var includesDefaultParameters: Bool {
+        get { settings.includesDefaultParameters }
+        set { settings.includesDefaultParameters = newValue }
+    }
+
     /// Include the session's default headers (default `true`).
-    public var includesDefaultHeaders: Bool
+    public var includesDefaultHeaders: Bool {
+        get { settings.includesDefaultHeaders }
+        set { settings.includesDefaultHeaders = newValue }
+    }
+
     /// Per-request timeouts; unset fields fall back to the session's.
-    public var timeouts: TimeoutOverrides
+    public var timeouts: TimeoutOverrides {
+        get { settings.timeouts }
+        set { settings.timeouts = newValue }
+    }
+
     /// Overrides the session's retry policy.
-    public var retryPolicy: RetryPolicy?
+    public var retryPolicy: RetryPolicy? {
+        get { settings.retryPolicy }
+        set { settings.retryPolicy = newValue }
+    }
+
     /// Validators run after the session's own.
-    public var validators: [any ResponseValidator]
+    public var validators: [any ResponseValidator] {
+        get { settings.validators }
+        set { settings.validators = newValue }
+    }
+
     /// Overrides the session's response size limit, in bytes.
-    public var maxResponseBytes: Int?
+    public var maxResponseBytes: Int? {
+        get { settings.maxResponseBytes }
+        set { settings.maxResponseBytes = newValue }
+    }
+
     /// A free label, used to find or cancel requests by group.
-    public var tag: String?
+    public var tag: String? {
+        get { settings.tag }
+        set { settings.tag = newValue }
+    }
+
     /// Anything the caller wants to carry along, visible to adapters and monitors.
-    public var userInfo: [String: any Sendable]
+    public var userInfo: [String: any Sendable] {
+        get { settings.userInfo }
+        set { settings.userInfo = newValue }
+    }
+
     /// When `true` the request is sent as built: no base URL, API version, default parameters, default headers
     /// or adapters (RBEFireworks' custom request). Validation, redirects and limits still apply.
-    public var isRaw: Bool
+    public var isRaw: Bool {
+        get { settings.isRaw }
+        set { settings.isRaw = newValue }
+    }
+
     /// When the request starts compared with others waiting in the ``RequestPool`` (default `.normal`).
-    public var priority: RequestPriority
+    public var priority: RequestPriority {
+        get { settings.priority }
+        set { settings.priority = newValue }
+    }
+
     /// Whether the request may share the call of an identical one in flight (default `true`; see
     /// ``SchedulingOptions/coalescesRequests``).
-    public var coalesces: Bool
+    public var coalesces: Bool {
+        get { settings.coalesces }
+        set { settings.coalesces = newValue }
+    }
+
     /// Overrides ``Configuration/cachePolicy`` for this request.
-    public var cachePolicy: CachePolicy?
+    public var cachePolicy: CachePolicy? {
+        get { settings.cachePolicy }
+        set { settings.cachePolicy = newValue }
+    }
+
     /// Whether the session's ``Configuration/validators`` judge this response (default `true`); the request's own
     /// ``validators`` always do. Off for callers that read every status themselves, such as an OpenAPI client.
-    public var usesSessionValidators: Bool
+    public var usesSessionValidators: Bool {
+        get { settings.usesSessionValidators }
+        set { settings.usesSessionValidators = newValue }
+    }
+
     /// Overrides ``Configuration/cookieHandling`` for this request: `[]` keeps the session's cookie jar out of it
     /// both ways, `.send` sends the jar's cookies without storing what the answer sets, `.store` the reverse.
-    public var cookieHandling: CookieHandling?
-    /// Plugins told when this request starts and stops (see ``RequestAccessory``).
-    public var accessories: [any RequestAccessory]
+    public var cookieHandling: CookieHandling? {
+        get { settings.cookieHandling }
+        set { settings.cookieHandling = newValue }
+    }
 
-    /// What the request does with the cookie jar under `configuration`: its own ``cookieHandling``, else the
-    /// session's.
-    func cookieHandling(under configuration: Configuration) -> CookieHandling {
-        cookieHandling ?? configuration.cookieHandling
+    /// Plugins told when this request starts and stops (see ``RequestAccessory``).
+    public var accessories: [any RequestAccessory] {
+        get { settings.accessories }
+        set { settings.accessories = newValue }
+    }
+
+    /// What the request does with the cookie jar under `snapshot`'s configuration: its own ``cookieHandling``, else
+    /// the session's. It takes the snapshot, not a `Configuration`, so that the whole configuration is not copied
+    /// to pass it.
+    func cookieHandling(under snapshot: SessionSnapshot) -> CookieHandling {
+        cookieHandling ?? snapshot.configuration.cookieHandling
     }
 
     let decode: @Sendable (ResponseBody) throws -> Response
@@ -96,79 +212,25 @@ public struct Request<Response: Sendable>: Sendable {
         body: RequestBody = .empty,
         decode: @escaping @Sendable (ResponseBody) throws -> Response
     ) {
-        self.method = method
-        self.path = path
-        self.query = query
-        self.parameters = parameters
-        self.headers = headers
-        self.rawHeaders = []
-        self.body = body
-        self.parameterEncoding = nil
-        self.baseURL = nil
-        self.service = nil
-        self.usesCDN = false
-        self.ignoresBaseURL = false
-        self.apiVersion = nil
-        self.includesDefaultParameters = true
-        self.includesDefaultHeaders = true
-        self.timeouts = TimeoutOverrides()
-        self.retryPolicy = nil
-        self.validators = []
-        self.maxResponseBytes = nil
-        self.tag = nil
-        self.userInfo = [:]
-        self.isRaw = false
-        self.priority = .normal
-        self.coalesces = true
-        self.cachePolicy = nil
-        self.usesSessionValidators = true
-        self.cookieHandling = nil
-        self.accessories = []
+        settings = RequestSettings(method: method, path: path, query: query, parameters: parameters, headers: headers, body: body)
         self.decode = decode
     }
 
     /// The same request with its result transformed.
     public func map<T: Sendable>(_ transform: @escaping @Sendable (Response) throws -> T) -> Request<T> {
         let decode = self.decode
-        var mapped = Request<T>(method: method, path: path) { try transform(try decode($0)) }
-        mapped.copySettings(from: self)
-        return mapped
+        return Request<T>(settings: settings) { try transform(try decode($0)) }
     }
 
     /// The same request decoding its body as `T` instead (raw bytes for `Data`, text for `String`, JSON otherwise).
     public func decoding<T: Decodable & Sendable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder()) -> Request<T> {
-        var mapped = Request<T>(method: method, path: path, decode: ResponseBody.decoder(for: T.self, using: decoder))
-        mapped.copySettings(from: self)
-        return mapped
+        Request<T>(settings: settings, decode: ResponseBody.decoder(for: T.self, using: decoder))
     }
 
-    private mutating func copySettings<Other>(from other: Request<Other>) {
-        query = other.query
-        parameters = other.parameters
-        headers = other.headers
-        rawHeaders = other.rawHeaders
-        body = other.body
-        parameterEncoding = other.parameterEncoding
-        baseURL = other.baseURL
-        service = other.service
-        usesCDN = other.usesCDN
-        ignoresBaseURL = other.ignoresBaseURL
-        apiVersion = other.apiVersion
-        includesDefaultParameters = other.includesDefaultParameters
-        includesDefaultHeaders = other.includesDefaultHeaders
-        timeouts = other.timeouts
-        retryPolicy = other.retryPolicy
-        validators = other.validators
-        maxResponseBytes = other.maxResponseBytes
-        tag = other.tag
-        userInfo = other.userInfo
-        isRaw = other.isRaw
-        priority = other.priority
-        coalesces = other.coalesces
-        cachePolicy = other.cachePolicy
-        usesSessionValidators = other.usesSessionValidators
-        cookieHandling = other.cookieHandling
-        accessories = other.accessories
+    /// A request with these settings and this decoding.
+    init(settings: RequestSettings, decode: @escaping @Sendable (ResponseBody) throws -> Response) {
+        self.settings = settings
+        self.decode = decode
     }
 }
 

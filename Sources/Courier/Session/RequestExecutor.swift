@@ -103,7 +103,7 @@ struct RequestExecutor: Sendable {
         let policy = request.retryPolicy ?? configuration.retryPolicy
         if let budget = policy?.budget { budget.deposit(host: prepared.url.host() ?? "") }
         let log = snapshot.debugLog
-        let cookies = request.cookieHandling(under: configuration)
+        let cookies = request.cookieHandling(under: snapshot)
 
         var attempt = 1
         var retriedStaleConnection = false

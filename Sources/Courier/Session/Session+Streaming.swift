@@ -33,7 +33,7 @@ extension Session {
             let prepared = try await RequestPreparation(snapshot: executor.snapshot).prepare(request.erased)
             let timeouts = executor.configuration.timeouts.applying(request.timeouts)
             let (sent, response, _) = try await executor.open(prepared, timeouts: timeouts, deadline: .now + timeouts.total,
-                                                               cookies: request.cookieHandling(under: executor.configuration),
+                                                               cookies: request.cookieHandling(under: executor.snapshot),
                                                                log: executor.snapshot.debugLog)
             return StreamedResponse(url: sent.url, status: response.status, headers: response.headers, body: response.body)
         } catch {

@@ -1,0 +1,35 @@
+import Foundation
+import HTTPTypes
+
+/// What a ``Request`` carries apart from its decoding; each field is documented on the ``Request`` property that
+/// reads and writes it.
+struct RequestSettings: Sendable {
+    var method: HTTPRequest.Method
+    var path: String
+    var query: Parameters
+    var parameters: Parameters
+    var headers: HTTPFields
+    var rawHeaders: [(name: String, value: String)] = []
+    var body: RequestBody
+    var parameterEncoding: ParameterEncoding?
+    var baseURL: URL?
+    var service: ServiceID?
+    var usesCDN: Bool = false
+    var ignoresBaseURL: Bool = false
+    var apiVersion: String?
+    var includesDefaultParameters: Bool = true
+    var includesDefaultHeaders: Bool = true
+    var timeouts: TimeoutOverrides = TimeoutOverrides()
+    var retryPolicy: RetryPolicy?
+    var validators: [any ResponseValidator] = []
+    var maxResponseBytes: Int?
+    var tag: String?
+    var userInfo: [String: any Sendable] = [:]
+    var isRaw: Bool = false
+    var priority: RequestPriority = .normal
+    var coalesces: Bool = true
+    var cachePolicy: CachePolicy?
+    var usesSessionValidators: Bool = true
+    var cookieHandling: CookieHandling?
+    var accessories: [any RequestAccessory] = []
+}
