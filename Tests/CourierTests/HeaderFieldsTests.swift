@@ -20,8 +20,8 @@ struct HeaderFieldsTests {
                     HTTPField(name: .cookie, value: "x=1; y=2")]
         var appended = HTTPFields()
         for field in list { appended.append(field) }
-        var inOrder = HTTPFields()
-        for field in list { inOrder.appendInOrder(field.name, field.value) }
+        let inOrder = HTTPFields(inOrder: list)
         #expect(inOrder == appended)
+        #expect(inOrder.map(\.value) == ["a", "b", "\"e\"", "x=1; y=2"], "a Cookie value is not split")
     }
 }

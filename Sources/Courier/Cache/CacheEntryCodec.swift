@@ -132,11 +132,12 @@ package enum CacheEntryCodec {
         _ = try read(&header)
         guard let bodyLength = header.readInteger(as: UInt64.self), bodyLength < UInt64(Int.max),
               let encoding = header.readInteger(as: UInt8.self), encoding <= 1 else { throw Corrupt() }
-        var fields = HTTPFields()
+        var list: [HTTPField] = []
         for _ in 0..<(try count(&header)) {
             guard let name = HTTPField.Name(try read(&header)) else { throw Corrupt() }
-            fields.appendInOrder(name, try read(&header))
+            list.append(HTTPField(name: name, value: try read(&header)))
         }
+        let fields = HTTPFields(inOrder: list)
         var varying: [String: String] = [:]
         for _ in 0..<(try count(&header)) { varying[try read(&header)] = try read(&header) }
         guard header.readableBytes == 0 else { throw Corrupt() }
