@@ -39,7 +39,7 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     private let baseConfiguration: HTTPClient.Configuration
-    private let clients = Locked<[ClientKey: HTTPClient]>([:])
+    private let clients: Locked<ClientTable<ClientKey, HTTPClient>>
     private let isShutDown = Atomic<Bool>(false)
     private let routing: ConnectionRouting
     private let lanes = Lanes()
@@ -57,6 +57,7 @@ public final class AsyncHTTPClientTransport: Transport {
         configuration.tracing.tracer = nil
         self.baseConfiguration = configuration
         self.routing = ConnectionRouting(logger: logger)
+        clients = Locked(ClientTable(frontLimit: 2 * lanes.count))  // a plain and an HTTP/2 key per lane
     }
 
     /// Sends the request; see ``Transport/send(_:)``.
@@ -155,12 +156,12 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// The fields of an AsyncHTTPClient head; names HTTP would refuse are dropped.
     static func fields(_ headers: HTTPHeaders) -> HTTPFields {
-        var fields = HTTPFields()
-        fields.reserveCapacity(headers.count)
+        var list: [HTTPField] = []
+        list.reserveCapacity(headers.count)
         for (name, value) in headers {
-            if let fieldName = HTTPField.Name(name) { fields.appendInOrder(fieldName, value) }
+            if let fieldName = HTTPField.Name(name) { list.append(HTTPField(name: fieldName, value: value)) }
         }
-        return fields
+        return HTTPFields(inOrder: list)
     }
 
     /// Shuts every client down; see ``Transport/shutdown()``.
@@ -168,7 +169,7 @@ public final class AsyncHTTPClientTransport: Transport {
         guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let all = clients.withLock { clients in
             defer { clients.removeAll() }
-            return Array(clients.values)
+            return clients.all
         }
         var failure: (any Error)?
         do { try await Self.shutDownEach(all) { try await $0.shutdown() } } catch { failure = error }
@@ -188,22 +189,24 @@ public final class AsyncHTTPClientTransport: Transport {
 
     private func client(for key: ClientKey) throws -> HTTPClient {
         return try clients.withLock { clients in
-            if let client = clients[key] { return client }
-            guard !isShutDown.load(ordering: .acquiring) else {
-                throw CourierError(code: .sessionClosed, message: "the transport has been shut down")
-            }
-            var configuration = baseConfiguration
-            configuration.timeout = .init(connect: TimeAmount(key.connect), read: TimeAmount(key.readIdle))
-            configuration.proxy = key.proxy.map(Self.proxy)
-            configuration.httpVersion = key.httpVersion == .http1Only ? .http1Only : .automatic
-            if key.sharesLimit {
-                let limit = configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit
-                configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(1, limit / lanes.count)
-            }
-            let client = HTTPClient(eventLoopGroup: lanes.loop(key.lane), configuration: configuration)
-            clients[key] = client
-            return client
+            try clients.client(for: key) { try makeClient(for: key) }
         }
+    }
+
+    /// A new client for `key`; called under the table's lock, so each key gets one.
+    private func makeClient(for key: ClientKey) throws -> HTTPClient {
+        guard !isShutDown.load(ordering: .acquiring) else {
+            throw CourierError(code: .sessionClosed, message: "the transport has been shut down")
+        }
+        var configuration = baseConfiguration
+        configuration.timeout = .init(connect: TimeAmount(key.connect), read: TimeAmount(key.readIdle))
+        configuration.proxy = key.proxy.map(Self.proxy)
+        configuration.httpVersion = key.httpVersion == .http1Only ? .http1Only : .automatic
+        if key.sharesLimit {
+            let limit = configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(1, limit / lanes.count)
+        }
+        return HTTPClient(eventLoopGroup: lanes.loop(key.lane), configuration: configuration)
     }
 
     /// The request body in AsyncHTTPClient's terms; files and streams are written chunk by chunk as the
