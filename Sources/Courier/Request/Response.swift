@@ -3,31 +3,35 @@ public import HTTPTypes
 
 /// The answer to a ``Request``: the decoded value with the status, headers, body bytes and timing.
 public struct Response<Value: Sendable>: Sendable {
+    /// Everything but the value, in one value of one concrete type, so changing the value's type (the session's
+    /// typed shell does it for every response) moves one struct instead of each field through generic code.
+    let record: ResponseRecord
     /// The decoded value.
     public let value: Value
+
     /// The request as it was finally sent (after adapters and redirects).
-    public let request: PreparedRequest
+    public var request: PreparedRequest { record.request }
     /// The status.
-    public let status: HTTPResponse.Status
+    public var status: HTTPResponse.Status { record.status }
     /// The headers.
-    public let headers: HTTPFields
+    public var headers: HTTPFields { record.headers }
     /// The body bytes, decompressed.
-    public let body: Data
+    public var body: Data { record.body }
     /// Where the answer came from: the network or the cache, how old, whether revalidated.
-    public let cacheInfo: CacheInfo
+    public var cacheInfo: CacheInfo { record.cacheInfo }
     /// When the request started, when its first byte arrived and when it ended.
-    public let timing: Timing
+    public var timing: Timing { record.timing }
 
     /// Creates a response; sessions and stub transports build these.
     public init(value: Value, request: PreparedRequest, status: HTTPResponse.Status, headers: HTTPFields, body: Data,
                 cacheInfo: CacheInfo = .network, timing: Timing) {
+        self.init(value: value, record: ResponseRecord(request: request, status: status, headers: headers, body: body,
+                                                       cacheInfo: cacheInfo, timing: timing))
+    }
+
+    init(value: Value, record: ResponseRecord) {
+        self.record = record
         self.value = value
-        self.request = request
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.cacheInfo = cacheInfo
-        self.timing = timing
     }
 
     /// Whether the answer came from the cache rather than the network (also after a 304 revalidation).
@@ -49,9 +53,19 @@ public struct Response<Value: Sendable>: Sendable {
     /// The same response with its value transformed. Consuming, so the other fields move into the new response
     /// instead of being copied (calling it on a value still in use copies that value first, as any call would).
     public consuming func map<T: Sendable>(_ transform: (Value) throws -> T) rethrows -> Response<T> {
-        Response<T>(value: try transform(value), request: request, status: status, headers: headers, body: body,
-                    cacheInfo: cacheInfo, timing: timing)
+        Response<T>(value: try transform(value), record: record)
     }
+}
+
+/// What a ``Response`` carries apart from its value; each field is documented on the ``Response`` property that
+/// reads it.
+struct ResponseRecord: Sendable {
+    let request: PreparedRequest
+    let status: HTTPResponse.Status
+    let headers: HTTPFields
+    let body: Data
+    let cacheInfo: CacheInfo
+    let timing: Timing
 }
 
 /// Points in time of one request, on the monotonic clock, and the wall-clock start.
