@@ -32,6 +32,15 @@ struct DeadlineScheduleTests {
         #expect(schedule.count == 0)
     }
 
+    @Test func ticksKeepOrderAndSaturateFarAway() {
+        let now = ContinuousClock.now
+        #expect(Tick(now) < Tick(now + .nanoseconds(1)))
+        #expect(Tick(now + .milliseconds(3)).instant == now + .milliseconds(3))
+        let far = Tick(now + .seconds(Int64.max / 4))
+        #expect(far == Tick(now + .seconds(Int64.max / 2)), "centuries away saturate to one far tick")
+        #expect(far + Tick(DeadlineSchedule.slack) > far, "adding the slack to the farthest tick does not overflow")
+    }
+
     @Test func finishedRequestsLeaveNothingBehind() {
         var state = PoolState(scheduling: SchedulingOptions())
         let later = ContinuousClock.now + .seconds(3600)

@@ -225,7 +225,7 @@ public actor RequestPool {
     /// its waits install themselves in `canceller`.
     nonisolated(nonsending) func withSlot<T>(_ id: RequestID, url: URL, priority: RequestPriority, canceller: Canceller,
                                              _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
-        let host = url.host()?.lowercased() ?? ""
+        let host = url.host(percentEncoded: true)?.lowercased() ?? ""  // a key only: decoding it cost a microsecond
         var queueing: PoolState.Queueing
         switch state.withLock({ $0.admit(id, url: url, host: host, priority: priority, now: .now) }) {
         case .refused(let retryAfter):
