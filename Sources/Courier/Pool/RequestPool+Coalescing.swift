@@ -4,11 +4,16 @@ import Synchronization
 
 /// What makes two requests the same call: method, resolved URL, the headers that change the answer, and the
 /// body bytes (idempotent methods only).
+///
+/// Its hash is worked out once: the pool looks the key up, inserts and removes it for every request that
+/// coalesces, and hashing the URL and the headers each time showed in the profile.
 struct CoalescingKey: Hashable, Sendable {
     let method: HTTPRequest.Method
     let url: String
-    let varyingHeaders: [String]
+    /// The values of the varying headers, each name's joined with ", ", one line per name.
+    let varyingHeaders: String
     let body: Data?
+    private let precomputedHash: Int
 
     /// The key of `request`, or `nil` when it must make its own call: a method that is not idempotent, or a
     /// body that cannot be compared (a file or a stream).
@@ -22,7 +27,27 @@ struct CoalescingKey: Hashable, Sendable {
         method = request.method
         url = request.url.absoluteString
         // A conditional request may come back 304, which only a caller holding the same cached entry can use.
-        varyingHeaders = (names + [.ifNoneMatch, .ifModifiedSince]).map { request.headers[values: $0].joined(separator: ", ") }
+        var varying = ""
+        for name in names + [.ifNoneMatch, .ifModifiedSince] {
+            varying += request.headers.value(of: name) ?? ""
+            varying += "\n"  // no field value holds a line feed
+        }
+        varyingHeaders = varying
+        var hasher = Hasher()
+        hasher.combine(method)
+        hasher.combine(url)
+        hasher.combine(varyingHeaders)
+        hasher.combine(body)
+        precomputedHash = hasher.finalize()
+    }
+
+    static func == (lhs: CoalescingKey, rhs: CoalescingKey) -> Bool {
+        lhs.precomputedHash == rhs.precomputedHash && lhs.method == rhs.method && lhs.url == rhs.url && lhs.varyingHeaders == rhs.varyingHeaders
+            && lhs.body == rhs.body
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(precomputedHash)
     }
 }
 
@@ -44,7 +69,7 @@ extension RequestPool {
                                         _ operation: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
         // The usual case, no identical call in flight, leads at once, without a continuation to wait on.
         let leadsAtOnce = state.withLock { state -> Bool in
-            guard state.calls[key] == nil, !state.cancelledFollowers.contains(id) else { return false }
+            guard state.calls[key] == nil, state.cancelledFollowers.isEmpty || !state.cancelledFollowers.contains(id) else { return false }
             state.lead(key, by: id)
             return true
         }
@@ -72,10 +97,14 @@ extension RequestPool {
 
         let result: Result<ExchangeResult, any Error>
         do { result = .success(try await operation()) } catch { result = .failure(error) }
-        let (followers, callerLeft) = state.withLock { state in
-            state.entries[id]?.leads = nil
-            let call = state.calls[key]?.leader == id ? state.calls.removeValue(forKey: key) : nil
-            return (call?.followers.values.map { $0 } ?? [], state.entries[id]?.callerLeft ?? true)
+        let (followers, callerLeft) = state.withLock { state -> ([CheckedContinuation<ExchangeResult?, any Error>], Bool) in
+            var callerLeft = true
+            if let index = state.entries.index(forKey: id) {
+                state.entries.values[index].leads = nil
+                callerLeft = state.entries.values[index].callerLeft
+            }
+            guard let index = state.calls.index(forKey: key), state.calls.values[index].leader == id else { return ([], callerLeft) }
+            return (Array(state.calls.remove(at: index).value.followers.values), callerLeft)
         }
         for follower in followers { follower.resume(with: result.map { $0 }) }
         if callerLeft { throw CourierError.cancelled() }  // the result went to the followers; nobody waits for the rest
