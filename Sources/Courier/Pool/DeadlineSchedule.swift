@@ -16,17 +16,6 @@ struct DeadlineSchedule {
     struct Due: Comparable {
         let tick: Tick
         let id: RequestID
-
-        init(deadline: ContinuousClock.Instant, id: RequestID) {
-            self.init(tick: Tick(deadline), id: id)
-        }
-
-        init(tick: Tick, id: RequestID) {
-            self.tick = tick
-            self.id = id
-        }
-
-        var deadline: ContinuousClock.Instant { tick.instant }
         static func < (lhs: Due, rhs: Due) -> Bool { lhs.tick < rhs.tick }
     }
 
@@ -48,6 +37,8 @@ struct DeadlineSchedule {
 
     /// Expiries go late by up to this much, so requests that started together end in one wake-up.
     static let slack = Duration.milliseconds(5)
+    /// ``slack`` as a tick, converted once rather than at every deadline added.
+    private static let slackTick = Tick(slack)
 
     private var due = Heap<Due>()
     /// The current watcher's generation; a watcher of an older one stops when it wakes.
@@ -67,7 +58,7 @@ struct DeadlineSchedule {
     /// ``add(_:deadline:)`` with the deadline as a tick.
     mutating func add(_ id: RequestID, tick: Tick) -> Watcher? {
         due.insert(Due(tick: tick, id: id))
-        let wake = tick + Tick(Self.slack)
+        let wake = tick + Self.slackTick
         if let wakes, wakes <= wake { return nil }
         generation += 1
         wakes = wake
@@ -96,7 +87,7 @@ struct DeadlineSchedule {
             _ = due.popMin()
             expired.append(first.id)
         }
-        wakes = due.min.map { $0.tick + Tick(Self.slack) }
+        wakes = due.min.map { $0.tick + Self.slackTick }
         return (expired, wakes?.instant)
     }
 }
