@@ -227,9 +227,13 @@ struct DownloadQueueTests {
                 let events = worker.events()
                 async let run: Void = worker.run()
                 try await eventually("the job has begun") { (try await queue.job(id)?.completedBytes ?? 0) > 0 }
-                // Another worker took the job over (its lease ran out while this one stalled, say).
+                // Another worker took the job over (its lease ran out while this one stalled, say), with a lease of its
+                // own: without one, a renewal of this worker late by more than the old lease (a loaded machine) let its
+                // other slot claim the expired job back, and the handing back this test waits for never came.
                 _ = try await TestDatabase.withConnection(url) { database in
-                    try await TestDatabase.execute("UPDATE courier_download_jobs SET worker = 'thief' WHERE id = \(id)", on: database)
+                    try await TestDatabase.execute("""
+                        UPDATE courier_download_jobs SET worker = 'thief', lease_until = now() + interval '10 minutes' WHERE id = \(id)
+                        """, on: database)
                 }
                 var handedBack = false
                 for await event in events {
