@@ -174,6 +174,8 @@ let package = Package(
                 .target(name: "CourierPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "DocExamples",
             exclude: ["Givens.swift"],  // read by Scripts/doc-examples, which copies what a block needs

@@ -43,7 +43,10 @@ extension Scenario {
 /// sends through. Its caller suspends and is woken as it would be by a network answer, so the session's own
 /// suspensions and wake-ups count in the figure. Not `CourierTesting`'s `StubTransport`, which records every
 /// request it sees and would grow through the run.
-final class EventLoopTransport: Transport {
+///
+/// It is a `CancellableTransport`, as `AsyncHTTPClientTransport` is in effect, so the session reads it in the
+/// caller's task; the `transport` contender calls its plain `send(_:)`, the same exchange.
+final class EventLoopTransport: CancellableTransport {
     static let size = 1024
     private let loop = MultiThreadedEventLoopGroup.singleton.next()
     private let body = ByteBuffer(repeating: UInt8(ascii: "c"), count: size)
@@ -52,6 +55,14 @@ final class EventLoopTransport: Transport {
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         let (body, headers) = (self.body, self.headers)
         return try await loop.submit { TransportResponse(status: .ok, headers: headers, body: ByteStream(chunks: [body])) }.get()
+    }
+
+    func send(_ request: TransportRequest, cancellation: TransportCancellation) async throws -> TransportResponse {
+        let (body, headers) = (self.body, self.headers)
+        let answer = loop.makePromise(of: TransportResponse.self)
+        cancellation.onCancel { answer.fail(CourierError.cancelled()) }  // NIO ignores the second completion of a promise
+        loop.execute { answer.succeed(TransportResponse(status: .ok, headers: headers, body: ByteStream(chunks: [body]))) }
+        return try await answer.futureResult.get()
     }
 
     func shutdown() async throws {}

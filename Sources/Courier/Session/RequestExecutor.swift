@@ -15,8 +15,8 @@ import Tracing
 struct RequestExecutor: Sendable {
     let snapshot: SessionSnapshot
     let transport: any Transport
-    /// The transport again when it collects bodies itself (see ``CollectingTransport``).
-    let collectingTransport: (any CollectingTransport)?
+    /// How a body read whole is fetched through the transport.
+    let wholeBodyFetch: WholeBodyFetch
     let pool: RequestPool
     /// Where stale-while-revalidate refreshes run: one per key, ended with the session.
     let refreshes: BackgroundWork<CacheKey>
@@ -255,8 +255,7 @@ struct RequestExecutor: Sendable {
         let reading = BodyReading(limits: limits, decompresses: configuration.decompressesResponses)
         let (sent, body, firstByte) = try await following(request, timeouts: timeouts, deadline: deadline, cookies: cookies, log: log,
                                                           canceller: canceller) { outgoing in
-            if let collectingTransport { return try await collectingTransport.fetch(outgoing, reading: reading, canceller: canceller) }
-            return try await transport.fetchInTask(outgoing, reading: reading, canceller: canceller)
+            try await wholeBodyFetch.fetch(outgoing, reading: reading, canceller: canceller)
         } discard: { _ in }
         log.response(body, for: sent, duration: start.duration(to: .now))
         return ExchangeResult(sent: sent, body: body, firstByte: firstByte)

@@ -18,8 +18,8 @@ public actor Session {
     /// the actor, so changes stay ordered.
     private let state: Locked<(snapshot: SessionSnapshot, isShutDown: Bool)>
     private let transport: any Transport
-    /// The transport again when it collects bodies itself; see ``CollectingTransport``. Cast once, not per request.
-    private let collectingTransport: (any CollectingTransport)?
+    /// How bodies read whole are fetched through the transport; worked out once, not per request.
+    private let wholeBodyFetch: WholeBodyFetch
 
     /// Every request of this session in flight: query, cancel, suspend, observe.
     public nonisolated let pool: RequestPool
@@ -32,7 +32,7 @@ public actor Session {
         self.state = Locked((SessionSnapshot(configuration), false))
         let transport = transport ?? AsyncHTTPClientTransport(logger: configuration.logger)
         self.transport = transport
-        self.collectingTransport = transport as? any CollectingTransport
+        self.wholeBodyFetch = WholeBodyFetch(transport)
         self.pool = RequestPool(scheduling: configuration.scheduling)
     }
 
@@ -71,7 +71,7 @@ public actor Session {
     nonisolated func executor() throws -> RequestExecutor {
         let (snapshot, isShutDown) = state.withLock { ($0.snapshot, $0.isShutDown) }
         guard !isShutDown else { throw CourierError(code: .sessionClosed, message: "the session has been shut down") }
-        return RequestExecutor(snapshot: snapshot, transport: transport, collectingTransport: collectingTransport, pool: pool,
+        return RequestExecutor(snapshot: snapshot, transport: transport, wholeBodyFetch: wholeBodyFetch, pool: pool,
                                refreshes: refreshes)
     }
 }

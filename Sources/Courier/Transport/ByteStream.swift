@@ -43,6 +43,18 @@ public struct ByteStream: AsyncSequence, Sendable {
     /// An empty stream.
     public static var empty: ByteStream { ByteStream(chunks: []) }
 
+    /// This stream, whose reader's task calls `cancel` when it is cancelled while it waits for a chunk.
+    func cancelling(onTaskCancel cancel: @escaping @Sendable () -> Void) -> ByteStream {
+        ByteStream(makeIterator: { [makeIterator] in
+            var base = makeIterator()
+            return AsyncIterator { try await withTaskCancellationHandler { try await base.next() } onCancel: { cancel() } }
+        })
+    }
+
+    private init(makeIterator: @escaping @Sendable () -> AsyncIterator) {
+        self.makeIterator = makeIterator
+    }
+
     /// Starts the (single) iteration.
     public func makeAsyncIterator() -> AsyncIterator { makeIterator() }
 

@@ -1,0 +1,85 @@
+import NIOConcurrencyHelpers
+
+/// A transport the session can stop from outside the calling task, so a request whose body is read whole runs
+/// in its caller's own task, with no task made for it.
+///
+/// A plain ``Transport`` hears only its task's cancellation, and the session's pool cancels a request (by id, by
+/// deadline, by its caller leaving a shared call) without owning its caller's task; so the session runs each
+/// exchange of a plain transport in a task of its own, which costs a task and two thread wake-ups per request.
+/// A cancellable transport is given a ``TransportCancellation`` instead and registers there what stops it; the
+/// Transports article has an example. Its ``Transport/send(_:)`` comes with it: the same exchange, cancelled with
+/// the calling task.
+public protocol CancellableTransport: Transport {
+    /// Sends `request` like ``Transport/send(_:)``, but stops when `cancellation` is cancelled rather than when
+    /// the calling task is: from then on this method, and the iteration of the body it returned, throw
+    /// ``CourierError`` with code ``CourierError/Code/cancelled`` promptly.
+    func send(_ request: TransportRequest, cancellation: TransportCancellation) async throws -> TransportResponse
+}
+
+/// How the session stops one exchange of a ``CancellableTransport``, from its start until the body has been
+/// read: the transport registers with ``onCancel(_:)`` what stops it.
+public final class TransportCancellation: Sendable {
+    private enum State {
+        case open((@Sendable () -> Void)?)
+        case cancelled
+    }
+
+    private let state = NIOLockedValueBox(State.open(nil))
+
+    init() {}
+
+    /// Whether the exchange has been cancelled.
+    public var isCancelled: Bool {
+        state.withLockedValue { if case .cancelled = $0 { true } else { false } }
+    }
+
+    /// Makes `stop` what a cancel calls, in place of what an earlier call registered; calls it at once when the
+    /// exchange is cancelled already. `stop` runs at most once, on whichever thread cancels, and must not block.
+    public func onCancel(_ stop: @escaping @Sendable () -> Void) {
+        let cancelledAlready = state.withLockedValue { state in
+            guard case .open = state else { return true }
+            state = .open(stop)
+            return false
+        }
+        if cancelledAlready { stop() }
+    }
+}
+
+extension TransportCancellation: RequestCancellable {
+    func cancel() {
+        let stop = state.withLockedValue { state -> (@Sendable () -> Void)? in
+            defer { state = .cancelled }
+            guard case .open(let stop) = state else { return nil }
+            return stop
+        }
+        stop?()
+    }
+}
+
+extension CancellableTransport {
+    /// Sends `request` through ``send(_:cancellation:)``, cancelled when the calling task is: while the head is
+    /// awaited and while the body is read (what ``Session/stream(_:)`` asks of a transport).
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let cancellation = TransportCancellation()
+        var response = try await withTaskCancellationHandler {
+            try await send(request, cancellation: cancellation)
+        } onCancel: {
+            cancellation.cancel()
+        }
+        response.body = response.body.cancelling(onTaskCancel: { cancellation.cancel() })
+        return response
+    }
+
+    /// ``CollectingTransport/fetch(_:reading:canceller:)`` in the calling task: `canceller` reaches the exchange
+    /// through a ``TransportCancellation`` until the body has been read.
+    nonisolated(nonsending) func fetchCancellable(_ request: TransportRequest, reading: BodyReading,
+                                                  canceller: Canceller) async throws -> ResponseBody {
+        let cancellation = TransportCancellation()
+        return try await canceller.whileWaiting(on: cancellation) {
+            let response = try await send(request, cancellation: cancellation)
+            let collector = BodyCollector(limits: reading.limits, decompresses: reading.decompresses, suspension: canceller)
+            let data = try await collector.collect(response, method: request.method)
+            return ResponseBody(status: response.status, headers: response.headers, data: data)
+        }
+    }
+}
