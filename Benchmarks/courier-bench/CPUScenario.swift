@@ -130,7 +130,7 @@ enum CPUChild {
     }
 
     /// User + system CPU time of this process so far (every thread), in µs.
-    private static func cpuMicros() -> Double {
+    static func cpuMicros() -> Double {
         var usage = rusage()
         getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
         func micros(_ time: timeval) -> Double { Double(time.tv_sec) * 1e6 + Double(time.tv_usec) }
