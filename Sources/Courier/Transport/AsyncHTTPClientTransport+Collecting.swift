@@ -17,14 +17,15 @@ extension AsyncHTTPClientTransport: CollectingTransport {
         try await exchange(request) { client, target in
             let loop = client.eventLoopGroup.next()  // the lane's one loop
             let outgoing = try target.request(body: request.body, suspension: canceller)
-            let delegate = CollectingDelegate(method: request.method, reading: reading, loop: loop, canceller: canceller)
-            return try await withCheckedThrowingContinuation { continuation in
+            let handoff = AnswerHandoff()
+            let delegate = CollectingDelegate(method: request.method, reading: reading, loop: loop, canceller: canceller, handoff: handoff)
+            await handoff.awaitHead {
                 loop.execute {
                     let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))  // not .delegateAndChannel: see the lanes
                     canceller.install(task)
                     task.futureResult.whenComplete { result in
                         canceller.remove(task)
-                        continuation.resume(with: result.flatMapError { error in
+                        handoff.finish(result.flatMapError { error in
                             guard let error = error as? HTTPClientError, error == .requestStreamCancelled, !canceller.isCancelled else {
                                 return .failure(error)
                             }
@@ -33,6 +34,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
                     }
                 }
             }
+            return try await handoff.answer()
         }
     }
 }
@@ -55,8 +57,10 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
     private let reading: BodyReading
     private let collected: NIOLoopBoundBox<Collected?>
     private let canceller: Canceller
+    private let handoff: AnswerHandoff
 
-    init(method: HTTPRequest.Method, reading: BodyReading, loop: any EventLoop, canceller: Canceller) {
+    init(method: HTTPRequest.Method, reading: BodyReading, loop: any EventLoop, canceller: Canceller, handoff: AnswerHandoff) {
+        self.handoff = handoff
         self.method = method
         self.reading = reading
         self.canceller = canceller
@@ -68,6 +72,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
         do {
             let body = try BodyAccumulator(headers: headers, method: method, limits: reading.limits, decompresses: reading.decompresses)
             collected.value = Collected(status: AsyncHTTPClientTransport.status(head.status), headers: headers, body: body)
+            handoff.headArrived()
             return canceller.notSuspended(on: task.eventLoop)
         } catch {
             return task.eventLoop.makeFailedFuture(error)
