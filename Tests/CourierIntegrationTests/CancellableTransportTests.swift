@@ -51,6 +51,19 @@ struct CancellableTransportTests {
         #expect(transport.stops == 1, "the task's cancellation reached the transport mid-body")
     }
 
+    @Test func aCancellationReachesWhatIsRegisteredOnceAndWhatComesLaterAtOnce() {
+        let cancellation = TransportCancellation()
+        let stops = NIOLockedValueBox([String]())
+        cancellation.onCancel { stops.withLockedValue { $0.append("replaced") } }
+        cancellation.onCancel { stops.withLockedValue { $0.append("first") } }
+        #expect(!cancellation.isCancelled)
+        cancellation.cancel()
+        cancellation.cancel()
+        cancellation.onCancel { stops.withLockedValue { $0.append("late") } }
+        #expect(cancellation.isCancelled)
+        #expect(stops.withLockedValue { $0 } == ["first", "late"])
+    }
+
     private static func code(of task: Task<Response<Data>, any Error>) async -> CourierError.Code? {
         guard case .failure(let error) = await task.result else { return nil }
         return (error as? CourierError)?.code

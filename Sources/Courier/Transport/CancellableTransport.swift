@@ -26,7 +26,8 @@ public final class TransportCancellation: Sendable {
 
     private let state = NIOLockedValueBox(State.open(nil))
 
-    init() {}
+    /// Creates one, not cancelled. The session makes one per exchange; make your own to test a transport.
+    public init() {}
 
     /// Whether the exchange has been cancelled.
     public var isCancelled: Bool {
@@ -46,7 +47,8 @@ public final class TransportCancellation: Sendable {
 }
 
 extension TransportCancellation: RequestCancellable {
-    func cancel() {
+    /// Cancels the exchange: calls what ``onCancel(_:)`` registered, once, and anything registered later at once.
+    public func cancel() {
         let stop = state.withLockedValue { state -> (@Sendable () -> Void)? in
             defer { state = .cancelled }
             guard case .open(let stop) = state else { return nil }
