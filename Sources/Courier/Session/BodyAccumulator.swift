@@ -59,20 +59,21 @@ struct BodyAccumulator {
     }
 }
 
-/// Reads a transport's response body into memory within the limits, decompressing as it goes.
+/// Reads a transport's response body into memory within the limits, decompressing as it goes: how the session reads
+/// a body whole from a transport that does not collect it itself.
 struct BodyCollector: Sendable {
-    let limits: ResponseLimits
-    let decompresses: Bool
+    let reading: BodyReading
     /// The request's canceller, whose suspension holds the reading between parts.
     let suspension: Canceller
 
-    nonisolated(nonsending) func collect(_ response: TransportResponse, method: HTTPRequest.Method) async throws -> Data {
-        var body = try BodyAccumulator(headers: response.headers, method: method, limits: limits,
-                                       decompresses: decompresses && !response.isContentDecoded)
+    /// `response` with its whole body.
+    nonisolated(nonsending) func collect(_ response: TransportResponse, method: HTTPRequest.Method) async throws -> ResponseBody {
+        var body = try BodyAccumulator(headers: response.headers, method: method, limits: reading.limits,
+                                       decompresses: reading.decompresses && !response.isContentDecoded)
         for try await chunk in response.body {
             try body.append(chunk)
             await suspension.waitWhileSuspended()
         }
-        return try body.finish()
+        return ResponseBody(status: response.status, headers: response.headers, data: try body.finish())
     }
 }

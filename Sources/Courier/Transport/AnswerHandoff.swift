@@ -8,7 +8,6 @@ import NIOConcurrencyHelpers
 final class AnswerHandoff: Sendable {
     private struct State {
         var headWaiter: CheckedContinuation<Void, Never>?
-        var headSeen = false
         var answer: Result<ResponseBody, any Error>?
         var answerWaiter: CheckedContinuation<ResponseBody, any Error>?
     }
@@ -25,17 +24,12 @@ final class AnswerHandoff: Sendable {
 
     /// The head arrived (called on the loop).
     func headArrived() {
-        let waiter = state.withLockedValue { state in
-            state.headSeen = true
-            return state.headWaiter.take()
-        }
-        waiter?.resume()
+        state.withLockedValue { $0.headWaiter.take() }?.resume()
     }
 
     /// The exchange ended with `answer` (called on the loop).
     func finish(_ answer: Result<ResponseBody, any Error>) {
         let (headWaiter, answerWaiter) = state.withLockedValue { state in
-            state.headSeen = true
             let answerWaiter = state.answerWaiter.take()
             if answerWaiter == nil { state.answer = answer }
             return (state.headWaiter.take(), answerWaiter)

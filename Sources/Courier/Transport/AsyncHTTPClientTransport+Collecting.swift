@@ -7,8 +7,9 @@ import NIOHTTP1
 extension AsyncHTTPClientTransport: CollectingTransport {
     /// Sends `request` through AsyncHTTPClient's delegate API and collects the body in the delegate, on the event
     /// loop of the request's lane (where its connection is too). Its caller is woken when the head arrives and takes
-    /// the whole response from an ``AnswerHandoff``, nearly always without waiting again; see ``CollectingTransport``. `canceller` reaches AsyncHTTPClient's task, and the session's
-    /// pool enforces the deadline through it, so AsyncHTTPClient runs no timer of its own for the request.
+    /// the whole response from an ``AnswerHandoff``, nearly always without waiting again; see ``CollectingTransport``.
+    /// `canceller` reaches AsyncHTTPClient's task, and the session's pool enforces the deadline through it, so
+    /// AsyncHTTPClient runs no timer of its own for the request.
     ///
     /// The request starts from the lane's loop, in one hop: started from the caller's thread, AsyncHTTPClient hops
     /// to the connection's loop to write it, and waiting on the task's future from there hops again to register

@@ -78,10 +78,8 @@ extension CancellableTransport {
                                                   canceller: Canceller) async throws -> ResponseBody {
         let cancellation = TransportCancellation()
         return try await canceller.whileWaiting(on: cancellation) {
-            let response = try await send(request, cancellation: cancellation)
-            let collector = BodyCollector(limits: reading.limits, decompresses: reading.decompresses, suspension: canceller)
-            let data = try await collector.collect(response, method: request.method)
-            return ResponseBody(status: response.status, headers: response.headers, data: data)
+            try await BodyCollector(reading: reading, suspension: canceller).collect(send(request, cancellation: cancellation),
+                                                                                 method: request.method)
         }
     }
 }

@@ -53,10 +53,7 @@ extension Transport {
     /// the request is suspended.
     func fetchInTask(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody {
         let task = Task {
-            let response = try await send(request)
-            let collector = BodyCollector(limits: reading.limits, decompresses: reading.decompresses, suspension: canceller)
-            let data = try await collector.collect(response, method: request.method)
-            return ResponseBody(status: response.status, headers: response.headers, data: data)
+            try await BodyCollector(reading: reading, suspension: canceller).collect(send(request), method: request.method)
         }
         return try await canceller.whileWaiting(on: TaskCancellable(task)) { try await task.value }
     }
