@@ -51,50 +51,54 @@ public final class Batch<Value: Sendable>: Sendable {
         return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
     }
 
+    /// Runs the batch on `concurrency` workers, each taking the next request as its last one ends: a task per
+    /// worker, not per request, and no wake-up of this task per request (see ``BatchLedger``).
     private func runGroup(_ send: @escaping @Sendable (Request<Value>) async throws -> Response<Value>) async throws -> BatchOutcome<Value> {
         for plugin in options.plugins { plugin.willStart(total: requests.count) }
-        var progress = BatchProgress(total: requests.count)
-        var results = [Result<Response<Value>, CourierError>?](repeating: nil, count: requests.count)
+        let ledger = BatchLedger<Value>(count: requests.count)
+        var final: BatchProgress?
         defer {
+            let progress = final ?? ledger.progress
             for plugin in options.plugins { plugin.didFinish(progress) }
             broadcaster.finish()
         }
-        await withTaskGroup(of: (Int, Result<Response<Value>, CourierError>).self) { group in
-            var next = 0
-            func addNext() {
-                guard next < requests.count else { return }
-                let index = next
-                let request = requests[index]
-                next += 1
-                group.addTask {
-                    do { return (index, .success(try await send(request))) } catch {
-                        return (index, .failure(RequestExecutor.normalize(error)))
-                    }
-                }
+        let workers = min(max(1, options.concurrency), requests.count)
+        await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<workers {
+                group.addTask { await self.work(ledger, send) }
             }
-            for _ in 0..<min(max(1, options.concurrency), requests.count) { addNext() }
-            while let (index, result) = await group.next() {
-                results[index] = result
-                progress.completed += 1
-                switch result {
-                case .success(let response): progress.bytesReceived += response.body.count
-                case .failure(let error):
-                    progress.failed += 1
-                    if options.mode == .failFast, error.code != .cancelled, !Task.isCancelled {
-                        group.cancelAll()
-                        next = requests.count  // start nothing more; the rest count as cancelled below
-                    }
-                }
-                broadcaster.yield(progress)
-                if !Task.isCancelled { addNext() }
+            // A worker that ends early has stopped the batch on a failure: the rest are cancelled.
+            while let stopped = await group.next() {
+                if stopped { group.cancelAll() }
             }
         }
         if Task.isCancelled { throw CourierError.cancelled("the batch was cancelled") }
-        let outcome = BatchOutcome(results: results.map { $0 ?? .failure(.cancelled("an earlier request of the batch failed")) })
+        let outcome = ledger.outcome()
+        var progress = ledger.progress
         progress.completed = progress.total
         progress.failed = outcome.failedIndices.count
+        final = progress
         broadcaster.yield(progress)
         return outcome
+    }
+
+    /// One worker: sends the next request until none is left; returns `true` when a failure of its own stopped
+    /// the batch (``BatchOptions/Mode/failFast``).
+    private func work(_ ledger: BatchLedger<Value>, _ send: @Sendable (Request<Value>) async throws -> Response<Value>) async -> Bool {
+        while !Task.isCancelled, let index = ledger.take() {
+            let result: Result<Response<Value>, CourierError>
+            do { result = .success(try await send(requests[index])) } catch { result = .failure(RequestExecutor.normalize(error)) }
+            let stopsOnFailure = options.mode == .failFast && result.courierErrorCode != .cancelled && !Task.isCancelled
+            if ledger.record(result, at: index, stopOnFailure: stopsOnFailure, publish: broadcaster.yield) { return true }
+        }
+        return false
+    }
+}
+
+extension Result where Failure == CourierError {
+    /// The failure's code; `nil` for a success.
+    fileprivate var courierErrorCode: CourierError.Code? {
+        if case .failure(let error) = self { error.code } else { nil }
     }
 }
 
