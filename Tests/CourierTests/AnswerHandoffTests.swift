@@ -8,7 +8,7 @@ struct AnswerHandoffTests {
     private static let answer = ResponseBody(status: .ok, headers: [:], data: Data("whole".utf8))
 
     @Test func theCallerWakesAtTheHeadAndWaitsForAnAnswerThatComesLater() async throws {
-        let handoff = AnswerHandoff()
+        let handoff = AnswerHandoff<ResponseBody>()
         await handoff.awaitHead { handoff.headArrived() }
         let waiting = Task { try await handoff.answer() }
         try await Task.sleep(for: .milliseconds(50))  // the caller is waiting now (nearly always); either order must work
@@ -17,7 +17,7 @@ struct AnswerHandoffTests {
     }
 
     @Test func anAnswerThatCameFirstIsTakenAtOnce() async throws {
-        let handoff = AnswerHandoff()
+        let handoff = AnswerHandoff<ResponseBody>()
         await handoff.awaitHead {
             handoff.headArrived()
             handoff.finish(.success(Self.answer))
@@ -26,7 +26,7 @@ struct AnswerHandoffTests {
     }
 
     @Test func aFailureBeforeTheHeadWakesTheCallerAndIsThrown() async {
-        let handoff = AnswerHandoff()
+        let handoff = AnswerHandoff<ResponseBody>()
         await handoff.awaitHead { handoff.finish(.failure(CourierError.cancelled())) }
         await #expect(throws: CourierError.self) { try await handoff.answer() }
     }

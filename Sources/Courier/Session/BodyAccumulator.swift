@@ -18,11 +18,18 @@ struct BodyAccumulator {
 
     /// Checks the head: the coding is one Courier decodes, and a declared length within the limit.
     init(headers: HTTPFields, method: HTTPRequest.Method, limits: ResponseLimits, decompresses: Bool) throws {
-        let encoding = decompresses ? headers.value(of: .contentEncoding) : nil
-        decompressor = try BodyDecompressor(contentEncoding: encoding, limits: limits)
+        try self.init(contentEncoding: headers.value(of: .contentEncoding), contentLength: headers.value(of: .contentLength),
+                      method: method, limits: limits, decompresses: decompresses)
+    }
+
+    /// Checks the head's `Content-Encoding` and `Content-Length` values: the coding is one Courier decodes, and a
+    /// declared length within the limit.
+    init(contentEncoding: String?, contentLength: String?, method: HTTPRequest.Method, limits: ResponseLimits,
+         decompresses: Bool) throws {
+        decompressor = try BodyDecompressor(contentEncoding: decompresses ? contentEncoding : nil, limits: limits)
         self.limits = limits
         isHead = method == .head
-        let declared = headers.value(of: .contentLength).flatMap(Int.init)
+        let declared = contentLength.flatMap(Int.init)
         if decompressor == nil, let declared, declared > limits.maxBodyBytes {
             throw CourierError(code: .bodyTooLarge, message: "the body of \(declared) bytes exceeds the limit of \(limits.maxBodyBytes) bytes")
         }
@@ -54,8 +61,18 @@ struct BodyAccumulator {
 
     /// The whole body; throws when a compressed body ended early.
     consuming func finish() throws -> Data {
+        Self.data(try finishBuffer())
+    }
+
+    /// The whole body as it was kept, `nil` when there was none; throws when a compressed body ended early.
+    consuming func finishBuffer() throws -> ByteBuffer? {
         if !isHead { try decompressor?.finish() }
-        return body.map { Data(buffer: $0) } ?? Data()
+        return body
+    }
+
+    /// A body ``finishBuffer()`` gave, as `Data`.
+    static func data(_ buffer: ByteBuffer?) -> Data {
+        buffer.map { Data(buffer: $0) } ?? Data()
     }
 }
 

@@ -5,11 +5,11 @@ import NIOConcurrencyHelpers
 /// reads the rest of a small answer while the caller's thread wakes up. AsyncHTTPClient's async API wakes its
 /// caller at the head too; waking at the end instead left the caller's wake-up, and the loop's, with nothing to
 /// overlap, one request at a time.
-final class AnswerHandoff: Sendable {
+final class AnswerHandoff<Answer: Sendable>: Sendable {
     private struct State {
         var headWaiter: CheckedContinuation<Void, Never>?
-        var answer: Result<ResponseBody, any Error>?
-        var answerWaiter: CheckedContinuation<ResponseBody, any Error>?
+        var answer: Result<Answer, any Error>?
+        var answerWaiter: CheckedContinuation<Answer, any Error>?
     }
 
     private let state = NIOLockedValueBox(State())
@@ -28,7 +28,7 @@ final class AnswerHandoff: Sendable {
     }
 
     /// The exchange ended with `answer` (called on the loop).
-    func finish(_ answer: Result<ResponseBody, any Error>) {
+    func finish(_ answer: Result<Answer, any Error>) {
         let (headWaiter, answerWaiter) = state.withLockedValue { state in
             let answerWaiter = state.answerWaiter.take()
             if answerWaiter == nil { state.answer = answer }
@@ -39,7 +39,7 @@ final class AnswerHandoff: Sendable {
     }
 
     /// The whole answer: at once when the exchange has ended, else once it does.
-    nonisolated(nonsending) func answer() async throws -> ResponseBody {
+    nonisolated(nonsending) func answer() async throws -> Answer {
         if let answer = state.withLockedValue({ $0.answer.take() }) { return try answer.get() }
         return try await withCheckedThrowingContinuation { continuation in
             let answer = state.withLockedValue { state in

@@ -18,7 +18,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
         try await exchange(request) { client, target in
             let loop = client.eventLoopGroup.next()  // the lane's one loop
             let outgoing = try target.request(body: request.body, suspension: canceller)
-            let handoff = AnswerHandoff()
+            let handoff = AnswerHandoff<CollectedAnswer>()
             let delegate = CollectingDelegate(method: request.method, reading: reading, loop: loop, canceller: canceller, handoff: handoff)
             await handoff.awaitHead {
                 loop.execute {
@@ -35,22 +35,36 @@ extension AsyncHTTPClientTransport: CollectingTransport {
                     }
                 }
             }
-            return try await handoff.answer()
+            return try await handoff.answer().responseBody  // converted here, off the loop
         }
     }
 }
 
 extension HTTPClient.Task: RequestCancellable {}
 
+/// A response collected on the event loop, still in AsyncHTTPClient's terms; ``responseBody`` turns it into
+/// Courier's in the caller's task, so the loop, which an HTTP/2 connection's many streams share, does no more than
+/// read it.
+struct CollectedAnswer: Sendable {
+    var head: HTTPResponseHead
+    /// The body as it was kept; `nil` when there was none.
+    var body: ByteBuffer?
+
+    /// The answer with the head's fields as `HTTPFields` and the body as `Data`.
+    var responseBody: ResponseBody {
+        ResponseBody(status: AsyncHTTPClientTransport.status(head.status), headers: AsyncHTTPClientTransport.fields(head.headers),
+                     data: BodyAccumulator.data(body))
+    }
+}
+
 /// Collects one response in AsyncHTTPClient's delegate callbacks, all on the connection's event loop: checks the
 /// head, decompresses and bounds the body as it arrives, and fails the request as soon as a limit is passed.
 /// While the request is suspended its futures stay pending, so AsyncHTTPClient stops reading the connection.
 final class CollectingDelegate: HTTPClientResponseDelegate {
-    typealias Response = ResponseBody
+    typealias Response = CollectedAnswer
 
     private struct Collected {
-        var status: HTTPResponse.Status
-        var headers: HTTPFields
+        var head: HTTPResponseHead
         var body: BodyAccumulator
     }
 
@@ -58,9 +72,10 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
     private let reading: BodyReading
     private let collected: NIOLoopBoundBox<Collected?>
     private let canceller: Canceller
-    private let handoff: AnswerHandoff
+    private let handoff: AnswerHandoff<CollectedAnswer>
 
-    init(method: HTTPRequest.Method, reading: BodyReading, loop: any EventLoop, canceller: Canceller, handoff: AnswerHandoff) {
+    init(method: HTTPRequest.Method, reading: BodyReading, loop: any EventLoop, canceller: Canceller,
+         handoff: AnswerHandoff<CollectedAnswer>) {
         self.handoff = handoff
         self.method = method
         self.reading = reading
@@ -68,11 +83,12 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
         collected = .makeEmptyBox(valueType: Collected.self, eventLoop: loop)
     }
 
-    func didReceiveHead(task: HTTPClient.Task<ResponseBody>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        let headers = AsyncHTTPClientTransport.fields(head.headers)
+    func didReceiveHead(task: HTTPClient.Task<CollectedAnswer>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         do {
-            let body = try BodyAccumulator(headers: headers, method: method, limits: reading.limits, decompresses: reading.decompresses)
-            collected.value = Collected(status: AsyncHTTPClientTransport.status(head.status), headers: headers, body: body)
+            let body = try BodyAccumulator(contentEncoding: Self.value(head.headers, "content-encoding"),
+                                           contentLength: Self.value(head.headers, "content-length"),
+                                           method: method, limits: reading.limits, decompresses: reading.decompresses)
+            collected.value = Collected(head: head, body: body)
             handoff.headArrived()
             return canceller.notSuspended(on: task.eventLoop)
         } catch {
@@ -80,7 +96,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
         }
     }
 
-    func didReceiveBodyPart(task: HTTPClient.Task<ResponseBody>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+    func didReceiveBodyPart(task: HTTPClient.Task<CollectedAnswer>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         do {
             try collected.value?.body.append(buffer)
             return canceller.notSuspended(on: task.eventLoop)
@@ -89,7 +105,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
         }
     }
 
-    func didFinishRequest(task: HTTPClient.Task<ResponseBody>) throws -> ResponseBody {
+    func didFinishRequest(task: HTTPClient.Task<CollectedAnswer>) throws -> CollectedAnswer {
         try response()
     }
 
@@ -99,15 +115,21 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
     /// request body has not yet reported its end (the server answered as the last bytes went out). AsyncHTTPClient
     /// closes the connection, fails writing the request's end with `requestStreamCancelled`, and fails only the
     /// task's future; every part of the answer had gone through the delegate by then. Call it on the loop.
-    func answerBeforeTheBodyEnded() throws -> ResponseBody {
+    func answerBeforeTheBodyEnded() throws -> CollectedAnswer {
         guard collected.value != nil else { throw HTTPClientError.requestStreamCancelled }
         return try response()
     }
 
-    private func response() throws -> ResponseBody {
+    private func response() throws -> CollectedAnswer {
         guard let collected = collected.value.take() else {
             throw CourierError(code: .invalidResponse, message: "the exchange ended without a response")
         }
-        return ResponseBody(status: collected.status, headers: collected.headers, data: try collected.body.finish())
+        return CollectedAnswer(head: collected.head, body: try collected.body.finishBuffer())
+    }
+
+    /// The values of the fields named `name` (lowercase), joined with ", " as ``HTTPFields/value(of:)`` joins them.
+    private static func value(_ headers: HTTPHeaders, _ name: String) -> String? {
+        let values = headers[name]
+        return values.isEmpty ? nil : values.joined(separator: ", ")
     }
 }
