@@ -4,18 +4,19 @@ import NIOConcurrencyHelpers
 /// when the head arrives, and takes the whole answer once it is there — nearly always at once, because the loop
 /// reads the rest of a small answer while the caller's thread wakes up. AsyncHTTPClient's async API wakes its
 /// caller at the head too; waking at the end instead left the caller's wake-up, and the loop's, with nothing to
-/// overlap, one request at a time.
-final class AnswerHandoff<Answer: Sendable>: Sendable {
+/// overlap, one request at a time. The caller gets the head as it wakes, to work on while the loop reads the rest.
+final class AnswerHandoff<Head: Sendable, Answer: Sendable>: Sendable {
     private struct State {
-        var headWaiter: CheckedContinuation<Void, Never>?
+        var headWaiter: CheckedContinuation<Head?, Never>?
         var answer: Result<Answer, any Error>?
         var answerWaiter: CheckedContinuation<Answer, any Error>?
     }
 
     private let state = NIOLockedValueBox(State())
 
-    /// Suspends until the head arrives or the exchange ends; `start` starts it.
-    nonisolated(nonsending) func awaitHead(starting start: () -> Void) async {
+    /// Suspends until the head arrives, and returns it, or until the exchange ends first (`nil`: ``answer()``
+    /// then throws); `start` starts the exchange.
+    nonisolated(nonsending) func awaitHead(starting start: () -> Void) async -> Head? {
         await withCheckedContinuation { continuation in
             state.withLockedValue { $0.headWaiter = continuation }
             start()
@@ -23,8 +24,8 @@ final class AnswerHandoff<Answer: Sendable>: Sendable {
     }
 
     /// The head arrived (called on the loop).
-    func headArrived() {
-        state.withLockedValue { $0.headWaiter.take() }?.resume()
+    func headArrived(_ head: Head) {
+        state.withLockedValue { $0.headWaiter.take() }?.resume(returning: head)
     }
 
     /// The exchange ended with `answer` (called on the loop).
@@ -34,7 +35,7 @@ final class AnswerHandoff<Answer: Sendable>: Sendable {
             if answerWaiter == nil { state.answer = answer }
             return (state.headWaiter.take(), answerWaiter)
         }
-        headWaiter?.resume()
+        headWaiter?.resume(returning: nil)
         answerWaiter?.resume(with: answer)
     }
 

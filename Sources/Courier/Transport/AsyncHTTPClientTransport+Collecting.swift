@@ -18,9 +18,9 @@ extension AsyncHTTPClientTransport: CollectingTransport {
         try await exchange(request) { client, target in
             let loop = client.eventLoopGroup.next()  // the lane's one loop
             let outgoing = try target.request(body: request.body, suspension: canceller)
-            let handoff = AnswerHandoff<CollectedAnswer>()
+            let handoff = AnswerHandoff<HTTPResponseHead, CollectedAnswer>()
             let delegate = CollectingDelegate(method: request.method, reading: reading, loop: loop, canceller: canceller, handoff: handoff)
-            await handoff.awaitHead {
+            let head = await handoff.awaitHead {
                 loop.execute {
                     let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))  // not .delegateAndChannel: see the lanes
                     canceller.install(task)
@@ -35,26 +35,23 @@ extension AsyncHTTPClientTransport: CollectingTransport {
                     }
                 }
             }
-            return try await handoff.answer().responseBody  // converted here, off the loop
+            // The head becomes Courier's here, off the loop, while the loop reads the rest of the answer.
+            let status = head.map { AsyncHTTPClientTransport.status($0.status) }
+            let fields = head.map { AsyncHTTPClientTransport.fields($0.headers) }
+            let answer = try await handoff.answer()
+            guard let status, let fields else { throw CourierError(code: .invalidResponse, message: "the exchange ended without a response") }
+            return ResponseBody(status: status, headers: fields, data: BodyAccumulator.data(answer.body))
         }
     }
 }
 
 extension HTTPClient.Task: RequestCancellable {}
 
-/// A response collected on the event loop, still in AsyncHTTPClient's terms; ``responseBody`` turns it into
-/// Courier's in the caller's task, so the loop, which an HTTP/2 connection's many streams share, does no more than
-/// read it.
+/// A response body collected on the event loop, as it was kept (`nil` when there was none). The caller makes it
+/// `Data`, and the head (handed over on its own, see ``AnswerHandoff``) `HTTPFields`, in its own task, so the loop,
+/// which an HTTP/2 connection's many streams share, does no more than read the answer.
 struct CollectedAnswer: Sendable {
-    var head: HTTPResponseHead
-    /// The body as it was kept; `nil` when there was none.
     var body: ByteBuffer?
-
-    /// The answer with the head's fields as `HTTPFields` and the body as `Data`.
-    var responseBody: ResponseBody {
-        ResponseBody(status: AsyncHTTPClientTransport.status(head.status), headers: AsyncHTTPClientTransport.fields(head.headers),
-                     data: BodyAccumulator.data(body))
-    }
 }
 
 /// Collects one response in AsyncHTTPClient's delegate callbacks, all on the connection's event loop: checks the
@@ -63,8 +60,8 @@ struct CollectedAnswer: Sendable {
 final class CollectingDelegate: HTTPClientResponseDelegate {
     typealias Response = CollectedAnswer
 
+    /// What is read so far, once the head has arrived.
     private struct Collected {
-        var head: HTTPResponseHead
         var body: BodyAccumulator
     }
 
@@ -72,10 +69,10 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
     private let reading: BodyReading
     private let collected: NIOLoopBoundBox<Collected?>
     private let canceller: Canceller
-    private let handoff: AnswerHandoff<CollectedAnswer>
+    private let handoff: AnswerHandoff<HTTPResponseHead, CollectedAnswer>
 
     init(method: HTTPRequest.Method, reading: BodyReading, loop: any EventLoop, canceller: Canceller,
-         handoff: AnswerHandoff<CollectedAnswer>) {
+         handoff: AnswerHandoff<HTTPResponseHead, CollectedAnswer>) {
         self.handoff = handoff
         self.method = method
         self.reading = reading
@@ -88,8 +85,8 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
             let body = try BodyAccumulator(contentEncoding: Self.value(head.headers, "content-encoding"),
                                            contentLength: Self.value(head.headers, "content-length"),
                                            method: method, limits: reading.limits, decompresses: reading.decompresses)
-            collected.value = Collected(head: head, body: body)
-            handoff.headArrived()
+            collected.value = Collected(body: body)
+            handoff.headArrived(head)
             return canceller.notSuspended(on: task.eventLoop)
         } catch {
             return task.eventLoop.makeFailedFuture(error)
@@ -124,7 +121,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
         guard let collected = collected.value.take() else {
             throw CourierError(code: .invalidResponse, message: "the exchange ended without a response")
         }
-        return CollectedAnswer(head: collected.head, body: try collected.body.finishBuffer())
+        return CollectedAnswer(body: try collected.body.finishBuffer())
     }
 
     /// The values of the fields named `name` (lowercase), joined with ", " as ``HTTPFields/value(of:)`` joins them.
