@@ -115,6 +115,18 @@ struct BatchAndChainTests {
         }
     }
 
+    @Test func progressOnlyGrowsWhicheverWorkerEndsFirst() async throws {
+        try await withServerSession { session, _ in
+            let batch = Batch((0..<60).map { Request<Data>.get("/small", query: ["n": .int($0)]) }, options: BatchOptions(concurrency: 12))
+            let progress = Task { var seen: [BatchProgress] = []; for await value in batch.progress { seen.append(value) }; return seen }
+            let outcome = try await session.run(batch)
+            #expect(outcome.allSucceeded && outcome.results.count == 60)
+            let seen = await progress.value
+            #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.completed <= $1.completed && $0.bytesReceived <= $1.bytesReceived })
+            #expect(seen.last == BatchProgress(total: 60, completed: 60, failed: 0, bytesReceived: 60 * 1024))
+        }
+    }
+
     @Test func failFastCancelsTheRest() async throws {
         try await withServerSession { session, server in
             // The slow members would take a minute: long past any test's patience, so the batch returning at all
