@@ -13,6 +13,9 @@ extension AsyncHTTPClientTransport {
             /// Whether the lanes share the per-host connection limit (HTTP/1.1, lanes in turn) or this lane has all
             /// of it (a host that may speak HTTP/2, on its own lane).
             let sharesLimit: Bool
+            /// Whether the request may go over HTTP/2 (TLS, and the policy allows it), whose one connection to a
+            /// host carries every stream on one loop.
+            let mayMultiplex: Bool
         }
 
         private let loops: [any EventLoop]
@@ -31,15 +34,16 @@ extension AsyncHTTPClientTransport {
         /// keeps to its host's lane. (Taking the least busy lane instead, to keep one request at a time on one warm
         /// loop, measured no better.)
         func take(for request: TransportRequest) -> Choice {
-            guard loops.count > 1 else { return Choice(index: 0, sharesLimit: false) }
-            if request.httpVersion == .automatic, request.url.isHTTPS {
+            let mayMultiplex = request.httpVersion == .automatic && request.url.isHTTPS
+            guard loops.count > 1 else { return Choice(index: 0, sharesLimit: false, mayMultiplex: mayMultiplex) }
+            if mayMultiplex {
                 var hasher = Hasher()
                 hasher.combine(request.url.host())
                 hasher.combine(request.url.port)
-                return Choice(index: Int(UInt(bitPattern: hasher.finalize()) % UInt(loops.count)), sharesLimit: false)
+                return Choice(index: Int(UInt(bitPattern: hasher.finalize()) % UInt(loops.count)), sharesLimit: false, mayMultiplex: true)
             }
             let next = turn.wrappingAdd(1, ordering: .relaxed).oldValue
-            return Choice(index: Int(UInt(bitPattern: next) % UInt(loops.count)), sharesLimit: true)
+            return Choice(index: Int(UInt(bitPattern: next) % UInt(loops.count)), sharesLimit: true, mayMultiplex: false)
         }
     }
 }

@@ -83,6 +83,9 @@ public final class AsyncHTTPClientTransport: Transport {
         var method: HTTPMethod
         var headers: HTTPHeaders
         var tls: TLSConfiguration?
+        /// Whether a request read whole starts from its lane's loop, which saves a hop; not when it may go over
+        /// HTTP/2, whose one connection's loop carries every stream to the host and is busy enough.
+        var startsFromLoop = true
 
         /// AsyncHTTPClient's request, with `body`; given the parsed URL, so AsyncHTTPClient does not parse it again.
         func request(body: PreparedBody, suspension: Canceller? = nil) throws -> HTTPClient.Request {
@@ -100,7 +103,9 @@ public final class AsyncHTTPClientTransport: Transport {
         let client = try client(for: ClientKey(connect: request.timeouts.connect, readIdle: request.timeouts.readIdle, proxy: proxy,
                                                httpVersion: request.httpVersion, lane: lane.index, sharesLimit: lane.sharesLimit))
         do {
-            return try await send(client, try Self.target(request, route: route))
+            var target = try Self.target(request, route: route)
+            target.startsFromLoop = !lane.mayMultiplex
+            return try await send(client, target)
         } catch {
             // A relay that gave up on the server (a pin mismatch, a failed handshake, a proxy's refusal) knows why.
             if case .relayed(let relay) = route, let failure = relay.takeFailure() { throw failure }
