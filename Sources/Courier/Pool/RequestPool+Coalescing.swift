@@ -28,10 +28,13 @@ struct CoalescingKey: Hashable, Sendable {
         url = request.url.absoluteString
         // A conditional request may come back 304, which only a caller holding the same cached entry can use.
         var varying = ""
-        for name in names + [.ifNoneMatch, .ifModifiedSince] {
-            varying += request.headers.value(of: name) ?? ""
+        func add(_ name: HTTPField.Name) {
+            if let value = request.headers.value(of: name) { varying += value }
             varying += "\n"  // no field value holds a line feed
         }
+        for name in names { add(name) }
+        add(.ifNoneMatch)
+        add(.ifModifiedSince)
         varyingHeaders = varying
         var hasher = Hasher()
         hasher.combine(method)
