@@ -90,5 +90,12 @@ struct MultipartTests {
         #expect(missing?.code == .fileAccess)
         let type = #expect(throws: CourierError.self) { try form.append(data: Data(), name: "x", contentType: "text/plain\r\nX: y") }
         #expect(type?.code == .invalidHeader)
+        // A part header named like the boundary delimiter would start a line a parser takes for the part's end.
+        var bounded = MultipartFormData(boundary: "b0und")
+        let boundaryHeader = #expect(throws: CourierError.self) { try bounded.append(data: Data(), name: "x", headers: [("--b0und", "")]) }
+        #expect(boundaryHeader?.code == .invalidHeader && boundaryHeader?.message.contains("boundary") == true)
+        #expect(bounded.parts.isEmpty)
+        try bounded.append(data: Data(), name: "x", headers: [("--b0un", "near miss")])  // not the delimiter: accepted
+        #expect(bounded.parts.count == 1)
     }
 }

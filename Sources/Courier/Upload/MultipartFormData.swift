@@ -53,7 +53,7 @@ public struct MultipartFormData: Sendable {
     /// when a name, the content type or a header holds a control character.
     public mutating func append(data: Data, name: String, fileName: String? = nil, contentType: String? = nil,
                                 headers: [(name: String, value: String)] = []) throws {
-        try Self.validate(headers, contentType: contentType)
+        try validate(headers, contentType: contentType)
         let type = contentType ?? (fileName.map(MIMEType.forFileName) ?? nil)
         parts.append(Part(header: try header(name: name, fileName: fileName, contentType: type, extra: headers), content: .data(data)))
     }
@@ -68,7 +68,7 @@ public struct MultipartFormData: Sendable {
     /// (``contentLength()`` is `nil`, the body goes chunked).
     public mutating func append(file url: URL, name: String, fileName: String? = nil, contentType: String? = nil,
                                 headers: [(name: String, value: String)] = [], gzipLevel: Int? = nil) throws {
-        try Self.validate(headers, contentType: contentType)
+        try validate(headers, contentType: contentType)
         _ = try Self.size(of: url)
         let shownName = fileName ?? url.lastPathComponent
         if let gzipLevel {
@@ -134,8 +134,16 @@ public struct MultipartFormData: Sendable {
         }
     }
 
-    private static func validate(_ headers: [(name: String, value: String)], contentType: String?) throws {
-        for (name, value) in headers { _ = try HeaderValidation.field(name: name, value: value) }
+    /// Refuses a part header that is not a valid field, or whose line would start with the form's boundary
+    /// delimiter (a name such as `--BOUNDARY`): a parser that looks for the delimiter after a line break would end
+    /// the part there.
+    private func validate(_ headers: [(name: String, value: String)], contentType: String?) throws {
+        for (name, value) in headers {
+            _ = try HeaderValidation.field(name: name, value: value)
+            if name.utf8.starts(with: "--\(boundary)".utf8) {
+                throw CourierError.invalidHeader(name: name, reason: "would start a line with the form's boundary")
+            }
+        }
         if let contentType { _ = try HeaderValidation.field(name: "Content-Type", value: contentType) }
     }
 
