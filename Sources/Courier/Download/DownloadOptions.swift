@@ -98,13 +98,21 @@ struct DownloadFiles: Sendable, Hashable {
 
     /// Whether a finish of the download of `url` was cut short after the file went into place and before its
     /// record was removed (a crash in between): the destination is there with the record's whole length, the
-    /// part file is gone, and the record says every byte was written. ``DownloadTransfer`` then only verifies the
-    /// file and removes the record.
+    /// part file is gone or is a second name of the destination (a crash between the hard link that put it in
+    /// place and the removal of the part's name), and the record says every byte was written.
+    /// ``DownloadTransfer`` then only verifies the file and removes the part's name and the record.
     func showFinishedMove(for url: URL) -> Bool {
-        guard !FileManager.default.fileExists(atPath: part.path), let record = loadRecord(for: url),
+        guard !FileManager.default.fileExists(atPath: part.path) || partIsDestination, let record = loadRecord(for: url),
               let total = record.totalLength, record.writtenBytes == total,
               let size = (try? FileManager.default.attributesOfItem(atPath: destination.path))?[.size] as? Int64 else { return false }
         return size == total
+    }
+
+    /// Whether the part file and the destination are two names of one file (same device and inode).
+    var partIsDestination: Bool {
+        var partStatus = stat(), destinationStatus = stat()
+        guard stat(part.path, &partStatus) == 0, stat(destination.path, &destinationStatus) == 0 else { return false }
+        return partStatus.st_dev == destinationStatus.st_dev && partStatus.st_ino == destinationStatus.st_ino
     }
 
     /// The saved record, or `nil` when it is missing, damaged or for another URL.

@@ -274,9 +274,10 @@ struct DownloadTransfer: Sendable {
 
     /// Ends a finish that a crash cut short between the move into place and the record's removal (see
     /// ``DownloadFiles/showFinishedMove(for:)``): verifies the file in place when there is a checksum, then
-    /// removes the record.
+    /// removes the part's name when it is still a second name of the file, and the record.
     private func settleFinishedMove() throws -> URL {
         try options.checksum?.verify(files.destination)
+        if files.partIsDestination { unlink(files.part.path) }
         try? FileManager.default.removeItem(at: files.record)
         return files.destination
     }
