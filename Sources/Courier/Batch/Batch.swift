@@ -87,18 +87,15 @@ public final class Batch<Value: Sendable>: Sendable {
     private func work(_ ledger: BatchLedger<Value>, _ send: @Sendable (Request<Value>) async throws -> Response<Value>) async -> Bool {
         while !Task.isCancelled, let index = ledger.take() {
             let result: Result<Response<Value>, CourierError>
-            do { result = .success(try await send(requests[index])) } catch { result = .failure(RequestExecutor.normalize(error)) }
-            let stopsOnFailure = options.mode == .failFast && result.courierErrorCode != .cancelled && !Task.isCancelled
-            if ledger.record(result, at: index, stopOnFailure: stopsOnFailure, publish: broadcaster.yield) { return true }
+            var stops = false
+            do { result = .success(try await send(requests[index])) } catch {
+                let failure = RequestExecutor.normalize(error)
+                stops = options.mode == .failFast && failure.code != .cancelled && !Task.isCancelled
+                result = .failure(failure)
+            }
+            if ledger.record(result, at: index, stopOnFailure: stops, publish: broadcaster.yield) { return true }
         }
         return false
-    }
-}
-
-extension Result where Failure == CourierError {
-    /// The failure's code; `nil` for a success.
-    fileprivate var courierErrorCode: CourierError.Code? {
-        if case .failure(let error) = self { error.code } else { nil }
     }
 }
 

@@ -32,7 +32,8 @@ final class BatchLedger<Value: Sendable>: Sendable {
     }
 
     /// Records the result of request `index` and publishes the progress through `publish`, under the lock.
-    /// With `stopOnFailure`, a failure stops the batch from taking more; returns whether this result did so.
+    /// `stopOnFailure` (a failure that ends a fail-fast batch) stops the batch from taking more; returns whether
+    /// this result was the one that did.
     func record(_ result: Result<Response<Value>, CourierError>, at index: Int, stopOnFailure: Bool,
                 publish: (BatchProgress) -> Void) -> Bool {
         state.withLock { state in

@@ -40,11 +40,12 @@ extension AsyncHTTPClientTransport: CollectingTransport {
                 if target.startsFromLoop { loop.execute(start) } else { start() }
             }
             // The head becomes Courier's here, off the loop, while the loop reads the rest of the answer.
-            let status = head.map { AsyncHTTPClientTransport.status($0.status) }
-            let fields = head.map { AsyncHTTPClientTransport.fields($0.headers) }
+            let converted = head.map { head in
+                (status: AsyncHTTPClientTransport.status(head.status), fields: AsyncHTTPClientTransport.fields(head.headers))
+            }
             let answer = try await handoff.answer()
-            guard let status, let fields else { throw CourierError(code: .invalidResponse, message: "the exchange ended without a response") }
-            return ResponseBody(status: status, headers: fields, data: BodyAccumulator.data(answer.body))
+            guard let converted else { throw CourierError(code: .invalidResponse, message: "the exchange ended without a response") }
+            return ResponseBody(status: converted.status, headers: converted.fields, data: BodyAccumulator.data(answer.body))
         }
     }
 }
