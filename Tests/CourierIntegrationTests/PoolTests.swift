@@ -106,9 +106,13 @@ struct PoolTests {
             }
             let id = try #require(await firstStarted(&events))
             #expect(await session.pool.suspend(id))
-            // The sockets' buffers fill within a few hundred milliseconds; after that the server is held back.
-            try await Task.sleep(for: .milliseconds(800))
-            let sentBefore = server.counter("file-bytes:held")
+            // The sockets' buffers fill, then the server is held back: wait until the count settles (unsuspended, it
+            // grows 3.6 MB in 300 ms), however slowly this loaded machine gets there.
+            var sentBefore = -1
+            while server.counter("file-bytes:held") != sentBefore {
+                sentBefore = server.counter("file-bytes:held")
+                try await Task.sleep(for: .milliseconds(300))
+            }
             try await Task.sleep(for: .milliseconds(1000))
             let sentAfter = server.counter("file-bytes:held")
             #expect(sentAfter - sentBefore <= 256 * 1024, "\(sentAfter - sentBefore) bytes went out in a second of suspension")
