@@ -106,12 +106,15 @@ struct PoolTests {
             }
             let id = try #require(await firstStarted(&events))
             #expect(await session.pool.suspend(id))
-            // The sockets' buffers fill, then the server is held back: wait until the count settles (unsuspended, it
-            // grows 3.6 MB in 300 ms), however slowly this loaded machine gets there.
-            var sentBefore = -1
-            while server.counter("file-bytes:held") != sentBefore {
-                sentBefore = server.counter("file-bytes:held")
+            // The server starts sending, the sockets' buffers fill (several MB on loopback), then the server is held
+            // back: wait until the count has started and settled (unsuspended, it grows 3.6 MB in 300 ms), however
+            // slowly this loaded machine gets there.
+            var sentBefore = 0
+            while true {
                 try await Task.sleep(for: .milliseconds(300))
+                let sent = server.counter("file-bytes:held")
+                if sent > 0 && sent == sentBefore { break }
+                sentBefore = sent
             }
             try await Task.sleep(for: .milliseconds(1000))
             let sentAfter = server.counter("file-bytes:held")
