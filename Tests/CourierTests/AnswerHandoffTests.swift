@@ -1,34 +1,36 @@
 import Foundation
-import HTTPTypes
+import NIOCore
+import NIOHTTP1
 import Testing
 @testable import Courier
 
 @Suite("Answer handoff")
 struct AnswerHandoffTests {
-    private static let answer = ResponseBody(status: .ok, headers: [:], data: Data("whole".utf8))
+    private static let head = HTTPResponseHead(version: .http1_1, status: .ok)
+    private static let answer = CollectedAnswer(body: ByteBuffer(string: "whole"))
 
     @Test func theCallerWakesAtTheHeadAndWaitsForAnAnswerThatComesLater() async throws {
-        let handoff = AnswerHandoff<String, ResponseBody>()
-        let head = await handoff.awaitHead { handoff.headArrived("head") }
-        #expect(head == "head")
+        let handoff = AnswerHandoff()
+        let head = await handoff.awaitHead { handoff.headArrived(Self.head) }
+        #expect(head == Self.head)
         let waiting = Task { try await handoff.answer() }
         try await Task.sleep(for: .milliseconds(50))  // the caller is waiting now (nearly always); either order must work
         handoff.finish(.success(Self.answer))
-        #expect(try await waiting.value.data == Self.answer.data)
+        #expect(try await waiting.value.body == Self.answer.body)
     }
 
     @Test func anAnswerThatCameFirstIsTakenAtOnce() async throws {
-        let handoff = AnswerHandoff<String, ResponseBody>()
+        let handoff = AnswerHandoff()
         let head = await handoff.awaitHead {
-            handoff.headArrived("head")
+            handoff.headArrived(Self.head)
             handoff.finish(.success(Self.answer))
         }
-        #expect(head == "head")
-        #expect(try await handoff.answer().data == Self.answer.data)
+        #expect(head == Self.head)
+        #expect(try await handoff.answer().body == Self.answer.body)
     }
 
     @Test func aFailureBeforeTheHeadWakesTheCallerAndIsThrown() async {
-        let handoff = AnswerHandoff<String, ResponseBody>()
+        let handoff = AnswerHandoff()
         let head = await handoff.awaitHead { handoff.finish(.failure(CourierError.cancelled())) }
         #expect(head == nil)
         await #expect(throws: CourierError.self) { try await handoff.answer() }

@@ -1,11 +1,18 @@
 import NIOConcurrencyHelpers
+import NIOHTTP1
 
 /// How an event loop hands a response read whole to the task that waits for it, in two steps: the caller is woken
 /// when the head arrives, and takes the whole answer once it is there — nearly always at once, because the loop
 /// reads the rest of a small answer while the caller's thread wakes up. AsyncHTTPClient's async API wakes its
 /// caller at the head too; waking at the end instead left the caller's wake-up, and the loop's, with nothing to
 /// overlap, one request at a time. The caller gets the head as it wakes, to work on while the loop reads the rest.
-final class AnswerHandoff<Head: Sendable, Answer: Sendable>: Sendable {
+///
+/// Not generic: every request read whole makes one, and as a generic type its state was copied and destroyed
+/// through value witnesses that looked up its metadata each time.
+final class AnswerHandoff: Sendable {
+    typealias Head = HTTPResponseHead
+    typealias Answer = CollectedAnswer
+
     private struct State {
         var headWaiter: CheckedContinuation<Head?, Never>?
         var answer: Result<Answer, any Error>?

@@ -21,7 +21,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
         try await exchange(request) { client, target in
             let loop = client.eventLoopGroup.next()  // the lane's one loop
             let outgoing = try target.request(body: request.body, suspension: canceller)
-            let handoff = AnswerHandoff<HTTPResponseHead, CollectedAnswer>()
+            let handoff = AnswerHandoff()
             let delegate = CollectingDelegate(method: request.method, reading: reading, loop: loop, canceller: canceller, handoff: handoff)
             @Sendable func start() {
                 let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))  // not .delegateAndChannel: see the lanes
@@ -74,10 +74,10 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
     private let reading: BodyReading
     private let collected: NIOLoopBoundBox<Collected?>
     private let canceller: Canceller
-    private let handoff: AnswerHandoff<HTTPResponseHead, CollectedAnswer>
+    private let handoff: AnswerHandoff
 
     init(method: HTTPRequest.Method, reading: BodyReading, loop: any EventLoop, canceller: Canceller,
-         handoff: AnswerHandoff<HTTPResponseHead, CollectedAnswer>) {
+         handoff: AnswerHandoff) {
         self.handoff = handoff
         self.method = method
         self.reading = reading
