@@ -53,10 +53,11 @@ struct CLI {
     /// Runs `program` with `arguments`. Output goes to files, and exit is awaited through the termination
     /// handler, so no thread of the cooperative pool blocks (the loopback server in this process needs them).
     /// With `killAfter`, the process gets `signal` (SIGKILL by default) after that long (if still running); with `fileSizeLimitKiB`
-    /// it runs under `ulimit -f`, so writes past that size fail as on a full disk.
+    /// it runs under `ulimit -f`, so writes past that size fail as on a full disk. A run still going after `watchdog`
+    /// is killed and recorded as an issue.
     static func run(_ arguments: [String], program: String = "courier", killAfter: Duration? = nil, signal: Int32 = SIGKILL,
                     fileSizeLimitKiB: Int? = nil, measuringPeakRSS: Bool = false, onTerminal: Bool = false,
-                    environment: [String: String] = [:]) async throws -> Outcome {
+                    environment: [String: String] = [:], watchdog: Duration = .seconds(240)) async throws -> Outcome {
         let executable = executable(program)
         let directory = FileManager.default.temporaryDirectory
         let outURL = directory.appending(path: "courier-cli-\(UUID().uuidString).out")
@@ -95,6 +96,15 @@ struct CLI {
                     try? await Task.sleep(for: killAfter)
                     kill(pid, signal)
                 }
+            }
+            // A run that never ends would hang the whole test run (nothing here hears the test's cancellation):
+            // past the watchdog it is killed, and the test fails saying so.
+            let pid = process.processIdentifier
+            Task {
+                try? await Task.sleep(for: watchdog)
+                guard process.isRunning else { return }
+                Issue.record("\(program) \(arguments.joined(separator: " ")) did not end within \(watchdog); killed")
+                kill(pid, SIGKILL)
             }
         }
         let outData = (try? Data(contentsOf: outURL)) ?? Data()
