@@ -64,12 +64,10 @@ struct HTTPFieldsInjector: Injector {
 }
 
 extension PreparedRequest {
-    /// The request with the current trace context in its headers, as `tracer` (resolved by
+    /// Adds the current trace context to the request's headers, as `tracer` (resolved by
     /// ``RequestTrace/resolve(_:)``) spells it.
-    func addingTraceContext(tracer: (any Tracer)?) -> PreparedRequest {
-        guard let tracer, let context = ServiceContext.current else { return self }
-        var request = self
-        tracer.inject(context, into: &request.headers, using: HTTPFieldsInjector())
-        return request
+    mutating func addTraceContext(tracer: any Tracer) {
+        guard let context = ServiceContext.current else { return }
+        tracer.inject(context, into: &headers, using: HTTPFieldsInjector())
     }
 }

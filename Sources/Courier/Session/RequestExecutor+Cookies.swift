@@ -3,17 +3,15 @@ import HTTPTypes
 import Logging
 
 extension RequestExecutor {
-    /// `request` with the jar's cookies for its URL after any `Cookie` header it has of its own, when `handling`
+    /// Adds the jar's cookies for the request's URL after any `Cookie` header it has of its own, when `handling`
     /// sends them.
-    nonisolated(nonsending) func addingCookies(to request: PreparedRequest, handling: CookieHandling) async -> PreparedRequest {
+    nonisolated(nonsending) func addCookies(to request: inout PreparedRequest, handling: CookieHandling) async {
         guard let jar = configuration.cookieJar, handling.contains(.send),
-              let cookies = await jar.headerValue(for: request.url) else { return request }
-        var request = request
+              let cookies = await jar.headerValue(for: request.url) else { return }
         // One field: HTTP/1.1 allows a single Cookie header (RFC 6265 §5.4), and HTTPFields' subscript would split it.
         let combined = (request.headers[values: .cookie] + [cookies]).joined(separator: "; ")
         request.headers[values: .cookie] = []
         request.headers.append(HTTPField(name: .cookie, value: combined))
-        return request
     }
 
     /// Stores the response's `Set-Cookie` headers when `handling` stores them. A jar that cannot save keeps them in memory; the failure is

@@ -28,6 +28,7 @@ struct RequestExecutor: Sendable {
     var metrics: CourierMetrics { snapshot.metrics }
 
     nonisolated(nonsending) func run(_ request: ErasedRequest) async throws -> ErasedResponse {
+        if snapshot.isPlain && request.accessories.isEmpty && request.retryPolicy == nil { return try await runPlain(request) }
         let start = ContinuousClock.now
         let startDate = Date()
         let trace = RequestTrace(tracer: tracer, method: request.method)
@@ -53,21 +54,85 @@ struct RequestExecutor: Sendable {
             }
             Self.tell(accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
             trace.finished(status: response.status, error: nil)
-            metrics.request(method: request.method, status: response.status, duration: .now - start,
-                            sentBytes: sentBytes, receivedBytes: response.body.count)
+            recordSuccess(response, method: request.method, start: start, sentBytes: sentBytes)
             Self.tell(accessories, started, outcome) { $0.requestDidStop($1, outcome: $2) }
             return response
         } catch {
-            var failure = Self.normalize(error)
-            failure.userMessage = failure.userMessage ?? configuration.userMessages.message(for: failure)
+            let failure = userFacing(error)
             let outcome = Result<ResponseBody, CourierError>.failure(failure)
             Self.tell(accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
             trace.finished(status: failure.status, error: failure)
-            metrics.request(method: request.method, status: failure.status, duration: .now - start,
-                            sentBytes: sentBytes, receivedBytes: nil)
+            recordFailure(failure, method: request.method, start: start, sentBytes: sentBytes)
             Self.tell(accessories, started, outcome) { $0.requestDidStop($1, outcome: $2) }
             throw failure
         }
+    }
+
+    /// ``run(_:)`` for a request that uses none of the optional steps (``SessionSnapshot/isPlain``, no accessories
+    /// or retry policy of its own): the same outcome, without the frames of the steps it skips. Each async call
+    /// copies the request into a frame of its own, and those frames cost a plain GET more than the pool did.
+    private nonisolated(nonsending) func runPlain(_ request: ErasedRequest) async throws -> ErasedResponse {
+        let start = ContinuousClock.now
+        let startDate = Date()
+        var sentBytes: Int64?
+        do {
+            let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
+            sentBytes = prepared.body.length
+            let timeouts = configuration.timeouts.applying(request.timeouts)
+            let deadline = start + timeouts.total
+            let response = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline) { id, canceller in
+                let log = snapshot.debugLog
+                let failure: CourierError
+                do {
+                    let exchanged = try await pool.withSlot(id, url: prepared.url, priority: request.priority, canceller: canceller) {
+                        do {
+                            return try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits(for: request),
+                                                      cookies: configuration.cookieHandling, canceller: canceller, log: log, start: start)
+                        } catch {
+                            throw Self.timedOut(error, deadline: deadline, timeouts: timeouts, url: prepared.url, redactor: configuration.redactor)
+                        }
+                    }
+                    try validate(exchanged.body, for: exchanged.sent, extra: request.validators, usesSession: request.usesSessionValidators)
+                    let value = try request.decode(exchanged.body)
+                    return makeResponse(value, exchanged, cacheInfo: .network, original: prepared, attempts: 1, startDate: startDate, start: start)
+                } catch {
+                    failure = Self.timedOut(error, deadline: deadline, timeouts: timeouts, url: prepared.url, redactor: configuration.redactor)
+                }
+                if Self.metStaleConnection(failure, prepared) {  // the general loop sends it again at once, as it would have
+                    log.retry(prepared, attempt: 1, delay: .zero, error: failure)
+                    return try await attempts(request, prepared: prepared, id: id, canceller: canceller, cacheStep: nil, timeouts: timeouts,
+                                              deadline: deadline, startDate: startDate, start: start, retriedStaleConnection: true)
+                }
+                complete(prepared, failure, attempts: 1, startDate: startDate, start: start, log: log)
+                throw failure
+            }
+            recordSuccess(response, method: request.method, start: start, sentBytes: sentBytes)
+            return response
+        } catch {
+            let failure = userFacing(error)
+            recordFailure(failure, method: request.method, start: start, sentBytes: sentBytes)
+            throw failure
+        }
+    }
+
+    /// `error` as the caller gets it: a ``CourierError`` with the configured message for users.
+    private func userFacing(_ error: any Error) -> CourierError {
+        var failure = Self.normalize(error)
+        failure.userMessage = failure.userMessage ?? configuration.userMessages.message(for: failure)
+        return failure
+    }
+
+    private func recordSuccess(_ response: ErasedResponse, method: HTTPRequest.Method, start: ContinuousClock.Instant, sentBytes: Int64?) {
+        metrics.request(method: method, status: response.status, duration: .now - start, sentBytes: sentBytes, receivedBytes: response.body.count)
+    }
+
+    private func recordFailure(_ failure: CourierError, method: HTTPRequest.Method, start: ContinuousClock.Instant, sentBytes: Int64?) {
+        metrics.request(method: method, status: failure.status, duration: .now - start, sentBytes: sentBytes, receivedBytes: nil)
+    }
+
+    /// The body limits of `request`: the session's, or its own body size limit.
+    private func limits(for request: ErasedRequest) -> ResponseLimits {
+        request.maxResponseBytes.map { ResponseLimits(copying: configuration.limits, maxBodyBytes: $0) } ?? configuration.limits
     }
 
     /// Calls `hook` on each accessory of a request that started (`request` is `nil` when it never did).
@@ -98,15 +163,15 @@ struct RequestExecutor: Sendable {
     private nonisolated(nonsending) func attempts(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, canceller: Canceller,
                                                   cacheStep: CacheStep?,
                                                   timeouts: Timeouts, deadline: ContinuousClock.Instant, startDate: Date,
-                                                  start: ContinuousClock.Instant) async throws -> ErasedResponse {
-        let limits = request.maxResponseBytes.map { ResponseLimits(copying: configuration.limits, maxBodyBytes: $0) } ?? configuration.limits
+                                                  start: ContinuousClock.Instant, retriedStaleConnection: Bool = false) async throws -> ErasedResponse {
+        let limits = limits(for: request)
         let policy = request.retryPolicy ?? configuration.retryPolicy
         if let budget = policy?.budget { budget.deposit(host: prepared.url.host() ?? "") }
         let log = snapshot.debugLog
         let cookies = request.cookieHandling(under: snapshot)
 
         var attempt = 1
-        var retriedStaleConnection = false
+        var retriedStaleConnection = retriedStaleConnection
         while true {
             let failure: CourierError
             do {
@@ -138,10 +203,7 @@ struct RequestExecutor: Sendable {
                 try validate(body, for: sent, extra: request.validators, usesSession: request.usesSessionValidators)
                 let value = try request.decode(body)
                 if let cacheStep, !cacheInfo.wasRevalidated { cacheInfo.wasStored = await cacheStep.store(body, requestTime: requestTime) }
-                let timing = Timing(startDate: startDate, start: start, firstByte: firstByte, end: .now)
-                tellMonitors(prepared, sent: sent, result: .success(body), timing: timing, attempts: attempt)
-                return Response(value: value, request: sent, status: body.status, headers: body.headers, body: body.data,
-                                cacheInfo: cacheInfo, timing: timing)
+                return makeResponse(value, exchanged, cacheInfo: cacheInfo, original: prepared, attempts: attempt, startDate: startDate, start: start)
             } catch {
                 failure = Self.timedOut(error, deadline: deadline, timeouts: timeouts, url: prepared.url, redactor: configuration.redactor)
             }
@@ -169,6 +231,15 @@ struct RequestExecutor: Sendable {
             complete(prepared, failure, attempts: attempt, startDate: startDate, start: start, log: log)
             throw failure
         }
+    }
+
+    /// The response carrying `value`, decoded from `exchanged`'s body: timed, and told to the monitors.
+    private func makeResponse(_ value: DecodedValue, _ exchanged: ExchangeResult, cacheInfo: CacheInfo, original: PreparedRequest, attempts: Int,
+                          startDate: Date, start: ContinuousClock.Instant) -> ErasedResponse {
+        let (sent, body) = (exchanged.sent, exchanged.body)
+        let timing = Timing(startDate: startDate, start: start, firstByte: exchanged.firstByte, end: .now)
+        tellMonitors(original, sent: sent, result: .success(body), timing: timing, attempts: attempts)
+        return Response(value: value, request: sent, status: body.status, headers: body.headers, body: body.data, cacheInfo: cacheInfo, timing: timing)
     }
 
     /// `error` as a ``CourierError``; a cancellation once `deadline` has passed is the pool's doing at that
@@ -287,16 +358,24 @@ struct RequestExecutor: Sendable {
         var redirects = RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
         while true {
             try HeaderValidation.check(current.headers)
-            let sending = await addingCookies(to: current, handling: cookies).addingTraceContext(tracer: tracer)
+            // Each step a request does without (cookies, tracing, waiting for connectivity) is skipped here, not
+            // entered: every async call copies the request into a frame of its own.
+            var sending = current
+            if configuration.cookieJar != nil { await addCookies(to: &sending, handling: cookies) }
+            if let tracer { sending.addTraceContext(tracer: tracer) }
             for monitor in configuration.monitors { monitor.willSend(sending) }
             log.request(sending)
             let outgoing = TransportRequest(method: sending.method, url: sending.url, headers: sending.headers, body: sending.body,
                                             timeouts: timeouts, deadline: deadline, tls: configuration.tls.policy(for: sending.url),
                                             proxy: configuration.proxies.proxy(for: sending.url), httpVersion: configuration.httpVersion)
-            let answer = try await waitingForConnectivity(outgoing, canceller: canceller) { try await send(outgoing) }
+            let answer = if configuration.waitsForConnectivity == nil {
+                try await send(outgoing)
+            } else {
+                try await waitingForConnectivity(outgoing, canceller: canceller) { try await send(outgoing) }
+            }
             let firstByte = ContinuousClock.now
             for monitor in configuration.monitors { monitor.didSend(sending) }
-            await storeCookies(from: answer.headers, for: sending.url, handling: cookies)
+            if configuration.cookieJar != nil { await storeCookies(from: answer.headers, for: sending.url, handling: cookies) }
             let action = try redirects.next(method: current.method, url: current.url, status: answer.status,
                                             location: answer.headers[.location], bodyIsReplayable: current.body.isReplayable)
             switch action {
