@@ -114,6 +114,8 @@ struct Fault: Sendable, CustomStringConvertible {
 /// The kinds of call a fault can hit.
 enum CallKind: String, CaseIterable, Sendable, CustomStringConvertible {
     case plain, cached, download, upload, batchMember, chainStep
+    /// A GET through a session that turns on no optional step (no cache, coalescing off): the executor's plain path.
+    case leanSession
 
     var description: String { rawValue }
 
@@ -123,6 +125,17 @@ enum CallKind: String, CaseIterable, Sendable, CustomStringConvertible {
         switch self {
         case .plain:
             return await outcome { try await session.send(Request<Data>.get(path)).body }
+        case .leanSession:
+            let configuration = Configuration {
+                $0.baseURL = server.baseURL
+                $0.timeouts.readIdle = .seconds(3)
+                $0.scheduling.coalescesRequests = false
+            }
+            return try await withSession(configuration) { lean in
+                let result = await outcome { try await lean.send(Request<Data>.get(path)).body }
+                await eventually("the lean session's pool empties") { await lean.pool.isEmpty }
+                return result
+            }
         case .cached:
             var request = Request<Data>.get(path)
             request.cachePolicy = .cacheElseNetwork()

@@ -1,0 +1,69 @@
+import Courier
+import CourierTesting
+import CourierTestSupport
+import Foundation
+import HTTPTypes
+import Testing
+
+/// A session that turns on no optional step (no tracer, cache, monitors, cookie jar, retries, connectivity wait or
+/// coalescing) sends its requests down the executor's plain path. What every request gets must not depend on
+/// that: redirects, validation, the pool's controls, limits and deadlines, and a request's own retry policy or
+/// accessory, which take it back to the general path. The fault matrix runs every fault through such a session too.
+@Suite("The plain path of a lean session", .timeLimit(.minutes(1)))
+struct PlainPathTests {
+    func withLeanSession(_ configure: (inout Configuration) -> Void = { _ in }, _ body: (Session, TestServer) async throws -> Void) async throws {
+        try await withServerSession({
+            $0.scheduling.coalescesRequests = false
+            configure(&$0)
+        }, body)
+    }
+
+    @Test func redirectsAreFollowedAndStatusesValidated() async throws {
+        try await withLeanSession { session, server in
+            let response = try await session.send(Request<Data>.get("/redirect/2"))
+            #expect(response.status == .ok && response.url.path() == "/redirect/0" && server.hits("/redirect/2") == 1)
+            let rejected = await courierError { _ = try await session.send(Request<Data>.get("/status/404")) }
+            #expect(rejected?.code == .httpStatus && rejected?.status?.code == 404)
+            let decoded = try await session.send(Request<Echo>.get("/echo", query: ["q": "1"])).value
+            #expect(decoded.query["q"] == "1")
+        }
+    }
+
+    @Test func thePoolCancelsItsRequestsAndEndsThemAtTheirDeadline() async throws {
+        try await withLeanSession { session, _ in
+            let held = Task { try await session.send(Request<Data>.get("/delay/5000").tag("held")) }
+            await eventually("the request is in flight") { await session.pool.count == 1 }
+            #expect(await session.pool.cancelAll(tag: "held") == 1)
+            guard case .failure(let error) = await held.result else { Issue.record("a cancelled request got an answer"); return }
+            #expect((error as? CourierError)?.code == .cancelled)
+
+            let late = await courierError { _ = try await session.send(Request<Data>.get("/delay/5000").timeout(.milliseconds(300))) }
+            #expect(late?.code == .timeout && late?.timeoutKind == .total)
+            await eventually("the pool empties") { await session.pool.isEmpty }
+        }
+    }
+
+    @Test func theConcurrencyLimitQueuesRequests() async throws {
+        try await withLeanSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, _ in
+            async let first = session.send(Request<Data>.get("/delay/300"))
+            async let second = session.send(Request<Data>.get("/delay/300"))
+            await eventually("one runs and one waits") { await session.pool.snapshot().map(\.state).sorted { $0.rawValue < $1.rawValue } == [.running, .waiting] }
+            let statuses = try await [first.status, second.status]
+            #expect(statuses == [.ok, .ok])
+        }
+    }
+
+    @Test func aRequestsOwnRetryPolicyAndAccessoryStillWork() async throws {
+        final class Recorder: RequestAccessory {
+            let stops = Locked(0)
+            func requestDidStop(_ request: PreparedRequest, outcome: Result<ResponseBody, CourierError>) { stops.withLock { $0 += 1 } }
+        }
+        try await withLeanSession { session, server in
+            let retried = try await session.send(Request<String>.get("/flaky/plain?failures=1").retry(RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10))))
+            #expect(retried.value == "ok after 1 failures" && server.hits("/flaky/plain") == 2)
+            let recorder = Recorder()
+            _ = try await session.send(Request<Data>.get("/small").accessory(recorder))
+            #expect(recorder.stops.withLock { $0 } == 1)
+        }
+    }
+}
