@@ -187,7 +187,7 @@ struct RequestExecutor: Sendable {
                 }
                 var cacheInfo = CacheInfo.network
                 if let cacheStep { (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: requestTime) }
-                let (sent, body, firstByte) = (exchanged.sent, exchanged.body, exchanged.firstByte)
+                let (sent, body) = (exchanged.sent, exchanged.body)
                 for monitor in configuration.monitors { monitor.didReceive(body, for: sent) }
                 // A retryable status is retried whether or not a validator would reject it, so a caller that
                 // validates the status itself (the CLI does) still gets its retries.
