@@ -3,6 +3,7 @@ import CourierTesting
 import CourierTestSupport
 import Foundation
 import HTTPTypes
+import NIOCore
 import Testing
 
 /// A session that turns on no optional step (no tracer, cache, monitors, cookie jar, retries, connectivity wait or
@@ -11,8 +12,9 @@ import Testing
 /// accessory, which take it back to the general path. The fault matrix runs every fault through such a session too.
 @Suite("The plain path of a lean session", .timeLimit(.minutes(1)))
 struct PlainPathTests {
-    func withLeanSession(_ configure: (inout Configuration) -> Void = { _ in }, _ body: (Session, TestServer) async throws -> Void) async throws {
-        try await withServerSession({
+    func withLeanSession(_ configure: (inout Configuration) -> Void = { _ in }, transport: (any Transport)? = nil,
+                         _ body: (Session, TestServer) async throws -> Void) async throws {
+        try await withServerSession(transport: transport, {
             $0.scheduling.coalescesRequests = false
             configure(&$0)
         }, body)
@@ -50,6 +52,46 @@ struct PlainPathTests {
             await eventually("one runs and one waits") { await session.pool.snapshot().map(\.state).sorted { $0.rawValue < $1.rawValue } == [.running, .waiting] }
             let statuses = try await [first.status, second.status]
             #expect(statuses == [.ok, .ok])
+        }
+    }
+
+    /// A transport whose first answer meets a kept-alive connection the server had closed; later ones succeed.
+    final class StaleFirst: Transport {
+        let sends = Locked(0)
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
+            let count = sends.withLock { $0 += 1; return $0 }
+            if count == 1 { throw CourierError(code: .connectionClosed, message: "stale", underlying: ChannelError.ioOnClosedChannel) }
+            return TransportResponse(status: .ok, headers: [:], body: ByteStream(chunks: [ByteBuffer(string: "fresh")]))
+        }
+        func shutdown() async throws {}
+    }
+
+    @Test func aStaleConnectionIsMetByOneResendAndTheSlotIsGivenBackOnce() async throws {
+        let transport = StaleFirst()
+        try await withLeanSession({ $0.scheduling.maxConcurrentRequests = 1 }, transport: transport) { session, _ in
+            #expect(try await session.send(Request<String>.get("/x")).value == "fresh")
+            #expect(transport.sends.withLock { $0 } == 2)
+            // With the one slot leaked or given back twice, the next request would wait forever or run beside another.
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<3 { group.addTask { try await session.send(Request<Data>.get("/y")).status } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses == [.ok, .ok, .ok])
+            await eventually("the pool empties") { await session.pool.isEmpty }
+        }
+    }
+
+    @Test func rateLimitsRefuseOrHoldARequestBeforeItsSlot() async throws {
+        let refusing = RateLimitRule(pathPrefix: "/small", limit: .minimumInterval(.seconds(60)), whenLimited: .fail)
+        let holding = RateLimitRule(pathPrefix: "/echo", limit: .minimumInterval(.milliseconds(200)))
+        try await withLeanSession({ $0.scheduling.rateLimits = [refusing, holding] }) { session, _ in
+            _ = try await session.send(Request<Data>.get("/small"))
+            #expect(await courierError { _ = try await session.send(Request<Data>.get("/small")) }?.code == .tooFrequent)
+            let start = ContinuousClock.now
+            _ = try await session.send(Request<Data>.get("/echo"))
+            _ = try await session.send(Request<Data>.get("/echo"))
+            #expect(start.duration(to: .now) >= .milliseconds(150), "the second request waited out its interval")
+            await eventually("the pool empties") { await session.pool.isEmpty }
         }
     }
 

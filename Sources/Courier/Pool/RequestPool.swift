@@ -179,28 +179,59 @@ public actor RequestPool {
     /// cancel through. Cancelling the caller cancels the operation, unless it runs a call that identical requests
     /// share (see ``leave(_:)``): then the call goes on for them, and the caller hears
     /// ``CourierError/Code/cancelled`` when it ends.
-    nonisolated(nonsending) func track(_ ticket: PoolTicket, deadline: ContinuousClock.Instant,
+    ///
+    /// With `slotPriority`, the request makes one call of its own and `operation` runs once it holds its slot: it
+    /// registers and asks for the slot in one lock round trip, and gives the slot back and ends in one more, where
+    /// ``withSlot(_:url:priority:canceller:_:)`` inside would add two (the executor's plain path).
+    nonisolated(nonsending) func track(_ ticket: PoolTicket, deadline: ContinuousClock.Instant, slotPriority: RequestPriority? = nil,
                                        _ operation: nonisolated(nonsending) (RequestID, Canceller) async throws -> ErasedResponse)
         async throws -> ErasedResponse {
         let canceller = Canceller()
-        let (id, watcher) = state.withLock { $0.register(ticket, canceller: canceller, deadline: deadline) }
+        let url = ticket.request.url
+        let host = slotPriority == nil ? "" : Self.hostKey(url)
+        let now = ContinuousClock.now
+        let (id, watcher, admission) = state.withLock { state in
+            let (id, watcher) = state.register(ticket, canceller: canceller, deadline: deadline)
+            return (id, watcher, slotPriority.map { state.admit(id, url: url, host: host, priority: $0, now: now) })
+        }
         if let watcher { Self.watchDeadlines(state, watcher) }
         let response: ErasedResponse  // no Result in between: matching one copied the whole response
         do {
             response = try await withTaskCancellationHandler {
-                try await operation(id, canceller)
+                if let admission, let slotPriority {
+                    try await takeSlot(id, admission, url: url, host: host, priority: slotPriority, canceller: canceller)
+                }
+                return try await operation(id, canceller)
             } onCancel: {
                 leave(id)
             }
         } catch {
             let failure = RequestExecutor.normalize(error)
-            guard let info = state.withLock({ $0.finish(id) }) else { throw CourierError.cancelled() }  // it left, and was told
+            guard let info = end(id, holdingSlot: slotPriority != nil) else { throw CourierError.cancelled() }  // it left, and was told
             broadcaster.yield(failure.code == .cancelled ? .cancelled(info) : .failed(info, failure))
             throw failure
         }
-        guard let info = state.withLock({ $0.finish(id) }) else { throw CourierError.cancelled() }
+        guard let info = end(id, holdingSlot: slotPriority != nil) else { throw CourierError.cancelled() }
         broadcaster.yield(.finished(info, response.status))
         return response
+    }
+
+    /// Gives back the slot `id` took through ``track(_:deadline:slotPriority:_:)``, before it goes on through
+    /// ``withSlot(_:url:priority:canceller:_:)`` (the plain path's fallback to the general one).
+    nonisolated func releaseSlot(_ id: RequestID) {
+        Self.wake(state.withLock { $0.scheduler.isRunning(id) ? $0.start($0.scheduler.finish(id)) : [] })
+    }
+
+    /// Ends `id`, first giving back the slot it may hold (`holdingSlot`: it took one through ``track``), in one lock
+    /// round trip; its info unless its caller had already gone.
+    private nonisolated func end(_ id: RequestID, holdingSlot: Bool) -> PooledRequest? {
+        guard holdingSlot else { return state.withLock { $0.finish(id) } }
+        let (info, started) = state.withLock { state in
+            let started = state.scheduler.isRunning(id) ? state.start(state.scheduler.finish(id)) : []
+            return (state.finish(id), started)
+        }
+        Self.wake(started)
+        return info
     }
 
     /// Starts `watcher`, which cancels the requests past their deadline for as long as requests with deadlines
@@ -225,9 +256,25 @@ public actor RequestPool {
     /// its waits install themselves in `canceller`.
     nonisolated(nonsending) func withSlot<T>(_ id: RequestID, url: URL, priority: RequestPriority, canceller: Canceller,
                                              _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
-        let host = url.host(percentEncoded: true)?.lowercased() ?? ""  // a key only: decoding it cost a microsecond
+        let host = Self.hostKey(url)
+        let admission = state.withLock { $0.admit(id, url: url, host: host, priority: priority, now: .now) }
+        try await takeSlot(id, admission, url: url, host: host, priority: priority, canceller: canceller)
+        defer { Self.wake(state.withLock { $0.start($0.scheduler.finish(id)) }) }
+        return try await body()
+    }
+
+    /// The key the scheduler counts `url`'s requests per host by: its host as written, lowercased (decoding it
+    /// cost a microsecond a request, and the key is only compared).
+    private static func hostKey(_ url: URL) -> String {
+        url.host(percentEncoded: true)?.lowercased() ?? ""
+    }
+
+    /// Waits out `admission`, what asking for a slot for `id` gave, until `id` holds its slot: throws when its rate
+    /// limit refuses it, waits when the limit asks it to, queues, and reports the start.
+    private nonisolated(nonsending) func takeSlot(_ id: RequestID, _ admission: PoolState.Admission, url: URL, host: String,
+                                                  priority: RequestPriority, canceller: Canceller) async throws {
         var queueing: PoolState.Queueing
-        switch state.withLock({ $0.admit(id, url: url, host: host, priority: priority, now: .now) }) {
+        switch admission {
         case .refused(let retryAfter):
             var error = CourierError(code: .tooFrequent, message: "requests to \(Redactor.standard.redact(url: url)) are sent too often; "
                                          + "the next one is allowed in \(retryAfter.formattedSeconds)")
@@ -244,8 +291,6 @@ public actor RequestPool {
             queueing = .started(state.withLock { $0.markRunning(id, coalesced: false) })
         }
         if case .started(let info?) = queueing { broadcaster.yield(.started(info)) }
-        defer { Self.wake(state.withLock { $0.start($0.scheduler.finish(id)) }) }
-        return try await body()
     }
 
     /// The request `id` shares an identical request's call.

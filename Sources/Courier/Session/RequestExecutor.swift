@@ -80,18 +80,14 @@ struct RequestExecutor: Sendable {
             sentBytes = prepared.body.length
             let timeouts = configuration.timeouts.applying(request.timeouts)
             let deadline = start + timeouts.total
-            let response = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline) { id, canceller in
+            // One call of its own: the pool gives it its slot on the way in and takes it back on the way out.
+            let response = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline,
+                                                slotPriority: request.priority) { id, canceller in
                 let log = snapshot.debugLog
                 let failure: CourierError
                 do {
-                    let exchanged = try await pool.withSlot(id, url: prepared.url, priority: request.priority, canceller: canceller) {
-                        do {
-                            return try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits(for: request),
-                                                      cookies: configuration.cookieHandling, canceller: canceller, log: log, start: start)
-                        } catch {
-                            throw Self.timedOut(error, deadline: deadline, timeouts: timeouts, url: prepared.url, redactor: configuration.redactor)
-                        }
-                    }
+                    let exchanged = try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits(for: request),
+                                                       cookies: configuration.cookieHandling, canceller: canceller, log: log, start: start)
                     try validate(exchanged.body, for: exchanged.sent, extra: request.validators, usesSession: request.usesSessionValidators)
                     let value = try request.decode(exchanged.body)
                     return makeResponse(value, exchanged, cacheInfo: .network, original: prepared, attempts: 1, startDate: startDate, start: start)
@@ -100,6 +96,7 @@ struct RequestExecutor: Sendable {
                 }
                 if Self.metStaleConnection(failure, prepared) {  // the general loop sends it again at once, as it would have
                     log.retry(prepared, attempt: 1, delay: .zero, error: failure)
+                    pool.releaseSlot(id)  // the loop asks for a slot per attempt
                     return try await attempts(request, prepared: prepared, id: id, canceller: canceller, cacheStep: nil, timeouts: timeouts,
                                               deadline: deadline, startDate: startDate, start: start, retriedStaleConnection: true)
                 }
