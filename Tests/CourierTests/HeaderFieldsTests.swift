@@ -15,15 +15,6 @@ struct HeaderFieldsTests {
         #expect(fields[.vary] == "accept, origin")
     }
 
-    @Test func theNamesTakenFromConstantsAreTheNamesValidation() {
-        let names = ["Server", "Date", "Content-Type", "Content-Length", "Connection", "Last-Modified", "ETag", "Accept-Ranges",
-                     "Cache-Control", "Content-Encoding", "Transfer-Encoding", "Vary", "content-type", "X-Other", "Bad Name"]
-        for name in names {
-            let fast = AsyncHTTPClientTransport.fieldName(name), checked = HTTPField.Name(name)
-            #expect(fast == checked && fast?.rawName == checked?.rawName, "\(name)")
-        }
-    }
-
     @Test func fieldsAppendedInOrderMatchOneByOne() {
         let list = [HTTPField(name: .contentType, value: "a"), HTTPField(name: .contentType, value: "b"), HTTPField(name: .eTag, value: "\"e\""),
                     HTTPField(name: .cookie, value: "x=1; y=2")]

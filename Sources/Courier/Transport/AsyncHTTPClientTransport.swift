@@ -164,29 +164,9 @@ public final class AsyncHTTPClientTransport: Transport {
         var list: [HTTPField] = []
         list.reserveCapacity(headers.count)
         for (name, value) in headers {
-            if let fieldName = fieldName(name) { list.append(HTTPField(name: fieldName, value: value)) }
+            if let fieldName = HTTPField.Name(name) { list.append(HTTPField(name: fieldName, value: value)) }
         }
         return HTTPFields(inOrder: list)
-    }
-
-    /// The field name `name`: for the names nearly every answer carries, spelled as servers spell them, HTTP types'
-    /// own constant, which needs no validating and lowercasing (together half of a small answer's conversion).
-    static func fieldName(_ name: String) -> HTTPField.Name? {
-        switch name {
-        case "Server": .server
-        case "Date": .date
-        case "Content-Type": .contentType
-        case "Content-Length": .contentLength
-        case "Connection": .connection
-        case "Last-Modified": .lastModified
-        case "ETag": .eTag
-        case "Accept-Ranges": .acceptRanges
-        case "Cache-Control": .cacheControl
-        case "Content-Encoding": .contentEncoding
-        case "Transfer-Encoding": .transferEncoding
-        case "Vary": .vary
-        default: HTTPField.Name(name)
-        }
     }
 
     /// Shuts every client down; see ``Transport/shutdown()``.
