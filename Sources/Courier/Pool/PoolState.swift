@@ -229,6 +229,11 @@ struct PoolState {
         return entries.values[index].markRunning(coalesced: coalesced)
     }
 
+    /// Gives back `id`'s slot when it holds one; the continuations of the requests that start in its place.
+    mutating func releaseSlot(_ id: RequestID) -> [CheckedContinuation<Void, any Error>] {
+        scheduler.isRunning(id) ? start(scheduler.finish(id)) : []
+    }
+
     /// The continuations of requests the scheduler just started.
     mutating func start(_ ids: [RequestID]) -> [CheckedContinuation<Void, any Error>] {
         ids.compactMap { id in

@@ -219,7 +219,7 @@ public actor RequestPool {
     /// Gives back the slot `id` took through ``track(_:deadline:slotPriority:_:)``, before it goes on through
     /// ``withSlot(_:url:priority:canceller:_:)`` (the plain path's fallback to the general one).
     nonisolated func releaseSlot(_ id: RequestID) {
-        Self.wake(state.withLock { $0.scheduler.isRunning(id) ? $0.start($0.scheduler.finish(id)) : [] })
+        Self.wake(state.withLock { $0.releaseSlot(id) })
     }
 
     /// Ends `id`, first giving back the slot it may hold (`holdingSlot`: it took one through ``track``), in one lock
@@ -227,7 +227,7 @@ public actor RequestPool {
     private nonisolated func end(_ id: RequestID, holdingSlot: Bool) -> PooledRequest? {
         guard holdingSlot else { return state.withLock { $0.finish(id) } }
         let (info, started) = state.withLock { state in
-            let started = state.scheduler.isRunning(id) ? state.start(state.scheduler.finish(id)) : []
+            let started = state.releaseSlot(id)
             return (state.finish(id), started)
         }
         Self.wake(started)

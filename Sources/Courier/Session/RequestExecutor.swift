@@ -68,67 +68,23 @@ struct RequestExecutor: Sendable {
         }
     }
 
-    /// ``run(_:)`` for a request that uses none of the optional steps (``SessionSnapshot/isPlain``, no accessories
-    /// or retry policy of its own): the same outcome, without the frames of the steps it skips. Each async call
-    /// copies the request into a frame of its own, and those frames cost a plain GET more than the pool did.
-    private nonisolated(nonsending) func runPlain(_ request: ErasedRequest) async throws -> ErasedResponse {
-        let start = ContinuousClock.now
-        let startDate = Date()
-        var sentBytes: Int64?
-        do {
-            let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
-            sentBytes = prepared.body.length
-            let timeouts = configuration.timeouts.applying(request.timeouts)
-            let deadline = start + timeouts.total
-            // One call of its own: the pool gives it its slot on the way in and takes it back on the way out.
-            let response = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline,
-                                                slotPriority: request.priority) { id, canceller in
-                let log = snapshot.debugLog
-                let failure: CourierError
-                do {
-                    let exchanged = try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits(for: request),
-                                                       cookies: configuration.cookieHandling, canceller: canceller, log: log, start: start)
-                    try validate(exchanged.body, for: exchanged.sent, extra: request.validators, usesSession: request.usesSessionValidators)
-                    let value = try request.decode(exchanged.body)
-                    return makeResponse(value, exchanged, cacheInfo: .network, original: prepared, attempts: 1, startDate: startDate, start: start)
-                } catch {
-                    failure = Self.timedOut(error, deadline: deadline, timeouts: timeouts, url: prepared.url, redactor: configuration.redactor)
-                }
-                if Self.metStaleConnection(failure, prepared) {  // the general loop sends it again at once, as it would have
-                    log.retry(prepared, attempt: 1, delay: .zero, error: failure)
-                    pool.releaseSlot(id)  // the loop asks for a slot per attempt
-                    return try await attempts(request, prepared: prepared, id: id, canceller: canceller, cacheStep: nil, timeouts: timeouts,
-                                              deadline: deadline, startDate: startDate, start: start, retriedStaleConnection: true)
-                }
-                complete(prepared, failure, attempts: 1, startDate: startDate, start: start, log: log)
-                throw failure
-            }
-            recordSuccess(response, method: request.method, start: start, sentBytes: sentBytes)
-            return response
-        } catch {
-            let failure = userFacing(error)
-            recordFailure(failure, method: request.method, start: start, sentBytes: sentBytes)
-            throw failure
-        }
-    }
-
     /// `error` as the caller gets it: a ``CourierError`` with the configured message for users.
-    private func userFacing(_ error: any Error) -> CourierError {
+    func userFacing(_ error: any Error) -> CourierError {
         var failure = Self.normalize(error)
         failure.userMessage = failure.userMessage ?? configuration.userMessages.message(for: failure)
         return failure
     }
 
-    private func recordSuccess(_ response: ErasedResponse, method: HTTPRequest.Method, start: ContinuousClock.Instant, sentBytes: Int64?) {
+    func recordSuccess(_ response: ErasedResponse, method: HTTPRequest.Method, start: ContinuousClock.Instant, sentBytes: Int64?) {
         metrics.request(method: method, status: response.status, duration: .now - start, sentBytes: sentBytes, receivedBytes: response.body.count)
     }
 
-    private func recordFailure(_ failure: CourierError, method: HTTPRequest.Method, start: ContinuousClock.Instant, sentBytes: Int64?) {
+    func recordFailure(_ failure: CourierError, method: HTTPRequest.Method, start: ContinuousClock.Instant, sentBytes: Int64?) {
         metrics.request(method: method, status: failure.status, duration: .now - start, sentBytes: sentBytes, receivedBytes: nil)
     }
 
     /// The body limits of `request`: the session's, or its own body size limit.
-    private func limits(for request: ErasedRequest) -> ResponseLimits {
+    func limits(for request: ErasedRequest) -> ResponseLimits {
         request.maxResponseBytes.map { ResponseLimits(copying: configuration.limits, maxBodyBytes: $0) } ?? configuration.limits
     }
 
@@ -157,7 +113,7 @@ struct RequestExecutor: Sendable {
 
     /// Sends the request until it succeeds, fails for good, or runs out of retries. With a cache step, a 304
     /// becomes the revalidated entry and the final answer is offered to the cache.
-    private nonisolated(nonsending) func attempts(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, canceller: Canceller,
+    nonisolated(nonsending) func attempts(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, canceller: Canceller,
                                                   cacheStep: CacheStep?,
                                                   timeouts: Timeouts, deadline: ContinuousClock.Instant, startDate: Date,
                                                   start: ContinuousClock.Instant, retriedStaleConnection: Bool = false) async throws -> ErasedResponse {
@@ -231,7 +187,7 @@ struct RequestExecutor: Sendable {
     }
 
     /// The response carrying `value`, decoded from `exchanged`'s body: timed, and told to the monitors.
-    private func makeResponse(_ value: DecodedValue, _ exchanged: ExchangeResult, cacheInfo: CacheInfo, original: PreparedRequest, attempts: Int,
+    func makeResponse(_ value: DecodedValue, _ exchanged: ExchangeResult, cacheInfo: CacheInfo, original: PreparedRequest, attempts: Int,
                           startDate: Date, start: ContinuousClock.Instant) -> ErasedResponse {
         let (sent, body) = (exchanged.sent, exchanged.body)
         let timing = Timing(startDate: startDate, start: start, firstByte: exchanged.firstByte, end: .now)
@@ -277,7 +233,7 @@ struct RequestExecutor: Sendable {
         try await CancellableSleep.sleep(for: delay, canceller: canceller)
     }
 
-    private func complete(_ request: PreparedRequest, _ failure: CourierError, attempts: Int, startDate: Date, start: ContinuousClock.Instant,
+    func complete(_ request: PreparedRequest, _ failure: CourierError, attempts: Int, startDate: Date, start: ContinuousClock.Instant,
                           log: DebugLog) {
         let timing = Timing(startDate: startDate, start: start, firstByte: nil, end: .now)
         log.failure(request, failure, duration: timing.total)
@@ -317,7 +273,7 @@ struct RequestExecutor: Sendable {
 
     /// Sends `request`, following redirects, and reads each answer's body whole where it arrives; the pool bounds
     /// the exchange by the deadline, through `canceller`.
-    private nonisolated(nonsending) func exchange(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant,
+    nonisolated(nonsending) func exchange(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant,
                                                   limits: ResponseLimits, cookies: CookieHandling, canceller: Canceller, log: DebugLog,
                                                   start: ContinuousClock.Instant) async throws -> ExchangeResult {
         let reading = BodyReading(limits: limits, decompresses: configuration.decompressesResponses)

@@ -1,0 +1,47 @@
+import Foundation
+
+extension RequestExecutor {
+    /// ``run(_:)`` for a request that uses none of the optional steps (``SessionSnapshot/isPlain``, no accessories
+    /// or retry policy of its own): the same outcome, without the frames of the steps it skips. Each async call
+    /// copies the request into a frame of its own, and those frames cost a plain GET more than the pool did.
+    nonisolated(nonsending) func runPlain(_ request: ErasedRequest) async throws -> ErasedResponse {
+        let start = ContinuousClock.now
+        let startDate = Date()
+        var sentBytes: Int64?
+        do {
+            let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
+            sentBytes = prepared.body.length
+            let timeouts = configuration.timeouts.applying(request.timeouts)
+            let deadline = start + timeouts.total
+            // One call of its own: the pool gives it its slot on the way in and takes it back on the way out.
+            let response = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline,
+                                                slotPriority: request.priority) { id, canceller in
+                let log = snapshot.debugLog
+                let failure: CourierError
+                do {
+                    let exchanged = try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits(for: request),
+                                                       cookies: request.cookieHandling(under: snapshot), canceller: canceller, log: log, start: start)
+                    try validate(exchanged.body, for: exchanged.sent, extra: request.validators, usesSession: request.usesSessionValidators)
+                    let value = try request.decode(exchanged.body)
+                    return makeResponse(value, exchanged, cacheInfo: .network, original: prepared, attempts: 1, startDate: startDate, start: start)
+                } catch {
+                    failure = Self.timedOut(error, deadline: deadline, timeouts: timeouts, url: prepared.url, redactor: configuration.redactor)
+                }
+                if Self.metStaleConnection(failure, prepared) {  // the general loop sends it again at once, as it would have
+                    log.retry(prepared, attempt: 1, delay: .zero, error: failure)
+                    pool.releaseSlot(id)  // the loop asks for a slot per attempt
+                    return try await attempts(request, prepared: prepared, id: id, canceller: canceller, cacheStep: nil, timeouts: timeouts,
+                                              deadline: deadline, startDate: startDate, start: start, retriedStaleConnection: true)
+                }
+                complete(prepared, failure, attempts: 1, startDate: startDate, start: start, log: log)
+                throw failure
+            }
+            recordSuccess(response, method: request.method, start: start, sentBytes: sentBytes)
+            return response
+        } catch {
+            let failure = userFacing(error)
+            recordFailure(failure, method: request.method, start: start, sentBytes: sentBytes)
+            throw failure
+        }
+    }
+}
