@@ -64,6 +64,65 @@ struct CoalescingTests {
         }
     }
 
+    /// The pool decides as a request registers whether it leads a call or follows one: a follower takes no slot,
+    /// so identical requests join a call whose leader still waits for its slot under a full limit.
+    @Test func followersTakeNoSlotWhileTheirLeaderWaitsForOne() async throws {
+        try await withServerSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
+            let occupier = Task { try await session.send(Request<Data>.get("/delay/600").withoutCoalescing()) }
+            await eventually("the slot is taken") { server.hits("/delay/600") == 1 }
+            let request = Request<Data>.get("/delay/50")
+            let tasks = (0..<3).map { _ in Task { try await session.send(request) } }
+            await eventually("two follow, the leader waits") {
+                let requests = await session.pool.snapshot().filter { $0.url.path() == "/delay/50" }
+                return requests.filter(\.isCoalesced).count == 2 && requests.filter { $0.state == .waiting }.count == 1
+            }
+            for task in tasks { #expect(try await task.value.string == "waited 50 ms") }
+            _ = try await occupier.value
+            #expect(server.hits("/delay/50") == 1)
+        }
+    }
+
+    /// A leader that ends before its call runs (cancelled, or past its deadline, while it waits for its slot)
+    /// hands the call to a request waiting for it, and leaves no call behind for later identical requests to wait on.
+    @Test func aLeaderThatEndsBeforeItsCallRunsHandsItOnOrLeavesNothing() async throws {
+        try await withServerSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
+            let occupier = Task { try await session.send(Request<Data>.get("/delay/800").withoutCoalescing()) }
+            await eventually("the slot is taken") { server.hits("/delay/800") == 1 }
+            let request = Request<Data>.get("/delay/20")
+            let alone = Task { try await session.send(request) }
+            await eventually("it waits for the slot") { await session.pool.count == 2 }
+            alone.cancel()
+            #expect(await courierError { _ = try await alone.value }?.code == .cancelled)
+
+            let leader = Task { try await session.send(request.timeout(.milliseconds(200))) }
+            await eventually("it waits for the slot") { await session.pool.count == 2 }
+            let follower = Task { try await session.send(request.timeout(.seconds(10))) }
+            await eventually("it follows") { await session.pool.snapshot().contains(where: \.isCoalesced) }
+            #expect(await courierError { _ = try await leader.value }?.code == .timeout)
+            #expect(try await follower.value.string == "waited 20 ms", "the call went on for the follower")
+            _ = try await occupier.value
+            #expect(try await session.send(request.timeout(.seconds(10))).string == "waited 20 ms")
+            #expect(server.hits("/delay/20") == 2)
+            await eventually("the pool empties") { await session.pool.isEmpty }
+        }
+    }
+
+    /// A request that retries gives back the slot its first attempt had before it waits to try again: under a limit
+    /// of one, another request runs during that wait.
+    @Test func aRetryWaitsWithoutTheFirstAttemptsSlot() async throws {
+        try await withServerSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
+            let retried = Task {
+                // Retry-After: 2 makes the wait two seconds, not a random backoff.
+                try await session.send(Request<String>.get("/flaky/slot?failures=1&retry-after=2").retry(RetryPolicy(maxAttempts: 2)))
+            }
+            await eventually("the first attempt failed") { server.hits("/flaky/slot") == 1 }
+            let start = ContinuousClock.now
+            _ = try await session.send(Request<Data>.get("/small"))
+            #expect(start.duration(to: .now) < .milliseconds(1500), "it ran during the retry's wait")
+            #expect(try await retried.value.value == "ok after 1 failures")
+        }
+    }
+
     @Test func cancellingEveryCallerCancelsTheCall() async throws {
         try await withServerSession { session, server in
             let request = Request<Data>.get("/delay/2000")

@@ -52,6 +52,12 @@ struct PlainPathTests {
             await eventually("one runs and one waits") { await session.pool.snapshot().map(\.state).sorted { $0.rawValue < $1.rawValue } == [.running, .waiting] }
             let statuses = try await [first.status, second.status]
             #expect(statuses == [.ok, .ok])
+            // Past its deadline while it waits for its slot, a request times out.
+            async let holder = session.send(Request<Data>.get("/delay/600"))
+            await eventually("the slot is taken") { await session.pool.count == 1 }
+            let late = await courierError { _ = try await session.send(Request<Data>.get("/small").timeout(.milliseconds(200))) }
+            #expect(late?.code == .timeout && late?.timeoutKind == .total)
+            _ = try await holder
         }
     }
 

@@ -211,7 +211,7 @@ struct PoolStateTests {
         let again = state.leave(id)
         #expect(departure?.cancelsRequest == true && departure?.canceller === canceller && again == nil)
         #expect(state.departedCount == 1)
-        let info = state.finish(id)  // the caller already heard `cancelled`
+        let info = state.finish(id).info  // the caller already heard `cancelled`
         #expect(info == nil && state.departedCount == 0 && state.entries.isEmpty)
     }
 
@@ -221,8 +221,8 @@ struct PoolStateTests {
         let first = state.markRunning(id, coalesced: false)
         let second = state.markRunning(id, coalesced: false)  // `started` once per request
         #expect(first?.state == .running && second == nil)
-        let info = state.finish(id)
-        let again = state.finish(id)
+        let info = state.finish(id).info
+        let again = state.finish(id).info
         #expect(info?.tag == "t" && info?.url.absoluteString == "https://h/b" && info?.parameterSignature == "x=1")
         #expect(again == nil)
     }

@@ -56,6 +56,21 @@ enum SlotWaiter {
     case cancelledBeforeWaiting
 }
 
+/// How a request makes its first call, decided as it registers with the pool.
+enum FirstCall: Sendable {
+    /// A call of its own, with the slot it was given.
+    case own
+    /// A call of its own, with the slot it was given, that identical requests (same key) share.
+    case leads(CoalescingKey)
+    /// It waits for the call an identical request has in flight, without a slot.
+    case follows(CoalescingKey)
+
+    /// Whether it takes a slot as it registers.
+    var takesSlot: Bool {
+        if case .follows = self { false } else { true }
+    }
+}
+
 /// Everything the ``RequestPool`` guards with its lock.
 struct PoolState {
     struct Entry {
@@ -144,22 +159,51 @@ struct PoolState {
         return Departure(info: entry.info, canceller: entry.canceller, cancelsRequest: !othersWait)
     }
 
-    /// The request `id` ended; returns its info unless its caller had already gone (and was told with an event).
-    mutating func finish(_ id: RequestID) -> PooledRequest? {
+    /// The request `id` ended: its info unless its caller had already gone (and was told with an event), and the
+    /// follower that now leads the call `id` led but never ran (it failed or was cancelled before its slot), to be
+    /// resumed with `nil` so that it runs the call for the others.
+    mutating func finish(_ id: RequestID) -> (info: PooledRequest?, successor: SharedCall.Follower?) {
         if !cancelledFollowers.isEmpty { cancelledFollowers.remove(id) }
-        guard let entry = entries.removeValue(forKey: id) else { return nil }
+        guard let entry = entries.removeValue(forKey: id) else { return (nil, nil) }
         if entry.info.isSuspended { suspendedCount -= 1 }
+        var successor: SharedCall.Follower?
+        if let key = entry.leads, let index = calls.index(forKey: key), calls.values[index].leader == id {
+            successor = handOn(key, at: index)
+        }
         if entry.callerLeft {
             departedCount -= 1
+            return (nil, successor)
+        }
+        return (entry.info, successor)
+    }
+
+    /// The call with `key` at `index` in ``calls`` ends without having run: its oldest follower leads it instead
+    /// (that follower's wait is returned), or, with none, it goes.
+    private mutating func handOn(_ key: CoalescingKey, at index: [CoalescingKey: SharedCall].Index) -> SharedCall.Follower? {
+        var followers = calls.values[index].followers
+        guard let next = followers.keys.min() else {
+            calls.remove(at: index)
             return nil
         }
-        return entry.info
+        let wait = followers.removeValue(forKey: next)
+        calls.values[index] = SharedCall(leader: next, followers: followers)
+        entries[next]?.leads = key
+        return wait
     }
 
     /// `id` starts the call identical requests with `key` may share.
     mutating func lead(_ key: CoalescingKey, by id: RequestID) {
         calls[key] = SharedCall(leader: id)
         entries[id]?.leads = key
+    }
+
+    /// How the newly registered `id` makes its first call: it follows the call an identical request has in flight
+    /// (same `key`), or makes one of its own, which identical requests may share when it has a `key`.
+    mutating func firstCall(_ id: RequestID, sharing key: CoalescingKey?) -> FirstCall {
+        guard let key else { return .own }
+        if calls[key] != nil { return .follows(key) }
+        lead(key, by: id)
+        return .leads(key)
     }
 
     /// Where a request asking for a slot stands.

@@ -57,8 +57,12 @@ struct CoalescingKey: Hashable, Sendable {
 /// One call shared by identical requests: the request that started it runs it in its caller's task; the others
 /// wait for its result.
 struct SharedCall {
+    /// A follower's wait: the call's result, or `nil` when it leads the call from now on (the call ended before it
+    /// joined, or its leader ended before running it).
+    typealias Follower = CheckedContinuation<ExchangeResult?, any Error>
+
     let leader: RequestID
-    var followers: [RequestID: CheckedContinuation<ExchangeResult?, any Error>] = [:]
+    var followers: [RequestID: Follower] = [:]
 }
 
 extension RequestPool {
@@ -76,10 +80,18 @@ extension RequestPool {
             state.lead(key, by: id)
             return true
         }
-        // nil: this request leads the call.
-        let shared: ExchangeResult? = leadsAtOnce ? nil : try await canceller.whileWaiting(on: FollowerWait(pool: self, key: key, id: id)) {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ExchangeResult?, any Error>) in
-                enum Role { case leads, follows, cancelled }
+        if leadsAtOnce { return try await runShared(key, by: id, operation) }
+        return try await follow(key, by: id, canceller: canceller, orLead: operation)
+    }
+
+    /// Waits, as the request `id`, for the result of the identical request's call with `key`; when that call
+    /// ended before `id` joined it, or its leader ended before running it, `id` runs it (`operation`) for the others. A follower that is
+    /// cancelled (through `canceller`) leaves on its own.
+    nonisolated(nonsending) func follow(_ key: CoalescingKey, by id: RequestID, canceller: Canceller,
+                                        orLead operation: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
+        let shared: ExchangeResult? = try await canceller.whileWaiting(on: FollowerWait(pool: self, key: key, id: id)) {
+            try await withCheckedThrowingContinuation { (continuation: SharedCall.Follower) in
+                enum Role { case leads, follows(PooledRequest?), cancelled }
                 let role = state.withLock { state -> Role in
                     if state.cancelledFollowers.remove(id) != nil { return .cancelled }
                     guard state.calls[key] != nil else {
@@ -87,20 +99,27 @@ extension RequestPool {
                         return .leads
                     }
                     state.calls[key]?.followers[id] = continuation
-                    return .follows
+                    return .follows(state.markRunning(id, coalesced: true))
                 }
                 switch role {
                 case .leads: continuation.resume(returning: nil)
-                case .follows: joinedSharedCall(id)
+                case .follows(let started): if let started { reportStarted(started) }
                 case .cancelled: continuation.resume(throwing: CourierError.cancelled())
                 }
             }
         }
         if let shared { return shared }
+        return try await runShared(key, by: id, operation)
+    }
 
+    /// Runs `operation`, the call with `key` that the request `id` leads, and hands its result to the requests
+    /// that joined it. When `id`'s caller has gone meanwhile, the result went to them alone: `id` hears
+    /// ``CourierError/Code/cancelled``.
+    nonisolated(nonsending) func runShared(_ key: CoalescingKey, by id: RequestID,
+                                           _ operation: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
         let result: Result<ExchangeResult, any Error>
         do { result = .success(try await operation()) } catch { result = .failure(error) }
-        let (followers, callerLeft) = state.withLock { state -> ([CheckedContinuation<ExchangeResult?, any Error>], Bool) in
+        let (followers, callerLeft) = state.withLock { state -> ([SharedCall.Follower], Bool) in
             var callerLeft = true
             if let index = state.entries.index(forKey: id) {
                 state.entries.values[index].leads = nil
@@ -117,7 +136,7 @@ extension RequestPool {
     /// A follower was cancelled: it stops waiting. When it was the last one and the leader's caller has gone too,
     /// the call itself is cancelled.
     fileprivate nonisolated func leaveSharedCall(_ key: CoalescingKey, follower id: RequestID) {
-        let (continuation, leader) = state.withLock { state -> (CheckedContinuation<ExchangeResult?, any Error>?, Canceller?) in
+        let (continuation, leader) = state.withLock { state -> (SharedCall.Follower?, Canceller?) in
             guard let continuation = state.calls[key]?.followers.removeValue(forKey: id) else {
                 if state.calls[key]?.leader != id { state.cancelledFollowers.insert(id) }  // not arrived yet
                 return (nil, nil)

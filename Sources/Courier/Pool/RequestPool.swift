@@ -180,57 +180,64 @@ public actor RequestPool {
     /// share (see ``leave(_:)``): then the call goes on for them, and the caller hears
     /// ``CourierError/Code/cancelled`` when it ends.
     ///
-    /// With `slotPriority`, the request makes one call of its own and `operation` runs once it holds its slot: it
-    /// registers and asks for the slot in one lock round trip, and gives the slot back and ends in one more, where
-    /// ``withSlot(_:url:priority:canceller:_:)`` inside would add two (the executor's plain path).
-    nonisolated(nonsending) func track(_ ticket: PoolTicket, deadline: ContinuousClock.Instant, slotPriority: RequestPriority? = nil,
-                                       _ operation: nonisolated(nonsending) (RequestID, Canceller) async throws -> ErasedResponse)
+    /// The pool decides the request's ``FirstCall`` as it registers: with a `key`, it follows the identical
+    /// request's call in flight, or leads one. Unless it follows, `operation` runs once it holds its slot. It
+    /// registers and asks for the slot in one lock round trip, and gives the slot back and ends in one more. A
+    /// later attempt gives the first one's slot back (``releaseSlot(_:)``) and asks again through
+    /// ``withSlot(_:url:priority:canceller:_:)``.
+    ///
+    /// `failure` makes what the request throws a ``CourierError`` (a cancellation at `deadline`, even in the wait for
+    /// the slot, is the request's timeout).
+    nonisolated(nonsending) func track(_ ticket: PoolTicket, deadline: ContinuousClock.Instant, sharing key: CoalescingKey? = nil,
+                                       failure: (any Error) -> CourierError,
+                                       _ operation: nonisolated(nonsending) (RequestID, Canceller, FirstCall) async throws -> ErasedResponse)
         async throws -> ErasedResponse {
         let canceller = Canceller()
         let url = ticket.request.url
-        let host = slotPriority == nil ? "" : Self.hostKey(url)
+        let priority = ticket.priority
+        let host = Self.hostKey(url)
         let now = ContinuousClock.now
-        let (id, watcher, admission) = state.withLock { state in
+        let (id, watcher, first, admission) = state.withLock { state in
             let (id, watcher) = state.register(ticket, canceller: canceller, deadline: deadline)
-            return (id, watcher, slotPriority.map { state.admit(id, url: url, host: host, priority: $0, now: now) })
+            let first = state.firstCall(id, sharing: key)
+            return (id, watcher, first, first.takesSlot ? state.admit(id, url: url, host: host, priority: priority, now: now) : nil)
         }
         if let watcher { Self.watchDeadlines(state, watcher) }
         let response: ErasedResponse  // no Result in between: matching one copied the whole response
         do {
             response = try await withTaskCancellationHandler {
-                if let admission, let slotPriority {
-                    try await takeSlot(id, admission, url: url, host: host, priority: slotPriority, canceller: canceller)
-                }
-                return try await operation(id, canceller)
+                if let admission { try await takeSlot(id, admission, url: url, host: host, priority: priority, canceller: canceller) }
+                return try await operation(id, canceller, first)
             } onCancel: {
                 leave(id)
             }
         } catch {
-            let failure = RequestExecutor.normalize(error)
-            guard let info = end(id, holdingSlot: slotPriority != nil) else { throw CourierError.cancelled() }  // it left, and was told
+            let failure = failure(error)
+            guard let info = end(id) else { throw CourierError.cancelled() }  // it left, and was told
             broadcaster.yield(failure.code == .cancelled ? .cancelled(info) : .failed(info, failure))
             throw failure
         }
-        guard let info = end(id, holdingSlot: slotPriority != nil) else { throw CourierError.cancelled() }
+        guard let info = end(id) else { throw CourierError.cancelled() }
         broadcaster.yield(.finished(info, response.status))
         return response
     }
 
-    /// Gives back the slot `id` took through ``track(_:deadline:slotPriority:_:)``, before it goes on through
-    /// ``withSlot(_:url:priority:canceller:_:)`` (the plain path's fallback to the general one).
+    /// Gives back the slot `id` took through ``track(_:deadline:sharing:_:)``, before a later attempt asks for one
+    /// through ``withSlot(_:url:priority:canceller:_:)``.
     nonisolated func releaseSlot(_ id: RequestID) {
         Self.wake(state.withLock { $0.releaseSlot(id) })
     }
 
-    /// Ends `id`, first giving back the slot it may hold (`holdingSlot`: it took one through ``track``), in one lock
-    /// round trip; its info unless its caller had already gone.
-    private nonisolated func end(_ id: RequestID, holdingSlot: Bool) -> PooledRequest? {
-        guard holdingSlot else { return state.withLock { $0.finish(id) } }
-        let (info, started) = state.withLock { state in
+    /// Ends `id`, first giving back the slot it may hold, in one lock round trip; its info unless its caller had
+    /// already gone. A call it led but never ran goes on, led by one of the requests waiting for it.
+    private nonisolated func end(_ id: RequestID) -> PooledRequest? {
+        let (info, successor, started) = state.withLock { state in
             let started = state.releaseSlot(id)
-            return (state.finish(id), started)
+            let (info, successor) = state.finish(id)
+            return (info, successor, started)
         }
         Self.wake(started)
+        successor?.resume(returning: nil)
         return info
     }
 
@@ -293,9 +300,9 @@ public actor RequestPool {
         if case .started(let info?) = queueing { broadcaster.yield(.started(info)) }
     }
 
-    /// The request `id` shares an identical request's call.
-    nonisolated func joinedSharedCall(_ id: RequestID) {
-        if let info = state.withLock({ $0.markRunning(id, coalesced: true) }) { broadcaster.yield(.started(info)) }
+    /// Tells the subscribers that `info`'s request started (it joined an identical request's call).
+    nonisolated func reportStarted(_ info: PooledRequest) {
+        broadcaster.yield(.started(info))
     }
 
     private nonisolated func waitForSlot(_ id: RequestID) async throws {

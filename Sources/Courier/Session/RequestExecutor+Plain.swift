@@ -15,7 +15,7 @@ extension RequestExecutor {
             let deadline = start + timeouts.total
             // One call of its own: the pool gives it its slot on the way in and takes it back on the way out.
             let response = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline,
-                                                slotPriority: request.priority) { id, canceller in
+                                                failure: { timedOut($0, prepared, deadline: deadline, timeouts: timeouts) }) { id, canceller, _ in
                 let log = snapshot.debugLog
                 let failure: CourierError
                 do {
@@ -25,13 +25,14 @@ extension RequestExecutor {
                     let value = try request.decode(exchanged.body)
                     return makeResponse(value, exchanged, cacheInfo: .network, original: prepared, attempts: 1, startDate: startDate, start: start)
                 } catch {
-                    failure = Self.timedOut(error, deadline: deadline, timeouts: timeouts, url: prepared.url, redactor: configuration.redactor)
+                    failure = timedOut(error, prepared, deadline: deadline, timeouts: timeouts)
                 }
                 if Self.metStaleConnection(failure, prepared) {  // the general loop sends it again at once, as it would have
                     log.retry(prepared, attempt: 1, delay: .zero, error: failure)
                     pool.releaseSlot(id)  // the loop asks for a slot per attempt
-                    return try await attempts(request, prepared: prepared, id: id, canceller: canceller, cacheStep: nil, timeouts: timeouts,
-                                              deadline: deadline, startDate: startDate, start: start, retriedStaleConnection: true)
+                    return try await attempts(request, prepared: prepared, id: id, canceller: canceller, first: nil, sharing: nil,
+                                              cacheStep: nil, timeouts: timeouts, deadline: deadline, startDate: startDate, start: start,
+                                              retriedStaleConnection: true)
                 }
                 complete(prepared, failure, attempts: 1, startDate: startDate, start: start, log: log)
                 throw failure

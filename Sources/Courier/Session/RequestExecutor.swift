@@ -102,19 +102,35 @@ struct RequestExecutor: Sendable {
                                          start: ContinuousClock.Instant) async throws -> ErasedResponse {
         let timeouts = configuration.timeouts.applying(request.timeouts)
         let deadline = start + timeouts.total
+        let key = sharingKey(request, prepared)
         // The pool cancels the request through its canceller at its deadline, which bounds the body the exchange reads.
-        let response = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline) { id, canceller in
-            try await attempts(request, prepared: prepared, id: id, canceller: canceller, cacheStep: cacheStep, timeouts: timeouts,
-                               deadline: deadline, startDate: startDate, start: start)
+        let response = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline, sharing: key,
+                                            failure: { timedOut($0, prepared, deadline: deadline, timeouts: timeouts) }) { id, canceller, first in
+            try await attempts(request, prepared: prepared, id: id, canceller: canceller, first: first, sharing: key, cacheStep: cacheStep,
+                               timeouts: timeouts, deadline: deadline, startDate: startDate, start: start)
         }
         await invalidateAfterUnsafe(prepared)
         return response
     }
 
+    /// The key identical requests share a call by: `nil` when `request` makes a call of its own (coalescing is
+    /// off, its cookies differ from the session's, or its method or body cannot be shared).
+    private func sharingKey(_ request: ErasedRequest, _ prepared: PreparedRequest) -> CoalescingKey? {
+        let scheduling = configuration.scheduling
+        guard request.coalesces, scheduling.coalescesRequests, request.cookieHandling(under: snapshot) == configuration.cookieHandling else {
+            return nil
+        }
+        return CoalescingKey(prepared, varyingHeaders: scheduling.coalescingHeaders)
+    }
+
     /// Sends the request until it succeeds, fails for good, or runs out of retries. With a cache step, a 304
     /// becomes the revalidated entry and the final answer is offered to the cache.
+    ///
+    /// The first attempt makes the call the pool decided on as the request registered (`first`: with the slot it
+    /// gave, or following an identical request's call); before a later one it gives that slot back, and each
+    /// later attempt asks for a slot, or an identical call to share by `key`, anew.
     nonisolated(nonsending) func attempts(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, canceller: Canceller,
-                                                  cacheStep: CacheStep?,
+                                                  first: FirstCall?, sharing key: CoalescingKey?, cacheStep: CacheStep?,
                                                   timeouts: Timeouts, deadline: ContinuousClock.Instant, startDate: Date,
                                                   start: ContinuousClock.Instant, retriedStaleConnection: Bool = false) async throws -> ErasedResponse {
         let limits = limits(for: request)
@@ -125,17 +141,23 @@ struct RequestExecutor: Sendable {
 
         var attempt = 1
         var retriedStaleConnection = retriedStaleConnection
+        var first = first
+        /// Called before another attempt: the first attempt's slot is not held through a retry's wait.
+        func giveBackFirstSlot() {
+            if first?.takesSlot == true { pool.releaseSlot(id) }
+            first = nil
+        }
         while true {
             let failure: CourierError
             do {
                 let requestTime = Date()
-                var exchanged = try await fetch(request, prepared: prepared, id: id, cookies: cookies, canceller: canceller) {
+                var exchanged = try await fetch(request, prepared: prepared, id: id, first: first, sharing: key, canceller: canceller) {
                     do {
                         return try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, cookies: cookies,
                                                   canceller: canceller, log: log, start: start)
                     } catch {
                         // Converted here, inside the call, so requests sharing it hear the timeout too.
-                        throw Self.timedOut(error, deadline: deadline, timeouts: timeouts, url: prepared.url, redactor: configuration.redactor)
+                        throw timedOut(error, prepared, deadline: deadline, timeouts: timeouts)
                     }
                 }
                 var cacheInfo = CacheInfo.network
@@ -148,6 +170,7 @@ struct RequestExecutor: Sendable {
                     var statusError = CourierError.httpStatus(body.status, bodyPreview: nil)
                     statusError.retryAfterValue = body.headers[.retryAfter]
                     if let delay = retryDelay(policy, attempt: attempt, request: prepared, error: statusError, deadline: deadline) {
+                        giveBackFirstSlot()
                         try await pause(prepared, attempt: attempt, delay: delay, error: statusError, canceller: canceller, log: log)
                         attempt += 1
                         continue
@@ -158,8 +181,9 @@ struct RequestExecutor: Sendable {
                 if let cacheStep, !cacheInfo.wasRevalidated { cacheInfo.wasStored = await cacheStep.store(body, requestTime: requestTime) }
                 return makeResponse(value, exchanged, cacheInfo: cacheInfo, original: prepared, attempts: attempt, startDate: startDate, start: start)
             } catch {
-                failure = Self.timedOut(error, deadline: deadline, timeouts: timeouts, url: prepared.url, redactor: configuration.redactor)
+                failure = timedOut(error, prepared, deadline: deadline, timeouts: timeouts)
             }
+            giveBackFirstSlot()
             if !retriedStaleConnection, Self.metStaleConnection(failure, prepared) {
                 // A kept-alive connection the server had already closed: the request never reached it. Every
                 // browser and OkHttp sends it again at once on a fresh connection; it is not a retry of the policy's.
@@ -196,12 +220,11 @@ struct RequestExecutor: Sendable {
     }
 
     /// `error` as a ``CourierError``; a cancellation once `deadline` has passed is the pool's doing at that
-    /// deadline, so it becomes the total timeout.
-    static func timedOut(_ error: any Error, deadline: ContinuousClock.Instant, timeouts: Timeouts, url: URL,
-                         redactor: Redactor) -> CourierError {
-        let failure = normalize(error)
+    /// deadline, so it becomes the total timeout of `request`.
+    func timedOut(_ error: any Error, _ request: PreparedRequest, deadline: ContinuousClock.Instant, timeouts: Timeouts) -> CourierError {
+        let failure = Self.normalize(error)
         guard failure.code == .cancelled, ContinuousClock.now >= deadline else { return failure }
-        return .timeout(.total, after: timeouts.total, url: redactor.redact(url: url))
+        return .timeout(.total, after: timeouts.total, url: configuration.redactor.redact(url: request.url))
     }
 
     /// Whether `failure` is a pooled connection the server closed before answering (the write found it closed,
@@ -256,19 +279,24 @@ struct RequestExecutor: Sendable {
         }
     }
 
-    /// Runs one attempt's `exchange` when the pool gives the request a slot, or shares the call of an identical
-    /// request in flight. The shared call runs with the settings (timeouts, limits) of the request that started it;
-    /// a request whose `cookies` differ from the session's makes its own call.
-    private nonisolated(nonsending) func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, cookies: CookieHandling,
-                                               canceller: Canceller,
+    /// Runs one attempt's `exchange`: the call `first` says (the first attempt's, decided as the request
+    /// registered), or else once the pool gives the request a slot, or by sharing the call of an identical request
+    /// in flight (same `key`). The shared call runs with the settings (timeouts, limits) of the request that
+    /// started it.
+    private nonisolated(nonsending) func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, first: FirstCall?,
+                                               sharing key: CoalescingKey?, canceller: Canceller,
                                                _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
         nonisolated(nonsending) func send() async throws -> ExchangeResult {
             try await pool.withSlot(id, url: prepared.url, priority: request.priority, canceller: canceller, exchange)
         }
-        let scheduling = configuration.scheduling
-        guard request.coalesces, scheduling.coalescesRequests, cookies == configuration.cookieHandling,
-              let key = CoalescingKey(prepared, varyingHeaders: scheduling.coalescingHeaders) else { return try await send() }
-        return try await pool.shared(key, by: id, canceller: canceller, send)
+        switch first {
+        case .own?: return try await exchange()
+        case .leads(let key)?: return try await pool.runShared(key, by: id, exchange)
+        case .follows(let key)?: return try await pool.follow(key, by: id, canceller: canceller, orLead: send)
+        case nil:
+            guard let key else { return try await send() }
+            return try await pool.shared(key, by: id, canceller: canceller, send)
+        }
     }
 
     /// Sends `request`, following redirects, and reads each answer's body whole where it arrives; the pool bounds
