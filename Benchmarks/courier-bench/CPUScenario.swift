@@ -11,10 +11,12 @@ extension Scenario {
     /// `cpu-per-request`: the CPU time each contender spends per 1 KiB GET, each alone in a child process (this
     /// executable again, see ``CPUChild``) against the loopback server (or `--url`), at one and at 64 requests in
     /// flight. CPU time per request swings far less than throughput on a shared machine, so it shows differences of
-    /// a few percent that the req/s scenarios hide. The contenders take turns over several runs; the median counts.
+    /// a few percent that the req/s scenarios hide. The contenders take turns over several runs; a ratio is the
+    /// median of the runs' own ratios, each between children that ran minutes apart at most, so a change in the
+    /// machine's load between runs moves it less than it moves the contenders' medians.
     static let cpuPerRequest = Scenario(name: "cpu-per-request") { target, plan in
         let base = target.base.absoluteString
-        let runs = plan.isQuick ? 1 : 3
+        let runs = plan.isQuick ? 1 : 5
         let loads = plan.isQuick ? [(1, 300), (64, 1_280)] : [(1, 20_000), (64, 50_000)]
         var samples: [String: [Double]] = [:]
         for (concurrency, count) in loads {
@@ -28,7 +30,9 @@ extension Scenario {
         }
         let medians = samples.mapValues(Throughput.median)
         func ratio(_ contender: String, _ concurrency: Int) -> Double {
-            (medians["\(contender)-c\(concurrency)"] ?? 0) / max(medians["ahc-c\(concurrency)"] ?? 1, 0.001)
+            let pairs = zip(samples["\(contender)-c\(concurrency)"] ?? [], samples["ahc-c\(concurrency)"] ?? [])
+            let ratios = pairs.map { $0 / max($1, 0.001) }
+            return ratios.isEmpty ? 0 : Throughput.median(ratios)
         }
         func range(_ contender: String, _ concurrency: Int) -> String {
             let values = (samples["\(contender)-c\(concurrency)"] ?? []).sorted()
@@ -40,10 +44,11 @@ extension Scenario {
             notes: String(format: "user + system CPU of a child process per request, measured over the timed requests only (after a warm-up); "
                           + "courier/ahc = %.3f at c1 (target <= 1.10), %.3f at c64 (target <= 1.15); ahc-defaults/ahc = %.3f at c1, %.3f at c64; "
                           + "ahc-delegate/ahc (AsyncHTTPClient's delegate API, which Courier uses, read the least way) = %.3f at c1, %.3f at c64; "
-                          + "courier ranges %@ (c1), %@ (c64), ahc %@ (c1), %@ (c64); %@; median of %d alternated runs; "
-                          + "coalescing and validators off; ahc is set up as Courier sets it up",
+                          + "courier-defaults/ahc (Courier's default configuration: coalescing and status validation on) = %.3f at c1, %.3f at c64; "
+                          + "courier ranges %@ (c1), %@ (c64), ahc %@ (c1), %@ (c64); %@; ratios are the median of %d alternated runs' own ratios; "
+                          + "courier: coalescing and validators off; ahc is set up as Courier sets it up",
                           ratio("courier", 1), ratio("courier", 64), ratio("ahc-defaults", 1), ratio("ahc-defaults", 64),
-                          ratio("ahc-delegate", 1), ratio("ahc-delegate", 64),
+                          ratio("ahc-delegate", 1), ratio("ahc-delegate", 64), ratio("courier-defaults", 1), ratio("courier-defaults", 64),
                           range("courier", 1), range("courier", 64), range("ahc", 1), range("ahc", 64), counts, runs))
     }
 }
@@ -52,7 +57,7 @@ extension Scenario {
 /// GETs of `BASE/small` with one contender, CONCURRENCY at a time, after a warm-up, and prints the CPU time
 /// (user + system, all threads) the timed requests took per request, in µs.
 enum CPUChild {
-    static let contenders = ["courier", "ahc", "ahc-defaults", "ahc-delegate"]
+    static let contenders = ["courier", "courier-defaults", "ahc", "ahc-defaults", "ahc-delegate"]
 
     /// Runs this executable as a child for one contender and returns the µs of CPU per request it reports.
     static func spawn(_ contender: String, concurrency: Int, count: Int, base: String) async throws -> Double {
@@ -93,8 +98,9 @@ enum CPUChild {
     }
 
     private static func contender(_ name: String, url: String) -> (request: @Sendable () async throws -> Void, close: @Sendable () async throws -> Void) {
-        if name == "courier" {
-            let session = Session(configuration: Configuration { $0.validators = []; $0.scheduling.coalescesRequests = false })
+        if name == "courier" || name == "courier-defaults" {
+            let configuration = name == "courier" ? Configuration { $0.validators = []; $0.scheduling.coalescesRequests = false } : Configuration()
+            let session = Session(configuration: configuration)
             let request = Request<Data>.get(url)
             return ({
                 let response = try await session.send(request)
