@@ -6,8 +6,9 @@ import HTTPTypes
 import NIOCore
 import Testing
 
-/// A session that turns on no optional step (no tracer, cache, monitors, cookie jar, retries, connectivity wait or
-/// coalescing) sends its requests down the executor's plain path. What every request gets must not depend on
+/// A session that turns on no optional step (no tracer, cache, monitors, cookie jar, retries or connectivity wait)
+/// sends its requests down the executor's plain path; these tests turn coalescing off as well, so each request
+/// makes its own call (the coalescing tests run the plain path with it on). What every request gets must not depend on
 /// that: redirects, validation, the pool's controls, limits and deadlines, and a request's own retry policy or
 /// accessory, which take it back to the general path. The fault matrix runs every fault through such a session too.
 @Suite("The plain path of a lean session", .timeLimit(.minutes(1)))

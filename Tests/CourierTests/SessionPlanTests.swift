@@ -6,14 +6,14 @@ import Testing
 @Suite("The plan of a configuration")
 struct SessionPlanTests {
     @Test func onlyAConfigurationWithNoOptionalStepIsPlain() {
-        let lean = Configuration { $0.scheduling.coalescesRequests = false }
-        #expect(SessionSnapshot(lean).isPlain)
-        #expect(!SessionSnapshot(Configuration()).isPlain, "coalescing is on by default")
+        let lean = Configuration()
+        #expect(SessionSnapshot(lean).isPlain, "the default configuration")
+        #expect(SessionSnapshot(Configuration { $0.scheduling.coalescesRequests = false }).isPlain, "coalescing is no step of its own")
         let steps: [(String, (inout Configuration) -> Void)] = [
             ("cache", { $0.cache = ResponseCache() }),
             ("retries", { $0.retryPolicy = RetryPolicy(maxAttempts: 2) }),
             ("connectivity", { $0.waitsForConnectivity = .seconds(1) }),
-            ("coalescing", { $0.scheduling.coalescesRequests = true }),
+            ("monitors", { $0.monitors = [SilentMonitor()] }),
         ]
         for (name, turnOn) in steps {
             var configuration = lean
@@ -22,3 +22,6 @@ struct SessionPlanTests {
         }
     }
 }
+
+/// A monitor that hears everything and does nothing: what turns the monitors step on.
+struct SilentMonitor: EventMonitor {}

@@ -115,7 +115,7 @@ struct RequestExecutor: Sendable {
 
     /// The key identical requests share a call by: `nil` when `request` makes a call of its own (coalescing is
     /// off, its cookies differ from the session's, or its method or body cannot be shared).
-    private func sharingKey(_ request: ErasedRequest, _ prepared: PreparedRequest) -> CoalescingKey? {
+    func sharingKey(_ request: ErasedRequest, _ prepared: PreparedRequest) -> CoalescingKey? {
         let scheduling = configuration.scheduling
         guard request.coalesces, scheduling.coalescesRequests, request.cookieHandling(under: snapshot) == configuration.cookieHandling else {
             return nil
@@ -283,7 +283,7 @@ struct RequestExecutor: Sendable {
     /// registered), or else once the pool gives the request a slot, or by sharing the call of an identical request
     /// in flight (same `key`). The shared call runs with the settings (timeouts, limits) of the request that
     /// started it.
-    private nonisolated(nonsending) func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, first: FirstCall?,
+    nonisolated(nonsending) func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, first: FirstCall?,
                                                sharing key: CoalescingKey?, canceller: Canceller,
                                                _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
         nonisolated(nonsending) func send() async throws -> ExchangeResult {
