@@ -44,7 +44,7 @@ extension Scenario {
             notes: String(format: "user + system CPU of a child process per request, measured over the timed requests only (after a warm-up); "
                           + "courier/ahc = %.3f at c1 (target <= 1.10), %.3f at c64 (target <= 1.15); ahc-defaults/ahc = %.3f at c1, %.3f at c64; "
                           + "ahc-delegate/ahc (AsyncHTTPClient's delegate API, which Courier uses, read the least way) = %.3f at c1, %.3f at c64; "
-                          + "courier-defaults/ahc (Courier's default configuration: coalescing and status validation on) = %.3f at c1, %.3f at c64; "
+                          + "courier-defaults/ahc (Courier's default configuration: coalescing and status validation on; at c64 its identical GETs share calls) = %.3f at c1, %.3f at c64; "
                           + "courier ranges %@ (c1), %@ (c64), ahc %@ (c1), %@ (c64); %@; ratios are the median of %d alternated runs' own ratios; "
                           + "courier: coalescing and validators off; ahc is set up as Courier sets it up",
                           ratio("courier", 1), ratio("courier", 64), ratio("ahc-defaults", 1), ratio("ahc-defaults", 64),
