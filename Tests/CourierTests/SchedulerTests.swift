@@ -236,4 +236,38 @@ struct PoolStateTests {
         let departure = state.leave(id)
         #expect(departure?.cancelsRequest == true)
     }
+
+    /// A leader that ends before running its call hands it to its oldest follower whose caller is still there; a
+    /// follower whose caller has gone is let go with `cancelled`, and a call nobody is left for goes.
+    @Test func aCallThatNeverRanGoesToTheOldestFollowerStillThere() async throws {
+        let state = Locked(PoolState(scheduling: SchedulingOptions()))
+        let key = CoalescingKey(PreparedRequest(method: .get, url: URL(string: "https://h/d")!), varyingHeaders: [])!
+        let (leader, gone, next, last) = state.withLock { state in
+            let ids = (0..<4).map { _ in state.register(ticket("/d"), canceller: Canceller(), deadline: .now + .seconds(60)).id }
+            #expect(state.firstCall(ids[0], sharing: key).takesSlot)
+            for id in ids.dropFirst() { #expect(!state.firstCall(id, sharing: key).takesSlot) }
+            return (ids[0], ids[1], ids[2], ids[3])
+        }
+        let waits = [gone, next, last].map { id in
+            Task {
+                try await withCheckedThrowingContinuation { (wait: SharedCall.Follower) in state.withLock { $0.calls[key]?.followers[id] = wait } }
+            }
+        }
+        while state.withLock({ $0.calls[key]?.followers.count }) != 3 { await Task.yield() }
+        _ = state.withLock { $0.leave(gone) }
+        let handover = state.withLock { $0.finish(leader).handover }
+        #expect(handover.departed.count == 1)
+        handover.successor?.resume(returning: nil)
+        for wait in handover.departed { wait.resume(throwing: CourierError.cancelled()) }
+        #expect((try await waits[1].value) == nil, "the oldest follower still there leads")
+        await #expect(throws: CourierError.self) { try await waits[0].value }
+        #expect(state.withLock { $0.calls[key]?.leader } == next && state.withLock { $0.entries[next]?.leads } == key)
+
+        let rest = state.withLock { $0.finish(next).handover }  // it ends before running the call too
+        #expect(rest.successor != nil && rest.departed.isEmpty)
+        rest.successor?.resume(returning: nil)
+        #expect((try await waits[2].value) == nil)
+        _ = state.withLock { $0.finish(last) }
+        #expect(state.withLock { $0.calls.isEmpty })
+    }
 }

@@ -159,36 +159,49 @@ struct PoolState {
         return Departure(info: entry.info, canceller: entry.canceller, cancelsRequest: !othersWait)
     }
 
-    /// The request `id` ended: its info unless its caller had already gone (and was told with an event), and the
-    /// follower that now leads the call `id` led but never ran (it failed or was cancelled before its slot), to be
-    /// resumed with `nil` so that it runs the call for the others.
-    mutating func finish(_ id: RequestID) -> (info: PooledRequest?, successor: SharedCall.Follower?) {
-        if !cancelledFollowers.isEmpty { cancelledFollowers.remove(id) }
-        guard let entry = entries.removeValue(forKey: id) else { return (nil, nil) }
-        if entry.info.isSuspended { suspendedCount -= 1 }
+    /// What ends with a request that led a call it never ran (it failed or was cancelled before its slot).
+    struct Handover {
+        /// The follower that leads the call from now on: resume it with `nil`, and it runs the call for the others.
         var successor: SharedCall.Follower?
+        /// Followers whose callers have gone meanwhile: resume them with ``CourierError/Code/cancelled``.
+        var departed: [SharedCall.Follower] = []
+    }
+
+    /// The request `id` ended: its info unless its caller had already gone (and was told with an event), and what
+    /// becomes of a call it led but never ran.
+    mutating func finish(_ id: RequestID) -> (info: PooledRequest?, handover: Handover) {
+        if !cancelledFollowers.isEmpty { cancelledFollowers.remove(id) }
+        guard let entry = entries.removeValue(forKey: id) else { return (nil, Handover()) }
+        if entry.info.isSuspended { suspendedCount -= 1 }
+        var handover = Handover()
         if let key = entry.leads, let index = calls.index(forKey: key), calls.values[index].leader == id {
-            successor = handOn(key, at: index)
+            handover = handOn(key, at: index)
         }
         if entry.callerLeft {
             departedCount -= 1
-            return (nil, successor)
+            return (nil, handover)
         }
-        return (entry.info, successor)
+        return (entry.info, handover)
     }
 
-    /// The call with `key` at `index` in ``calls`` ends without having run: its oldest follower leads it instead
-    /// (that follower's wait is returned), or, with none, it goes.
-    private mutating func handOn(_ key: CoalescingKey, at index: [CoalescingKey: SharedCall].Index) -> SharedCall.Follower? {
-        var followers = calls.values[index].followers
-        guard let next = followers.keys.min() else {
-            calls.remove(at: index)
-            return nil
+    /// The call with `key` at `index` in ``calls`` ends without having run: its oldest follower whose caller is
+    /// still there leads it instead, or, with none, it goes. A follower whose caller has gone is let go either way:
+    /// leading, it would fail the others with its own cancellation.
+    private mutating func handOn(_ key: CoalescingKey, at index: [CoalescingKey: SharedCall].Index) -> Handover {
+        var waiting = calls.values[index].followers
+        var handover = Handover()
+        for (follower, wait) in waiting where entries[follower]?.callerLeft != false {
+            waiting[follower] = nil
+            handover.departed.append(wait)
         }
-        let wait = followers.removeValue(forKey: next)
-        calls.values[index] = SharedCall(leader: next, followers: followers)
+        guard let next = waiting.keys.min() else {
+            calls.remove(at: index)
+            return handover
+        }
+        handover.successor = waiting.removeValue(forKey: next)
+        calls.values[index] = SharedCall(leader: next, followers: waiting)
         entries[next]?.leads = key
-        return wait
+        return handover
     }
 
     /// `id` starts the call identical requests with `key` may share.

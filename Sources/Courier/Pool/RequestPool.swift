@@ -231,13 +231,14 @@ public actor RequestPool {
     /// Ends `id`, first giving back the slot it may hold, in one lock round trip; its info unless its caller had
     /// already gone. A call it led but never ran goes on, led by one of the requests waiting for it.
     private nonisolated func end(_ id: RequestID) -> PooledRequest? {
-        let (info, successor, started) = state.withLock { state in
+        let (info, handover, started) = state.withLock { state in
             let started = state.releaseSlot(id)
-            let (info, successor) = state.finish(id)
-            return (info, successor, started)
+            let (info, handover) = state.finish(id)
+            return (info, handover, started)
         }
         Self.wake(started)
-        successor?.resume(returning: nil)
+        handover.successor?.resume(returning: nil)
+        for follower in handover.departed { follower.resume(throwing: CourierError.cancelled()) }
         return info
     }
 
