@@ -130,9 +130,9 @@ struct RequestExecutor: Sendable {
     /// gave, or following an identical request's call); before a later one it gives that slot back, and each
     /// later attempt asks for a slot, or an identical call to share by `key`, anew.
     nonisolated(nonsending) func attempts(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, canceller: Canceller,
-                                                  first: FirstCall?, sharing key: CoalescingKey?, cacheStep: CacheStep?,
-                                                  timeouts: Timeouts, deadline: ContinuousClock.Instant, startDate: Date,
-                                                  start: ContinuousClock.Instant, retriedStaleConnection: Bool = false) async throws -> ErasedResponse {
+                                          first: FirstCall?, sharing key: CoalescingKey?, cacheStep: CacheStep?,
+                                          timeouts: Timeouts, deadline: ContinuousClock.Instant, startDate: Date,
+                                          start: ContinuousClock.Instant, retriedStaleConnection: Bool = false) async throws -> ErasedResponse {
         let limits = limits(for: request)
         let policy = request.retryPolicy ?? configuration.retryPolicy
         if let budget = policy?.budget { budget.deposit(host: prepared.url.host() ?? "") }
@@ -284,8 +284,8 @@ struct RequestExecutor: Sendable {
     /// in flight (same `key`). The shared call runs with the settings (timeouts, limits) of the request that
     /// started it.
     nonisolated(nonsending) func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, first: FirstCall?,
-                                               sharing key: CoalescingKey?, canceller: Canceller,
-                                               _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
+                                       sharing key: CoalescingKey?, canceller: Canceller,
+                                       _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
         nonisolated(nonsending) func send() async throws -> ExchangeResult {
             try await pool.withSlot(id, url: prepared.url, priority: request.priority, canceller: canceller, exchange)
         }
