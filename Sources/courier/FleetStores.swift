@@ -23,6 +23,10 @@ enum FleetStores {
     /// The cache store `place` names: a `postgres://` URL (a cache shared by a fleet) or a directory. A
     /// database is not asked yet: a shared store never fails a request (it logs an outage once and misses).
     static func cacheStore(_ place: String) throws -> any CacheStorage {
+        // An empty place would be the working directory, filled with entries the user never asked to keep there.
+        guard !place.isEmpty else {
+            throw CourierError(code: .invalidParameter, message: "the cache store is empty; give a directory or postgres://USER:PASSWORD@HOST:PORT/DB")
+        }
         guard isDatabase(place) else { return try DiskCacheStore(directory: URL(filePath: place, directoryHint: .isDirectory)) }
         #if Postgres
         return PostgresCacheStore(database: try FleetDatabase(url: place, logger: logger), logger: logger)

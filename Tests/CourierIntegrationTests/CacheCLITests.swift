@@ -36,6 +36,8 @@ struct CacheCLITests {
             #expect(bad.status != 0 && bad.stderr.contains("--cache must be one of"))
             let badTTL = try await CLI.run(["get", url, "--cache", "http", "--ttl", "5"])
             #expect(badTTL.status != 0 && badTTL.stderr.contains("--ttl needs --cache cache-else-network"))
+            let emptyStore = try await CLI.run(["get", url, "--cache", "http", "--cache-store", ""])
+            #expect(emptyStore.status == 1 && emptyStore.stderr.contains("the cache store is empty"))
         }
     }
 

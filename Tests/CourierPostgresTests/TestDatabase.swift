@@ -9,7 +9,8 @@ import Testing
 /// `.ci/run` starts one and sets it). Without it the suites are skipped, except where `COURIER_REQUIRE_POSTGRES=1`
 /// (`.ci/run`), where that fails.
 enum TestDatabase {
-    static let url = ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"]
+    /// `nil` when unset or empty: an empty URL given to the CLI as a cache store would name the working directory.
+    static let url = ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
     static let isAvailable = url != nil
 
     /// Runs `body` with the URL of a database of its own, created for it and dropped afterwards, so tests run in
