@@ -15,7 +15,6 @@ extension RequestExecutor {
             sentBytes = prepared.body.length
             let timeouts = configuration.timeouts.applying(request.timeouts)
             let deadline = start + timeouts.total
-            // One call of its own: the pool gives it its slot on the way in and takes it back on the way out.
             let key = sharingKey(request, prepared)
             // One call: its own, with the slot the pool gives it on the way in and takes back on the way out, or one
             // that identical requests share.
@@ -30,12 +29,8 @@ extension RequestExecutor {
                                            log: log, start: start)
                     } else {
                         try await fetch(request, prepared: prepared, id: id, first: first, sharing: key, canceller: canceller) {
-                            do {
-                                return try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, cookies: cookies,
-                                                          canceller: canceller, log: log, start: start)
-                            } catch {
-                                throw timedOut(error, prepared, deadline: deadline, timeouts: timeouts)  // so the requests sharing it hear it too
-                            }
+                            try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, cookies: cookies,
+                                               canceller: canceller, log: log, start: start)
                         }
                     }
                     try validate(exchanged.body, for: exchanged.sent, extra: request.validators, usesSession: request.usesSessionValidators)

@@ -113,16 +113,6 @@ struct RequestExecutor: Sendable {
         return response
     }
 
-    /// The key identical requests share a call by: `nil` when `request` makes a call of its own (coalescing is
-    /// off, its cookies differ from the session's, or its method or body cannot be shared).
-    func sharingKey(_ request: ErasedRequest, _ prepared: PreparedRequest) -> CoalescingKey? {
-        let scheduling = configuration.scheduling
-        guard request.coalesces, scheduling.coalescesRequests, request.cookieHandling(under: snapshot) == configuration.cookieHandling else {
-            return nil
-        }
-        return CoalescingKey(prepared, varyingHeaders: scheduling.coalescingHeaders)
-    }
-
     /// Sends the request until it succeeds, fails for good, or runs out of retries. With a cache step, a 304
     /// becomes the revalidated entry and the final answer is offered to the cache.
     ///
@@ -152,13 +142,8 @@ struct RequestExecutor: Sendable {
             do {
                 let requestTime = Date()
                 var exchanged = try await fetch(request, prepared: prepared, id: id, first: first, sharing: key, canceller: canceller) {
-                    do {
-                        return try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, cookies: cookies,
-                                                  canceller: canceller, log: log, start: start)
-                    } catch {
-                        // Converted here, inside the call, so requests sharing it hear the timeout too.
-                        throw timedOut(error, prepared, deadline: deadline, timeouts: timeouts)
-                    }
+                    try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, cookies: cookies, canceller: canceller,
+                                       log: log, start: start)
                 }
                 var cacheInfo = CacheInfo.network
                 if let cacheStep { (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: requestTime) }
@@ -279,38 +264,23 @@ struct RequestExecutor: Sendable {
         }
     }
 
-    /// Runs one attempt's `exchange`: the call `first` says (the first attempt's, decided as the request
-    /// registered), or else once the pool gives the request a slot, or by sharing the call of an identical request
-    /// in flight (same `key`). The shared call runs with the settings (timeouts, limits) of the request that
-    /// started it.
-    nonisolated(nonsending) func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, first: FirstCall?,
-                                       sharing key: CoalescingKey?, canceller: Canceller,
-                                       _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
-        nonisolated(nonsending) func send() async throws -> ExchangeResult {
-            try await pool.withSlot(id, url: prepared.url, priority: request.priority, canceller: canceller, exchange)
-        }
-        switch first {
-        case .own?: return try await exchange()
-        case .leads(let key)?: return try await pool.runShared(key, by: id, exchange)
-        case .follows(let key)?: return try await pool.follow(key, by: id, canceller: canceller, orLead: send)
-        case nil:
-            guard let key else { return try await send() }
-            return try await pool.shared(key, by: id, canceller: canceller, send)
-        }
-    }
-
     /// Sends `request`, following redirects, and reads each answer's body whole where it arrives; the pool bounds
-    /// the exchange by the deadline, through `canceller`.
+    /// the exchange by the deadline, through `canceller`. A cancellation at the deadline is thrown as the total
+    /// timeout here, inside the call, so requests sharing it hear the timeout too.
     nonisolated(nonsending) func exchange(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant,
-                                                  limits: ResponseLimits, cookies: CookieHandling, canceller: Canceller, log: DebugLog,
-                                                  start: ContinuousClock.Instant) async throws -> ExchangeResult {
+                                          limits: ResponseLimits, cookies: CookieHandling, canceller: Canceller, log: DebugLog,
+                                          start: ContinuousClock.Instant) async throws -> ExchangeResult {
         let reading = BodyReading(limits: limits, decompresses: configuration.decompressesResponses)
-        let (sent, body, firstByte) = try await following(request, timeouts: timeouts, deadline: deadline, cookies: cookies, log: log,
-                                                          canceller: canceller) { outgoing in
-            try await wholeBodyFetch.fetch(outgoing, reading: reading, canceller: canceller)
-        } discard: { _ in }
-        log.response(body, for: sent, duration: start.duration(to: .now))
-        return ExchangeResult(sent: sent, body: body, firstByte: firstByte)
+        do {
+            let (sent, body, firstByte) = try await following(request, timeouts: timeouts, deadline: deadline, cookies: cookies, log: log,
+                                                              canceller: canceller) { outgoing in
+                try await wholeBodyFetch.fetch(outgoing, reading: reading, canceller: canceller)
+            } discard: { _ in }
+            log.response(body, for: sent, duration: start.duration(to: .now))
+            return ExchangeResult(sent: sent, body: body, firstByte: firstByte)
+        } catch {
+            throw timedOut(error, request, deadline: deadline, timeouts: timeouts)
+        }
     }
 
     /// Sends `request`, following redirects, and returns the final response with its body still arriving; the
