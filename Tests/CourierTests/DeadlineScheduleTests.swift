@@ -38,12 +38,14 @@ struct DeadlineScheduleTests {
         #expect(Tick(now + .milliseconds(3)).instant == now + .milliseconds(3))
         let far = Tick(now + .seconds(Int64.max / 4))
         #expect(far == Tick(now + .seconds(Int64.max / 2)), "centuries away saturate to one far tick")
-        #expect(far + Tick(DeadlineSchedule.slack) > far, "adding the slack to the farthest tick does not overflow")
+        #expect(far + Tick(DeadlineSchedule.slack) == far, "adding the slack to the farthest tick saturates, not overflows")
+        #expect(far + far == far && Tick(now + .seconds(1)) + far == far, "so does adding two far ticks")
+        #expect(Tick.now + .seconds(Int64.max) > Tick.now + .seconds(3600), "a deadline given as a huge duration stays far away")
     }
 
     @Test func finishedRequestsLeaveNothingBehind() {
         var state = PoolState(scheduling: SchedulingOptions())
-        let later = ContinuousClock.now + .seconds(3600)
+        let later = Tick.now + .seconds(3600)
         let request = PreparedRequest(method: .get, url: URL(string: "http://127.0.0.1/")!, headers: [:], body: .empty)
         for _ in 1...10_000 {
             let (id, _) = state.register(PoolTicket(request, from: Request<Data>.get("http://127.0.0.1/").erased), canceller: Canceller(),

@@ -92,40 +92,6 @@ struct DeadlineSchedule {
     }
 }
 
-/// A `ContinuousClock` instant as nanoseconds since a fixed instant of the process: a plain integer, so the
-/// structs that hold one have a fixed layout (see ``DeadlineSchedule``).
-struct Tick: Comparable, Hashable {
-    private static let origin = ContinuousClock.now
-    let nanoseconds: Int64
-
-    init(_ instant: ContinuousClock.Instant) {
-        nanoseconds = Self.nanoseconds(Self.origin.duration(to: instant))
-    }
-
-    init(_ duration: Duration) {
-        nanoseconds = Self.nanoseconds(duration)
-    }
-
-    private init(nanoseconds: Int64) {
-        self.nanoseconds = nanoseconds
-    }
-
-    var instant: ContinuousClock.Instant { Self.origin + .nanoseconds(nanoseconds) }
-
-    static func < (lhs: Tick, rhs: Tick) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
-    static func + (lhs: Tick, rhs: Tick) -> Tick { Tick(nanoseconds: lhs.nanoseconds &+ rhs.nanoseconds) }
-
-    /// Whole nanoseconds of `duration`, saturated to `Int64` (a deadline centuries away stays far away).
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        let (scaled, overflowed) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        let (sum, overflowedAgain) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
-        let limit = Int64.max / 2  // so adding the slack cannot overflow
-        if overflowed || overflowedAgain { return seconds < 0 ? -limit : limit }
-        return min(max(sum, -limit), limit)
-    }
-}
-
 extension DeadlineSchedule.Watcher {
     /// Starts the watcher: a task that sleeps until ``wake``, then asks `expire` (with this watcher's generation
     /// and the time) what is due and when to wake next, and hands each due item to `fire`, for as long as a next

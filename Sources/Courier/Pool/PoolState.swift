@@ -126,16 +126,15 @@ struct PoolState {
 
     /// Adds a request that the pool cancels at `deadline`; returns its id, and a deadline watcher to start when
     /// none wakes in time for it.
-    mutating func register(_ ticket: PoolTicket, canceller: Canceller, deadline: ContinuousClock.Instant)
+    mutating func register(_ ticket: PoolTicket, canceller: Canceller, deadline: Tick)
         -> (id: RequestID, watcher: DeadlineSchedule.Watcher?) {
         nextID += 1
         let id = RequestID(rawValue: nextID)
         let info = PooledRequest(id: id, method: ticket.request.method, fullURL: ticket.request.url, parameters: ticket.parameters,
                                  pathQuery: ticket.pathQuery, tag: ticket.request.tag, userInfo: ticket.request.userInfo, priority: ticket.priority,
                                  state: .waiting, isCoalesced: false, startDate: Date())
-        let tick = Tick(deadline)
-        entries[id] = Entry(info: info, canceller: canceller, deadline: tick)
-        let watcher = deadlines.add(id, tick: tick)
+        entries[id] = Entry(info: info, canceller: canceller, deadline: deadline)
+        let watcher = deadlines.add(id, tick: deadline)
         if deadlines.count > 2 * entries.count + 64 {  // mostly finished requests' leftovers
             deadlines.rebuild(entries.map { DeadlineSchedule.Due(tick: $0.value.deadline, id: $0.key) })
         }

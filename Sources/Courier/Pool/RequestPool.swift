@@ -188,7 +188,7 @@ public actor RequestPool {
     ///
     /// `failure` makes what the request throws a ``CourierError`` (a cancellation at `deadline`, even in the wait for
     /// the slot, is the request's timeout).
-    nonisolated(nonsending) func track(_ ticket: PoolTicket, deadline: ContinuousClock.Instant, sharing key: CoalescingKey? = nil,
+    nonisolated(nonsending) func track(_ ticket: PoolTicket, deadline: Tick, sharing key: CoalescingKey? = nil,
                                        failure: (any Error) -> CourierError,
                                        _ operation: nonisolated(nonsending) (RequestID, Canceller, FirstCall) async throws -> ErasedResponse)
         async throws -> ErasedResponse {
@@ -196,11 +196,10 @@ public actor RequestPool {
         let url = ticket.request.url
         let priority = ticket.priority
         let host = Self.hostKey(url)
-        let now = ContinuousClock.now
         let (id, watcher, first, admission) = state.withLock { state in
             let (id, watcher) = state.register(ticket, canceller: canceller, deadline: deadline)
             let first = state.firstCall(id, sharing: key)
-            return (id, watcher, first, first.takesSlot ? state.admit(id, url: url, host: host, priority: priority, now: now) : nil)
+            return (id, watcher, first, first.takesSlot ? state.admit(id, url: url, host: host, priority: priority, now: .now) : nil)
         }
         if let watcher { Self.watchDeadlines(state, watcher) }
         let response: ErasedResponse  // no Result in between: matching one copied the whole response

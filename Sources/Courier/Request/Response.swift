@@ -69,26 +69,47 @@ struct ResponseRecord: Sendable {
 }
 
 /// Points in time of one request, on the monotonic clock, and the wall-clock start.
+///
+/// The instants are kept as nanosecond ticks (see `Tick`), so a response has a fixed layout and the async
+/// functions that carry one keep it in their frames; they read and write as `ContinuousClock` instants, to the
+/// nanosecond.
 public struct Timing: Sendable, Hashable {
     /// Wall-clock time the request started, for logs.
     public var startDate: Date
+    private var startTick: Tick
+    private var firstByteTick: Tick?
+    private var endTick: Tick
+
     /// When the request started.
-    public var start: ContinuousClock.Instant
+    public var start: ContinuousClock.Instant {
+        get { startTick.instant }
+        set { startTick = Tick(newValue) }
+    }
     /// When the response head arrived (after the last redirect).
-    public var firstByte: ContinuousClock.Instant?
+    public var firstByte: ContinuousClock.Instant? {
+        get { firstByteTick?.instant }
+        set { firstByteTick = newValue.map(Tick.init) }
+    }
     /// When the body was complete.
-    public var end: ContinuousClock.Instant
+    public var end: ContinuousClock.Instant {
+        get { endTick.instant }
+        set { endTick = Tick(newValue) }
+    }
 
     /// Creates a timing value.
     public init(startDate: Date, start: ContinuousClock.Instant, firstByte: ContinuousClock.Instant?, end: ContinuousClock.Instant) {
+        self.init(startDate: startDate, startTick: Tick(start), firstByteTick: firstByte.map(Tick.init), endTick: Tick(end))
+    }
+
+    init(startDate: Date, startTick: Tick, firstByteTick: Tick?, endTick: Tick) {
         self.startDate = startDate
-        self.start = start
-        self.firstByte = firstByte
-        self.end = end
+        self.startTick = startTick
+        self.firstByteTick = firstByteTick
+        self.endTick = endTick
     }
 
     /// Start to end.
-    public var total: Duration { start.duration(to: end) }
+    public var total: Duration { startTick.duration(to: endTick) }
     /// Start to the first byte of the response.
-    public var timeToFirstByte: Duration? { firstByte.map { start.duration(to: $0) } }
+    public var timeToFirstByte: Duration? { firstByteTick.map { startTick.duration(to: $0) } }
 }

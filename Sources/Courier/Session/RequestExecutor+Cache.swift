@@ -82,7 +82,7 @@ extension RequestExecutor {
     /// Runs `request` under its cache policy: answers from the cache, revalidates, or asks the network and
     /// stores the answer; falls back to the cache when the policy allows and the network fails.
     func runCached(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep, startDate: Date,
-                   start: ContinuousClock.Instant) async throws -> ErasedResponse {
+                   start: Tick) async throws -> ErasedResponse {
         let stored = await step.cache.lookup(step.key)
         switch step.decision.lookup(stored, now: Date()) {
         case .serve(let entry, let age):
@@ -120,9 +120,9 @@ extension RequestExecutor {
     /// A miss of a store shared by several processes: one of them fetches, the others use what it stored
     /// (checked against this request's policy and `Vary` like any entry; when it does not fit, this one fetches).
     private func fillOnce(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep, coordinator: any CacheFillCoordinator,
-                          startDate: Date, start: ContinuousClock.Instant) async throws -> ErasedResponse {
+                          startDate: Date, start: Tick) async throws -> ErasedResponse {
         let deadline = start + configuration.timeouts.applying(request.timeouts).total
-        let fill = try await coordinator.fill(step.key, waitingUntil: deadline) { [self] in
+        let fill = try await coordinator.fill(step.key, waitingUntil: deadline.instant) { [self] in
             try await network(request, prepared: prepared, cacheStep: step, startDate: startDate, start: start)
         }
         switch fill {
@@ -141,7 +141,7 @@ extension RequestExecutor {
     /// Yields the cached answer (if any), then the network's, stored on its way: ``Session/responses(for:)``.
     func runCacheThenNetwork(_ request: ErasedRequest, yield: (ErasedResponse) throws -> Void) async throws {
         let startDate = Date()
-        let start = ContinuousClock.now
+        let start = Tick.now
         let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
         let step = CacheStep(snapshot: snapshot, policy: .cacheThenNetwork, request: prepared)
         if let step, let cached = await cachedResponse(request, prepared: prepared, step: step) { try yield(cached) }
@@ -160,12 +160,12 @@ extension RequestExecutor {
 
     /// A response built from a stored entry, validated and decoded like one from the network.
     private func respond(_ request: ErasedRequest, prepared: PreparedRequest, from entry: CacheEntry, info: CacheInfo,
-                         startDate: Date, start: ContinuousClock.Instant) throws -> ErasedResponse {
+                         startDate: Date, start: Tick) throws -> ErasedResponse {
         let body = ResponseBody(status: HTTPResponse.Status(code: entry.status), headers: entry.headers, data: entry.body)
         try validate(body, for: prepared, extra: request.validators, usesSession: request.usesSessionValidators)
         let value = try request.decode(body)
-        let now = ContinuousClock.now
+        let now = Tick.now
         return Response(value: value, request: prepared, status: body.status, headers: body.headers, body: body.data, cacheInfo: info,
-                        timing: Timing(startDate: startDate, start: start, firstByte: now, end: now))
+                        timing: Timing(startDate: startDate, startTick: start, firstByteTick: now, endTick: now))
     }
 }

@@ -12,7 +12,7 @@ extension RequestExecutor {
             return try await send()
         } catch let error as CourierError where [.connectionFailed, .offline].contains(error.code) {
             guard let wait = configuration.waitsForConnectivity, request.body.isReplayable else { throw error }
-            let budget = min(wait, ContinuousClock.now.duration(to: request.deadline))
+            let budget = min(wait, Tick.now.duration(to: request.deadlineTick))
             let monitor = request.proxy.map { ReachabilityMonitor(host: $0.host, port: $0.port, interval: .milliseconds(250), probeTimeout: .seconds(1)) }
                 ?? ReachabilityMonitor(url: request.url, interval: .milliseconds(250), probeTimeout: .seconds(1))
             configuration.logger.info("waiting up to \(budget) for \(monitor.host):\(monitor.port) to be reachable")

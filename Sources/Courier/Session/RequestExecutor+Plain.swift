@@ -7,7 +7,7 @@ extension RequestExecutor {
     /// Coalescing, on by default, is not a step of its own here: the pool decides as the request registers
     /// whether it shares a call, and one that makes its own call goes straight to the exchange.
     nonisolated(nonsending) func runPlain(_ request: ErasedRequest) async throws -> ErasedResponse {
-        let start = ContinuousClock.now
+        let start = Tick.now
         let startDate = Date()
         var sentBytes: Int64?
         do {

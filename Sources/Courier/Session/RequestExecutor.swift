@@ -29,7 +29,7 @@ struct RequestExecutor: Sendable {
 
     nonisolated(nonsending) func run(_ request: ErasedRequest) async throws -> ErasedResponse {
         if snapshot.isPlain && request.accessories.isEmpty && request.retryPolicy == nil { return try await runPlain(request) }
-        let start = ContinuousClock.now
+        let start = Tick.now
         let startDate = Date()
         let trace = RequestTrace(tracer: tracer, method: request.method)
         var sentBytes: Int64?
@@ -75,12 +75,12 @@ struct RequestExecutor: Sendable {
         return failure
     }
 
-    func recordSuccess(_ response: ErasedResponse, method: HTTPRequest.Method, start: ContinuousClock.Instant, sentBytes: Int64?) {
-        metrics.request(method: method, status: response.status, duration: .now - start, sentBytes: sentBytes, receivedBytes: response.body.count)
+    func recordSuccess(_ response: ErasedResponse, method: HTTPRequest.Method, start: Tick, sentBytes: Int64?) {
+        metrics.request(method: method, status: response.status, duration: start.duration(to: .now), sentBytes: sentBytes, receivedBytes: response.body.count)
     }
 
-    func recordFailure(_ failure: CourierError, method: HTTPRequest.Method, start: ContinuousClock.Instant, sentBytes: Int64?) {
-        metrics.request(method: method, status: failure.status, duration: .now - start, sentBytes: sentBytes, receivedBytes: nil)
+    func recordFailure(_ failure: CourierError, method: HTTPRequest.Method, start: Tick, sentBytes: Int64?) {
+        metrics.request(method: method, status: failure.status, duration: start.duration(to: .now), sentBytes: sentBytes, receivedBytes: nil)
     }
 
     /// The body limits of `request`: the session's, or its own body size limit.
@@ -99,7 +99,7 @@ struct RequestExecutor: Sendable {
     /// Sends `prepared` through the pool, which tracks it until it ends. After an unsafe method succeeds, the
     /// cached GET of its URL is dropped, whichever cache policy the request itself ran under.
     nonisolated(nonsending) func network(_ request: ErasedRequest, prepared: PreparedRequest, cacheStep: CacheStep?, startDate: Date,
-                                         start: ContinuousClock.Instant) async throws -> ErasedResponse {
+                                         start: Tick) async throws -> ErasedResponse {
         let timeouts = configuration.timeouts.applying(request.timeouts)
         let deadline = start + timeouts.total
         let key = sharingKey(request, prepared)
@@ -121,8 +121,8 @@ struct RequestExecutor: Sendable {
     /// later attempt asks for a slot, or an identical call to share by `key`, anew.
     nonisolated(nonsending) func attempts(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, canceller: Canceller,
                                           first: FirstCall?, sharing key: CoalescingKey?, cacheStep: CacheStep?,
-                                          timeouts: Timeouts, deadline: ContinuousClock.Instant, startDate: Date,
-                                          start: ContinuousClock.Instant, retriedStaleConnection: Bool = false) async throws -> ErasedResponse {
+                                          timeouts: Timeouts, deadline: Tick, startDate: Date,
+                                          start: Tick, retriedStaleConnection: Bool = false) async throws -> ErasedResponse {
         let limits = limits(for: request)
         let policy = request.retryPolicy ?? configuration.retryPolicy
         if let budget = policy?.budget { budget.deposit(host: prepared.url.host() ?? "") }
@@ -197,18 +197,18 @@ struct RequestExecutor: Sendable {
 
     /// The response carrying `value`, decoded from `exchanged`'s body: timed, and told to the monitors.
     func makeResponse(_ value: DecodedValue, _ exchanged: ExchangeResult, cacheInfo: CacheInfo, original: PreparedRequest, attempts: Int,
-                          startDate: Date, start: ContinuousClock.Instant) -> ErasedResponse {
+                          startDate: Date, start: Tick) -> ErasedResponse {
         let (sent, body) = (exchanged.sent, exchanged.body)
-        let timing = Timing(startDate: startDate, start: start, firstByte: exchanged.firstByte, end: .now)
+        let timing = Timing(startDate: startDate, startTick: start, firstByteTick: exchanged.firstByte, endTick: .now)
         tellMonitors(original, sent: sent, result: .success(body), timing: timing, attempts: attempts)
         return Response(value: value, request: sent, status: body.status, headers: body.headers, body: body.data, cacheInfo: cacheInfo, timing: timing)
     }
 
     /// `error` as a ``CourierError``; a cancellation once `deadline` has passed is the pool's doing at that
     /// deadline, so it becomes the total timeout of `request`.
-    func timedOut(_ error: any Error, _ request: PreparedRequest, deadline: ContinuousClock.Instant, timeouts: Timeouts) -> CourierError {
+    func timedOut(_ error: any Error, _ request: PreparedRequest, deadline: Tick, timeouts: Timeouts) -> CourierError {
         let failure = Self.normalize(error)
-        guard failure.code == .cancelled, ContinuousClock.now >= deadline else { return failure }
+        guard failure.code == .cancelled, Tick.now >= deadline else { return failure }
         return .timeout(.total, after: timeouts.total, url: configuration.redactor.redact(url: request.url))
     }
 
@@ -225,9 +225,9 @@ struct RequestExecutor: Sendable {
 
     /// The wait before another attempt, when the policy allows one that can still finish before the deadline.
     private func retryDelay(_ policy: RetryPolicy, attempt: Int, request: PreparedRequest, error: CourierError,
-                            deadline: ContinuousClock.Instant) -> Duration? {
+                            deadline: Tick) -> Duration? {
         guard case .retry(let delay) = policy.decide(attempt: attempt, request: request, error: error),
-              ContinuousClock.now + delay < deadline else { return nil }
+              Tick.now + delay < deadline else { return nil }
         return delay
     }
 
@@ -241,9 +241,9 @@ struct RequestExecutor: Sendable {
         try await CancellableSleep.sleep(for: delay, canceller: canceller)
     }
 
-    func complete(_ request: PreparedRequest, _ failure: CourierError, attempts: Int, startDate: Date, start: ContinuousClock.Instant,
+    func complete(_ request: PreparedRequest, _ failure: CourierError, attempts: Int, startDate: Date, start: Tick,
                           log: DebugLog) {
-        let timing = Timing(startDate: startDate, start: start, firstByte: nil, end: .now)
+        let timing = Timing(startDate: startDate, startTick: start, firstByteTick: nil, endTick: .now)
         log.failure(request, failure, duration: timing.total)
         tellMonitors(request, sent: request, result: .failure(failure), timing: timing, attempts: attempts)
     }
@@ -267,9 +267,9 @@ struct RequestExecutor: Sendable {
     /// Sends `request`, following redirects, and reads each answer's body whole where it arrives; the pool bounds
     /// the exchange by the deadline, through `canceller`. A cancellation at the deadline is thrown as the total
     /// timeout here, inside the call, so requests sharing it hear the timeout too.
-    nonisolated(nonsending) func exchange(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant,
+    nonisolated(nonsending) func exchange(_ request: PreparedRequest, timeouts: Timeouts, deadline: Tick,
                                           limits: ResponseLimits, cookies: CookieHandling, canceller: Canceller, log: DebugLog,
-                                          start: ContinuousClock.Instant) async throws -> ExchangeResult {
+                                          start: Tick) async throws -> ExchangeResult {
         let reading = BodyReading(limits: limits, decompresses: configuration.decompressesResponses)
         do {
             let (sent, body, firstByte) = try await following(request, timeouts: timeouts, deadline: deadline, cookies: cookies, log: log,
@@ -285,9 +285,9 @@ struct RequestExecutor: Sendable {
 
     /// Sends `request`, following redirects, and returns the final response with its body still arriving; the
     /// transport bounds the exchange by `deadline`.
-    nonisolated(nonsending) func open(_ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant,
+    nonisolated(nonsending) func open(_ request: PreparedRequest, timeouts: Timeouts, deadline: Tick,
                                       cookies: CookieHandling, log: DebugLog)
-        async throws -> (sent: PreparedRequest, response: TransportResponse, firstByte: ContinuousClock.Instant) {
+        async throws -> (sent: PreparedRequest, response: TransportResponse, firstByte: Tick) {
         let (sent, response, firstByte) = try await following(request, timeouts: timeouts, deadline: deadline, cookies: cookies, log: log,
                                                               canceller: nil) { outgoing in
             try await transport.send(outgoing)
@@ -300,11 +300,11 @@ struct RequestExecutor: Sendable {
     /// Sends `request` with `send`, following redirects (`discard` lets a redirect's answer go), and returns the
     /// request as finally sent with its answer and when its head arrived.
     private nonisolated(nonsending) func following<Answer: ResponseHead>(
-        _ request: PreparedRequest, timeouts: Timeouts, deadline: ContinuousClock.Instant, cookies: CookieHandling, log: DebugLog,
+        _ request: PreparedRequest, timeouts: Timeouts, deadline: Tick, cookies: CookieHandling, log: DebugLog,
         canceller: Canceller?,
         send: nonisolated(nonsending) (TransportRequest) async throws -> Answer,
         discard: nonisolated(nonsending) (Answer) async throws -> Void
-    ) async throws -> (sent: PreparedRequest, answer: Answer, firstByte: ContinuousClock.Instant) {
+    ) async throws -> (sent: PreparedRequest, answer: Answer, firstByte: Tick) {
         var current = request
         var redirects = RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
         while true {
@@ -324,7 +324,7 @@ struct RequestExecutor: Sendable {
             } else {
                 try await waitingForConnectivity(outgoing, canceller: canceller) { try await send(outgoing) }
             }
-            let firstByte = ContinuousClock.now
+            let firstByte = Tick.now
             for monitor in configuration.monitors { monitor.didSend(sending) }
             if configuration.cookieJar != nil { await storeCookies(from: answer.headers, for: sending.url, handling: cookies) }
             let action = try redirects.next(method: current.method, url: current.url, status: answer.status,
@@ -398,5 +398,5 @@ extension ResponseBody: ResponseHead {}
 struct ExchangeResult: Sendable {
     let sent: PreparedRequest
     let body: ResponseBody
-    let firstByte: ContinuousClock.Instant
+    let firstByte: Tick
 }

@@ -64,7 +64,7 @@ public final class AsyncHTTPClientTransport: Transport {
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         try await exchange(request) { client, target in
             let outgoing = try target.request(body: request.body)
-            let deadline = NIODeadline.now() + TimeAmount(ContinuousClock.now.duration(to: request.deadline))
+            let deadline = NIODeadline.now() + TimeAmount(Tick.now.duration(to: request.deadlineTick))
             let stream = ResponseStream(timeouts: request.timeouts, url: request.url)
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in

@@ -31,7 +31,12 @@ public struct TransportRequest: Sendable {
     /// Connect and read-idle timeouts; ``deadline`` bounds the whole exchange.
     public var timeouts: Timeouts
     /// When the whole exchange, body included, must be over.
-    public var deadline: ContinuousClock.Instant
+    public var deadline: ContinuousClock.Instant {
+        get { deadlineTick.instant }
+        set { deadlineTick = Tick(newValue) }
+    }
+    /// ``deadline`` as the request path keeps it (see `Tick`).
+    var deadlineTick: Tick
     /// How the server's certificate is checked, for `https` URLs.
     public var tls: TLSPolicy
     /// The proxy to go through, or `nil` to connect directly.
@@ -43,12 +48,18 @@ public struct TransportRequest: Sendable {
     public init(method: HTTPRequest.Method, url: URL, headers: HTTPFields, body: PreparedBody, timeouts: Timeouts,
                 deadline: ContinuousClock.Instant, tls: TLSPolicy = .standard, proxy: Proxy? = nil,
                 httpVersion: HTTPVersionPolicy = .automatic) {
+        self.init(method: method, url: url, headers: headers, body: body, timeouts: timeouts, deadline: Tick(deadline), tls: tls,
+                  proxy: proxy, httpVersion: httpVersion)
+    }
+
+    init(method: HTTPRequest.Method, url: URL, headers: HTTPFields, body: PreparedBody, timeouts: Timeouts, deadline: Tick,
+         tls: TLSPolicy, proxy: Proxy?, httpVersion: HTTPVersionPolicy) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeouts = timeouts
-        self.deadline = deadline
+        deadlineTick = deadline
         self.tls = tls
         self.proxy = proxy
         self.httpVersion = httpVersion
