@@ -17,7 +17,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
     /// (whose one connection to the host carries every stream on one loop) starts from the caller's thread
     /// instead: there the loop is what bounds the throughput, and starting requests is work it need not do
     /// (get-small-h2-c64 0.985-1.028 of raw AsyncHTTPClient this way, 0.932-0.964 from the loop).
-    func fetch(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody {
+    nonisolated(nonsending) func fetch(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody {
         try await exchange(request) { client, target in
             let loop = client.eventLoopGroup.next()  // the lane's one loop
             let outgoing = try target.request(body: request.body, suspension: canceller)
@@ -129,9 +129,20 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
         return CollectedAnswer(body: try collected.body.finishBuffer())
     }
 
-    /// The values of the fields named `name` (lowercase), joined with ", " as ``HTTPFields/value(of:)`` joins them.
+    /// The values of the fields named `name` (lowercase), joined with ", " as ``HTTPFields/value(of:)`` joins them:
+    /// one pass, with no array or lowercased copy made (`HTTPHeaders`' subscript makes an array for every name).
     private static func value(_ headers: HTTPHeaders, _ name: String) -> String? {
-        let values = headers[name]
-        return values.isEmpty ? nil : values.joined(separator: ", ")
+        var found: String?
+        for (fieldName, value) in headers where fieldName.utf8.count == name.utf8.count && equalsIgnoringCase(fieldName, name) {
+            found = found.map { $0 + ", " + value } ?? value
+        }
+        return found
+    }
+
+    /// Whether `text` is `lowercase` in any ASCII case.
+    private static func equalsIgnoringCase(_ text: String, _ lowercase: String) -> Bool {
+        zip(text.utf8, lowercase.utf8).allSatisfy { byte, expected in
+            byte == expected || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") && byte + 32 == expected)
+        }
     }
 }

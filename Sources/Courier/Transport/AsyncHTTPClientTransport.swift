@@ -96,7 +96,9 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// Routes `request`, picks its client, and runs `send` with them; translates what `send` throws, and
     /// reports a relay's own reason for giving up when it has one.
-    func exchange<Answer>(_ request: TransportRequest, _ send: (HTTPClient, Target) async throws -> Answer) async throws -> Answer {
+    nonisolated(nonsending) func exchange<Answer>(_ request: TransportRequest,
+                                                  _ send: nonisolated(nonsending) (HTTPClient, Target) async throws -> Answer)
+        async throws -> Answer {
         let route = try await routing.route(for: request)
         let proxy: Proxy? = if case .relayed = route { nil } else { request.proxy }  // a relay makes its own way
         let lane = lanes.take(for: request)

@@ -17,7 +17,7 @@ struct BodyReading: Sendable {
 protocol CollectingTransport: Transport {
     /// Sends `request` (without following redirects) and returns the response with its whole body, read within
     /// `reading`. `request.deadline` is the caller's to enforce, through `canceller`.
-    func fetch(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody
+    nonisolated(nonsending) func fetch(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody
 }
 
 /// How a session reads bodies whole through its transport: the transport's own way when it has one, else in a

@@ -26,7 +26,7 @@ final class ConnectionRouting: Sendable {
 
     /// The route for `request`; throws a typed error when the policy's files cannot be read, or when public-key
     /// pins would have to go through an HTTP proxy.
-    func route(for request: TransportRequest) async throws -> Route {
+    nonisolated(nonsending) func route(for request: TransportRequest) async throws -> Route {
         let isHTTPS = request.url.isHTTPS
         guard isHTTPS || request.proxy != nil else { return .direct(nil) }  // the usual plain request: nothing to decide
         let host = request.url.host(percentEncoded: false) ?? ""
