@@ -130,9 +130,9 @@ struct PoolState {
         -> (id: RequestID, watcher: DeadlineSchedule.Watcher?) {
         nextID += 1
         let id = RequestID(rawValue: nextID)
-        let info = PooledRequest(id: id, method: ticket.request.method, fullURL: ticket.request.url, parameters: ticket.parameters,
-                                 pathQuery: ticket.pathQuery, tag: ticket.request.tag, userInfo: ticket.request.userInfo, priority: ticket.priority,
-                                 state: .waiting, isCoalesced: false, startDate: Date())
+        let info = PooledRequest(PooledRequest.Identity(id: id, method: ticket.request.method, fullURL: ticket.request.url,
+                                                        parameters: ticket.parameters, pathQuery: ticket.pathQuery, tag: ticket.request.tag,
+                                                        userInfo: ticket.request.userInfo, priority: ticket.priority, startDate: Date()))
         entries[id] = Entry(info: info, canceller: canceller, deadline: deadline)
         let watcher = deadlines.add(id, tick: deadline)
         if deadlines.count > 2 * entries.count + 64 {  // mostly finished requests' leftovers

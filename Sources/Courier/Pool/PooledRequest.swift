@@ -11,10 +11,39 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
         case running
     }
 
+    /// What the request is, fixed when it enters the pool: one shared object, so the pool's copies of an entry
+    /// (registering, admitting, finishing, each event) retain one reference instead of each field's storage.
+    final class Identity: Sendable {
+        let id: RequestID
+        let method: HTTPRequest.Method
+        let fullURL: URL
+        let parameters: Parameters
+        let pathQuery: String?
+        let tag: String?
+        let userInfo: [String: any Sendable]
+        let priority: RequestPriority
+        let startDate: Date
+
+        init(id: RequestID, method: HTTPRequest.Method, fullURL: URL, parameters: Parameters, pathQuery: String?, tag: String?,
+             userInfo: [String: any Sendable], priority: RequestPriority, startDate: Date) {
+            self.id = id
+            self.method = method
+            self.fullURL = fullURL
+            self.parameters = parameters
+            self.pathQuery = pathQuery
+            self.tag = tag
+            self.userInfo = userInfo
+            self.priority = priority
+            self.startDate = startDate
+        }
+    }
+
+    private let identity: Identity
+
     /// The id, for ``RequestPool/cancel(_:)``.
-    public let id: RequestID
+    public var id: RequestID { identity.id }
     /// The method.
-    public let method: HTTPRequest.Method
+    public var method: HTTPRequest.Method { identity.method }
     /// The URL without its query.
     public var url: URL { PoolTicket.stripQuery(fullURL) }
     /// The request's own parameters and query items, sorted and form-encoded: the same parameters give the same
@@ -22,15 +51,15 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
     public var parameterSignature: String { PoolTicket.signature(parameters, query: pathQuery) }
     /// The URL as sent. `url` and `parameterSignature` are worked out from these only when asked for, so
     /// registering a request costs no URL parsing.
-    let fullURL: URL
-    let parameters: Parameters
-    let pathQuery: String?
+    var fullURL: URL { identity.fullURL }
+    var parameters: Parameters { identity.parameters }
+    var pathQuery: String? { identity.pathQuery }
     /// The request's tag.
-    public let tag: String?
+    public var tag: String? { identity.tag }
     /// The request's ``Request/userInfo``, for the code that manages requests (it is not compared by `==`).
-    public let userInfo: [String: any Sendable]
+    public var userInfo: [String: any Sendable] { identity.userInfo }
     /// The priority.
-    public let priority: RequestPriority
+    public var priority: RequestPriority { identity.priority }
     /// Waiting or running.
     public internal(set) var state: State
     /// `true` while the request shares the call of an identical request instead of making its own.
@@ -38,7 +67,13 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
     /// `true` between ``RequestPool/suspend(_:)`` and ``RequestPool/resume(_:)`` of this request.
     public internal(set) var isSuspended = false
     /// When the request entered the pool.
-    public let startDate: Date
+    public var startDate: Date { identity.startDate }
+
+    init(_ identity: Identity) {
+        self.identity = identity
+        state = .waiting
+        isCoalesced = false
+    }
 
     /// Equal when everything but ``userInfo`` (whose values need not be comparable) is equal.
     public static func == (lhs: PooledRequest, rhs: PooledRequest) -> Bool {

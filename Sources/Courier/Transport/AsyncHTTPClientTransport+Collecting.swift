@@ -87,8 +87,8 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
 
     func didReceiveHead(task: HTTPClient.Task<CollectedAnswer>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         do {
-            let body = try BodyAccumulator(contentEncoding: Self.value(head.headers, "content-encoding"),
-                                           contentLength: Self.value(head.headers, "content-length"),
+            let body = try BodyAccumulator(contentEncoding: Self.contentEncoding(head.headers),
+                                           contentLength: head.headers.first(name: "content-length"),
                                            method: method, limits: reading.limits, decompresses: reading.decompresses)
             collected.value = Collected(body: body)
             handoff.headArrived(head)
@@ -129,20 +129,11 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
         return CollectedAnswer(body: try collected.body.finishBuffer())
     }
 
-    /// The values of the fields named `name` (lowercase), joined with ", " as ``HTTPFields/value(of:)`` joins them:
-    /// one pass, with no array or lowercased copy made (`HTTPHeaders`' subscript makes an array for every name).
-    private static func value(_ headers: HTTPHeaders, _ name: String) -> String? {
-        var found: String?
-        for (fieldName, value) in headers where fieldName.utf8.count == name.utf8.count && equalsIgnoringCase(fieldName, name) {
-            found = found.map { $0 + ", " + value } ?? value
-        }
-        return found
-    }
-
-    /// Whether `text` is `lowercase` in any ASCII case.
-    private static func equalsIgnoringCase(_ text: String, _ lowercase: String) -> Bool {
-        zip(text.utf8, lowercase.utf8).allSatisfy { byte, expected in
-            byte == expected || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") && byte + 32 == expected)
-        }
+    /// The `Content-Encoding` values, joined with ", " as ``HTTPFields/value(of:)`` joins them. `HTTPHeaders`'
+    /// lookups by name compare in place; its subscript, which makes an array, runs only when there is one. (A
+    /// second `Content-Length` never gets this far: the parser refuses it, so the first is the only one.)
+    private static func contentEncoding(_ headers: HTTPHeaders) -> String? {
+        guard headers.contains(name: "content-encoding") else { return nil }
+        return headers["content-encoding"].joined(separator: ", ")
     }
 }
