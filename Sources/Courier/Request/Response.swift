@@ -3,8 +3,8 @@ public import HTTPTypes
 
 /// The answer to a ``Request``: the decoded value with the status, headers, body bytes and timing.
 public struct Response<Value: Sendable>: Sendable {
-    /// Everything but the value, in one value of one concrete type, so changing the value's type (the session's
-    /// typed shell does it for every response) moves one struct instead of each field through generic code.
+    /// Everything but the value, in one object of one concrete type, so changing the value's type (the session's
+    /// typed shell does it for every response) moves one reference instead of each field through generic code.
     let record: ResponseRecord
     /// The decoded value.
     public let value: Value
@@ -58,14 +58,24 @@ public struct Response<Value: Sendable>: Sendable {
 }
 
 /// What a ``Response`` carries apart from its value; each field is documented on the ``Response`` property that
-/// reads it.
-struct ResponseRecord: Sendable {
+/// reads it. A class, so a response is copied (into the pool's result, through the typed shell, to each caller of a
+/// shared call) by retaining one reference rather than each field's storage; it never changes once made.
+final class ResponseRecord: Sendable {
     let request: PreparedRequest
     let status: HTTPResponse.Status
     let headers: HTTPFields
     let body: Data
     let cacheInfo: CacheInfo
     let timing: Timing
+
+    init(request: PreparedRequest, status: HTTPResponse.Status, headers: HTTPFields, body: Data, cacheInfo: CacheInfo, timing: Timing) {
+        self.request = request
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.cacheInfo = cacheInfo
+        self.timing = timing
+    }
 }
 
 /// Points in time of one request, on the monotonic clock, and the wall-clock start.

@@ -163,12 +163,12 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// The fields of an AsyncHTTPClient head; names HTTP would refuse are dropped.
     static func fields(_ headers: HTTPHeaders) -> HTTPFields {
-        var list: [HTTPField] = []
-        list.reserveCapacity(headers.count)
+        var fields = HTTPFields()
+        fields.reserveCapacity(headers.count)
         for (name, value) in headers {
-            if let fieldName = HTTPField.Name(name) { list.append(HTTPField(name: fieldName, value: value)) }
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
         }
-        return HTTPFields(inOrder: list)
+        return fields
     }
 
     /// Shuts every client down; see ``Transport/shutdown()``.
