@@ -46,9 +46,15 @@ final class AnswerHandoff: Sendable {
         answerWaiter?.resume(with: answer)
     }
 
+    /// The whole answer when the exchange has ended already, as it nearly always has by the time the caller
+    /// asks: taken without an async call. `nil` when it has not; then ``answer()`` waits for it.
+    func takeAnswer() -> Result<Answer, any Error>? {
+        state.withLockedValue { $0.answer.take() }
+    }
+
     /// The whole answer: at once when the exchange has ended, else once it does.
     nonisolated(nonsending) func answer() async throws -> Answer {
-        if let answer = state.withLockedValue({ $0.answer.take() }) { return try answer.get() }
+        if let answer = takeAnswer() { return try answer.get() }
         return try await withCheckedThrowingContinuation { continuation in
             let answer = state.withLockedValue { state in
                 let answer = state.answer.take()

@@ -43,7 +43,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
             let converted = head.map { head in
                 (status: AsyncHTTPClientTransport.status(head.status), fields: AsyncHTTPClientTransport.fields(head.headers))
             }
-            let answer = try await handoff.answer()
+            let answer = if let ended = handoff.takeAnswer() { try ended.get() } else { try await handoff.answer() }
             guard let converted else { throw CourierError(code: .invalidResponse, message: "the exchange ended without a response") }
             return ResponseBody(status: converted.status, headers: converted.fields, data: BodyAccumulator.data(answer.body))
         }

@@ -37,7 +37,9 @@ enum WholeBodyFetch: Sendable {
         }
     }
 
-    /// Sends `request` and reads its body whole within `reading`; `canceller` stops it.
+    /// Sends `request` and reads its body whole within `reading`; `canceller` stops it. Inlined into its one
+    /// caller, so the switch costs no async frame of its own.
+    @inline(__always)
     nonisolated(nonsending) func fetch(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody {
         switch self {
         case .collecting(let transport): try await transport.fetch(request, reading: reading, canceller: canceller)
