@@ -169,6 +169,19 @@ struct PoolKeyTests {
         let names = SchedulingOptions().coalescingHeaders
         #expect(CoalescingKey(plain, varyingHeaders: names) == CoalescingKey(plain, varyingHeaders: names))
         #expect(CoalescingKey(plain, varyingHeaders: names) != CoalescingKey(authorized, varyingHeaders: names))
+        var conditional = plain
+        conditional.headers[.ifNoneMatch] = "\"v1\""
+        #expect(CoalescingKey(plain, varyingHeaders: names) != CoalescingKey(conditional, varyingHeaders: names))
+        var tagged = authorized  // a header that does not change the answer does not separate the calls
+        tagged.headers[HTTPField.Name("X-Trace")!] = "1"
+        #expect(CoalescingKey(tagged, varyingHeaders: names) == CoalescingKey(authorized, varyingHeaders: names))
+        var twoValues = authorized  // every value of a name counts, in order
+        twoValues.headers.append(HTTPField(name: .accept, value: "a"))
+        twoValues.headers.append(HTTPField(name: .accept, value: "b"))
+        var swapped = authorized
+        swapped.headers.append(HTTPField(name: .accept, value: "b"))
+        swapped.headers.append(HTTPField(name: .accept, value: "a"))
+        #expect(CoalescingKey(twoValues, varyingHeaders: names) != CoalescingKey(swapped, varyingHeaders: names))
         #expect(CoalescingKey(PreparedRequest(method: .post, url: url), varyingHeaders: names) == nil)
         #expect(CoalescingKey(PreparedRequest(method: .put, url: url, body: .bytes(Data("a".utf8))), varyingHeaders: names) != nil)
     }
