@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import NIOHTTP1
 import Testing
@@ -8,7 +9,7 @@ struct HeaderFieldsTests {
     @Test func anAsyncHTTPClientHeadKeepsEveryFieldInOrder() {
         let head = HTTPHeaders([("Server", "nginx"), ("Set-Cookie", "a=1"), ("Content-Type", "text/plain"), ("set-cookie", "b=2; Path=/"),
                                  ("Cookie", "x=1; y=2"), ("Vary", "accept"), ("Bad Name", "dropped"), ("vary", "origin")])
-        let fields = AsyncHTTPClientTransport.fields(head)
+        let fields = ResponseFields.fields(head)
         #expect(fields.map(\.name.rawName) == ["Server", "Set-Cookie", "Content-Type", "set-cookie", "Cookie", "Vary", "vary"])
         #expect(fields.map(\.value) == ["nginx", "a=1", "text/plain", "b=2; Path=/", "x=1; y=2", "accept", "origin"])
         #expect(fields[values: .setCookie] == ["a=1", "b=2; Path=/"])
@@ -23,5 +24,36 @@ struct HeaderFieldsTests {
         let inOrder = HTTPFields(inOrder: list)
         #expect(inOrder == appended)
         #expect(inOrder.map(\.value) == ["a", "b", "\"e\"", "x=1; y=2"], "a Cookie value is not split")
+    }
+
+    @Test func aFieldReadFromTheArrivedHeadMatchesTheConvertedOne() {
+        let head = HTTPHeaders([("Location", "/next"), ("Cookie", "x=1"), ("cookie", "y=2"), ("Vary", "accept"), ("vary", "origin"),
+                                 ("Retry-After", "5")])
+        let converted = ResponseFields.fields(head)
+        for name in [HTTPField.Name.location, .cookie, .vary, .retryAfter, .eTag] {
+            let arrived = ResponseFields(arrived: head)
+            #expect(arrived.value(name) == converted[name], "\(name) read in place")
+            #expect(arrived.fields == converted)
+            #expect(arrived.value(name) == converted[name], "\(name) read once converted")
+        }
+        #expect(ResponseFields(converted).value(.vary) == "accept, origin")
+    }
+
+    @Test func tasksReadingOneArrivedHeadAtOnceAllSeeOneConversion() async {
+        let fields = ResponseFields(arrived: HTTPHeaders([("Content-Type", "text/plain"), ("ETag", "\"e\"")]))
+        let seen = await withTaskGroup(of: HTTPFields.self) { group in
+            for _ in 0..<8 { group.addTask { fields.fields } }
+            return await group.reduce(into: [HTTPFields]()) { $0.append($1) }
+        }
+        #expect(seen.count == 8)
+        #expect(seen.allSatisfy { $0 == seen[0] && $0[.eTag] == "\"e\"" })
+    }
+
+    @Test func aBodyKeepsHeadersSetOnIt() {
+        var body = ResponseBody(status: .ok, fields: ResponseFields(arrived: HTTPHeaders([("ETag", "\"a\"")])), data: Data())
+        #expect(body.value(of: .eTag) == "\"a\"")
+        body.headers[.eTag] = "\"b\""
+        #expect(body.headers[.eTag] == "\"b\"")
+        #expect(body.value(of: .eTag) == "\"b\"")
     }
 }

@@ -14,7 +14,7 @@ public struct Response<Value: Sendable>: Sendable {
     /// The status.
     public var status: HTTPResponse.Status { record.status }
     /// The headers.
-    public var headers: HTTPFields { record.headers }
+    public var headers: HTTPFields { record.fields.fields }
     /// The body bytes, decompressed.
     public var body: Data { record.body }
     /// Where the answer came from: the network or the cache, how old, whether revalidated.
@@ -25,7 +25,7 @@ public struct Response<Value: Sendable>: Sendable {
     /// Creates a response; sessions and stub transports build these.
     public init(value: Value, request: PreparedRequest, status: HTTPResponse.Status, headers: HTTPFields, body: Data,
                 cacheInfo: CacheInfo = .network, timing: Timing) {
-        self.init(value: value, record: ResponseRecord(request: request, status: status, headers: headers, body: body,
+        self.init(value: value, record: ResponseRecord(request: request, status: status, fields: ResponseFields(headers), body: body,
                                                        cacheInfo: cacheInfo, timing: timing))
     }
 
@@ -63,15 +63,15 @@ public struct Response<Value: Sendable>: Sendable {
 final class ResponseRecord: Sendable {
     let request: PreparedRequest
     let status: HTTPResponse.Status
-    let headers: HTTPFields
+    let fields: ResponseFields
     let body: Data
     let cacheInfo: CacheInfo
     let timing: Timing
 
-    init(request: PreparedRequest, status: HTTPResponse.Status, headers: HTTPFields, body: Data, cacheInfo: CacheInfo, timing: Timing) {
+    init(request: PreparedRequest, status: HTTPResponse.Status, fields: ResponseFields, body: Data, cacheInfo: CacheInfo, timing: Timing) {
         self.request = request
         self.status = status
-        self.headers = headers
+        self.fields = fields
         self.body = body
         self.cacheInfo = cacheInfo
         self.timing = timing

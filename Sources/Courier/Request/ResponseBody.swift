@@ -6,14 +6,23 @@ public struct ResponseBody: Sendable {
     /// The status.
     public var status: HTTPResponse.Status
     /// The headers.
-    public var headers: HTTPFields
+    public var headers: HTTPFields {
+        get { fields.fields }
+        set { fields = ResponseFields(newValue) }
+    }
+    /// The headers as kept: from the network, converted to `HTTPFields` only when read.
+    private(set) var fields: ResponseFields
     /// The body bytes, already decompressed.
     public var data: Data
 
     /// Creates a body value; transports and tests use it, sessions build it themselves.
     public init(status: HTTPResponse.Status, headers: HTTPFields, data: Data) {
+        self.init(status: status, fields: ResponseFields(headers), data: data)
+    }
+
+    init(status: HTTPResponse.Status, fields: ResponseFields, data: Data) {
         self.status = status
-        self.headers = headers
+        self.fields = fields
         self.data = data
     }
 

@@ -68,7 +68,7 @@ extension RequestExecutor {
             for monitor in configuration.monitors { monitor.didSend(sending) }
             if configuration.cookieJar != nil { await storeCookies(from: answer.headers, for: sending.url, handling: cookies) }
             let action = try redirects.next(method: current.method, url: current.url, status: answer.status,
-                                            location: answer.headers[.location], bodyIsReplayable: current.body.isReplayable)
+                                            location: answer.value(of: .location), bodyIsReplayable: current.body.isReplayable)
             switch action {
             case .deliver:
                 return (current, answer, firstByte)
@@ -94,10 +94,18 @@ extension RequestExecutor {
 protocol ResponseHead {
     var status: HTTPResponse.Status { get }
     var headers: HTTPFields { get }
+    /// The value of one field, as `headers[name]` reads it; a body read whole reads it without converting its
+    /// head (see ``ResponseFields``).
+    func value(of name: HTTPField.Name) -> String?
 }
 
-extension TransportResponse: ResponseHead {}
-extension ResponseBody: ResponseHead {}
+extension TransportResponse: ResponseHead {
+    func value(of name: HTTPField.Name) -> String? { headers[name] }
+}
+
+extension ResponseBody: ResponseHead {
+    func value(of name: HTTPField.Name) -> String? { fields.value(name) }
+}
 
 /// What one attempt brought back: the request as finally sent (after redirects), the body, and when its head
 /// arrived. Shared by every caller of a coalesced call.

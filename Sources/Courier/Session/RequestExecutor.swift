@@ -161,7 +161,7 @@ struct RequestExecutor: Sendable {
                 // validates the status itself (the CLI does) still gets its retries.
                 if let policy, policy.retryableStatuses.contains(body.status.code) {
                     var statusError = CourierError.httpStatus(body.status, bodyPreview: nil)
-                    statusError.retryAfterValue = body.headers[.retryAfter]
+                    statusError.retryAfterValue = body.value(of: .retryAfter)
                     if let delay = retryDelay(policy, attempt: attempt, request: prepared, error: statusError, deadline: deadline) {
                         giveBackFirstSlot()
                         try await pause(prepared, attempt: attempt, delay: delay, error: statusError, canceller: canceller, log: log)
@@ -209,7 +209,8 @@ struct RequestExecutor: Sendable {
         let (sent, body) = (exchanged.sent, exchanged.body)
         let timing = Timing(startDate: startDate, startTick: start, firstByteTick: exchanged.firstByte, endTick: .now)
         tellMonitors(original, sent: sent, result: .success(body), timing: timing, attempts: attempts)
-        return Response(value: value, request: sent, status: body.status, headers: body.headers, body: body.data, cacheInfo: cacheInfo, timing: timing)
+        return Response(value: value, record: ResponseRecord(request: sent, status: body.status, fields: body.fields, body: body.data,
+                                                             cacheInfo: cacheInfo, timing: timing))
     }
 
     /// `error` as a ``CourierError``; a cancellation once `deadline` has passed is the pool's doing at that
@@ -289,7 +290,7 @@ struct RequestExecutor: Sendable {
         case .reject(let error):
             var failure = (error as? CourierError)
                 ?? CourierError(code: .validation, message: "the response was rejected: \(error)", underlying: error)
-            failure.retryAfterValue = body.headers[.retryAfter]
+            failure.retryAfterValue = body.value(of: .retryAfter)
             if failure.status == nil { failure.status = body.status }
             throw failure
         }

@@ -154,23 +154,13 @@ public final class AsyncHTTPClientTransport: Transport {
     /// The response to hand on for an AsyncHTTPClient head and its body, with the body's errors translated.
     static func response<Body: AsyncSequence & Sendable>(_ status: HTTPResponseStatus, _ headers: HTTPHeaders, body: Body,
                                                          timeouts: Timeouts, url: URL) -> TransportResponse where Body.Element == ByteBuffer {
-        TransportResponse(status: Self.status(status), headers: fields(headers),
+        TransportResponse(status: Self.status(status), headers: ResponseFields.fields(headers),
                           body: ByteStream(TranslatingBody(base: body, timeouts: timeouts, url: url)))
     }
 
     /// An AsyncHTTPClient status in HTTP types' terms.
     static func status(_ status: HTTPResponseStatus) -> HTTPResponse.Status {
         HTTPResponse.Status(code: Int(status.code), reasonPhrase: status.reasonPhrase)
-    }
-
-    /// The fields of an AsyncHTTPClient head; names HTTP would refuse are dropped.
-    static func fields(_ headers: HTTPHeaders) -> HTTPFields {
-        var fields = HTTPFields()
-        fields.reserveCapacity(headers.count)
-        for (name, value) in headers {
-            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
-        }
-        return fields
     }
 
     /// Shuts every client down; see ``Transport/shutdown()``.
