@@ -56,4 +56,18 @@ struct HeaderFieldsTests {
         #expect(body.headers[.eTag] == "\"b\"")
         #expect(body.value(of: .eTag) == "\"b\"")
     }
+
+    @Test func theCollectingDelegateFindsLengthAndEncodingsInOnePass() {
+        let head = HTTPHeaders([("Server", "x"), ("CONTENT-ENCODING", "gzip"), ("Content-Length", "12"), ("content-encoding", "br"),
+                                 ("Content-Lengths", "9"), ("Content-Encodin", "no")])
+        let framing = CollectingDelegate.framing(head)
+        #expect(framing.length == "12")
+        #expect(framing.encoding == "gzip, br")
+        #expect(framing.encoding == ResponseFields(arrived: head).value(.contentEncoding))
+        #expect(CollectingDelegate.framing(HTTPHeaders([("Date", "now")])) == (nil, nil))
+        #expect("Content-Type".equalsASCIICaseInsensitive("content-type"))
+        #expect(!"Content-Type[".equalsASCIICaseInsensitive("content-type"))
+        #expect(!"Content-Typ".equalsASCIICaseInsensitive("content-type"))
+        #expect(!"Content-Typf".equalsASCIICaseInsensitive("content-type"))
+    }
 }

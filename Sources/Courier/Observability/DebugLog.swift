@@ -32,8 +32,10 @@ struct DebugLog {
         logger.debug("\(lines.joined(separator: "\n"))")
     }
 
-    func response(_ body: ResponseBody, for request: PreparedRequest, duration: Duration) {
+    /// Logs a response read whole; `since` is when the request started (the clock is read only when logging).
+    func response(_ body: ResponseBody, for request: PreparedRequest, since start: Tick) {
         guard enabled else { return }
+        let duration = start.duration(to: .now)
         var lines = ["← \(body.status.code) \(request.method.rawValue) \(redactor.redact(url: request.url)) in \(duration.formattedSeconds)"]
         if !body.headers.isEmpty { lines.append(redactor.redact(body.headers)) }
         if let preview = BodyPreview.text(body.data, limit: Self.previewLimit) { lines.append(redactor.redact(body: preview)) }

@@ -14,7 +14,7 @@ extension RequestExecutor {
                                                               canceller: canceller) { outgoing in
                 try await wholeBodyFetch.fetch(outgoing, reading: reading, canceller: canceller)
             } discard: { _ in }
-            log.response(body, for: sent, duration: start.duration(to: .now))
+            log.response(body, for: sent, since: start)
             return ExchangeResult(sent: sent, body: body, firstByte: firstByte)
         } catch {
             throw timedOut(error, request, deadline: deadline, timeouts: timeouts)

@@ -86,8 +86,8 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
 
     func didReceiveHead(task: HTTPClient.Task<CollectedAnswer>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         do {
-            let body = try BodyAccumulator(contentEncoding: Self.contentEncoding(head.headers),
-                                           contentLength: head.headers.first(name: "content-length"),
+            let framing = Self.framing(head.headers)
+            let body = try BodyAccumulator(contentEncoding: framing.encoding, contentLength: framing.length,
                                            method: method, limits: reading.limits, decompresses: reading.decompresses)
             collected.value = Collected(body: body)
             handoff.headArrived(head)
@@ -128,11 +128,19 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
         return CollectedAnswer(body: try collected.body.finishBuffer())
     }
 
-    /// The `Content-Encoding` values, joined with ", " as ``HTTPFields/value(of:)`` joins them. `HTTPHeaders`'
-    /// lookups by name compare in place; its subscript, which makes an array, runs only when there is one. (A
-    /// second `Content-Length` never gets this far: the parser refuses it, so the first is the only one.)
-    private static func contentEncoding(_ headers: HTTPHeaders) -> String? {
-        guard headers.contains(name: "content-encoding") else { return nil }
-        return headers["content-encoding"].joined(separator: ", ")
+    /// `Content-Length` and the `Content-Encoding` values (joined with ", ", as `HTTPFields` joins them), found
+    /// in one pass over the head, comparing names in place. (A second `Content-Length` never gets this far: the
+    /// parser refuses it, so the first is the only one.)
+    static func framing(_ headers: HTTPHeaders) -> (length: String?, encoding: String?) {
+        var length: String?
+        var encoding: String?
+        for (name, value) in headers {
+            if length == nil, name.equalsASCIICaseInsensitive("content-length") {
+                length = value
+            } else if name.equalsASCIICaseInsensitive("content-encoding") {
+                encoding = encoding.map { "\($0), \(value)" } ?? value
+            }
+        }
+        return (length, encoding)
     }
 }
