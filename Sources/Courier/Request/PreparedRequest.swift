@@ -7,27 +7,65 @@ public import HTTPTypes
 /// redact credentials, so both are safe to log.
 public struct PreparedRequest: Sendable {
     /// The method.
-    public var method: HTTPRequest.Method
+    public var method: HTTPRequest.Method {
+        get { stored.fields.method }
+        set { change { $0.method = newValue } }
+    }
     /// The absolute URL.
-    public var url: URL
+    public var url: URL {
+        get { stored.fields.url }
+        set { change { $0.url = newValue } }
+    }
     /// The headers, including defaults and `Content-Type`.
-    public var headers: HTTPFields
+    public var headers: HTTPFields {
+        get { stored.fields.headers }
+        set { change { $0.headers = newValue } }
+    }
     /// The body.
-    public var body: PreparedBody
+    public var body: PreparedBody {
+        get { stored.fields.body }
+        set { change { $0.body = newValue } }
+    }
     /// The tag of the ``Request`` this came from.
-    public var tag: String?
+    public var tag: String? {
+        get { stored.fields.tag }
+        set { change { $0.tag = newValue } }
+    }
     /// The userInfo of the ``Request`` this came from.
-    public var userInfo: [String: any Sendable]
+    public var userInfo: [String: any Sendable] {
+        get { stored.fields.userInfo }
+        set { change { $0.userInfo = newValue } }
+    }
+
+    /// The fields, in one immutable object that copies share: a prepared request is copied into every step that
+    /// keeps it (the pool, the exchange, the response, each monitor), and each copy retains one reference
+    /// instead of one per field. Changing a field makes a new object.
+    private var stored: Stored
+
+    private final class Stored: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private struct Fields: Sendable {
+        var method: HTTPRequest.Method
+        var url: URL
+        var headers: HTTPFields
+        var body: PreparedBody
+        var tag: String?
+        var userInfo: [String: any Sendable]
+    }
+
+    private mutating func change(_ update: (inout Fields) -> Void) {
+        var fields = stored.fields
+        update(&fields)
+        stored = Stored(fields)
+    }
 
     /// Creates a prepared request; sessions build these from a ``Request``.
     public init(method: HTTPRequest.Method, url: URL, headers: HTTPFields = [:], body: PreparedBody = .empty,
                 tag: String? = nil, userInfo: [String: any Sendable] = [:]) {
-        self.method = method
-        self.url = url
-        self.headers = headers
-        self.body = body
-        self.tag = tag
-        self.userInfo = userInfo
+        stored = Stored(Fields(method: method, url: url, headers: headers, body: body, tag: tag, userInfo: userInfo))
     }
 
     /// Whether the method is idempotent (RFC 9110 §9.2.2), so a retry cannot do harm.

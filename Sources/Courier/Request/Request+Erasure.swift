@@ -25,7 +25,7 @@ extension Request {
     /// The same request, decoding into a ``DecodedValue``.
     var erased: ErasedRequest {
         let decode = self.decode
-        return ErasedRequest(settings: settings) { DecodedValue.Typed(try decode($0)) }
+        return decoding { DecodedValue.Typed(try decode($0)) }
     }
 }
 

@@ -14,8 +14,14 @@ public import HTTPTypes
 /// ```
 public struct Request<Response: Sendable>: Sendable {
     /// Everything but the decoding, in one value of one concrete type: what the session's machinery runs on, so
-    /// erasing the decoded type copies one struct instead of each field through generic code.
-    var settings: RequestSettings
+    /// erasing the decoded type moves one value instead of each field through generic code. Kept in one immutable
+    /// object, so copying a request (erasing it, into each async frame that holds it) retains one reference
+    /// instead of each of the settings' fields; changing a setting makes a new object.
+    var settings: RequestSettings {
+        get { stored.settings }
+        set { stored = StoredSettings(newValue) }
+    }
+    private var stored: StoredSettings
 
     /// The HTTP method.
     public var method: HTTPRequest.Method {
@@ -212,25 +218,35 @@ public struct Request<Response: Sendable>: Sendable {
         body: RequestBody = .empty,
         decode: @escaping @Sendable (ResponseBody) throws -> Response
     ) {
-        settings = RequestSettings(method: method, path: path, query: query, parameters: parameters, headers: headers, body: body)
+        stored = StoredSettings(RequestSettings(method: method, path: path, query: query, parameters: parameters, headers: headers, body: body))
         self.decode = decode
     }
 
     /// The same request with its result transformed.
     public func map<T: Sendable>(_ transform: @escaping @Sendable (Response) throws -> T) -> Request<T> {
         let decode = self.decode
-        return Request<T>(settings: settings) { try transform(try decode($0)) }
+        return decoding { try transform(try decode($0)) }
     }
 
     /// The same request decoding its body as `T` instead (raw bytes for `Data`, text for `String`, JSON otherwise).
     public func decoding<T: Decodable & Sendable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder()) -> Request<T> {
-        Request<T>(settings: settings, decode: ResponseBody.decoder(for: T.self, using: decoder))
+        decoding(with: ResponseBody.decoder(for: T.self, using: decoder))
     }
 
     /// A request with these settings and this decoding.
     init(settings: RequestSettings, decode: @escaping @Sendable (ResponseBody) throws -> Response) {
-        self.settings = settings
+        self.init(stored: StoredSettings(settings), decode: decode)
+    }
+
+    /// A request with these stored settings (shared, not copied) and this decoding.
+    private init(stored: StoredSettings, decode: @escaping @Sendable (ResponseBody) throws -> Response) {
+        self.stored = stored
         self.decode = decode
+    }
+
+    /// The same settings with another decoding: the settings object is shared, not copied.
+    func decoding<T: Sendable>(with decode: @escaping @Sendable (ResponseBody) throws -> T) -> Request<T> {
+        Request<T>(stored: stored, decode: decode)
     }
 }
 

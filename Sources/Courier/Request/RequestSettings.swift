@@ -33,3 +33,12 @@ struct RequestSettings: Sendable {
     var cookieHandling: CookieHandling?
     var accessories: [any RequestAccessory] = []
 }
+
+/// A request's settings in one immutable object, which copies of the request share (see ``Request``).
+final class StoredSettings: Sendable {
+    let settings: RequestSettings
+
+    init(_ settings: RequestSettings) {
+        self.settings = settings
+    }
+}

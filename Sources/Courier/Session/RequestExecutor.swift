@@ -58,7 +58,7 @@ struct RequestExecutor: Sendable {
                 return try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
             }
             let outcome = started.map { _ in
-                Result<ResponseBody, CourierError>.success(ResponseBody(status: response.status, headers: response.headers, data: response.body))
+                Result<ResponseBody, CourierError>.success(ResponseBody(status: response.status, fields: response.record.fields, data: response.body))
             }
             Self.tell(accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
             trace.finished(status: response.status, error: nil)
