@@ -65,7 +65,9 @@ struct URLBuilderTests {
     @Test func resolvedURLsAnswerAsTheBuilderDoesAndStayBounded() throws {
         let resolved = ResolvedURLs()
         for path in ["/users/1", "users/1", "https://other.example.com/x", "/users/1"] {
-            #expect(try resolved.resolve(path, configuration: configuration) == URLBuilder.resolve(path: path, bases: .init(), configuration: configuration))
+            let (url, facts) = try resolved.resolve(path, configuration: configuration)
+            #expect(try url == URLBuilder.resolve(path: path, bases: .init(), configuration: configuration))
+            #expect(facts.isHTTPS == url.isHTTPS && facts.hostKey == URLFacts(url).hostKey)
         }
         #expect(resolved.count == 3)
         #expect(throws: CourierError.self) { try resolved.resolve("/a b", configuration: configuration) }
@@ -73,6 +75,6 @@ struct URLBuilderTests {
         #expect(resolved.count == 3)
         for index in 0..<(ResolvedURLs.capacity + 10) { _ = try resolved.resolve("/n/\(index)", configuration: configuration) }
         #expect(resolved.count <= ResolvedURLs.capacity)
-        #expect(try resolved.resolve("/n/3", configuration: configuration).absoluteString == "https://api.example.com/base/n/3")
+        #expect(try resolved.resolve("/n/3", configuration: configuration).url.absoluteString == "https://api.example.com/base/n/3")
     }
 }

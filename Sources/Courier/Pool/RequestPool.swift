@@ -195,7 +195,7 @@ public actor RequestPool {
         let canceller = Canceller()
         let url = ticket.request.url
         let priority = ticket.priority
-        let host = Self.hostKey(url)
+        let host = ticket.request.urlFacts.hostKey
         let (id, watcher, first, admission) = state.withLock { state in
             let (id, watcher) = state.register(ticket, canceller: canceller, deadline: deadline)
             let first = state.firstCall(id, sharing: key)
@@ -263,17 +263,11 @@ public actor RequestPool {
     /// its waits install themselves in `canceller`.
     nonisolated(nonsending) func withSlot<T>(_ id: RequestID, url: URL, priority: RequestPriority, canceller: Canceller,
                                              _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
-        let host = Self.hostKey(url)
+        let host = URLFacts(url).hostKey
         let admission = state.withLock { $0.admit(id, url: url, host: host, priority: priority, now: .now) }
         try await takeSlot(id, admission, url: url, host: host, priority: priority, canceller: canceller)
         defer { Self.wake(state.withLock { $0.start($0.scheduler.finish(id)) }) }
         return try await body()
-    }
-
-    /// The key the scheduler counts `url`'s requests per host by: its host as written, lowercased (decoding it
-    /// cost a microsecond a request, and the key is only compared).
-    private static func hostKey(_ url: URL) -> String {
-        url.host(percentEncoded: true)?.lowercased() ?? ""
     }
 
     /// Waits out `admission`, what asking for a slot for `id` gave, until `id` holds its slot: throws when its rate

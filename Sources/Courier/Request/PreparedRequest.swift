@@ -14,7 +14,12 @@ public struct PreparedRequest: Sendable {
     /// The absolute URL.
     public var url: URL {
         get { stored.fields.url }
-        set { change { $0.url = newValue } }
+        set {
+            change { fields in
+                fields.url = newValue
+                fields.facts = nil
+            }
+        }
     }
     /// The headers, including defaults and `Content-Type`.
     public var headers: HTTPFields {
@@ -54,7 +59,14 @@ public struct PreparedRequest: Sendable {
         var body: PreparedBody
         var tag: String?
         var userInfo: [String: any Sendable]
+        var facts: URLFacts?
     }
+
+    /// Facts of ``url`` worked out before it came here, or `nil` (see `URLFacts`).
+    var knownFacts: URLFacts? { stored.fields.facts }
+
+    /// Facts of ``url``: the ones known, else worked out now.
+    var urlFacts: URLFacts { stored.fields.facts ?? URLFacts(url) }
 
     private mutating func change(_ update: (inout Fields) -> Void) {
         var fields = stored.fields
@@ -65,7 +77,13 @@ public struct PreparedRequest: Sendable {
     /// Creates a prepared request; sessions build these from a ``Request``.
     public init(method: HTTPRequest.Method, url: URL, headers: HTTPFields = [:], body: PreparedBody = .empty,
                 tag: String? = nil, userInfo: [String: any Sendable] = [:]) {
-        stored = Stored(Fields(method: method, url: url, headers: headers, body: body, tag: tag, userInfo: userInfo))
+        self.init(method: method, url: url, facts: nil, headers: headers, body: body, tag: tag, userInfo: userInfo)
+    }
+
+    /// A prepared request whose URL's `facts` are known already.
+    init(method: HTTPRequest.Method, url: URL, facts: URLFacts?, headers: HTTPFields, body: PreparedBody, tag: String?,
+         userInfo: [String: any Sendable]) {
+        stored = Stored(Fields(method: method, url: url, headers: headers, body: body, tag: tag, userInfo: userInfo, facts: facts))
     }
 
     /// Whether the method is idempotent (RFC 9110 §9.2.2), so a retry cannot do harm.

@@ -26,7 +26,8 @@ struct BodyAccumulator {
     /// declared length within the limit.
     init(contentEncoding: String?, contentLength: String?, method: HTTPRequest.Method, limits: ResponseLimits,
          decompresses: Bool) throws {
-        decompressor = try BodyDecompressor(contentEncoding: decompresses ? contentEncoding : nil, limits: limits)
+        // Asked only when there is a coding: a failable class initializer allocates before it can fail.
+        decompressor = if decompresses, let contentEncoding { try BodyDecompressor(contentEncoding: contentEncoding, limits: limits) } else { nil }
         self.limits = limits
         isHead = method == .head
         let declared = contentLength.flatMap(Int.init)

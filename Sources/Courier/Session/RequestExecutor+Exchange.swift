@@ -56,7 +56,8 @@ extension RequestExecutor {
             if let tracer { sending.addTraceContext(tracer: tracer) }
             for monitor in configuration.monitors { monitor.willSend(sending) }
             log.request(sending)
-            let outgoing = TransportRequest(method: sending.method, url: sending.url, headers: sending.headers, body: sending.body,
+            let outgoing = TransportRequest(method: sending.method, url: sending.url, facts: sending.knownFacts, headers: sending.headers,
+                                            body: sending.body,
                                             timeouts: timeouts, deadline: deadline, tls: configuration.tls.policy(for: sending.url),
                                             proxy: configuration.proxies.proxy(for: sending.url), httpVersion: configuration.httpVersion)
             let answer = if configuration.waitsForConnectivity == nil {

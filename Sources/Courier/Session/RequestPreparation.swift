@@ -43,8 +43,9 @@ struct RequestPreparation {
 
     private func prepareConfigured(_ request: ErasedRequest) throws -> PreparedRequest {
         var url: URL
+        var facts: URLFacts?  // the query appended below changes neither scheme nor host
         if request.baseURL == nil, request.service == nil, !request.usesCDN, !request.ignoresBaseURL, request.apiVersion == nil {
-            url = try snapshot.resolvedURLs.resolve(request.path, configuration: snapshot.configuration)
+            (url, facts) = try snapshot.resolvedURLs.resolve(request.path, configuration: snapshot.configuration)
         } else {
             let bases = URLBuilder.Bases(requestBase: request.baseURL, service: request.service, usesCDN: request.usesCDN,
                                          ignoresBase: request.ignoresBaseURL, apiVersion: request.apiVersion)
@@ -86,7 +87,7 @@ struct RequestPreparation {
         if ownFields, configuration.decompressesResponses, !headers.contains(.acceptEncoding) {
             headers[.acceptEncoding] = SessionSnapshot.acceptedEncodings
         }
-        return PreparedRequest(method: request.method, url: url, headers: headers, body: try bodyDescription.prepare(),
+        return PreparedRequest(method: request.method, url: url, facts: facts, headers: headers, body: try bodyDescription.prepare(),
                                tag: request.tag, userInfo: request.userInfo)
     }
 

@@ -34,7 +34,7 @@ extension AsyncHTTPClientTransport {
         /// keeps to its host's lane. (Taking the least busy lane instead, to keep one request at a time on one warm
         /// loop, measured no better.)
         func take(for request: TransportRequest) -> Choice {
-            let mayMultiplex = request.httpVersion == .automatic && request.url.isHTTPS
+            let mayMultiplex = request.httpVersion == .automatic && request.isHTTPS
             guard loops.count > 1 else { return Choice(index: 0, sharesLimit: false, mayMultiplex: mayMultiplex) }
             if mayMultiplex {
                 var hasher = Hasher()

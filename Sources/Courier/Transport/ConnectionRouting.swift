@@ -27,14 +27,14 @@ final class ConnectionRouting: Sendable {
     /// The route of the usual plain request, which has nothing to decide (`http`, no proxy), or `nil` when
     /// ``route(for:)`` must decide: checked without an async call of its own.
     static func plainRoute(for request: TransportRequest) -> Route? {
-        request.proxy == nil && !request.url.isHTTPS ? .direct(nil) : nil
+        request.proxy == nil && !request.isHTTPS ? .direct(nil) : nil
     }
 
     /// The route for `request`; throws a typed error when the policy's files cannot be read, or when public-key
     /// pins would have to go through an HTTP proxy.
     nonisolated(nonsending) func route(for request: TransportRequest) async throws -> Route {
         if let plain = Self.plainRoute(for: request) { return plain }
-        let isHTTPS = request.url.isHTTPS
+        let isHTTPS = request.isHTTPS
         let host = request.url.host(percentEncoded: false) ?? ""
         if isHTTPS && request.tls.allowsInvalidCertificates { warnOnce(host) }
         let pinsKeys = if isHTTPS, case .publicKeys = request.tls.pinning { true } else { false }

@@ -23,7 +23,18 @@ public struct TransportRequest: Sendable {
     /// The method.
     public var method: HTTPRequest.Method
     /// The absolute URL.
-    public var url: URL
+    public var url: URL {
+        get { storedURL }
+        set {
+            storedURL = newValue
+            facts = nil
+        }
+    }
+    private var storedURL: URL
+    /// Facts of ``url`` worked out before, or `nil` (see `URLFacts`).
+    private var facts: URLFacts?
+    /// Whether ``url`` is `https`.
+    var isHTTPS: Bool { facts?.isHTTPS ?? storedURL.isHTTPS }
     /// The headers, validated.
     public var headers: HTTPFields
     /// The body.
@@ -48,14 +59,15 @@ public struct TransportRequest: Sendable {
     public init(method: HTTPRequest.Method, url: URL, headers: HTTPFields, body: PreparedBody, timeouts: Timeouts,
                 deadline: ContinuousClock.Instant, tls: TLSPolicy = .standard, proxy: Proxy? = nil,
                 httpVersion: HTTPVersionPolicy = .automatic) {
-        self.init(method: method, url: url, headers: headers, body: body, timeouts: timeouts, deadline: Tick(deadline), tls: tls,
+        self.init(method: method, url: url, facts: nil, headers: headers, body: body, timeouts: timeouts, deadline: Tick(deadline), tls: tls,
                   proxy: proxy, httpVersion: httpVersion)
     }
 
-    init(method: HTTPRequest.Method, url: URL, headers: HTTPFields, body: PreparedBody, timeouts: Timeouts, deadline: Tick,
-         tls: TLSPolicy, proxy: Proxy?, httpVersion: HTTPVersionPolicy) {
+    init(method: HTTPRequest.Method, url: URL, facts: URLFacts?, headers: HTTPFields, body: PreparedBody, timeouts: Timeouts,
+         deadline: Tick, tls: TLSPolicy, proxy: Proxy?, httpVersion: HTTPVersionPolicy) {
         self.method = method
-        self.url = url
+        storedURL = url
+        self.facts = facts
         self.headers = headers
         self.body = body
         self.timeouts = timeouts

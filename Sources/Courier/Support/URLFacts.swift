@@ -1,0 +1,17 @@
+import Foundation
+
+/// What the request path asks of a request's URL more than once, worked out once. Reading a `URL`'s scheme or
+/// host makes a new string each time; a path resolved under the configuration keeps these beside its URL (see
+/// `ResolvedURLs`), and a request carries them until its URL changes.
+struct URLFacts: Sendable {
+    /// Whether the scheme is `https`.
+    let isHTTPS: Bool
+    /// The host as written, lowercased: the key the pool counts a host's requests by (decoding it cost a
+    /// microsecond a request, and the key is only compared).
+    let hostKey: String
+
+    init(_ url: URL) {
+        isHTTPS = url.isHTTPS
+        hostKey = url.host(percentEncoded: true)?.lowercased() ?? ""
+    }
+}
