@@ -11,9 +11,13 @@ struct PoolTicket: Sendable {
 
     init(_ request: PreparedRequest, from original: ErasedRequest) {
         self.request = request
-        var parameters = original.query
-        parameters.merge(original.parameters) { _, own in own }
-        self.parameters = parameters
+        if original.parameters.isEmpty {
+            parameters = original.query  // as usual: nothing to merge
+        } else {
+            var parameters = original.query
+            parameters.merge(original.parameters) { _, own in own }
+            self.parameters = parameters
+        }
         pathQuery = Self.query(inPath: original.path)
         priority = original.priority
     }

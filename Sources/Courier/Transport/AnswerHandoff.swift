@@ -8,15 +8,17 @@ import NIOHTTP1
 /// overlap, one request at a time. The caller gets the head as it wakes, to work on while the loop reads the rest.
 ///
 /// Not generic: every request read whole makes one, and as a generic type its state was copied and destroyed
-/// through value witnesses that looked up its metadata each time.
+/// through value witnesses that looked up its metadata each time. Its continuations are unchecked (a checked one
+/// allocates a canary and swaps it atomically on resume): each is stored under the lock and taken out of it by
+/// the one call that resumes it, so none can be resumed twice or dropped while the exchange runs.
 final class AnswerHandoff: Sendable {
     typealias Head = HTTPResponseHead
     typealias Answer = CollectedAnswer
 
     private struct State {
-        var headWaiter: CheckedContinuation<Head?, Never>?
+        var headWaiter: UnsafeContinuation<Head?, Never>?
         var answer: Result<Answer, any Error>?
-        var answerWaiter: CheckedContinuation<Answer, any Error>?
+        var answerWaiter: UnsafeContinuation<Answer, any Error>?
     }
 
     private let state = NIOLockedValueBox(State())
@@ -24,7 +26,7 @@ final class AnswerHandoff: Sendable {
     /// Suspends until the head arrives, and returns it, or until the exchange ends first (`nil`: ``answer()``
     /// then throws); `start` starts the exchange.
     nonisolated(nonsending) func awaitHead(starting start: () -> Void) async -> Head? {
-        await withCheckedContinuation { continuation in
+        await withUnsafeContinuation { continuation in
             state.withLockedValue { $0.headWaiter = continuation }
             start()
         }
@@ -55,7 +57,7 @@ final class AnswerHandoff: Sendable {
     /// The whole answer: at once when the exchange has ended, else once it does.
     nonisolated(nonsending) func answer() async throws -> Answer {
         if let answer = takeAnswer() { return try answer.get() }
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await withUnsafeThrowingContinuation { continuation in
             let answer = state.withLockedValue { state in
                 let answer = state.answer.take()
                 if answer == nil { state.answerWaiter = continuation }
