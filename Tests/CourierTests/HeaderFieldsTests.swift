@@ -1,3 +1,4 @@
+import CourierTesting
 import Foundation
 import HTTPTypes
 import NIOHTTP1
@@ -33,6 +34,7 @@ struct HeaderFieldsTests {
         for name in [HTTPField.Name.location, .cookie, .vary, .retryAfter, .eTag] {
             let arrived = ResponseFields(arrived: head)
             #expect(arrived.value(name) == converted[name], "\(name) read in place")
+            #expect(!arrived.isConverted, "reading one field converts none")
             #expect(arrived.fields == converted)
             #expect(arrived.value(name) == converted[name], "\(name) read once converted")
         }
@@ -69,5 +71,16 @@ struct HeaderFieldsTests {
         #expect(!"Content-Type[".equalsASCIICaseInsensitive("content-type"))
         #expect(!"Content-Typ".equalsASCIICaseInsensitive("content-type"))
         #expect(!"Content-Typf".equalsASCIICaseInsensitive("content-type"))
+    }
+
+    @Test func aResponseFromTheNetworkConvertsItsHeadOnlyWhenItsHeadersAreRead() async throws {
+        try await withTestServer { server in
+            try await withSession { session in
+                let response = try await session.send(Request<Data>.get(server.url("/users/1").absoluteString))
+                #expect(!response.record.fields.isConverted)
+                #expect(response.headers[.contentType] != nil)
+                #expect(response.record.fields.isConverted)
+            }
+        }
     }
 }

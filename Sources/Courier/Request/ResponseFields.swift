@@ -34,10 +34,13 @@ final class ResponseFields: Sendable {
         return converted.storeIfNil(Converted(Self.fields(arrived ?? HTTPHeaders()))).fields
     }
 
+    /// Whether the fields have been made `HTTPFields` (they are from the start when made from them).
+    var isConverted: Bool { converted.load() != nil }
+
     /// The value of `name` as `HTTPFields`' subscript reads it (several joined with ", ", or "; " for
     /// `Cookie`), read where the fields are kept, so reading one field converts none.
     func value(_ name: HTTPField.Name) -> String? {
-        guard let arrived, converted.load() == nil else { return fields[name] }
+        guard let arrived, !isConverted else { return fields[name] }
         guard arrived.contains(name: name.canonicalName) else { return nil }
         return arrived[name.canonicalName].joined(separator: name == .cookie ? "; " : ", ")
     }
