@@ -11,8 +11,9 @@ struct AnswerHandoffTests {
 
     @Test func theCallerWakesAtTheHeadAndWaitsForAnAnswerThatComesLater() async throws {
         let handoff = AnswerHandoff()
-        let head = await handoff.awaitHead { handoff.headArrived(Self.head) }
+        let (head, ended) = await handoff.awaitHead { handoff.headArrived(Self.head) }
         #expect(head == Self.head)
+        #expect(ended == nil)
         let waiting = Task { try await handoff.answer() }
         try await Task.sleep(for: .milliseconds(50))  // the caller is waiting now (nearly always); either order must work
         handoff.finish(.success(Self.answer))
@@ -21,18 +22,18 @@ struct AnswerHandoffTests {
 
     @Test func anAnswerThatCameFirstIsTakenAtOnce() async throws {
         let handoff = AnswerHandoff()
-        let head = await handoff.awaitHead {
+        let (head, ended) = await handoff.awaitHead {
             handoff.headArrived(Self.head)
             handoff.finish(.success(Self.answer))
         }
         #expect(head == Self.head)
-        #expect(try await handoff.answer().body == Self.answer.body)
+        #expect(try ended?.get().body == Self.answer.body)
     }
 
     @Test func aFailureBeforeTheHeadWakesTheCallerAndIsThrown() async {
         let handoff = AnswerHandoff()
-        let head = await handoff.awaitHead { handoff.finish(.failure(CourierError.cancelled())) }
+        let (head, ended) = await handoff.awaitHead { handoff.finish(.failure(CourierError.cancelled())) }
         #expect(head == nil)
-        await #expect(throws: CourierError.self) { try await handoff.answer() }
+        #expect(throws: CourierError.self) { try ended?.get() }
     }
 }

@@ -8,62 +8,66 @@ import NIOHTTP1
 /// overlap, one request at a time. The caller gets the head as it wakes, to work on while the loop reads the rest.
 ///
 /// Not generic: every request read whole makes one, and as a generic type its state was copied and destroyed
-/// through value witnesses that looked up its metadata each time. Its continuations are unchecked (a checked one
-/// allocates a canary and swaps it atomically on resume): each is stored under the lock and taken out of it by
-/// the one call that resumes it, so none can be resumed twice or dropped while the exchange runs.
+/// through value witnesses that looked up its metadata each time. Its continuation is unchecked (a checked one
+/// allocates a canary and swaps it atomically on resume): it is stored under the lock and taken out of it by the
+/// one call that resumes it, so it can be neither resumed twice nor dropped while the exchange runs.
+///
+/// What the loop hands over goes through the lock, not through the continuation: the continuation only wakes the
+/// caller, which then takes the head and the answer under the lock. A continuation resumed before its task has
+/// suspended on it is taken up by the concurrency runtime with an atomic that ThreadSanitizer cannot see, so a
+/// value passed through it looked like a race with the loop that made it; the lock is an edge it sees.
 final class AnswerHandoff: Sendable {
     typealias Head = HTTPResponseHead
     typealias Answer = CollectedAnswer
 
     private struct State {
-        var headWaiter: UnsafeContinuation<Head?, Never>?
+        /// The caller, while it waits for the head or, after it, for the answer.
+        var waiter: UnsafeContinuation<Void, Never>?
+        var head: Head?
         var answer: Result<Answer, any Error>?
-        var answerWaiter: UnsafeContinuation<Answer, any Error>?
     }
 
     private let state = NIOLockedValueBox(State())
 
-    /// Suspends until the head arrives, and returns it, or until the exchange ends first (`nil`: ``answer()``
-    /// then throws); `start` starts the exchange.
-    nonisolated(nonsending) func awaitHead(starting start: () -> Void) async -> Head? {
+    /// Suspends until the head arrives, or until the exchange ends first, and returns the head (`nil` when the
+    /// exchange ended without one: ``answer()`` then throws) with the answer when the exchange has ended already,
+    /// as it often has by then; `start` starts the exchange.
+    nonisolated(nonsending) func awaitHead(starting start: () -> Void) async -> (head: Head?, answer: Result<Answer, any Error>?) {
         await withUnsafeContinuation { continuation in
-            state.withLockedValue { $0.headWaiter = continuation }
+            state.withLockedValue { $0.waiter = continuation }
             start()
         }
+        return state.withLockedValue { ($0.head.take(), $0.answer.take()) }
     }
 
     /// The head arrived (called on the loop).
     func headArrived(_ head: Head) {
-        state.withLockedValue { $0.headWaiter.take() }?.resume(returning: head)
+        state.withLockedValue { state in
+            state.head = head
+            return state.waiter.take()
+        }?.resume()
     }
 
     /// The exchange ended with `answer` (called on the loop).
     func finish(_ answer: Result<Answer, any Error>) {
-        let (headWaiter, answerWaiter) = state.withLockedValue { state in
-            let answerWaiter = state.answerWaiter.take()
-            if answerWaiter == nil { state.answer = answer }
-            return (state.headWaiter.take(), answerWaiter)
-        }
-        headWaiter?.resume(returning: nil)
-        answerWaiter?.resume(with: answer)
+        state.withLockedValue { state in
+            state.answer = answer
+            return state.waiter.take()
+        }?.resume()
     }
 
-    /// The whole answer when the exchange has ended already, as it nearly always has by the time the caller
-    /// asks: taken without an async call. `nil` when it has not; then ``answer()`` waits for it.
-    func takeAnswer() -> Result<Answer, any Error>? {
-        state.withLockedValue { $0.answer.take() }
-    }
-
-    /// The whole answer: at once when the exchange has ended, else once it does.
+    /// The whole answer, once the exchange has ended; for a caller that woke at the head before it did.
     nonisolated(nonsending) func answer() async throws -> Answer {
-        if let answer = takeAnswer() { return try answer.get() }
-        return try await withUnsafeThrowingContinuation { continuation in
-            let answer = state.withLockedValue { state in
-                let answer = state.answer.take()
-                if answer == nil { state.answerWaiter = continuation }
-                return answer
+        await withUnsafeContinuation { continuation in
+            let ended = state.withLockedValue { state in
+                if state.answer == nil { state.waiter = continuation }
+                return state.answer != nil
             }
-            if let answer { continuation.resume(with: answer) }
+            if ended { continuation.resume() }
         }
+        guard let answer = state.withLockedValue({ $0.answer.take() }) else {
+            throw CourierError(code: .invalidResponse, message: "the exchange ended without an answer")  // only after a second call
+        }
+        return try answer.get()
     }
 }

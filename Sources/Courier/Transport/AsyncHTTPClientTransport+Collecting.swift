@@ -36,13 +36,12 @@ extension AsyncHTTPClientTransport: CollectingTransport {
                     })
                 }
             }
-            let head = await handoff.awaitHead {
+            let (head, ended) = await handoff.awaitHead {
                 if target.startsFromLoop { loop.execute(start) } else { start() }
             }
-            // The status becomes Courier's here, off the loop, while the loop reads the rest of the answer; the
-            // fields only when they are read.
+            // The status becomes Courier's here, off the loop; the fields only when they are read.
             let status = head.map { AsyncHTTPClientTransport.status($0.status) }
-            let answer = if let ended = handoff.takeAnswer() { try ended.get() } else { try await handoff.answer() }
+            let answer = if let ended { try ended.get() } else { try await handoff.answer() }
             guard let head, let status else { throw CourierError(code: .invalidResponse, message: "the exchange ended without a response") }
             return ResponseBody(status: status, fields: ResponseFields(arrived: head.headers), data: BodyAccumulator.data(answer.body))
         }
