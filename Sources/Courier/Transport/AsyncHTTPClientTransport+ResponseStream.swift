@@ -6,6 +6,10 @@ import NIOHTTP1
 
 /// One exchange of ``AsyncHTTPClientTransport``: receives AsyncHTTPClient's delegate calls on the event loop,
 /// hands the head to the waiting caller, and feeds body parts into a backpressured async sequence.
+///
+/// The head (or how the exchange ended before it) goes to the caller under the lock; the continuation only wakes
+/// it. A continuation resumed before its task has suspended on it is taken up by the concurrency runtime with an
+/// atomic that ThreadSanitizer cannot see, so a value passed through it looks like a race (see ``AnswerHandoff``).
 final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducerDelegate {
     typealias Response = Void
     typealias Producer = NIOThrowingAsyncSequenceProducer<
@@ -13,7 +17,10 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
     >
 
     private struct State {
-        var head: CheckedContinuation<TransportResponse, any Error>?
+        /// The caller, while it waits for the head.
+        var headWaiter: CheckedContinuation<Void, Never>?
+        /// The head as the caller gets it, or how the exchange ended before one arrived.
+        var head: Result<TransportResponse, any Error>?
         var task: HTTPClient.Task<Void>?
         var source: Producer.Source?
         var cancelled = false
@@ -36,8 +43,16 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
 
     // MARK: Caller side
 
-    func awaitHead(_ continuation: CheckedContinuation<TransportResponse, any Error>) {
-        state.withLock { $0.head = continuation }
+    func awaitHead(_ continuation: CheckedContinuation<Void, Never>) {
+        state.withLock { $0.headWaiter = continuation }
+    }
+
+    /// The head, once the caller has been woken for it: the response, or how the exchange ended before one.
+    func takeHead() throws -> TransportResponse {
+        guard let head = state.withLock({ $0.head.take() }) else {
+            throw CourierError(code: .invalidResponse, message: "the exchange ended without a response")
+        }
+        return try head.get()
     }
 
     func attach(_ task: HTTPClient.Task<Void>) {
@@ -62,13 +77,12 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         let produced = Producer.makeSequence(backPressureStrategy: .init(lowWatermark: 8, highWatermark: 32),
                                              finishOnDeinit: true, delegate: self)
-        let continuation = state.withLock { state in
+        let response = AsyncHTTPClientTransport.response(head.status, head.headers, body: produced.sequence, timeouts: timeouts, url: url)
+        state.withLock { state in
             state.source = produced.source
-            defer { state.head = nil }
-            return state.head
-        }
-        continuation?.resume(returning: AsyncHTTPClientTransport.response(head.status, head.headers, body: produced.sequence,
-                                                                           timeouts: timeouts, url: url))
+            state.head = .success(response)
+            return state.headWaiter.take()
+        }?.resume()
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
@@ -115,18 +129,17 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
     /// Tells the caller waiting for the head, or else the body's reader, how the exchange ended; only the first
     /// end counts.
     private func end(failure: (any Error)?) {
-        let ending = state.withLock { state -> (CheckedContinuation<TransportResponse, any Error>?, Producer.Source?, EventLoopPromise<Void>?)? in
+        let ending = state.withLock { state -> (CheckedContinuation<Void, Never>?, Producer.Source?, EventLoopPromise<Void>?)? in
             guard !state.ended else { return nil }
             state.ended = true
-            defer {
-                state.head = nil
-                state.demand = nil
-            }
-            return (state.head, state.source, state.demand)
+            defer { state.demand = nil }
+            guard let headWaiter = state.headWaiter.take() else { return (nil, state.source, state.demand) }
+            state.head = .failure(failure ?? CourierError(code: .invalidResponse, message: "the exchange ended without a response"))
+            return (headWaiter, nil, state.demand)
         }
-        guard let (continuation, source, demand) = ending else { return }
-        if let continuation {
-            continuation.resume(throwing: failure ?? CourierError(code: .invalidResponse, message: "the exchange ended without a response"))
+        guard let (headWaiter, source, demand) = ending else { return }
+        if let headWaiter {
+            headWaiter.resume()
         } else if let failure {
             source?.finish(failure)
         } else {

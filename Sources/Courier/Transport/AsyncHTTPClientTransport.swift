@@ -66,14 +66,15 @@ public final class AsyncHTTPClientTransport: Transport {
             let outgoing = try target.request(body: request.body)
             let deadline = NIODeadline.now() + TimeAmount(Tick.now.duration(to: request.deadlineTick))
             let stream = ResponseStream(timeouts: request.timeouts, url: request.url)
-            return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
                     stream.awaitHead(continuation)
                     stream.attach(client.execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: deadline))
                 }
             } onCancel: {
                 stream.cancel()
             }
+            return try stream.takeHead()
         }
     }
 
