@@ -69,6 +69,8 @@ public final class AsyncHTTPClientTransport: Transport {
             await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
                     stream.awaitHead(continuation)
+                    // A lane's client has one loop, so `.indifferent` is that loop: the delegate runs where the
+                    // connection does, as for a body read whole.
                     stream.attach(client.execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: deadline))
                 }
             } onCancel: {
