@@ -197,6 +197,11 @@ extension CourierError {
         CourierError(code: .rangeMismatch, message: printable(detail))
     }
 
+    /// An exchange that ended without a response head (the connection closed, or the transport gave up, first).
+    static func noResponse() -> CourierError {
+        CourierError(code: .invalidResponse, message: "the exchange ended without a response")
+    }
+
     /// The error of a failing batch member or chain step, wrapping `error` and naming the step.
     static func failedStep(_ code: Code, index: Int, name: String?, error: CourierError) -> CourierError {
         let label = name.map { "step \(index) (\(printable($0)))" } ?? "\(code == .batchFailed ? "request" : "step") \(index)"

@@ -60,8 +60,9 @@ final class AnswerHandoff: Sendable {
     nonisolated(nonsending) func answer() async throws -> Answer {
         await withUnsafeContinuation { continuation in
             let ended = state.withLockedValue { state in
-                if state.answer == nil { state.waiter = continuation }
-                return state.answer != nil
+                guard state.answer == nil else { return true }
+                state.waiter = continuation
+                return false
             }
             if ended { continuation.resume() }
         }

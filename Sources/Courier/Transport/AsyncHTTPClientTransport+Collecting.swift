@@ -42,7 +42,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
             // The status becomes Courier's here, off the loop; the fields only when they are read.
             let status = head.map { AsyncHTTPClientTransport.status($0.status) }
             let answer = if let ended { try ended.get() } else { try await handoff.answer() }
-            guard let head, let status else { throw CourierError(code: .invalidResponse, message: "the exchange ended without a response") }
+            guard let head, let status else { throw CourierError.noResponse() }
             return ResponseBody(status: status, fields: ResponseFields(arrived: head.headers), data: BodyAccumulator.data(answer.body))
         }
     }
@@ -122,7 +122,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
 
     private func response() throws -> CollectedAnswer {
         guard let collected = collected.value.take() else {
-            throw CourierError(code: .invalidResponse, message: "the exchange ended without a response")
+            throw CourierError.noResponse()
         }
         return CollectedAnswer(body: try collected.body.finishBuffer())
     }

@@ -50,7 +50,7 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
     /// The head, once the caller has been woken for it: the response, or how the exchange ended before one.
     func takeHead() throws -> TransportResponse {
         guard let head = state.withLock({ $0.head.take() }) else {
-            throw CourierError(code: .invalidResponse, message: "the exchange ended without a response")
+            throw CourierError.noResponse()
         }
         return try head.get()
     }
@@ -134,7 +134,7 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
             state.ended = true
             defer { state.demand = nil }
             guard let headWaiter = state.headWaiter.take() else { return (nil, state.source, state.demand) }
-            state.head = .failure(failure ?? CourierError(code: .invalidResponse, message: "the exchange ended without a response"))
+            state.head = .failure(failure ?? CourierError.noResponse())
             return (headWaiter, nil, state.demand)
         }
         guard let (headWaiter, source, demand) = ending else { return }
