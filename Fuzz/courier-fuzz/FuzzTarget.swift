@@ -13,6 +13,10 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case multipart
     /// `URLBuilder` and `FormEncoding`: paths, queries and form bodies.
     case url
+    /// `ContentRange` and `RangeAnswer`: the numbers a 206 and a resume carry.
+    case contentRange = "content-range"
+    /// `URLBuilder.validate` and `RedirectState`: ports and redirect targets before NIO sees them.
+    case redirect
 
     /// Runs one input; throws when an invariant does not hold.
     func run(_ input: FuzzInput) throws(InvariantViolation) {
@@ -23,6 +27,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .header: try HeaderFuzz.run(input)
         case .multipart: try MultipartFuzz.run(input)
         case .url: try URLFuzz.run(input)
+        case .contentRange: try ContentRangeFuzz.run(input)
+        case .redirect: try RedirectFuzz.run(input)
         }
     }
 }

@@ -72,7 +72,7 @@ public final class DownloadQueue: Sendable {
     @discardableResult
     public func add(_ url: URL, to destination: URL, checksum: DownloadChecksum? = nil, priority: Int = 0, connections: Int = 1,
                     maxAttempts: Int = 5) async throws -> Int64 {
-        guard ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host() != nil else { throw CourierError.invalidURL(url.absoluteString) }
+        try URLBuilder.validate(url)
         let path = destination.standardizedFileURL.path(percentEncoded: false)
         var isDirectory: ObjCBool = false
         let isFolder = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue

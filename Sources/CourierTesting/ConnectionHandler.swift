@@ -121,11 +121,13 @@ struct ResponseWriter {
     /// Headers HTTP/2 forbids (RFC 9113 §8.2.2); an HTTP/2 stream leaves them out.
     private static let connectionSpecific: Set<String> = ["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection"]
 
-    /// Writes `HTTP/1.1 status` and the headers as given (nothing added).
-    func writeHead(status: Int, reason: String? = nil, headers: [(String, String)]) async throws {
+    /// Writes `HTTP/1.1 status` and the headers as given (nothing added); `rawStatus` replaces the code's digits
+    /// on HTTP/1.1 (`042`).
+    func writeHead(status: Int, rawStatus: String? = nil, reason: String? = nil, headers: [(String, String)]) async throws {
         switch sink {
         case .bytes(let outbound):
-            var text = "HTTP/1.1 \(status) \(reason ?? HTTPResponseStatus(statusCode: status).reasonPhrase)\r\n"
+            let reason = reason ?? (rawStatus == nil ? HTTPResponseStatus(statusCode: status).reasonPhrase : "X")
+            var text = "HTTP/1.1 \(rawStatus ?? String(status)) \(reason)\r\n"
             for (name, value) in headers { text += "\(name): \(value)\r\n" }
             text += "\r\n"
             try await outbound.write(ByteBuffer(string: text))

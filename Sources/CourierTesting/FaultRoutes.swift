@@ -83,6 +83,12 @@ struct FaultRoutes {
             let body = try ServerFiles.zeroBomb()
             try await writer.respond(headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", "gzip")], body: body)
             return true
+        case "status":
+            // `/fault/status/CODE`: the status line `HTTP/1.1 CODE X` exactly as written (`042`, `000`), with a body.
+            let code = parts.count > 2 ? parts[2] : "042"
+            try await writer.writeHead(status: max(0, Int(code) ?? 0), rawStatus: code, headers: [("Content-Type", "text/plain"), ("Content-Length", "5")])
+            try await writer.write(ByteBuffer(string: "hello"))
+            return true
         case "huge-header":
             let size = request.int("size") ?? 1 << 20
             try await writer.writeHead(status: 200, headers: [("X-Huge", String(repeating: "a", count: size)), ("Content-Length", "2")])

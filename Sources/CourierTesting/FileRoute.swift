@@ -15,6 +15,8 @@ import NIOHTTP1
 /// - `stall-at=K`: go silent after K body bytes of the first `faults` (default 1) requests.
 /// - `bad-range-after=N`: from request N+1 on, a 206 names a range one byte later than it was asked for.
 /// - `short-after=N`: from request N+1 on, a 206's Content-Length is one byte shorter than its Content-Range.
+/// - `huge-range-after=N`: from request N+1 on, a 206 names `bytes A-9223372036854775807/*`, a last byte whose
+///   successor overflows 64 bits.
 /// - `disposition=V`: sends `Content-Disposition: V`.
 struct FileRoute {
     let request: ServerRequest
@@ -51,7 +53,9 @@ struct FileRoute {
             status = 206
             declared = requested.count - (after("short-after") ? 1 : 0)
             let shift = after("bad-range-after") ? 1 : 0
-            headers.append(("Content-Range", "bytes \(requested.lowerBound + shift)-\(requested.upperBound - 1 + shift)/\(size)"))
+            let contentRange = after("huge-range-after") ? "bytes \(requested.lowerBound)-\(Int64.max)/*"
+                : "bytes \(requested.lowerBound + shift)-\(requested.upperBound - 1 + shift)/\(size)"
+            headers.append(("Content-Range", contentRange))
         }
         headers.append(("Content-Length", String(declared)))
         try await writer.writeHead(status: status, headers: headers)

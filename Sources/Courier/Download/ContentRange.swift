@@ -1,15 +1,21 @@
 import Foundation
 
 /// A `Content-Range` response header (RFC 9110 §14.4): the bytes a 206 carries, or `bytes */N` on a 416.
-struct ContentRange: Hashable, Sendable {
+package struct ContentRange: Hashable, Sendable {
     /// The first and last byte carried, inclusive as on the wire; `nil` for `bytes */N`.
-    var range: ClosedRange<Int64>?
+    package var range: ClosedRange<Int64>?
     /// The complete length, `nil` when the server wrote `*`.
-    var completeLength: Int64?
+    package var completeLength: Int64?
+
+    /// The first byte past the range (`last + 1`); `nil` for `bytes */N`. Never overflows: the parser refuses a
+    /// last byte of `Int64.max`.
+    package var end: Int64? { range.map { $0.upperBound + 1 } }
+    /// How many bytes the range carries; `nil` for `bytes */N`.
+    package var length: Int64? { range.map { $0.upperBound - $0.lowerBound + 1 } }
 
     /// Parses `bytes a-b/N`, `bytes a-b/*` and `bytes */N`; `nil` for anything else, including a last byte
-    /// before the first or at or past the complete length.
-    init?(_ header: String) {
+    /// before the first, at or past the complete length, or so large that the byte after it has no number.
+    package init?(_ header: String) {
         let text = header.trimmingCharacters(in: .whitespaces)
         guard text.lowercased().hasPrefix("bytes ") else { return nil }
         let spec = text.dropFirst("bytes ".count).split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
@@ -26,7 +32,8 @@ struct ContentRange: Hashable, Sendable {
             return
         }
         let bounds = spec[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard bounds.count == 2, let first = Self.number(bounds[0]), let last = Self.number(bounds[1]), first <= last else { return nil }
+        guard bounds.count == 2, let first = Self.number(bounds[0]), let last = Self.number(bounds[1]), first <= last,
+              last < Int64.max else { return nil }
         if let completeLength, last >= completeLength { return nil }
         range = first...last
     }

@@ -90,7 +90,7 @@ public actor DownloadManager {
               (options.bytesPerSecond ?? 1) > 0 else {
             throw CourierError(code: .invalidParameter, message: "connections must be 1…64, retries ≥ 0, rates and segment sizes > 0")
         }
-        guard ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host() != nil else { throw CourierError.invalidURL(url.absoluteString) }
+        try URLBuilder.validate(url)
         let file = try await resolve(destination, for: url, options: options)
         if let key = options.key, let holder = download(key: key), holder.id != DownloadID(destination: file) {
             throw CourierError(code: .invalidParameter, message: "the key \"\(key)\" already names the download to \(holder.destination.path)")

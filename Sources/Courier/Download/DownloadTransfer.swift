@@ -127,7 +127,7 @@ struct DownloadTransfer: Sendable {
         guard record.segments.count == 1, record.writtenBytes == 0, record.totalLength == nil else { return }
         guard let head = try? await session.stream(options.request(.head, url)), head.status.code == 200,
               head.headers[.acceptRanges]?.lowercased().contains("bytes") == true,
-              let length = head.headers[.contentLength].flatMap({ Int64($0) }), length >= 2 * options.minimumSegmentBytes else { return }
+              let length = head.headers[.contentLength].flatMap({ Int64($0) }), length / 2 >= options.minimumSegmentBytes else { return }
         var planned = record
         planned.validator = EntityValidator(head.headers)
         planned.totalLength = length

@@ -1,21 +1,27 @@
-import HTTPTypes
+package import HTTPTypes
 
 /// The bytes one request asks for: from `start` to `end` (exclusive), or to the end of the file when `end`
 /// is `nil`. A request from zero to the end sends no `Range` at all.
-struct ByteRangeRequest: Hashable, Sendable {
-    var start: Int64
-    var end: Int64?
+package struct ByteRangeRequest: Hashable, Sendable {
+    package var start: Int64
+    package var end: Int64?
+
+    /// From `start` to `end` (exclusive), or to the end of the file.
+    package init(start: Int64, end: Int64?) {
+        self.start = start
+        self.end = end
+    }
 
     /// Whether the request carries a `Range` header.
     var isPartial: Bool { start > 0 || end != nil }
 
     /// `bytes=a-b` or `bytes=a-`.
-    var header: String { end.map { "bytes=\(start)-\($0 - 1)" } ?? "bytes=\(start)-" }
+    package var header: String { end.map { "bytes=\(start)-\($0 - 1)" } ?? "bytes=\(start)-" }
 }
 
 /// What to do with the answer to a (possibly ranged) download request: the resume rules, as a pure function
 /// of what was asked and what came back.
-enum RangeAnswer: Equatable, Sendable {
+package enum RangeAnswer: Equatable, Sendable {
     /// Write the body at `offset`; the file is `completeLength` bytes long when known.
     case write(offset: Int64, completeLength: Int64?)
     /// The server sent the whole file (it ignored the range, or the file changed): throw the partial bytes
@@ -30,7 +36,7 @@ enum RangeAnswer: Equatable, Sendable {
 
     /// Decides. `known` is the version and length recorded so far (nil for a fresh download); `localLength`
     /// is the number of bytes already on disk for a single-stream download (for the 416 rule).
-    static func decide(request: ByteRangeRequest, status: HTTPResponse.Status, headers: HTTPFields,
+    package static func decide(request: ByteRangeRequest, status: HTTPResponse.Status, headers: HTTPFields,
                        known: EntityValidator?, knownLength: Int64?, localLength: Int64) -> RangeAnswer {
         let declared = headers[.contentLength].flatMap { Int64($0) }
         switch status.code {
@@ -41,7 +47,8 @@ enum RangeAnswer: Equatable, Sendable {
             guard request.isPartial else {
                 return .fail(.rangeMismatch("a 206 answered a request that asked for no range"))
             }
-            guard let value = headers[.contentRange], let contentRange = ContentRange(value), let range = contentRange.range else {
+            guard let value = headers[.contentRange], let contentRange = ContentRange(value), let range = contentRange.range,
+                  let rangeEnd = contentRange.end, let rangeLength = contentRange.length else {
                 return .fail(.rangeMismatch("a 206 came without a usable Content-Range"))
             }
             if let known, !known.isSameVersion(as: EntityValidator(headers)) { return .restart }
@@ -51,15 +58,15 @@ enum RangeAnswer: Equatable, Sendable {
             }
             let completeLength = contentRange.completeLength ?? knownLength
             if let end = request.end {
-                guard range.upperBound + 1 == end else { return .fail(.rangeMismatch("asked for bytes \(wanted), got \(value)")) }
-            } else if let completeLength, range.upperBound + 1 != completeLength {
+                guard rangeEnd == end else { return .fail(.rangeMismatch("asked for bytes \(wanted), got \(value)")) }
+            } else if let completeLength, rangeEnd != completeLength {
                 return .fail(.rangeMismatch("asked for bytes \(wanted), got \(value)"))
             }
             if let knownLength, let completeLength, knownLength != completeLength {
                 return .fail(.rangeMismatch("the file was \(knownLength) bytes long, the server now says \(completeLength) (\(value))"))
             }
-            if let declared, declared != Int64(range.count) {
-                return .fail(.rangeMismatch("Content-Range \(value) carries \(range.count) bytes but Content-Length says \(declared)"))
+            if let declared, declared != rangeLength {
+                return .fail(.rangeMismatch("Content-Range \(value) carries \(rangeLength) bytes but Content-Length says \(declared)"))
             }
             return .write(offset: request.start, completeLength: completeLength)
         case 416:

@@ -7,13 +7,17 @@ package import Foundation
 package struct ResumeRecord: Codable, Equatable, Sendable {
     /// One range of the file fetched by one connection: `start ..< end`, of which `written` bytes from `start`
     /// are in the part file. `end` is `nil` while the length is unknown (a single stream).
-    struct Segment: Codable, Equatable, Sendable {
-        var start: Int64
-        var end: Int64?
-        var written: Int64
+    package struct Segment: Codable, Equatable, Sendable {
+        package var start: Int64
+        package var end: Int64?
+        package var written: Int64
 
-        /// The next byte to fetch.
-        var next: Int64 { start + written }
+        /// The next byte to fetch; saturates rather than traps on a record whose numbers overflow, which
+        /// ``ResumeRecord/isConsistent`` then refuses.
+        var next: Int64 {
+            let (sum, overflow) = start.addingReportingOverflow(written)
+            return overflow ? .max : sum
+        }
         /// Whether every byte of the segment is written.
         var isDone: Bool { end.map { next >= $0 } ?? false }
         /// The request for what is missing.
@@ -40,7 +44,8 @@ package struct ResumeRecord: Codable, Equatable, Sendable {
     package var isConsistent: Bool {
         var previousEnd: Int64 = 0
         for segment in segments {
-            guard segment.start >= previousEnd, segment.written >= 0 else { return false }
+            guard segment.start >= previousEnd, segment.written >= 0, !segment.start.addingReportingOverflow(segment.written).overflow
+            else { return false }
             if let end = segment.end {
                 guard end >= segment.start, segment.next <= end else { return false }
                 previousEnd = end
@@ -81,7 +86,7 @@ package struct ResumeRecord: Codable, Equatable, Sendable {
 extension ResumeRecord {
     /// `totalLength` bytes split into at most `connections` segments of at least `minimumBytes` each (the last
     /// one takes the remainder); a single segment when the file is too small to be worth splitting.
-    static func segments(totalLength: Int64, connections: Int, minimumBytes: Int64) -> [Segment] {
+    package static func segments(totalLength: Int64, connections: Int, minimumBytes: Int64) -> [Segment] {
         let count = Int(max(1, min(Int64(max(1, connections)), totalLength / max(1, minimumBytes))))
         let size = totalLength / Int64(count)
         return (0..<count).map { index in

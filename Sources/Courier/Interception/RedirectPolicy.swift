@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 public import HTTPTypes
 
 /// How redirects are followed: at most ``maxHops``, never in a cycle, and credentials stay with their origin.
@@ -23,7 +23,7 @@ public struct RedirectPolicy: Sendable, Hashable {
 }
 
 /// What to do with one response, decided by ``RedirectState``.
-enum RedirectAction: Equatable {
+package enum RedirectAction: Equatable {
     /// Not a redirect we follow: deliver the response.
     case deliver
     /// Send this request next.
@@ -31,7 +31,7 @@ enum RedirectAction: Equatable {
 }
 
 /// The redirect decisions of one request, as a pure value: it sees each response and answers what to do.
-struct RedirectState {
+package struct RedirectState {
     let policy: RedirectPolicy
     private let initialMethod: HTTPRequest.Method
     private let initialURL: URL
@@ -39,18 +39,19 @@ struct RedirectState {
     private(set) var visited: [String] = []
     private(set) var hops = 0
 
-    init(policy: RedirectPolicy, initial method: HTTPRequest.Method, url: URL) {
+    package init(policy: RedirectPolicy, initial method: HTTPRequest.Method, url: URL) {
         self.policy = policy
         self.initialMethod = method
         self.initialURL = url
     }
 
-    mutating func next(method: HTTPRequest.Method, url: URL, status: HTTPResponse.Status, location: @autoclosure () -> String?,
+    package mutating func next(method: HTTPRequest.Method, url: URL, status: HTTPResponse.Status, location: @autoclosure () -> String?,
                        bodyIsReplayable: Bool) throws -> RedirectAction {
         guard policy.follows, [301, 302, 303, 307, 308].contains(status.code), let location = location() else { return .deliver }
-        guard let target = URL(string: location, relativeTo: url)?.absoluteURL,
-              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host() != nil
-        else { throw CourierError.invalidURL(location, reason: "redirect to an invalid location") }
+        guard let target = URL(string: location, relativeTo: url)?.absoluteURL, URLBuilder.isAbsoluteHTTP(target) else {
+            let reason = URL(string: location, relativeTo: url)?.absoluteURL.portProblem.map { "redirect to \($0)" }
+            throw CourierError.invalidURL(location, reason: reason ?? "redirect to an invalid location")
+        }
 
         let newMethod: HTTPRequest.Method
         switch status.code {

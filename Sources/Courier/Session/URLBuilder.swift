@@ -62,12 +62,24 @@ package enum URLBuilder {
         return url
     }
 
-    /// The URL when `string` is an absolute http(s) URL with a host.
+    /// The URL when `string` is an absolute http(s) URL with a host and a port that can be connected to.
     static func absoluteURL(_ string: String) -> URL? {
-        guard let url = URL(string: string), let scheme = url.scheme, isHTTP(scheme: scheme),
-              let host = url.host(), !host.isEmpty
-        else { return nil }
+        guard let url = URL(string: string), isAbsoluteHTTP(url) else { return nil }
         return url
+    }
+
+    /// Whether `url` is an absolute http(s) URL with a host and a port that can be connected to.
+    static func isAbsoluteHTTP(_ url: URL) -> Bool {
+        guard let scheme = url.scheme, isHTTP(scheme: scheme), let host = url.host(), !host.isEmpty else { return false }
+        return url.portProblem == nil
+    }
+
+    /// Throws ``CourierError/Code/invalidURL`` unless `url` is an absolute http(s) URL with a host and a port that
+    /// can be connected to: what every URL Courier is handed, and every redirect target, must pass before a
+    /// dependency sees it.
+    package static func validate(_ url: URL) throws {
+        if let problem = url.portProblem { throw CourierError.invalidURL(url.absoluteString, reason: problem) }
+        guard isAbsoluteHTTP(url) else { throw CourierError.invalidURL(url.absoluteString) }
     }
 
     /// Whether `scheme` is `http` or `https`, in any case; the usual spellings are matched without lowercasing.

@@ -55,7 +55,7 @@ public final class AsyncHTTPClientTransport: Transport {
         configuration.decompression = .disabled
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.tracing.tracer = nil
-        self.baseConfiguration = configuration
+        self.baseConfiguration = ResponseStatusGuard.installing(on: configuration)
         self.routing = ConnectionRouting(logger: logger)
         clients = Locked(ClientTable(frontLimit: 2 * lanes.count))  // a plain and an HTTP/2 key per lane
     }
@@ -104,6 +104,8 @@ public final class AsyncHTTPClientTransport: Transport {
     nonisolated(nonsending) func exchange<Answer>(_ request: TransportRequest,
                                                   _ send: nonisolated(nonsending) (HTTPClient, Target) async throws -> Answer)
         async throws -> Answer {
+        // NIO traps on a port past 65535: whatever built this request, no such port reaches it.
+        if let problem = request.url.portProblem { throw CourierError.invalidURL(request.url.absoluteString, reason: problem) }
         let route = if let plain = ConnectionRouting.plainRoute(for: request) { plain } else { try await routing.route(for: request) }
         let proxy: Proxy? = if case .relayed = route { nil } else { request.proxy }  // a relay makes its own way
         let lane = lanes.take(for: request)

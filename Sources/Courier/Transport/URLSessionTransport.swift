@@ -33,6 +33,7 @@ public final class URLSessionTransport: Transport {
 
     /// Sends the request; see ``Transport/send(_:)``.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        if let problem = request.url.portProblem { throw CourierError.invalidURL(request.url.absoluteString, reason: problem) }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.timeoutInterval = Self.interval(request.timeouts.readIdle)
@@ -109,6 +110,11 @@ private final class StreamingDelegate: NSObject, URLSessionDataDelegate, Sendabl
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
         if let http = response as? HTTPURLResponse {
+            guard ResponseStatusGuard.isValid(code: http.statusCode) else {
+                exchange(for: dataTask)?.fail(ResponseStatusGuard.refusal(String(http.statusCode)))
+                completionHandler(.cancel)
+                return
+            }
             var fields = HTTPFields()
             for (key, value) in http.allHeaderFields {
                 guard let key = key as? String, let name = HTTPField.Name(key), let value = value as? String else { continue }

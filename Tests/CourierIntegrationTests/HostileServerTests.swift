@@ -1,0 +1,134 @@
+import Courier
+import CourierTesting
+import CourierTestSupport
+import Foundation
+import HTTPTypes
+import Testing
+
+/// What a hostile server sends must never end the process: each answer here once trapped (in AsyncHTTPClient, in
+/// NIO or in Courier's own arithmetic) and is now a typed error.
+@Suite("A server can never end the process", .timeLimit(.minutes(2)))
+struct HostileServerTests {
+    // MARK: Status codes AsyncHTTPClient takes for informational heads
+
+    @Test(arguments: ["042", "000", "099", "009"])
+    func aStatusBelow100IsAnInvalidResponseOnEveryKindOfCall(code: String) async throws {
+        try await withServerSession { session, server in
+            let path = "/fault/status/\(code)"
+            let sent = await courierError { _ = try await session.send(Request<Data>.get(path)) }
+            #expect(sent?.code == .invalidResponse)
+            #expect(sent?.message.contains("invalid status code \(Int(code) ?? -1)") == true)
+            let streamed = await courierError { _ = try await session.stream(Request<Data>.get(path)) }
+            #expect(streamed?.code == .invalidResponse)
+            let cached = await courierError { _ = try await session.send(Request<Data>.get(path).cachePolicy(.http)) }
+            #expect(cached?.code == .invalidResponse)
+            // The session, its pool and its connections go on.
+            let after = try await session.send(Request<Data>.get("/small"))
+            #expect(after.status == .ok)
+        }
+    }
+
+    @Test func aStatusBelow100FailsOneBatchMemberAndNotTheBatch() async throws {
+        try await withServerSession { session, _ in
+            let outcome = try await session.batch([Request<Data>.get("/small"), Request<Data>.get("/fault/status/042"),
+                                                   Request<Data>.get("/small")])
+            #expect(outcome.results.count == 3 && outcome.failedIndices == [1])
+            let failures = outcome.results.compactMap { result -> CourierError? in
+                if case .failure(let error) = result { return error } else { return nil }
+            }
+            #expect(failures.map(\.code) == [.invalidResponse])
+        }
+    }
+
+    @Test func aStatusBelow100IsADownloadFailureNotACrash() async throws {
+        try await withDownloads { manager, server, directory in
+            let download = try await manager.add(server.url("/fault/status/042"), to: .file(directory.appending(path: "x.bin")),
+                                                 options: DownloadOptions(retries: 0))
+            let error = await courierError { _ = try await download.completion() }
+            #expect(error?.code == .invalidResponse)
+        }
+    }
+
+    @Test func theCLIAnswersABadStatusWithOneLine() async throws {
+        try await withTestServer { server in
+            let outcome = try await CLI.run(["get", server.url("/fault/status/042").absoluteString])
+            #expect(outcome.status == 1)
+            #expect(outcome.stderr.split(separator: "\n").count == 1)
+            #expect(outcome.stderr.contains("invalidResponse"))
+        }
+    }
+
+    @Test(arguments: [42, 1000])
+    func anHTTP2StatusOutside100To999IsAnInvalidResponse(code: Int) async throws {
+        let authority = try TestCertificateAuthority()
+        let leaf = try authority.issue()
+        try await withServerSession(tls: .init(identity: leaf, http2: true), {
+            $0.tls.default = TLSPolicy(trustRoots: .pem(authority.certificatePEM))
+        }) { session, _ in
+            let error = await courierError { _ = try await session.send(Request<Data>.get("/fault/status/\(code)")) }
+            #expect(error?.code == .invalidResponse)
+            let after = try await session.send(Request<Data>.get("/small"))
+            #expect(after.status == .ok)
+        }
+    }
+
+    // MARK: Ports NIO's SocketAddress cannot hold
+
+    @Test(arguments: ["http://127.0.0.1:65536/", "http://[::1]:70000/", "http://127.0.0.1:0/", "http://127.0.0.1:99999999999999999999999/"])
+    func aPortOutOfRangeIsAnInvalidURL(url: String) async throws {
+        try await withSession { session in
+            let error = await courierError { _ = try await session.send(Request<Data>.get(url)) }
+            #expect(error?.code == .invalidURL)
+            #expect(error?.message.contains("port") == true)
+        }
+    }
+
+    @Test func aRedirectToAPortOutOfRangeIsAnInvalidURL() async throws {
+        try await withServerSession { session, _ in
+            for location in ["http://127.0.0.1:99999/", "http://127.0.0.1:123456789012345678901234/x"] {
+                let query = location.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+                let error = await courierError { _ = try await session.send(Request<Data>.get("/redirect-to?url=\(query)")) }
+                #expect(error?.code == .invalidURL)
+                #expect(error?.message.contains("port") == true)
+            }
+        }
+    }
+
+    @Test func aTransportRefusesAPortOutOfRangeWhoeverBuiltTheRequest() async throws {
+        let transport = AsyncHTTPClientTransport()
+        let request = TransportRequest(method: .get, url: try #require(URL(string: "http://127.0.0.1:65536/")), headers: [:], body: .empty,
+                                       timeouts: Timeouts(), deadline: .now + .seconds(10))
+        let error = await courierError { _ = try await transport.send(request) }
+        try await transport.shutdown()
+        #expect(error?.code == .invalidURL)
+    }
+
+    @Test func theCLIAndADownloadRefuseAPortOutOfRange() async throws {
+        let outcome = try await CLI.run(["get", "http://127.0.0.1:65536/"])
+        #expect(outcome.status == 1 && outcome.stderr.contains("invalidURL") && outcome.stderr.contains("port"))
+        try await withDownloads { manager, _, directory in
+            let error = await courierError {
+                _ = try await manager.add(try #require(URL(string: "http://127.0.0.1:70000/f")), to: .file(directory.appending(path: "f")))
+            }
+            #expect(error?.code == .invalidURL)
+        }
+    }
+
+    // MARK: Content-Range numbers past Int64
+
+    @Test(arguments: [2, 1])
+    func aContentRangeThatOverflowsIsARangeMismatch(connections: Int) async throws {
+        try await withDownloads { manager, server, directory in
+            let target = directory.appending(path: "huge-range.bin")
+            // With two connections the first segment's 206 overflows; with one, the resume after a cut does.
+            let options = connections == 2
+                ? DownloadOptions(connections: 2, minimumSegmentBytes: 10_000, retries: 0)
+                : DownloadOptions(retries: 1, retryDelay: .milliseconds(10))
+            let query = connections == 2 ? "huge-range-after=0&key=huge2" : "cut=50000&faults=1&huge-range-after=1&key=huge1"
+            let download = try await manager.add(server.url("/file/100000?\(query)"), to: .file(target), options: options)
+            let error = await courierError { _ = try await download.completion() }
+            #expect(error?.code == .rangeMismatch)
+            #expect(!FileManager.default.fileExists(atPath: target.path))
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import HTTPTypes
+import Testing
+@testable import Courier
+
+/// Numbers a server or a file controls, at the edges of their types: every one is a typed answer, never a trap.
+/// Each property runs over the edges and a seeded spread of values in between.
+@Suite("Numbers from the network: ports, Content-Range, resume records")
+struct NetworkNumbersTests {
+    /// A deterministic generator, so a failure names the values that broke.
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let edges: [Int64] = [0, 1, 2, 499, 500, 1000, Int64(Int32.max), Int64(UInt32.max), .max - 2, .max - 1, .max]
+
+    // MARK: Ports
+
+    @Test func portsOutside1To65535AreRefusedWithTheirReason() throws {
+        for text in ["http://127.0.0.1:65536/", "http://[::1]:70000/", "http://h:0/", "http://h:99999999999999999999999/",
+                     "https://user:pw@h:123456789012345678901/x?y", "http://[::1]:99999999999999999999/"] {
+            let url = try #require(URL(string: text), "\(text)")
+            #expect(url.portProblem != nil, "\(text)")
+            #expect(URLBuilder.absoluteURL(text) == nil, "\(text)")
+            let error = #expect(throws: CourierError.self) { try URLBuilder.validate(url) }
+            #expect(error?.code == .invalidURL && error?.message.contains("port") == true, "\(text)")
+        }
+        for text in ["http://h/", "http://h:/", "http://h:1/", "http://h:65535/x", "http://[::1]/", "http://[::1]:8080/",
+                     "http://u:p@h:80/", "http://h/a:b", "http://h?x=:99999", "http://h#:99999"] {
+            #expect(try #require(URL(string: text)).portProblem == nil, "\(text)")
+        }
+    }
+
+    @Test func aPortTooLongForAnIntIsNotTakenForNoPort() throws {
+        // Foundation reads it as no port at all, which would connect to port 80 instead.
+        let url = try #require(URL(string: "http://127.0.0.1:99999999999999999999999/"))
+        #expect(url.port == nil)
+        #expect(url.portProblem?.contains("99999999999999999999999") == true)
+    }
+
+    @Test func anErrorAboutAURLHidesItsPassword() {
+        let error = CourierError.invalidURL("http://ada:hunter2@127.0.0.1:70000/")
+        #expect(!error.message.contains("hunter2") && error.message.contains("port"))
+    }
+
+    @Test func aRedirectToAPortOutOfRangeIsRefused() throws {
+        let start = try #require(URL(string: "http://a.example.com/start"))
+        for location in ["http://127.0.0.1:99999/", "//a.example.com:65536/x", "http://h:0/", "http://h:99999999999999999999999/"] {
+            var state = RedirectState(policy: RedirectPolicy(), initial: .get, url: start)
+            let error = #expect(throws: CourierError.self) {
+                try state.next(method: .get, url: start, status: .found, location: location, bodyIsReplayable: true)
+            }
+            #expect(error?.code == .invalidURL && error?.message.contains("port") == true, "\(location)")
+        }
+    }
+
+    // MARK: Content-Range
+
+    @Test func aLastByteWhoseSuccessorOverflowsIsNotARange() {
+        #expect(ContentRange("bytes 0-9223372036854775807/*") == nil)
+        #expect(ContentRange("bytes 9223372036854775807-9223372036854775807/*") == nil)
+        #expect(ContentRange("bytes 0-99999999999999999999/*") == nil)
+        let widest = ContentRange("bytes 0-9223372036854775806/*")
+        #expect(widest?.end == .max && widest?.length == .max)
+    }
+
+    @Test func everyContentRangeThatParsesHasAnEndAndALengthThatFit() {
+        var random = SplitMix(state: 41)
+        var values = Self.edges
+        for _ in 0..<200 { values.append(Int64.random(in: 0...Int64.max, using: &random)) }
+        for first in values {
+            for last in values.shuffled(using: &random).prefix(12) {
+                for total in ["*", String(last), String(Int64.max), "1000"] {
+                    guard let range = ContentRange("bytes \(first)-\(last)/\(total)") else { continue }
+                    let (end, length) = (range.end, range.length)
+                    #expect(end != nil && length != nil && end! > first && length! > 0)
+                    if let complete = range.completeLength { #expect(end! <= complete) }
+                }
+            }
+        }
+    }
+
+    @Test func theResumeRulesAnswerEveryHostileContentRangeWithoutATrap() {
+        var random = SplitMix(state: 42)
+        var values = Self.edges
+        for _ in 0..<60 { values.append(Int64.random(in: 0...Int64.max, using: &random)) }
+        for start in values.prefix(20) {
+            for last in values.shuffled(using: &random).prefix(8) {
+                for declared in ["", "0", String(last), "9223372036854775807", "-1"] {
+                    var fields: HTTPFields = [.contentRange: "bytes \(start)-\(last)/*"]
+                    if !declared.isEmpty { fields[.contentLength] = declared }
+                    for end in [nil, start &+ 1, Int64.max] as [Int64?] {
+                        let request = ByteRangeRequest(start: start, end: end.map { max($0, start) })
+                        let answer = RangeAnswer.decide(request: request, status: .partialContent, headers: fields,
+                                                        known: nil, knownLength: nil, localLength: start)
+                        if case .write(let offset, _) = answer { #expect(offset == start) }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func theOverflowingRangeOfTheIssueIsARangeMismatch() {
+        let answer = RangeAnswer.decide(request: ByteRangeRequest(start: 500, end: nil), status: .partialContent,
+                                        headers: [.contentRange: "bytes 500-9223372036854775807/*"], known: nil, knownLength: nil,
+                                        localLength: 500)
+        guard case .fail(let error) = answer else { Issue.record("\(answer)"); return }
+        #expect(error.code == .rangeMismatch)
+    }
+
+    // MARK: Resume records
+
+    @Test func aRecordWhoseNumbersOverflowIsInconsistentNotATrap() throws {
+        var record = ResumeRecord.fresh(url: "http://h/f")
+        for (start, written) in [(Int64.max, Int64(1)), (1, Int64.max), (Int64.max - 1, Int64.max)] {
+            record.segments = [ResumeRecord.Segment(start: start, end: nil, written: written)]
+            #expect(!record.isConsistent)
+            #expect(ResumeRecord.decode(try record.encoded()) == nil)
+        }
+        record.segments = [ResumeRecord.Segment(start: 0, end: .max, written: .max)]
+        #expect(record.isConsistent && record.segments[0].isDone)
+    }
+}
