@@ -49,7 +49,14 @@ struct CacheDecisionTests {
         #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == date)
         #expect(HTTPDate.format(date) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDate.parse(HTTPDate.format(now)) == now)
-        for bad in ["", "yesterday", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT", "0"] {
+        for bad in ["", "yesterday", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT", "0",
+                    // RFC 9111 §5.3: only IMF-fixdate and the two obsolete forms; anything else is invalid.
+                    "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nov 94 08:49:37 GMT",
+                    "Sun 06 Nov 1994 08:49:37 GMT", "Sun, 06-Nov-1994 08:49:37 GMT", "Sun,  06 Nov 1994 08:49:37 GMT",
+                    "Sun, 06 Nov 1994  08:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 8:49:37 GMT",
+                    "Sun, 06 nov 1994 08:49:37 GMT", "sun, 06 Nov 1994 08:49:37 GMT", " Sun, 06 Nov 1994 08:49:37 GMT",
+                    "Sun, 06 Nov 1994 08:49:37 GMT ", "Sun, 31 Feb 1994 08:49:37 GMT", "Sunday, 06 Nov 1994 08:49:37 GMT",
+                    "Sun, 06 Nov 9223372036854775807 08:49:37 GMT", "Sun Nov 6 08:49:37 1994"] {
             #expect(HTTPDate.parse(bad) == nil, "\(bad)")
         }
     }

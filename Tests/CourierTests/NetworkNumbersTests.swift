@@ -128,3 +128,57 @@ struct NetworkNumbersTests {
         #expect(record.isConsistent && record.segments[0].isDone)
     }
 }
+
+/// The numbers of the cache and the retry rules: delta-seconds, `Age`, dates; none traps, whatever a server sends.
+@Suite("Numbers from the network: delta-seconds, Age, dates")
+struct CacheNumbersTests {
+    @Test func deltaSecondsAreDigitsOnlyAndSaturateAt2To31() {
+        #expect(DeltaSeconds.parse("0") == 0 && DeltaSeconds.parse("3600") == 3600)
+        #expect(DeltaSeconds.parse("2147483648") == DeltaSeconds.limit)
+        #expect(DeltaSeconds.parse(String(repeating: "9", count: 400)) == DeltaSeconds.limit)
+        for bad in ["", "+5", "-5", "7200.0", "1e3", "inf", "nan", " 5", "5 ", "0x10", "٣"] {
+            #expect(DeltaSeconds.parse(bad) == nil, "\(bad)")
+        }
+        #expect(CacheControl([.cacheControl: "max-age=99999999999999999999999"]).maxAge == DeltaSeconds.limit)
+        #expect(CacheControl([.cacheControl: "max-age=-5"]).maxAge == 0)  // invalid: stale (§4.2.1)
+    }
+
+    @Test func theFirstValidAgeCountsAndAHostileOneIsIgnored() {
+        func age(_ values: [String]) -> Int {
+            var fields = HTTPFields()
+            for value in values { fields.append(HTTPField(name: .age, value: value)) }
+            return HTTPFreshness.ageValue(fields)
+        }
+        #expect(age(["10"]) == 10)
+        #expect(age(["7200.0"]) == 0)
+        #expect(age(["7200.0", "30"]) == 30)
+        #expect(age(["abc, 20, 40"]) == 20)
+        #expect(age(["50", "60"]) == 50)
+        #expect(age(["inf"]) == 0 && age(["1e300"]) == 0 && age(["nan"]) == 0 && age(["-1"]) == 0)
+        #expect(age(["99999999999999999999999999"]) == DeltaSeconds.limit)
+        let now = Date()
+        let initial = HTTPFreshness.initialAge(headers: [.age: "99999999999999999999999999"], requestTime: now, responseTime: now)
+        #expect(initial == .seconds(DeltaSeconds.limit))
+    }
+
+    @Test func datesWithHostileYearsNeverTrap() {
+        for text in ["Sun, 06 Nov 9223372036854775807 08:49:37 GMT", "Sun, 06 Nov 99999 08:49:37 GMT", "06 Nov 9223372036854775807 08:49:37",
+                     "Sun Nov  6 08:49:37 9223372036854775807", "Sunday, 06-Nov-9223372036854775807 08:49:37 GMT"] {
+            #expect(HTTPDate.parse(text) == nil, "\(text)")
+            #expect(HTTPDate.parseCookieDate(text) == nil, "\(text)")
+        }
+        #expect(RetryPolicy.parseRetryAfter("Sun, 06 Nov 9223372036854775807 08:49:37 GMT") == nil)
+        #expect(RetryPolicy.parseRetryAfter("99999999999999999999999") == .seconds(DeltaSeconds.limit))
+        let now = Date(timeIntervalSince1970: 784_111_777)
+        #expect(RetryPolicy.parseRetryAfter("Sun, 06 Nov 1994 08:50:37 GMT", now: now) == .seconds(60))
+    }
+
+    @Test func aCookieDateIsReadAsBrowsersReadIt() {
+        let date = Date(timeIntervalSince1970: 784_111_777)
+        for text in ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "6 Nov 1994 8:49:37",
+                     "Sun, 06-Nov-1994 08:49:37 GMT"] {
+            #expect(HTTPDate.parseCookieDate(text) == date, "\(text)")
+        }
+        #expect(HTTPDate.parseCookieDate("Sun, 06 Nov 1500 08:49:37 GMT") == nil)
+    }
+}

@@ -27,7 +27,7 @@ struct CacheControl: Sendable, Hashable {
     init() {}
 
     private mutating func apply(_ name: String, _ argument: String?) {
-        let seconds = argument.flatMap { Int($0) }.map { max(0, $0) }
+        let seconds = argument.flatMap(DeltaSeconds.parse)
         switch name {
         case "max-age": maxAge = seconds ?? 0  // an invalid max-age means stale
         case "s-maxage": sharedMaxAge = seconds ?? 0

@@ -6,34 +6,143 @@ package enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday
 
-    /// The date `text` names, or `nil` when it is not an HTTP date.
-    package static func parse(_ text: String) -> Date? {
-        let tokens = text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "-" }).map(String.init)
+    private static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    private static let shortDays: Set<String> = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    private static let longDays: Set<String> = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+    /// The date `text` names, or `nil` when it is not an HTTP date: exactly one of the three forms of RFC 9110
+    /// §5.6.7, case as the grammar spells it —
+    ///
+    /// - IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`,
+    /// - RFC 850 `Sunday, 06-Nov-94 08:49:37 GMT` (a two-digit year more than 50 years ahead is taken from the
+    ///   previous century, §5.6.7),
+    /// - asctime `Sun Nov  6 08:49:37 1994`.
+    ///
+    /// Anything else (another zone, a two-digit year in the IMF form, a missing comma, extra spaces, a one-digit
+    /// hour) is invalid, which RFC 9111 §5.3 reads as "already expired" for `Expires`, instead of a date guessed
+    /// from its tokens.
+    package static func parse(_ text: String, now: Date = Date()) -> Date? {
+        let bytes = Array(text.utf8)
+        guard let comma = bytes.firstIndex(of: UInt8(ascii: ",")) else { return asctime(bytes) }
+        let dayName = String(decoding: bytes[..<comma], as: UTF8.self)
+        let rest = Array(bytes[(comma + 1)...])
+        if shortDays.contains(dayName) { return imfFixdate(rest) }
+        if longDays.contains(dayName) { return rfc850(rest, now: now) }
+        return nil
+    }
+
+    /// ` 06 Nov 1994 08:49:37 GMT`, after the day name and its comma.
+    private static func imfFixdate(_ b: [UInt8]) -> Date? {
+        guard b.count == 25, b[0] == sp, b[3] == sp, b[7] == sp, b[12] == sp, b[21] == sp, tail(b[22...]) == "GMT",
+              let day = digits(b[1...2]), let month = month(b[4...6]), let year = digits(b[8...11]), let time = time(b[13...20])
+        else { return nil }
+        return date(year: year, month: month, day: day, time: time)
+    }
+
+    /// ` 06-Nov-94 08:49:37 GMT`, after the long day name and its comma.
+    private static func rfc850(_ b: [UInt8], now: Date) -> Date? {
+        guard b.count == 23, b[0] == sp, b[3] == dash, b[7] == dash, b[10] == sp, b[19] == sp, tail(b[20...]) == "GMT",
+              let day = digits(b[1...2]), let month = month(b[4...6]), let twoDigits = digits(b[8...9]), let time = time(b[11...18])
+        else { return nil }
+        // §5.6.7: a two-digit year that appears more than 50 years in the future is the most recent past year
+        // with those last digits.
+        let thisYear = civilFromDays(Int((now.timeIntervalSince1970 / 86_400).rounded(.down))).year
+        var year = thisYear - thisYear % 100 + twoDigits
+        if year > thisYear + 50 { year -= 100 }
+        return date(year: year, month: month, day: day, time: time)
+    }
+
+    /// `Sun Nov  6 08:49:37 1994`: the whole text, which has no comma.
+    private static func asctime(_ b: [UInt8]) -> Date? {
+        guard b.count == 24, b[3] == sp, b[7] == sp, b[10] == sp, b[19] == sp,
+              shortDays.contains(tail(b[0...2])), let month = month(b[4...6]), let time = time(b[11...18]), let year = digits(b[20...23])
+        else { return nil }
+        let day: Int? = b[8] == sp ? digits(b[9...9]) : digits(b[8...9])
+        guard let day else { return nil }
+        return date(year: year, month: month, day: day, time: time)
+    }
+
+    private static let sp = UInt8(ascii: " ")
+    private static let dash = UInt8(ascii: "-")
+
+    private static func tail(_ b: ArraySlice<UInt8>) -> String { String(decoding: b, as: UTF8.self) }
+
+    /// The number the ASCII digits in `b` spell; `nil` when any byte is not a digit. At most four digits reach
+    /// here, so it cannot overflow.
+    private static func digits(_ b: ArraySlice<UInt8>) -> Int? {
+        var value = 0
+        for byte in b {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    private static func month(_ b: ArraySlice<UInt8>) -> Int? { monthNames.firstIndex(of: tail(b)).map { $0 + 1 } }
+
+    /// `HH:MM:SS` as seconds into the day; the second may be 60 (a leap second).
+    private static func time(_ b: ArraySlice<UInt8>) -> Int? {
+        let start = b.startIndex
+        guard b.count == 8, b[start + 2] == UInt8(ascii: ":"), b[start + 5] == UInt8(ascii: ":"),
+              let hour = digits(b[start...(start + 1)]), let minute = digits(b[(start + 3)...(start + 4)]),
+              let second = digits(b[(start + 6)...(start + 7)]), hour < 24, minute < 60, second <= 60 else { return nil }
+        return hour * 3600 + minute * 60 + second
+    }
+
+    /// The instant, when `day` exists in that month.
+    private static func date(year: Int, month: Int, day: Int, time: Int) -> Date? {
+        guard day >= 1, day <= daysIn(month: month, year: year) else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(daysFromCivil(year: year, month: month, day: day) * 86_400 + time))
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// A cookie's `Expires` (RFC 6265 §5.1.1), which browsers read far more leniently than an HTTP date: tokens in
+    /// any order, any delimiters, a two-digit year, one-digit fields. The year must lie between 1601 and 9999, so
+    /// no arithmetic on it can overflow.
+    package static func parseCookieDate(_ text: String) -> Date? {
+        let delimiters = Set("\t !\"#$%&'()*+,-./;<=>?@[\\]^_`{|}~".unicodeScalars)
+        let tokens = text.unicodeScalars.split(whereSeparator: delimiters.contains).map { String(String.UnicodeScalarView($0)) }
+        var time: Int?
+        var day: Int?
         var month: Int?
-        var time: [Int]?
-        var numbers: [(value: Int, digits: Int)] = []
+        var year: Int?
         for token in tokens {
-            if token.contains(":") {
-                let parts = token.split(separator: ":").compactMap { Int($0) }
-                guard parts.count == 3 else { return nil }
-                time = parts
-            } else if let number = Int(token) {
-                numbers.append((number, token.count))
-            } else if let index = months.firstIndex(of: token.lowercased()) {
+            let leading = token.prefix { $0.isASCII && $0.isNumber }
+            if time == nil, let parsed = cookieTime(token) {
+                time = parsed
+            } else if day == nil, (1...2).contains(leading.count), let value = Int(leading) {
+                day = value
+            } else if month == nil, token.count >= 3, let index = months.firstIndex(of: token.prefix(3).lowercased()) {
                 month = index + 1
+            } else if year == nil, (2...4).contains(leading.count), let value = Int(leading) {
+                year = value
             }
         }
-        guard let month, let time, numbers.count == 2 else { return nil }
-        // Day has one or two digits; the year has four, or two in the RFC 850 form (00–69 → 20xx).
-        guard let dayIndex = numbers.firstIndex(where: { $0.digits <= 2 && (1...31).contains($0.value) }) else { return nil }
-        let day = numbers[dayIndex].value
-        let yearToken = numbers[1 - dayIndex]
-        var year = yearToken.value
-        if yearToken.digits == 2 { year += year < 70 ? 2000 : 1900 }
-        guard (0..<24).contains(time[0]), (0..<60).contains(time[1]), (0...60).contains(time[2]) else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
-        let seconds = days * 86_400 + time[0] * 3600 + time[1] * 60 + time[2]
-        return Date(timeIntervalSince1970: TimeInterval(seconds))
+        guard var year, let month, let day, let time else { return nil }
+        if (70...99).contains(year) { year += 1900 } else if (0...69).contains(year) { year += 2000 }
+        guard (1601...9999).contains(year) else { return nil }
+        return date(year: year, month: month, day: day, time: time)
+    }
+
+    /// `h:m:s` with one or two digits each (RFC 6265's `time`).
+    private static func cookieTime(_ token: String) -> Int? {
+        let parts = token.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        var values: [Int] = []
+        for (index, part) in parts.enumerated() {
+            let digits = index == 2 ? part.prefix { $0.isASCII && $0.isNumber } : part
+            guard (1...2).contains(digits.count), let value = Int(digits) else { return nil }
+            values.append(value)
+        }
+        guard values[0] < 24, values[1] < 60, values[2] < 61 else { return nil }
+        return values[0] * 3600 + values[1] * 60 + values[2]
     }
 
     /// `date` in the IMF-fixdate form.

@@ -13,12 +13,12 @@ struct HTTPFreshness {
     func lifetime(status: Int, headers: HTTPFields, control: CacheControl, receivedAt: Date) -> Duration {
         if options.isShared, let shared = control.sharedMaxAge { return .seconds(shared) }
         if let maxAge = control.maxAge { return .seconds(maxAge) }
-        let date = headers[.date].flatMap(HTTPDate.parse) ?? receivedAt
+        let date = headers[.date].flatMap { HTTPDate.parse($0) } ?? receivedAt
         if let expires = headers[.expires] {
             guard let expiry = HTTPDate.parse(expires) else { return .zero }  // an invalid Expires means "already expired"
             return .seconds(max(0, expiry.timeIntervalSince(date)))
         }
-        if Self.heuristicallyCacheable.contains(status), let modified = headers[.lastModified].flatMap(HTTPDate.parse) {
+        if Self.heuristicallyCacheable.contains(status), let modified = headers[.lastModified].flatMap { HTTPDate.parse($0) } {
             let heuristic = Duration.seconds(max(0, date.timeIntervalSince(modified)) * options.heuristicFraction)
             return min(heuristic, options.maxHeuristicLifetime)
         }
@@ -30,12 +30,22 @@ struct HTTPFreshness {
         return control.maxAge != nil || (options.isShared && control.sharedMaxAge != nil) || headers[.expires] != nil
     }
 
+    /// The `Age` a response carries: the first valid delta-seconds among its field lines and list members
+    /// (RFC 9111 §5.1); an invalid one (`7200.0`, `-5`, `inf`) is ignored, and none means 0.
+    static func ageValue(_ headers: HTTPFields) -> Int {
+        for line in headers[values: .age] {
+            for member in line.split(separator: ",", omittingEmptySubsequences: false) {
+                if let seconds = DeltaSeconds.parse(member.trimmingCharacters(in: [" ", "\t"])) { return seconds }
+            }
+        }
+        return 0
+    }
+
     /// The age the response already had when it arrived (§4.2.3's `corrected_initial_age`).
     static func initialAge(headers: HTTPFields, requestTime: Date, responseTime: Date) -> Duration {
-        let date = headers[.date].flatMap(HTTPDate.parse) ?? responseTime
+        let date = headers[.date].flatMap { HTTPDate.parse($0) } ?? responseTime
         let apparent = max(0, responseTime.timeIntervalSince(date))
-        let ageValue = headers[.age].flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }.map { max(0, $0) } ?? 0
-        let corrected = ageValue + max(0, responseTime.timeIntervalSince(requestTime))
+        let corrected = Double(ageValue(headers)) + max(0, responseTime.timeIntervalSince(requestTime))
         return .seconds(max(apparent, corrected))
     }
 }

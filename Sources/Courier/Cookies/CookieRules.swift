@@ -23,7 +23,7 @@ enum CookieRules {
                  attribute[attribute.index(after: $0)...].trimmingCharacters(in: .whitespaces))
             } ?? (attribute.trimmingCharacters(in: .whitespaces).lowercased(), "")
             switch key {
-            case "expires": if let date = HTTPDate.parse(argument) { cookie.expires = date }
+            case "expires": if let date = HTTPDate.parseCookieDate(argument) { cookie.expires = date }
             case "max-age": if let seconds = Int(argument) { maxAge = seconds }
             case "domain":
                 let domain = (argument.hasPrefix(".") ? String(argument.dropFirst()) : argument).lowercased()

@@ -80,12 +80,9 @@ public struct RetryPolicy: Sendable {
     /// Reads `Retry-After` as seconds or as an HTTP date; `nil` when it is neither.
     public static func parseRetryAfter(_ value: String, now: Date = Date()) -> Duration? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
-        if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: trimmed) else { return nil }
+        if let seconds = DeltaSeconds.parse(trimmed) { return .seconds(seconds) }
+        guard let date = HTTPDate.parse(trimmed, now: now) else { return nil }
+        // An HTTP date has a four-digit year, so the difference fits a Duration with room to spare.
         return .milliseconds(max(0, Int(date.timeIntervalSince(now) * 1000)))
     }
 }
