@@ -24,7 +24,7 @@ struct DownloadCLITests {
             let wrong = try await CLI.run(["download", server.url("/file/1000").absoluteString, "-o", directory.appendingPathComponent("w").path,
                                            "--sha256", String(repeating: "0", count: 64)])
             #expect(wrong.status == 1 && wrong.stderr.contains("integrity: sha256 mismatch"))
-            #expect(!directory.appendingPathComponent("w").exists && directory.appendingPathComponent("w").partFile.exists)
+            #expect(!directory.appendingPathComponent("w").exists && !directory.appendingPathComponent("w").partFile.exists)
 
             // A missing directory is refused unless --create-dirs, as curl does; a 404 leaves nothing behind.
             let nested = directory.appendingPathComponent("new/dir/x.bin")

@@ -132,3 +132,52 @@ struct HostileServerTests {
         }
     }
 }
+
+/// What a download reports as saved is true: one transfer per destination at a time, and a checksum that does not
+/// match never blocks the next run.
+@Suite("What a download reports as saved is true", .timeLimit(.minutes(2)))
+struct SavedMeansSavedTests {
+    let size = 300_000
+
+    @Test(arguments: [true, false])
+    func aSecondTransferToTheSameDestinationIsRefusedAndTheFirstEndsWhole(secondResumes: Bool) async throws {
+        try await withDownloads { first, server, directory in
+            let target = directory.appending(path: "shared.bin")
+            let key = "busy-\(secondResumes)"
+            let slow = try await first.add(server.url("/file/\(size)?rate=150000&key=\(key)"), to: .file(target))
+            // The second starts once the first is writing, not after a fixed time.
+            await eventually("the first transfer has sent bytes") { server.counter("file-bytes:\(key)") > 0 }
+            try await withSession { session in
+                let second = try DownloadManager(session: session)
+                let other = try await second.add(server.url("/file/1000"), to: .file(target),
+                                                 options: DownloadOptions(retries: 0, resumable: secondResumes))
+                let error = await courierError { _ = try await other.completion() }
+                #expect(error?.code == .destinationBusy)
+            }
+            #expect(try await slow.completion() == target.standardizedFileURL)
+            #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
+            #expect(!target.partFile.exists && !target.resumeRecord.exists)
+        }
+    }
+
+    @Test func aChecksumMismatchDiscardsThePartSoTheNextRunFetchesAgain() async throws {
+        try await withDownloads { manager, server, directory in
+            let target = directory.appending(path: "checked.bin")
+            let wrong = try DownloadChecksum.sha256(String(repeating: "0", count: 64))
+            let url = server.url("/file/\(size)?key=mismatch")
+            let first = try await manager.add(url, to: .file(target), options: DownloadOptions(checksum: wrong, retries: 0))
+            let error = await courierError { _ = try await first.completion() }
+            #expect(error?.code == .integrity && error?.message.contains("fetches it again") == true)
+            #expect(!target.partFile.exists && !target.resumeRecord.exists && !FileManager.default.fileExists(atPath: target.path))
+
+            // The next run: a new manager, as a new process would have.
+            let right = try DownloadChecksum.sha256(ServerFiles.sha256(count: size))
+            try await withSession { session in
+                let again = try await DownloadManager(session: session).add(url, to: .file(target), options: DownloadOptions(checksum: right))
+                _ = try await again.completion()
+            }
+            #expect(try sha256(of: target) == right.hex)
+            #expect(server.counter("file:mismatch") == 2)
+        }
+    }
+}

@@ -85,7 +85,7 @@ public struct DownloadChecksum: Sendable, Hashable, CustomStringConvertible {
     package func verify(_ url: URL) throws {
         let actual = try Self.digest(of: url, algorithm: algorithm)
         guard actual == hex else {
-            throw CourierError(code: .integrity, message: "\(algorithm.rawValue) mismatch: expected \(hex), got \(actual); the partial file is kept")
+            throw CourierError(code: .integrity, message: "\(algorithm.rawValue) mismatch: expected \(hex), got \(actual)")
         }
     }
 }

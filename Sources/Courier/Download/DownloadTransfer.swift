@@ -36,14 +36,17 @@ struct DownloadTransfer: Sendable {
         do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
             throw CourierError(code: .fileAccess, message: "cannot create \(folder.path): \(error.localizedDescription)")
         }
-        if options.resumable {
-            if files.showFinishedMove(for: url) { return try settleFinishedMove() }
-        } else {
-            files.discardPartial()  // whatever an earlier run left: this one starts from the first byte
-        }
+        if options.resumable, files.showFinishedMove(for: url) { return try settleFinishedMove() }
+        // Locked for the life of the transfer: another one to the same destination stops here and touches nothing.
         let part = try PartFile(url: files.part)
         defer { part.close() }
-        try resumeOrStartFresh(part)
+        if options.resumable {
+            try resumeOrStartFresh(part)
+        } else {
+            // Whatever an earlier run left goes, under the lock: this one starts from the first byte.
+            try? FileManager.default.removeItem(at: files.record)
+            try startOver(part)
+        }
         do {
             try await fetchEverything(part)
             try checkpoint(part)
@@ -265,11 +268,26 @@ struct DownloadTransfer: Sendable {
         }
         if try part.size() != total { try part.truncate(to: total) }
         try part.synchronize()
-        try options.checksum?.verify(files.part)
+        if let checksum = options.checksum {
+            guard part.isFile(at: files.part) else { throw Self.replacedPart(files.part) }
+            do { try checksum.verify(files.part) } catch var mismatch as CourierError where mismatch.code == .integrity {
+                // Fetching the same bytes again would fail the same way: the next run starts from the first byte.
+                files.discardPartial()
+                mismatch.message += "; the download was discarded, so the next run fetches it again"
+                throw mismatch
+            }
+        }
         try moveIntoPlace()
+        // What went into place must be the file that was written and verified, not one put under its name since.
+        guard part.isFile(at: files.destination) else { throw Self.replacedPart(files.destination) }
         Self.pauseForCrashTests()
         try? FileManager.default.removeItem(at: files.record)  // a crash before this is settled by the next run
         return files.destination
+    }
+
+    /// The error for a part file whose name no longer leads to the file this transfer wrote.
+    private static func replacedPart(_ url: URL) -> CourierError {
+        CourierError(code: .integrity, message: "\(url.path) is no longer the file this download wrote; nothing was reported as saved")
     }
 
     /// Ends a finish that a crash cut short between the move into place and the record's removal (see

@@ -31,12 +31,28 @@ final class PartFile: Sendable {
     /// How many written bytes start a writeback.
     static let writebackInterval = 1 << 20
 
-    /// Opens (creating when needed, with the permissions the umask allows, as curl does) the part file at `url`.
+    /// Opens (creating when needed, with the permissions the umask allows, as curl does) the part file at `url`
+    /// and locks it (`flock`, exclusive) until ``close()``: a second transfer to the same destination, in this
+    /// process or another, fails with ``CourierError/Code/destinationBusy`` instead of writing into it.
     init(url: URL) throws {
         self.url = url
         let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
         guard descriptor >= 0 else { throw Self.failure("cannot open", url) }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let failure = errno == EWOULDBLOCK
+                ? CourierError(code: .destinationBusy, message: "another download is writing \(url.path); it was left alone")
+                : Self.failure("cannot lock", url)
+            _ = systemClose(descriptor)
+            throw failure
+        }
         self.descriptor = descriptor
+    }
+
+    /// Whether `path` names this very file (same device and inode): what was verified is what is in place.
+    func isFile(at path: URL) -> Bool {
+        var own = stat(), other = stat()
+        guard fstat(descriptor, &own) == 0, stat(path.path, &other) == 0 else { return false }
+        return own.st_dev == other.st_dev && own.st_ino == other.st_ino
     }
 
     /// Writes every readable byte of `buffer` at `offset`.

@@ -19,7 +19,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case invalidResponse, httpStatus, validation, decoding, bodyTooLarge, decompression
             case redirectLoop, tooManyRedirects, ignored, sessionClosed, transport
             case tooFrequent, offline, batchFailed, chainFailed, cacheMiss
-            case rangeMismatch, integrity, destinationExists, diskFull, invalidState
+            case rangeMismatch, integrity, destinationExists, destinationBusy, diskFull, invalidState
             case compressionTarget, database
         }
         private let base: Base
@@ -92,6 +92,9 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         public static let integrity = Code(base: .integrity)
         /// The destination file exists and overwriting was not asked for.
         public static let destinationExists = Code(base: .destinationExists)
+        /// Another download, in this process or another, is writing the same destination: its part file is
+        /// locked for as long as that transfer runs. Nothing of it was touched.
+        public static let destinationBusy = Code(base: .destinationBusy)
         /// The disk (or the process's file size limit) is full; the partial download is kept.
         public static let diskFull = Code(base: .diskFull)
         /// An operation that does not apply in the current state, such as pausing a completed download.
