@@ -79,6 +79,15 @@ struct FaultRoutes {
             let cut = full.getSlice(at: full.readerIndex, length: full.readableBytes / 2) ?? full
             try await writer.respond(headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")], body: cut)
             return true
+        case "gzip-members":
+            // Two gzip members (RFC 1952 §2.2), then `?trailer=` bytes of garbage when asked.
+            var first = ByteBuffer(string: "first member, "), next = ByteBuffer(string: "second member")
+            var body = try first.compress(with: .gzip())
+            var second = try next.compress(with: .gzip())
+            body.writeBuffer(&second)
+            if let trailer = request.query["trailer"] { body.writeString(trailer) }
+            try await writer.respond(headers: [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")], body: body)
+            return true
         case "bomb":
             let body = try ServerFiles.zeroBomb()
             try await writer.respond(headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", "gzip")], body: body)

@@ -139,6 +139,15 @@ struct HostileServerTests {
 struct SavedMeansSavedTests {
     let size = 300_000
 
+    @Test func everyGzipMemberIsPartOfTheBodyAndTrailingGarbageIsRefused() async throws {
+        try await withServerSession { session, _ in
+            let whole = try await session.send(Request<String>.get("/fault/gzip-members"))
+            #expect(whole.value == "first member, second member")
+            let garbage = await courierError { _ = try await session.send(Request<String>.get("/fault/gzip-members?trailer=junk")) }
+            #expect(garbage?.code == .decompression)
+        }
+    }
+
     @Test(arguments: [true, false])
     func aSecondTransferToTheSameDestinationIsRefusedAndTheFirstEndsWhole(secondResumes: Bool) async throws {
         try await withDownloads { first, server, directory in

@@ -31,6 +31,35 @@ struct DecompressorTests {
         #expect(try inflate(try compressed(text, .zlib()), encoding: "deflate", chunk: chunk) == text)
     }
 
+    @Test(arguments: [1, 5, 19, 1 << 20])
+    func everyGzipMemberIsDecodedInAnyChunking(chunk: Int) throws {
+        // RFC 1952 §2.2: a gzip body may be several members; each is part of the body.
+        var body = try compressed("first member, ", .gzip())
+        var second = try compressed("second member, ", .gzip())
+        var third = try compressed("third", .gzip())
+        body.writeBuffer(&second)
+        body.writeBuffer(&third)
+        #expect(try inflate(body, encoding: "gzip", chunk: chunk) == "first member, second member, third")
+    }
+
+    @Test(arguments: [1, 3, 1 << 20])
+    func bytesAfterTheCompressedStreamAreRefusedNotDropped(chunk: Int) throws {
+        for (encoding, algorithm) in [("gzip", CompressionAlgorithm.gzip()), ("deflate", .zlib())] {
+            var body = try compressed("the body", algorithm)
+            body.writeString("garbage")
+            #expect(throws: CourierError.self, "\(encoding)") { _ = try inflate(body, encoding: encoding, chunk: chunk) }
+        }
+        // A second member whose header is broken is corrupt, not a silently short body.
+        var member = try compressed("one", .gzip())
+        member.writeBytes([0x1f, 0x00, 0x08, 0x00])
+        #expect(throws: CourierError.self) { _ = try inflate(member, encoding: "gzip", chunk: 1 << 20) }
+        // A second member cut short is a body cut short.
+        var cut = try compressed("one", .gzip())
+        let next = try compressed("two", .gzip())
+        cut.writeBytes(Array(next.readableBytesView.prefix(8)))
+        #expect(throws: CourierError.self) { _ = try inflate(cut, encoding: "gzip", chunk: 1 << 20) }
+    }
+
     @Test func identityAndUnknownEncodingsAreLeftAlone() throws {
         #expect(try BodyDecompressor(contentEncoding: nil, limits: ResponseLimits()) == nil)
         #expect(try BodyDecompressor(contentEncoding: "identity", limits: ResponseLimits()) == nil)

@@ -50,8 +50,11 @@ package final class BodyDecompressor {
             let before = output.writerIndex
             do {
                 try decompressor.inflate(from: &input, to: &output)
-                // Z_STREAM_END when input is left over; otherwise all input was consumed.
-                if input.readableBytes > 0 { finished = true }
+                // Input left over means the stream ended (Z_STREAM_END); an ended stream fed the next chunk ends
+                // again at once, so a member that ends on a chunk's last byte is found here too.
+                if input.readableBytes > 0 { try startNextMember(input) }
+            } catch let error as CourierError {
+                throw error
             } catch let error as CompressNIOError where error == .bufferOverflow {
                 needsMoreOutput = true
             } catch let error as CompressNIOError where error == .inputBufferOverflow {
@@ -64,6 +67,18 @@ package final class BodyDecompressor {
             if needsMoreOutput { output.reserveCapacity(minimumWritableBytes: min(output.capacity, 1 << 20)) }
         } while !finished && (input.readableBytes > 0 || needsMoreOutput)
         return output
+    }
+
+    /// What follows the end of a compressed stream: RFC 1952 §2.2 makes a gzip file a series of members, so a
+    /// gzip header (`1f 8b`; zlib checks the rest) starts the next one; anything else, and anything at all after a
+    /// zlib stream, is trailing garbage, refused rather than dropped.
+    private func startNextMember(_ rest: ByteBuffer) throws {
+        guard encoding == .gzip, rest.getInteger(at: rest.readerIndex, as: UInt8.self) == 0x1f else {
+            throw CourierError(code: .decompression, message: "the \(encoding.rawValue) body has bytes after the end of its compressed stream")
+        }
+        do { try decompressor.reset() } catch {
+            throw CourierError(code: .decompression, message: "the \(encoding.rawValue) decoder could not start the next member", underlying: error)
+        }
     }
 
     /// Confirms the compressed stream ended; a body cut short is an error, not a silently short answer.
