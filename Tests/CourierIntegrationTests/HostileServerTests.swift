@@ -169,6 +169,21 @@ struct SavedMeansSavedTests {
         }
     }
 
+    @Test(arguments: [217, 218, 243, 251, 255])
+    func anyNameTheFilesystemTakesCanBeDownloadedToAndResumed(bytes: Int) async throws {
+        try await withDownloads { manager, server, directory in
+            let name = String(repeating: "n", count: bytes - 4) + ".bin"
+            let target = directory.appending(path: name)
+            // A cut midway makes the transfer write its record (and its temporary name) and resume from it.
+            let url = server.url("/file/\(size)?cut=70000&faults=1&key=long\(bytes)")
+            let download = try await manager.add(url, to: .file(target), options: DownloadOptions(retryDelay: .milliseconds(10)))
+            #expect(try await download.completion() == target.standardizedFileURL)
+            #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
+            #expect(server.counter("file:long\(bytes)") == 2)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [name])
+        }
+    }
+
     @Test func aChecksumMismatchDiscardsThePartSoTheNextRunFetchesAgain() async throws {
         try await withDownloads { manager, server, directory in
             let target = directory.appending(path: "checked.bin")

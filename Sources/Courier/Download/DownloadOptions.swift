@@ -87,8 +87,13 @@ public struct DownloadOptions: Sendable, Hashable {
 struct DownloadFiles: Sendable, Hashable {
     let destination: URL
 
-    var part: URL { destination.deletingLastPathComponent().appendingPathComponent(destination.lastPathComponent + ".part") }
-    var record: URL { destination.deletingLastPathComponent().appendingPathComponent(destination.lastPathComponent + ".part.resume") }
+    /// `DEST.part` beside the destination; for a name too long to take `.part.resume` within 255 bytes, a short
+    /// stand-in made from its hash (see ``FileNameLimit``), so every name the filesystem takes can be downloaded to.
+    var part: URL { destination.deletingLastPathComponent().appendingPathComponent(sideBase + ".part") }
+    /// `DEST.part.resume`, or the stand-in's.
+    var record: URL { destination.deletingLastPathComponent().appendingPathComponent(sideBase + ".part.resume") }
+
+    private var sideBase: String { FileNameLimit.base(for: destination.lastPathComponent, suffixBytes: ".part.resume".utf8.count) }
 
     /// Removes the part file and the record; missing files are fine.
     func discardPartial() {

@@ -20,7 +20,9 @@ package enum AtomicFile {
     /// Writes `data` to `url` atomically with the given permissions. With `durable`, the file is flushed to
     /// the disk before the rename, so a power cut cannot leave an empty file under the final name.
     package static func write(_ data: Data, to url: URL, permissions: UInt32 = 0o600, durable: Bool = false) throws {
-        let temp = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UInt64.random(in: 0...UInt64.max)).tmp")
+        // "." + name + "." + at most 20 digits + ".tmp": a long name gets a short stand-in, so any name that fits fits here.
+        let base = FileNameLimit.base(for: url.lastPathComponent, suffixBytes: 26)
+        let temp = url.deletingLastPathComponent().appendingPathComponent(".\(base).\(UInt64.random(in: 0...UInt64.max)).tmp")
         let descriptor = open(temp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(permissions))
         guard descriptor >= 0 else { throw failure("cannot create", temp) }
         var closed = false
