@@ -14,6 +14,9 @@ struct DownloadCommand: AsyncParsableCommand {
             The file grows as DEST.part beside a resume record (DEST.part.resume); it is checked (length, then
             --sha256) and renamed to DEST only when whole. Run the same command again after Ctrl-C, a crash or
             kill -9 and it continues where the record says. An existing DEST is never replaced without --overwrite.
+            With -d the name comes from Content-Disposition or the URL; when two URLs of one run get the same name,
+            the later one is saved as 'name (1).ext' (then (2), …), so no download is reported for another's bytes.
+            A second courier writing the same DEST at the same time stops at once (destinationBusy).
             Prints the saved path on stdout; exits 0 only when every file is complete and verified.
             Examples:
               courier download http://127.0.0.1:8080/file/1000000 -o big.bin --sha256 <hex> --connections 4

@@ -184,6 +184,32 @@ struct SavedMeansSavedTests {
         }
     }
 
+    @Test func twoURLsWhoseNamesCollideAreSavedUnderTwoNames() async throws {
+        try await withTestServer { server in
+            let directory = try temporaryDownloadDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let list = directory.appending(path: "list.txt")
+            // One name from Content-Disposition, the same one from the other URL's path.
+            let named = server.url("/file/1000?disposition=attachment%3B%20filename%3D%22same.bin%22").absoluteString
+            try Data([named, server.url("/file/2000/same.bin").absoluteString].joined(separator: "\n").utf8).write(to: list)
+            let folder = directory.appending(path: "out")
+            let outcome = try await CLI.run(["download", "-i", list.path, "-d", folder.path, "--create-dirs"])
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            #expect(try sha256(of: folder.appending(path: "same.bin")) == ServerFiles.sha256(count: 1000))
+            #expect(try sha256(of: folder.appending(path: "same (1).bin")) == ServerFiles.sha256(count: 2000))
+            #expect(outcome.stdout.split(separator: "\n").count == 2)
+        }
+    }
+
+    @Test func aFileNamedTwiceForTwoURLsIsRefused() async throws {
+        try await withDownloads { manager, server, directory in
+            let target = directory.appending(path: "one.bin")
+            _ = try await manager.add(server.url("/file/1000?rate=2000"), to: .file(target))
+            let error = await courierError { _ = try await manager.add(server.url("/file/2000"), to: .file(target)) }
+            #expect(error?.code == .destinationBusy)
+        }
+    }
+
     @Test func aChecksumMismatchDiscardsThePartSoTheNextRunFetchesAgain() async throws {
         try await withDownloads { manager, server, directory in
             let target = directory.appending(path: "checked.bin")

@@ -91,7 +91,7 @@ public actor DownloadManager {
             throw CourierError(code: .invalidParameter, message: "connections must be 1…64, retries ≥ 0, rates and segment sizes > 0")
         }
         try URLBuilder.validate(url)
-        let file = try await resolve(destination, for: url, options: options)
+        let file = try distinct(try await resolve(destination, for: url, options: options), for: url, named: destination)
         if let key = options.key, let holder = download(key: key), holder.id != DownloadID(destination: file) {
             throw CourierError(code: .invalidParameter, message: "the key \"\(key)\" already names the download to \(holder.destination.path)")
         }
@@ -123,6 +123,29 @@ public actor DownloadManager {
         byID[download.id] = download
         order.append(download.id)
         return download
+    }
+
+    /// `file`, unless another download of this manager already goes there for another URL: then, when the name was
+    /// the server's or the URL's (a directory destination), the first free `name (1).ext`, `name (2).ext`, … as
+    /// browsers do; when the caller named the file, ``CourierError/Code/destinationBusy``. Two URLs never share a
+    /// file, so each reported download is bytes of its own.
+    private func distinct(_ file: URL, for url: URL, named destination: DownloadDestination) throws -> URL {
+        func holder(of candidate: URL) -> Download? {
+            byID[DownloadID(destination: candidate)].flatMap { $0.url == url ? nil : $0 }
+        }
+        guard let other = holder(of: file) else { return file }
+        guard case .directory = destination else {
+            throw CourierError(code: .destinationBusy, message: "\(file.path) is already the destination of \(Redactor.standard.redact(url: other.url))")
+        }
+        let folder = file.deletingLastPathComponent()
+        let ext = file.pathExtension
+        let stem = ext.isEmpty ? file.lastPathComponent : String(file.lastPathComponent.dropLast(ext.count + 1))
+        for number in 1... {
+            let name = "\(stem) (\(number))" + (ext.isEmpty ? "" : "." + ext)
+            let candidate = folder.appending(path: name).standardizedFileURL
+            if holder(of: candidate) == nil, !FileManager.default.fileExists(atPath: candidate.path) { return candidate }
+        }
+        return file  // not reached: some number is always free
     }
 
     /// The file a destination names; for a directory, the name the server suggests in a `HEAD` answer's
