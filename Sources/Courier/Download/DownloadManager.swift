@@ -91,7 +91,8 @@ public actor DownloadManager {
             throw CourierError(code: .invalidParameter, message: "connections must be 1…64, retries ≥ 0, rates and segment sizes > 0")
         }
         try URLBuilder.validate(url)
-        let file = try distinct(try await resolve(destination, for: url, options: options), for: url, named: destination)
+        var file = try await resolve(destination, for: url, options: options)
+        if case .directory = destination { file = distinctName(file, for: url) }
         if let key = options.key, let holder = download(key: key), holder.id != DownloadID(destination: file) {
             throw CourierError(code: .invalidParameter, message: "the key \"\(key)\" already names the download to \(holder.destination.path)")
         }
@@ -99,6 +100,7 @@ public actor DownloadManager {
         if !options.overwrites, FileManager.default.fileExists(atPath: file.path), !DownloadFiles(destination: file).showFinishedMove(for: url) {
             throw CourierError(code: .destinationExists, message: "\(file.path) already exists and overwriting was not asked for")
         }
+        if case .file = destination { try await claim(file, for: url) }
         if let existing = byID[DownloadID(destination: file)] {
             guard startsImmediately else { return existing }
             if await existing.allows(.start) {
@@ -125,27 +127,35 @@ public actor DownloadManager {
         return download
     }
 
-    /// `file`, unless another download of this manager already goes there for another URL: then, when the name was
-    /// the server's or the URL's (a directory destination), the first free `name (1).ext`, `name (2).ext`, … as
-    /// browsers do; when the caller named the file, ``CourierError/Code/destinationBusy``. Two URLs never share a
-    /// file, so each reported download is bytes of its own.
-    private func distinct(_ file: URL, for url: URL, named destination: DownloadDestination) throws -> URL {
-        func holder(of candidate: URL) -> Download? {
-            byID[DownloadID(destination: candidate)].flatMap { $0.url == url ? nil : $0 }
-        }
-        guard let other = holder(of: file) else { return file }
-        guard case .directory = destination else {
-            throw CourierError(code: .destinationBusy, message: "\(file.path) is already the destination of \(Redactor.standard.redact(url: other.url))")
-        }
+    /// `file`, unless another download of this manager already goes there for another URL: then, the name being
+    /// the server's or the URL's, the first free `name (1).ext`, `name (2).ext`, … as browsers do. Two URLs never
+    /// share a file, so each reported download is bytes of its own.
+    private func distinctName(_ file: URL, for url: URL) -> URL {
+        func isTaken(_ candidate: URL) -> Bool { byID[DownloadID(destination: candidate)].map { $0.url != url } ?? false }
+        guard isTaken(file) else { return file }
         let folder = file.deletingLastPathComponent()
         let ext = file.pathExtension
         let stem = ext.isEmpty ? file.lastPathComponent : String(file.lastPathComponent.dropLast(ext.count + 1))
         for number in 1... {
-            let name = "\(stem) (\(number))" + (ext.isEmpty ? "" : "." + ext)
-            let candidate = folder.appending(path: name).standardizedFileURL
-            if holder(of: candidate) == nil, !FileManager.default.fileExists(atPath: candidate.path) { return candidate }
+            let candidate = folder.appending(path: "\(stem) (\(number))" + (ext.isEmpty ? "" : "." + ext)).standardizedFileURL
+            if !isTaken(candidate), !FileManager.default.fileExists(atPath: candidate.path) { return candidate }
         }
         return file  // not reached: some number is always free
+    }
+
+    /// Makes `file`, which the caller named, the destination of `url` alone: a finished download of another URL to
+    /// it is forgotten (its file is replaced or refused by the usual rules); one still running or waiting makes
+    /// this a ``CourierError/Code/destinationBusy``.
+    private func claim(_ file: URL, for url: URL) async throws {
+        let id = DownloadID(destination: file)
+        guard let other = byID[id], other.url != url else { return }
+        guard await other.state.isFinal else {
+            throw CourierError(code: .destinationBusy, message: "\(file.path) is already the destination of \(Redactor.standard.redact(url: other.url))")
+        }
+        if byID[id] === other {  // re-read after the await: another call may have replaced it meanwhile
+            byID[id] = nil
+            order.removeAll { $0 == id }
+        }
     }
 
     /// The file a destination names; for a directory, the name the server suggests in a `HEAD` answer's
