@@ -234,7 +234,8 @@ struct CacheTests {
                 let again = try await session.send(Request<CacheAnswer>.get(url.absoluteString))
                 #expect(again.isFromCache && server.hits("/cache/kept") == 1)
                 let cache = try #require(session.cache)
-                #expect(await cache.entry(url: server.url("/cache/kept"), parameters: ["cache-control": "max-age=600"]) != nil)
+                // The request's query was text, so it is looked up as written (a dictionary escapes the `=`).
+                #expect(await cache.entry(url: url) != nil)
                 #expect(await cache.entries(url: server.url("/cache/kept")).count == 1)
                 let stats = await cache.statistics()
                 #expect(stats.entryCount == 1 && stats.hits == 1 && stats.bytesOnDisk > 0)

@@ -203,10 +203,18 @@ struct CacheDecisionTests {
     }
 
     @Test func keysSortParametersAndIncludeTheNamespaceAndBody() {
-        #expect(CacheKey.isNormal("http://host:8080/P/q") && !CacheKey.isNormal("http://Host/p") && !CacheKey.isNormal("http://host/p?a=1"))
-        let a = CacheKey(url: URL(string: "HTTP://Host/p?b=2&a=1#frag")!)
+        #expect(CacheKey.isNormal("http://host:8080/P/q") && !CacheKey.isNormal("http://Host/p") && CacheKey.isNormal("http://host/p?A=1")
+                && !CacheKey.isNormal("http://host/p?a=1#f"))
+        let a = CacheKey(url: URL(string: "HTTP://Host/p?a=1&b=2#frag")!)
         let b = CacheKey(url: URL(string: "http://host/p")!, parameters: ["b": 2, "a": 1])
         #expect(a == b && a.text == " GET http://host/p?a=1&b=2")
+        // A query given as text is the server's to read: keyed byte for byte (issue 41).
+        for (one, other) in [("?q=a+b", "?q=a%2Bb"), ("?x=1&x=2", "?x=2&x=1"), ("?k", "?k="), ("?a=1;b=2", "?a=1%3Bb%3D2"),
+                             ("?b=2&a=1", "?a=1&b=2"), ("?a=%31", "?a=1")] {
+            #expect(CacheKey(url: URL(string: "http://host/p" + one)!) != CacheKey(url: URL(string: "http://host/p" + other)!), "\(one) \(other)")
+        }
+        #expect(CacheKey(url: URL(string: "http://HOST/p?Q=A")!).text == " GET http://host/p?Q=A")
+        #expect(CacheKey(url: URL(string: "http://User:PW@HOST/p")!).text == " GET http://User:PW@host/p")
         #expect(CacheKey(url: URL(string: "http://host/p")!, namespace: "v2") != CacheKey(url: URL(string: "http://host/p")!))
         var post = request(method: .post)
         post.body = .bytes(Data("one".utf8))

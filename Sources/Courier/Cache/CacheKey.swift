@@ -2,8 +2,8 @@ public import Foundation
 public import HTTPTypes
 import Crypto
 
-/// What identifies a cached answer: the cache's namespace, the method, the URL with its query items sorted, and
-/// a digest of the body when there is one. The request headers a response varies on (`Vary`) are checked
+/// What identifies a cached answer: the cache's namespace, the method, the URL (scheme and host lowercased, the
+/// query byte for byte), and a digest of the body when there is one. The request headers a response varies on (`Vary`) are checked
 /// against the stored entry, not put in the key, so one URL keeps one entry.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The key as text: `namespace method url[ body-digest]`. Stored in each entry, so a foreign or renamed
@@ -44,40 +44,43 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The SHA-256 of the text in lowercase hex: the disk store's file name for the entry.
     package var digest: String { Hex.string(SHA256.hash(data: Data(text.utf8))) }
 
-    /// `url` with a lowercase scheme and host, no fragment, and its query items decoded, re-encoded one way and
-    /// sorted by name then value, so `?b=2&a=1`, `?a=1&b=2` and `?a=%31&b=2` are the same key.
+    /// `url` with a lowercase scheme and host and no fragment; its query byte for byte. Servers read `?q=a+b` and
+    /// `?q=a%2Bb`, `?x=1&x=2` and `?x=2&x=1`, `?k` and `?k=` differently, so a cache must not merge them. The
+    /// parameters Courier adds from a dictionary are already one way (escaped one way, keys sorted: see
+    /// `FormEncoding`), so the same dictionary always gives the same key.
     static func normalize(_ url: URL) -> String {
         let text = url.absoluteString
         return isNormal(text) ? text : rebuilt(url)
     }
 
-    /// `url` taken apart and put back together in the normal form.
+    /// `url` in the normal form: scheme and host lowercased, the fragment dropped, everything else as written.
     static func rebuilt(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
-        components.scheme = components.scheme?.lowercased()
-        components.host = components.host?.lowercased()
-        components.fragment = nil
-        if let items = components.queryItems, !items.isEmpty {
-            components.percentEncodedQuery = items.map { (FormEncoding.escape($0.name), FormEncoding.escape($0.value ?? "")) }
-                .sorted { $0 < $1 }.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
-        } else {
-            components.query = nil
-        }
-        return components.string ?? url.absoluteString
+        var text = Substring(url.absoluteString)
+        if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
+        guard let colon = text.firstIndex(of: ":") else { return String(text) }
+        let scheme = text[..<colon].lowercased()
+        let rest = text[colon...]
+        guard rest.hasPrefix("://") else { return scheme + rest }
+        let authorityStart = rest.index(rest.startIndex, offsetBy: 3)
+        let authorityEnd = rest[authorityStart...].firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        let authority = rest[authorityStart..<authorityEnd]
+        let hostStart = authority.lastIndex(of: "@").map { authority.index(after: $0) } ?? authority.startIndex
+        return scheme + "://" + authority[..<hostStart] + authority[hostStart...].lowercased() + rest[authorityEnd...]
     }
 
     /// Whether `text`, an absolute URL's string, is already in the form ``normalize(_:)`` gives: lowercase scheme
-    /// and authority, no query and no fragment. Most keys are, and taking such a URL apart and putting it back
-    /// together with `URLComponents` cost more than the rest of a memory cache hit together.
+    /// and authority and no fragment. Most keys are, and taking a URL apart and putting it back together cost
+    /// more than the rest of a memory cache hit together.
     static func isNormal(_ text: String) -> Bool {
-        var bytes = text.utf8.makeIterator()
         var slashesAfterScheme = -1  // counts the two slashes of "://", then the authority runs to the next slash
-        while let byte = bytes.next() {
+        for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "?"), UInt8(ascii: "#"): return false
-            case UInt8(ascii: "A")...UInt8(ascii: "Z") where slashesAfterScheme < 3: return false
+            case UInt8(ascii: "#"): return false
+            case _ where slashesAfterScheme >= 3: continue  // path and query: kept as written
+            case UInt8(ascii: "?"): if slashesAfterScheme < 2 { return false } else { slashesAfterScheme = 3 }
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): return false
             case UInt8(ascii: ":") where slashesAfterScheme < 0: slashesAfterScheme = 0
-            case UInt8(ascii: "/") where slashesAfterScheme >= 0 && slashesAfterScheme < 3: slashesAfterScheme += 1
+            case UInt8(ascii: "/") where slashesAfterScheme >= 0: slashesAfterScheme += 1
             default: if slashesAfterScheme == 0 || slashesAfterScheme == 1 { return false }  // not "scheme://"
             }
         }
