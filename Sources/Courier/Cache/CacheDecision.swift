@@ -90,7 +90,11 @@ struct CacheDecision {
         let answered = CacheControl(body.headers)
         guard policy.usesCache, status != 206, !answered.noStore, !CacheControl(request.headers).noStore,
               options.excludes?(request, body) != true, let varying = varyingRequestHeaders(for: body.headers) else { return nil }
-        if policy != .http, !(200..<300).contains(status) { return nil }  // time-to-live policies keep successes only
+        if policy != .http {
+            guard (200..<300).contains(status) else { return nil }  // time-to-live policies keep successes only
+            // An answer to one caller's credentials is stored only when asked for, and then keyed by them.
+            if CacheKey.hasCredentials(request.headers), !options.storesAuthorizedResponses { return nil }
+        }
         if policy == .http {
             guard request.method == .get else { return nil }
             if request.headers[.authorization] != nil, !options.storesAuthorizedResponses,

@@ -24,13 +24,34 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         case .bytes(let data): digest = data.isEmpty ? nil : Hex.string(SHA256.hash(data: data))
         case .file, .stream: return nil
         }
-        self.init(method: request.method, normalizedURL: Self.normalize(request.url), bodyDigest: digest, namespace: namespace)
+        self.init(method: request.method, normalizedURL: Self.normalize(request.url), bodyDigest: digest, namespace: namespace,
+                  credentialDigest: Self.credentialDigest(request.headers))
     }
 
-    private init(method: HTTPRequest.Method, normalizedURL: String, bodyDigest: String?, namespace: String) {
+    private init(method: HTTPRequest.Method, normalizedURL: String, bodyDigest: String?, namespace: String, credentialDigest: String? = nil) {
         var text = "\(namespace) \(method.rawValue) \(normalizedURL)"
         if let bodyDigest { text += " body:\(bodyDigest)" }
+        if let credentialDigest { text += " credentials:\(credentialDigest)" }
         self.text = text
+    }
+
+    /// The request fields that say who is asking: an answer to one caller's credentials is never another's.
+    static let credentialFields: [HTTPField.Name] = [.authorization, .cookie, HTTPField.Name("X-Api-Key")!, HTTPField.Name("X-Auth-Token")!]
+
+    /// Whether `headers` carry any of ``credentialFields``.
+    static func hasCredentials(_ headers: HTTPFields) -> Bool {
+        credentialFields.contains { headers.contains($0) }
+    }
+
+    /// The SHA-256 of the credential fields of `headers`, names and values; `nil` when there are none. Only the
+    /// digest enters the key (which every stored entry holds), never the credential itself.
+    static func credentialDigest(_ headers: HTTPFields) -> String? {
+        guard hasCredentials(headers) else { return nil }
+        var hasher = SHA256()
+        for name in credentialFields {
+            for value in headers[values: name] { hasher.update(data: Data("\(name.canonicalName): \(value)\n".utf8)) }
+        }
+        return Hex.string(hasher.finalize())
     }
 
     /// Creates a key from its text, as ``CacheEntry/key`` holds it.

@@ -7,9 +7,12 @@ public struct CacheOptions: Sendable {
     public var namespace: String
     /// Responses for which this returns `true` are never stored (tokens, personal data).
     public var excludes: (@Sendable (PreparedRequest, ResponseBody) -> Bool)?
-    /// Let the ``CachePolicy/http`` policy store answers to requests that carry `Authorization` even without
-    /// `public`, `must-revalidate` or `s-maxage` (default `false`, as RFC 9111 §3.5 asks). The other policies
-    /// store what they are told to.
+    /// Let the caches store answers to requests that carry credentials (default `false`): the time-to-live
+    /// policies then store answers to requests with `Authorization`, `Cookie`, `X-Api-Key` or `X-Auth-Token`, and
+    /// the ``CachePolicy/http`` policy answers to requests with `Authorization` even without `public`,
+    /// `must-revalidate` or `s-maxage` (which RFC 9111 §3.5 asks for). Whatever the policy, the key of an answer to
+    /// a request with credentials holds a SHA-256 of them (never the credentials themselves), so it is served only
+    /// to a request that carries the same ones.
     public var storesAuthorizedResponses: Bool
     /// Behave as a shared cache: honour `s-maxage` and never store `private` answers (default `false`: Courier
     /// caches for one user).
