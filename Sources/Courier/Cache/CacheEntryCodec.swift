@@ -1,4 +1,4 @@
-import Crypto
+package import Crypto
 package import Foundation
 package import HTTPTypes
 import NIOCore
@@ -40,8 +40,10 @@ package enum CacheEntryCodec {
         var varyingRequestHeaders: [String: String]
     }
 
-    /// The file for `entry`, with the body compressed as `compression` decides.
-    package static func encode(_ entry: CacheEntry, compression: CacheCompression) -> (file: Data, storedBodyBytes: Int, isCompressed: Bool) {
+    /// The file for `entry`, with the body compressed as `compression` decides; sealed with an HMAC under `key`
+    /// when there is one, with a plain SHA-256 otherwise.
+    package static func encode(_ entry: CacheEntry, compression: CacheCompression,
+                               key: SymmetricKey? = nil) -> (file: Data, storedBodyBytes: Int, isCompressed: Bool) {
         let compressed = compression.compressIfWorthwhile(entry.body, contentType: entry.headers[.contentType])
         var header = ByteBuffer()
         for text in [entry.key, entry.method, entry.url] { write(text, to: &header) }
@@ -71,27 +73,34 @@ package enum CacheEntryCodec {
         covered.writeInteger(UInt32(header.readableBytes))
         covered.writeImmutableBuffer(header)
         covered.writeBytes(body)
-        return (sealed(covered: Data(covered.readableBytesView)), body.count, compressed != nil)
+        return (sealed(covered: Data(covered.readableBytesView), key: key), body.count, compressed != nil)
     }
 
-    /// A file of `covered`: the magic, the version and the digest of `covered`, then `covered` itself.
-    package static func sealed(covered: Data) -> Data {
+    /// A file of `covered`: the magic, the version and the seal of `covered`, then `covered` itself.
+    package static func sealed(covered: Data, key: SymmetricKey? = nil) -> Data {
         var file = Data(capacity: prefixLength - 4 + covered.count)
         file.append(contentsOf: magic)
         file.append(version)
-        file.append(contentsOf: SHA256.hash(data: covered))
+        file.append(seal(covered, key: key))
         file.append(covered)
         return file
     }
 
-    /// The entry in `file`; throws ``Corrupt`` unless the file is whole and of this format.
-    package static func decode(_ file: Data) throws -> CacheEntry {
+    /// 32 bytes: HMAC-SHA256 of `covered` under `key`, or its SHA-256 when there is no key.
+    private static func seal(_ covered: Data, key: SymmetricKey?) -> Data {
+        if let key { return Data(HMAC<SHA256>.authenticationCode(for: covered, using: key)) }
+        return Data(SHA256.hash(data: covered))
+    }
+
+    /// The entry in `file`; throws ``Corrupt`` unless the file is whole, of this format, and sealed under `key`
+    /// (a file sealed without it, or under another, is refused).
+    package static func decode(_ file: Data, key: SymmetricKey? = nil) throws -> CacheEntry {
         guard file.count >= prefixLength, file.prefix(4) == magicData, file[file.startIndex + 4] == version else { throw Corrupt() }
         let digestStart = file.startIndex + 5
         let stored = file[digestStart..<(digestStart + 32)]
         let covered = file[(digestStart + 32)...]
         // Compared as `Data`, one memcmp, rather than through the generic `elementsEqual` byte by byte.
-        guard Data(SHA256.hash(data: covered)) == stored else { throw Corrupt() }
+        guard seal(covered, key: key) == stored else { throw Corrupt() }
         var buffer = ByteBuffer(bytes: covered)
         let header = try readHeader(from: &buffer)
         let body = Data(buffer.readableBytesView)

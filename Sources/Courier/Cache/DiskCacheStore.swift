@@ -1,11 +1,23 @@
+import Crypto
 public import Foundation
 public import Logging
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Entries on disk, one file per entry named by the SHA-256 of its key, bodies compressed with zlib when that
 /// pays (see ``CacheCompression``).
 ///
 /// - Writes go to a temporary file renamed into place, so a file is whole or absent, even after a crash.
-/// - Every file carries a SHA-256 of its contents: a truncated, corrupt or foreign file is a miss and is removed.
+/// - Every file carries an HMAC-SHA256 of its contents under a key kept in the store (`sealing-key`, `0600`): a
+///   truncated, corrupt, foreign or forged file is a miss and is removed.
+/// - Entries are opened only as regular files no larger than ``maxBytes`` (never through a symbolic link, never a
+///   FIFO or device that could block), so nothing planted in the directory can hang or flood a read.
+/// - A directory that others can write is tightened to its owner, and one that belongs to another user is refused.
 /// - A write that fails (full disk, read-only directory) is logged as a warning; it never fails a request.
 /// - Eviction keeps the total under ``maxBytes``, least recently used first, by the store's own access order
 ///   (kept in memory and saved in `access-order` beside the entries; file access times are not used), and drops
@@ -23,6 +35,8 @@ public actor DiskCacheStore: CacheStorage {
     /// How bodies are compressed.
     public nonisolated let compression: CacheCompression
     private let logger: Logger
+    /// What authenticates the entries; see ``CacheSealingKey``.
+    private let sealingKey: SymmetricKey
     /// ``directory``'s path, ending in a slash.
     private nonisolated let directoryPath: String
 
@@ -59,7 +73,9 @@ public actor DiskCacheStore: CacheStorage {
             throw CourierError(code: .fileAccess, message: "cannot create the cache directory \(directory.path): \(error.localizedDescription)",
                                underlying: error)
         }
-        let loaded = try Self.load(directory, logger: logger)
+        try Self.secure(directory, logger: logger)
+        sealingKey = try CacheSealingKey.load(in: directory)
+        let loaded = try Self.load(directory, maxBytes: self.maxBytes, logger: logger)
         index = loaded.index
         order = loaded.order
         totalBytes = loaded.index.values.reduce(0) { $0 + $1.summary.storedBytes }
@@ -80,11 +96,11 @@ public actor DiskCacheStore: CacheStorage {
     public func entry(for key: CacheKey) -> CacheEntry? {
         let name = key.digest
         guard index[name] != nil else { return nil }
-        guard let file = FileManager.default.contents(atPath: filePath(name)) else {
-            forget(name, because: "it could not be read")
+        guard let file = RegularFile.contents(of: filePath(name), maximumSize: maxBytes) else {
+            forget(name, because: "it could not be read as a regular file of a size the store writes")
             return nil
         }
-        guard let entry = try? CacheEntryCodec.decode(file), entry.key == key.text else {
+        guard let entry = try? CacheEntryCodec.decode(file, key: sealingKey), entry.key == key.text else {
             forget(name, because: "it is corrupt or belongs to another key")
             return nil
         }
@@ -99,7 +115,7 @@ public actor DiskCacheStore: CacheStorage {
 
     public func store(_ entry: CacheEntry) {
         let name = CacheKey(text: entry.key).digest
-        let (file, storedBodyBytes, isCompressed) = CacheEntryCodec.encode(entry, compression: compression)
+        let (file, storedBodyBytes, isCompressed) = CacheEntryCodec.encode(entry, compression: compression, key: sealingKey)
         guard file.count <= maxBytes else {
             forget(name, because: nil)
             return
@@ -208,7 +224,7 @@ public actor DiskCacheStore: CacheStorage {
     /// Reads every entry's header. Unreadable or corrupt files and temporary files left by a crash are removed.
     /// The access order comes from `access-order`; entries it does not list (written after it was last saved)
     /// count as the most recent, in the order they were stored.
-    private static func load(_ directory: URL, logger: Logger) throws -> (index: [String: Indexed], order: LRUOrder<String>) {
+    private static func load(_ directory: URL, maxBytes: Int, logger: Logger) throws -> (index: [String: Indexed], order: LRUOrder<String>) {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: directory.path) } catch {
             throw CourierError(code: .fileAccess, message: "cannot read the cache directory \(directory.path): \(error.localizedDescription)",
@@ -223,7 +239,7 @@ public actor DiskCacheStore: CacheStorage {
             }
             guard name.hasSuffix(entrySuffix) else { continue }
             let digest = String(name.dropLast(entrySuffix.count))
-            guard let (header, headerEnd, size) = readHeader(url), CacheKey(text: header.key).digest == digest else {
+            guard let (header, headerEnd, size) = readHeader(url, maxBytes: maxBytes), CacheKey(text: header.key).digest == digest else {
                 logger.warning("removed an unreadable cache file", metadata: ["file": "\(name)"])
                 try? FileManager.default.removeItem(at: url)
                 continue
@@ -242,14 +258,32 @@ public actor DiskCacheStore: CacheStorage {
     }
 
     /// A file's header, where the header ends, and the file's size, reading only the header's bytes.
-    private static func readHeader(_ url: URL) -> (CacheEntryCodec.Header, Int, Int)? {
-        guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
-        defer { try? handle.close() }
-        guard let size = try? handle.seekToEnd(), (try? handle.seek(toOffset: 0)) != nil,
-              let prefix = try? handle.read(upToCount: CacheEntryCodec.prefixLength),
-              let end = try? CacheEntryCodec.headerEnd(prefix), end <= size,
-              let rest = try? handle.read(upToCount: end - prefix.count),
+    private static func readHeader(_ url: URL, maxBytes: Int) -> (CacheEntryCodec.Header, Int, Int)? {
+        guard let file = RegularFile(path: url.path(percentEncoded: false), maximumSize: maxBytes),
+              let prefix = file.read(upTo: CacheEntryCodec.prefixLength),
+              let end = try? CacheEntryCodec.headerEnd(prefix), end <= file.size,
+              let rest = file.read(upTo: end - prefix.count),
               let header = try? CacheEntryCodec.decodeHeader(prefix + rest) else { return nil }
-        return (header, end, Int(size))
+        return (header, end, file.size)
+    }
+
+    /// Makes sure no other user can plant or swap entries: a directory that belongs to someone else is refused,
+    /// and one that its group or others may write is tightened to its owner (`chmod go-w`).
+    private static func secure(_ directory: URL, logger: Logger) throws {
+        let path = directory.path(percentEncoded: false)
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw CourierError(code: .fileAccess, message: "the cache directory \(directory.path) is not a directory")
+        }
+        guard info.st_uid == geteuid() else {
+            throw CourierError(code: .fileAccess, message: "the cache directory \(directory.path) belongs to another user; choose one of your own")
+        }
+        let writableByOthers = info.st_mode & mode_t(0o022)
+        guard writableByOthers != 0 else { return }
+        guard chmod(path, (info.st_mode & mode_t(0o7777)) & ~writableByOthers) == 0 else {
+            throw CourierError(code: .fileAccess, message: "the cache directory \(directory.path) can be written by others and could not be made private")
+        }
+        logger.warning("the cache directory could be written by other users; it is now writable by its owner alone",
+                       metadata: ["directory": "\(directory.path)"])
     }
 }
