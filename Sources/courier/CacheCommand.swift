@@ -66,7 +66,7 @@ struct CacheCommand: AsyncParsableCommand {
                 let formatter = ISO8601DateFormatter()
                 for entry in entries {
                     let expiry = entry.expiresAt.map { "expires \(formatter.string(from: $0))" } ?? "no expiry"
-                    Output.stdout("\(entry.status) \(entry.method) \(entry.url)  \(ByteCount.format(entry.bodyBytes)) "
+                    Output.stdout("\(entry.status) \(entry.method) \(Redactor.standard.redact(urlText: entry.url))  \(ByteCount.format(entry.bodyBytes)) "
                                   + "(\(ByteCount.format(entry.storedBytes)) on disk)  stored \(formatter.string(from: entry.storedAt)), \(expiry)")
                 }
                 Output.stderr("\(entries.count) \(entries.count == 1 ? "entry" : "entries")")

@@ -9,6 +9,22 @@ struct CacheCLITests {
         FileManager.default.temporaryDirectory.appendingPathComponent("courier-cli-cache-\(UUID().uuidString)")
     }
 
+    @Test func theCacheListShowsNoSecretOfAStoredURL() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let port = server.url("/").port ?? 0
+            let url = "http://127.0.0.1:\(port)/cache/secret?cache-control=max-age=60&api_key=K3Y&token=T0K"
+            let fetched = try await CLI.run(["get", url, "--cache", "http", "--cache-dir", directory.path])
+            #expect(fetched.status == 0, "\(fetched.stderr)")
+            let list = try await CLI.run(["cache", "list", "--cache-dir", directory.path])
+            #expect(list.stdout.contains("/cache/secret"))
+            for secret in ["hunter2", "K3Y", "T0K"] { #expect(!list.stdout.contains(secret), "\(secret) in \(list.stdout)") }
+            let bad = try await CLI.run(["get", "http://ada:hunter2@127.0.0.1:70000/"])
+            #expect(bad.status == 1 && bad.stderr.contains("invalidURL") && !bad.stderr.contains("hunter2"))
+        }
+    }
+
     @Test func getServesFromTheCacheAndTheCacheCommandsManageIt() async throws {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -47,19 +47,18 @@ struct CrashCampaignTests {
         try await withTestServer { server in
             let size = 4 << 20
             let digest = ServerFiles.sha256(count: size)
-            /// Download number `file` (plain when even, three segments when odd), paced by the server unless it
-            /// is the last run that finishes it.
-            func download(_ file: Int, paced: Bool) -> (target: URL, arguments: [String]) {
+            /// Download number `file` (plain when even, three segments when odd), paced by the server.
+            func download(_ file: Int) -> (target: URL, arguments: [String]) {
                 let connections = file % 2 == 0 ? 1 : 3
                 let target = directory.appendingPathComponent("download-\(file).bin")
-                let rate = paced ? "&rate=\(6_000_000 / connections)" : ""
+                let rate = "&rate=\(6_000_000 / connections)"
                 let url = server.url("/file/\(size)?key=campaign-\(file)\(rate)").absoluteString
                 return (target, ["download", url, "-o", target.path, "--connections", String(connections), "--sha256", digest,
                                  "--state-dir", directory.appendingPathComponent("state").path])
             }
             var kills = 0, finished = 0, file = 0
             while kills < Self.kills {
-                let (target, arguments) = download(file, paced: true)
+                let (target, arguments) = download(file)
                 let outcome = try await CLI.run(arguments, killAfter: .milliseconds(Int.random(in: 30...900)))
                 if target.exists {
                     // It finished (perhaps in the very moment of the kill): then it is whole and right.
@@ -82,10 +81,11 @@ struct CrashCampaignTests {
                 try Self.checkResumeRecord(of: target)
                 if kills % 10 == 0 { file += 1 }  // leave some downloads unfinished, to be finished below
             }
-            // Every download left unfinished resumes to the right bytes.
+            // Every download left unfinished resumes to the right bytes, run with the same command (the state
+            // directory holds each one's URL: another URL for the same file is refused as destinationBusy).
             var resumed = 0
             for unfinished in 0...file {
-                let (target, arguments) = download(unfinished, paced: false)
+                let (target, arguments) = download(unfinished)
                 guard !target.exists else { continue }
                 let outcome = try await CLI.run(arguments)
                 #expect(outcome.status == 0, "\(outcome.stderr)")

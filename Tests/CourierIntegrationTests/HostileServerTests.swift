@@ -114,6 +114,22 @@ struct HostileServerTests {
         }
     }
 
+    // MARK: Credentials in a URL
+
+    @Test func credentialsInAURLAreSentAsBasicAndNeverLeftInTheURL() async throws {
+        try await withServerSession { session, server in
+            let port = server.url("/").port ?? 0
+            let echo = try await session.send(Request<Echo>.get("http://ada:p%40ss@127.0.0.1:\(port)/echo"))
+            #expect(echo.value.header("authorization") == "Basic " + Data("ada:p@ss".utf8).base64EncodedString())
+            #expect(echo.request.url.user() == nil && !echo.request.url.absoluteString.contains("p%40ss"))
+            // A username alone (a token) travels the same way; an Authorization of the caller's own wins.
+            let token = try await session.send(Request<Echo>.get("http://T0KEN@127.0.0.1:\(port)/echo"))
+            #expect(token.value.header("authorization") == "Basic " + Data("T0KEN:".utf8).base64EncodedString())
+            let own = try await session.send(Request<Echo>.get("http://ada:pw@127.0.0.1:\(port)/echo").header("Authorization", "Bearer mine"))
+            #expect(own.value.header("authorization") == "Bearer mine")
+        }
+    }
+
     // MARK: Content-Range numbers past Int64
 
     @Test(arguments: [2, 1])

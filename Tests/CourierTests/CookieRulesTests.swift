@@ -39,6 +39,30 @@ struct CookieRulesTests {
         #expect(CookieRules.parse(setCookie: "id=1; Domain=2.3.4", from: URL(string: "http://1.2.3.4/")!) == nil)
     }
 
+    @Test(arguments: [true, false])
+    func aPublicSuffixIsNoCookieDomain(embedded: Bool) throws {
+        // Both kinds of suffix: an ICANN one (co.uk), a private one (github.io), a wildcard (*.ck) and its exception.
+        let list = embedded ? PublicSuffixList.embedded : try #require(PublicSuffixList(String(decoding: try Data(contentsOf:
+            URL(filePath: PublicSuffixList.systemPaths[0])), as: UTF8.self)))
+        for suffix in ["co.uk", "github.io", "com", "uk", "anything.ck", "s3.amazonaws.com"] { #expect(list.isPublicSuffix(suffix), "\(suffix)") }
+        for domain in ["example.co.uk", "courier.github.io", "example.com", "www.ck", "a.b.example.com"] {
+            #expect(!list.isPublicSuffix(domain), "\(domain)")
+        }
+    }
+
+    @Test func aCookieForAPublicSuffixIsRefusedUnlessItIsTheHostItself() throws {
+        let shop = URL(string: "https://shop.example.co.uk/")!
+        #expect(CookieRules.parse(setCookie: "id=1; Domain=co.uk", from: shop) == nil)
+        #expect(CookieRules.parse(setCookie: "id=1; Domain=.co.uk", from: shop) == nil)
+        #expect(CookieRules.parse(setCookie: "id=1; Domain=github.io", from: URL(string: "https://courier.github.io/")!) == nil)
+        #expect(try #require(CookieRules.parse(setCookie: "id=1; Domain=example.co.uk", from: shop)).domain == "example.co.uk")
+        #expect(try #require(CookieRules.parse(setCookie: "id=1; Domain=courier.github.io", from: URL(string: "https://courier.github.io/")!))
+            .hostOnly == false)
+        // The host that is itself a public suffix keeps its cookie, host-only (RFC 6265 §5.3 step 5).
+        let own = try #require(CookieRules.parse(setCookie: "id=1; Domain=github.io", from: URL(string: "https://github.io/")!))
+        #expect(own.hostOnly && own.domain == "github.io")
+    }
+
     @Test func domainPathAndSecureDecideWhichRequestsGetACookie() {
         let shared = Cookie(name: "a", value: "1", domain: ".example.com", hostOnly: false, path: "/docs", secure: true)
         #expect(shared.matches(URL(string: "https://api.example.com/docs")!))

@@ -22,6 +22,17 @@ struct RedactorTests {
         #expect(text.contains("page=2"))
     }
 
+    @Test func apiKeyHeadersAndUserOnlyCredentialsAreHiddenByDefault() {
+        for name in ["X-Api-Key", "X-Auth-Token"] {
+            #expect(redactor.redact(HTTPField(name: HTTPField.Name(name)!, value: "k3y")) == "<redacted>", "\(name)")
+        }
+        #expect(redactor.redact(urlText: "http://TOKEN123@h.example.com/x") == "http://<redacted>@h.example.com/x")
+        #expect(redactor.redact(urlText: "http://ada:pw@h/x?api_key=K&a=1") == "http://ada:<redacted>@h/x?api_key=<redacted>&a=1")
+        #expect(redactor.redact(urlText: "http://h/a@b") == "http://h/a@b")  // an @ in the path is not a user part
+        // Text that is not even a URL keeps its bytes but loses its secrets.
+        #expect(redactor.redact(urlText: "http://u:secret@exa mple.com:99999/") == "http://u:<redacted>@exa mple.com:99999/")
+    }
+
     @Test func sensitiveBodyKeysAreHiddenInJSONAndForms() {
         #expect(redactor.redact(body: #"{"user":"ada","password":"hunter2","n":{"token": "t"}}"#)
             == #"{"user":"ada","password":"<redacted>","n":{"token": "<redacted>"}}"#)

@@ -6,7 +6,8 @@ enum CookieRules {
     static let maximumSize = 4096
 
     /// The cookie a `Set-Cookie` value sets for a response from `url`, or `nil` when RFC 6265 says to ignore it:
-    /// no `name=`, a `Domain` the host is not inside, a `Secure` cookie over plain HTTP, or more than 4 KiB.
+    /// no `name=`, a `Domain` the host is not inside or that is a public suffix (``PublicSuffixList``), a `Secure`
+    /// cookie over plain HTTP, or more than 4 KiB.
     static func parse(setCookie header: String, from url: URL, now: Date = Date()) -> Cookie? {
         guard let host = url.host(percentEncoded: false)?.lowercased(), !host.isEmpty else { return nil }
         var parts = header.split(separator: ";", omittingEmptySubsequences: false).makeIterator()
@@ -29,6 +30,11 @@ enum CookieRules {
                 let domain = (argument.hasPrefix(".") ? String(argument.dropFirst()) : argument).lowercased()
                 guard !domain.isEmpty else { continue }
                 guard domainMatches(host: host, domain: domain), domain.contains(".") || domain == host else { return nil }
+                // RFC 6265 §5.3 step 5: a public suffix is no cookie domain; only its own host keeps the cookie, as host-only.
+                if !host.isIPAddress, PublicSuffixList.shared.isPublicSuffix(domain) {
+                    guard domain == host else { return nil }
+                    continue
+                }
                 cookie.domain = domain
                 cookie.hostOnly = false
             case "path": cookie.path = argument.hasPrefix("/") ? argument : defaultPath(of: url)

@@ -3,8 +3,8 @@ public import HTTPTypes
 
 /// Decides what never reaches a log: credential headers, and values of sensitive keys in URLs and bodies.
 ///
-/// Authorization, Cookie, Set-Cookie and Proxy-Authorization are always hidden; add your own header names and
-/// parameter keys (`token`, `password`, … are there by default).
+/// Authorization, Cookie, Set-Cookie, Proxy-Authorization, X-Api-Key and X-Auth-Token are always hidden; add your
+/// own header names and parameter keys (`token`, `password`, … are there by default).
 public struct Redactor: Sendable, Hashable {
     /// Header names whose values are replaced.
     public var sensitiveHeaders: Set<HTTPField.Name>
@@ -23,8 +23,9 @@ public struct Redactor: Sendable, Hashable {
         self.placeholder = placeholder
     }
 
-    /// Headers that carry credentials; always redacted.
-    public static let credentialHeaders: Set<HTTPField.Name> = [.authorization, .cookie, .setCookie, .proxyAuthorization]
+    /// Headers that carry credentials; always redacted. Add more names to ``sensitiveHeaders``.
+    public static let credentialHeaders: Set<HTTPField.Name> = [.authorization, .cookie, .setCookie, .proxyAuthorization,
+                                                                 HTTPField.Name("X-Api-Key")!, HTTPField.Name("X-Auth-Token")!]
 
     /// The default redactor.
     public static let standard = Redactor()
@@ -47,12 +48,23 @@ public struct Redactor: Sendable, Hashable {
         fields.map { "\($0.name.rawName): \(redact($0))" }.joined(separator: "\n")
     }
 
-    /// The URL with its password and sensitive query values hidden; text for logs, not a URL to send.
+    /// The URL with its credentials and sensitive query values hidden; text for logs, not a URL to send.
     public func redact(url: URL) -> String {
-        var text = url.absoluteString
-        if let password = url.password(percentEncoded: true), !password.isEmpty,
-           let range = text.range(of: ":" + password + "@") {
-            text.replaceSubrange(range, with: ":" + placeholder + "@")
+        redact(urlText: url.absoluteString)
+    }
+
+    /// A URL as written (it need not parse) with its credentials and sensitive query values hidden: the password of
+    /// `user:password@`, or the whole of a user part with no password (`http://TOKEN@host`, how API tokens travel),
+    /// and the values of ``sensitiveKeys`` in the query.
+    public func redact(urlText: String) -> String {
+        var text = urlText
+        if let schemeEnd = text.range(of: "://") {
+            let authorityEnd = text[schemeEnd.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+            if let at = text[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@") {
+                let user = text[schemeEnd.upperBound..<at]
+                let secret = user.firstIndex(of: ":").map { text.index(after: $0)..<at } ?? schemeEnd.upperBound..<at
+                if !text[secret].isEmpty { text.replaceSubrange(secret, with: placeholder) }
+            }
         }
         guard !sensitiveKeys.isEmpty, let queryStart = text.firstIndex(of: "?") else { return text }
         let fragmentStart = text[queryStart...].firstIndex(of: "#") ?? text.endIndex

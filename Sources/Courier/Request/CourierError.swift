@@ -154,10 +154,8 @@ extension CourierError {
     /// A malformed URL; the offending string is quoted, with any password and sensitive query value hidden.
     /// Without a `reason`, says what is wrong with the port when that is the problem.
     public static func invalidURL(_ string: String, reason: String? = nil) -> CourierError {
-        let url = URL(string: string)
-        let reason = reason ?? url?.portProblem ?? "not a valid http(s) URL"
-        let shown = url.map { Redactor.standard.redact(url: $0) } ?? string
-        return CourierError(code: .invalidURL, message: "\(reason): \"\(Self.printable(shown))\"")
+        let reason = reason ?? URL(string: string)?.portProblem ?? "not a valid http(s) URL"
+        return CourierError(code: .invalidURL, message: "\(reason): \"\(Self.printable(Redactor.standard.redact(urlText: string)))\"")
     }
 
     /// A header that may not be sent; the name is quoted, the value never is (it may be a secret).

@@ -30,12 +30,13 @@ struct RequestPreparation {
 
     private func prepareRaw(_ request: ErasedRequest) throws -> PreparedRequest {
         try URLBuilder.validateCharacters(request.path)
-        guard let url = URLBuilder.absoluteURL(request.path) else {
+        guard let written = URLBuilder.absoluteURL(request.path) else {
             throw CourierError.invalidURL(request.path, reason: "a raw request needs an absolute http(s) URL")
         }
         let body = try request.body.prepare()
         var headers = request.headers
         try Self.overlay(rawHeaders: request.rawHeaders, onto: &headers)
+        let url = Self.movingCredentials(of: written, into: &headers)
         if !request.body.isEmpty, !headers.contains(.contentType), let type = request.body.contentType { headers[.contentType] = type }
         return PreparedRequest(method: request.method, url: URLBuilder.appending(request.query, to: url), headers: headers,
                                body: body, tag: request.tag, userInfo: request.userInfo)
@@ -74,6 +75,7 @@ struct RequestPreparation {
         url = URLBuilder.appending(query, to: url)
 
         var headers = request.includesDefaultHeaders ? snapshot.defaultFields : HTTPFields()
+        if url.user(percentEncoded: true) != nil { (url, facts) = (Self.movingCredentials(of: url, into: &headers), nil) }
         // The defaults alone already carry `Accept-Encoding` (see ``SessionSnapshot/defaultFields``): the usual
         // request, with no fields of its own, looks nothing up.
         let ownFields = !request.headers.isEmpty || !request.rawHeaders.isEmpty || !request.includesDefaultHeaders
@@ -89,6 +91,21 @@ struct RequestPreparation {
         }
         return PreparedRequest(method: request.method, url: url, facts: facts, headers: headers, body: try bodyDescription.prepare(),
                                tag: request.tag, userInfo: request.userInfo)
+    }
+
+    /// `url` without its `user:password@`, which goes into `headers` as `Authorization: Basic` (as curl sends it)
+    /// unless the request already has an `Authorization` of its own; never dropped silently, never left in a URL
+    /// that logs and caches would show. The user and password are percent-decoded first, as curl does.
+    static func movingCredentials(of url: URL, into headers: inout HTTPFields) -> URL {
+        guard let user = url.user(percentEncoded: true), var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        let password = url.password(percentEncoded: true) ?? ""
+        if !headers.contains(.authorization) {
+            let decoded = (user.removingPercentEncoding ?? user) + ":" + (password.removingPercentEncoding ?? password)
+            headers[.authorization] = "Basic " + Data(decoded.utf8).base64EncodedString()
+        }
+        components.percentEncodedUser = nil
+        components.percentEncodedPassword = nil
+        return components.url ?? url
     }
 
     /// Validates string headers and sets them, replacing earlier values of the same name.
