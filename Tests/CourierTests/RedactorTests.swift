@@ -57,4 +57,18 @@ struct RedactorTests {
         #expect(request.curlCommand(redactor: .none).contains("Bearer s3cret"))
         #expect(request.description == "POST https://h.example.com/login?token=<redacted>")
     }
+
+    @Test func aCurlExportSendsABodyThatStartsWithAnAtAsItsBytes() {
+        let request = PreparedRequest(method: .post, url: URL(string: "https://h.example.com/x")!, headers: [:],
+                                      body: .bytes(Data("@/etc/passwd".utf8)))
+        #expect(request.curlCommand.contains("--data-raw '@/etc/passwd'") && !request.curlCommand.contains("--data-binary '@"))
+    }
+
+    @Test func whatAServerSendsIsEscapedBeforeATerminalSeesIt() {
+        let hostile = "ok\u{1B}]0;owned\u{07}\ndebug courier: ← 200 fake\u{9B}2J\ttab"
+        let preview = BodyPreview.text(Data(hostile.utf8), limit: 1024) ?? ""
+        #expect(!preview.contains("\u{1B}") && !preview.contains("\n") && !preview.contains("\u{9B}") && !preview.contains("\u{07}"))
+        #expect(preview == "ok\\x1B]0;owned\\x07\\x0Adebug courier: ← 200 fake\\x9B2J\ttab")
+        #expect(BodyPreview.text(Data("plain {\"json\": 1}".utf8), limit: 1024) == "plain {\"json\": 1}")
+    }
 }

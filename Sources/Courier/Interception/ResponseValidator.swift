@@ -123,6 +123,8 @@ enum BodyPreview {
         guard let text = String(data: prefix, encoding: .utf8) ?? String(data: prefix.dropLast(3), encoding: .utf8) else {
             return "<\(data.count) bytes of binary data>"
         }
-        return data.count > limit ? text + "…" : text
+        // A server's bytes: escaped before they reach a terminal or a log line (see ``TerminalText``).
+        let safe = TerminalText.isSafe(text) ? text : TerminalText.escaped(text)
+        return data.count > limit ? safe + "…" : safe
     }
 }

@@ -37,7 +37,7 @@ struct DebugLog {
         guard enabled else { return }
         let duration = start.duration(to: .now)
         var lines = ["← \(body.status.code) \(request.method.rawValue) \(redactor.redact(url: request.url)) in \(duration.formattedSeconds)"]
-        if !body.headers.isEmpty { lines.append(redactor.redact(body.headers)) }
+        for field in body.headers { lines.append("\(field.name.rawName): \(TerminalText.escaped(redactor.redact(field)))") }
         if let preview = BodyPreview.text(body.data, limit: Self.previewLimit) { lines.append(redactor.redact(body: preview)) }
         logger.debug("\(lines.joined(separator: "\n"))")
     }

@@ -228,16 +228,7 @@ extension CourierError {
 
     /// Replaces control characters so a hostile string cannot break a log line.
     package static func printable(_ string: String, limit: Int = 200) -> String {
-        var out = ""
-        for scalar in string.unicodeScalars.prefix(limit) {
-            if scalar.value < 0x20 || scalar.value == 0x7F {
-                out += String(format: "\\x%02X", scalar.value)
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        if string.unicodeScalars.count > limit { out += "…" }
-        return out
+        TerminalText.escaped(string, limit: limit)
     }
 }
 

@@ -111,7 +111,8 @@ extension PreparedRequest: CustomStringConvertible {
         case .empty: break
         case .bytes(let data):
             let text = String(data: data, encoding: .utf8).map { redactor.redact(body: $0) } ?? "<\(data.count) bytes of binary data>"
-            parts.append("--data-binary " + Self.quote(text))
+            // --data-raw, not --data-binary: a body that starts with `@` is those bytes, not a file curl should read.
+            parts.append("--data-raw " + Self.quote(text))
         case .file(let url, _): parts.append("--data-binary " + Self.quote("@" + url.path(percentEncoded: false)))
         case .stream: parts.append("--data-binary @-")
         }
