@@ -7,9 +7,10 @@ import NIOCore
 ///
 /// Query: `cache-control`, `expires` (seconds from now, or `invalid`), `etag` (default `"v1"`, `none` for
 /// none), `last-modified` (seconds ago, default 3600, `none`), `vary` (a header name; its value is echoed),
-/// `age`, `status`, `fail-after` (answer 503 once that many bodies were served), `type` (Content-Type),
+/// `age`, `date-ago` (seconds the `Date` lies in the past), `status`, `fail-after` (answer 503 once that many bodies were served), `type` (Content-Type),
 /// `delay` (ms to wait before answering a request that revalidates, one with `If-None-Match` or `If-Modified-Since`),
-/// `wait` (ms to wait before answering any request: a slow origin).
+/// `wait` (ms to wait before answering any request: a slow origin), `headers` (`Name:Value|Name:Value`, sent as
+/// they are, on every answer but a 304 unless `headers-on-304` is set).
 /// A matching `If-None-Match` or `If-Modified-Since` gets a 304.
 struct CacheRoute {
     let request: ServerRequest
@@ -21,7 +22,8 @@ struct CacheRoute {
         let etag = request.query["etag"] ?? "\"v1\""
         let lastModified = request.query["last-modified"] == "none"
             ? nil : HTTPDate.format(now.addingTimeInterval(-Double(request.int("last-modified") ?? 3600)))
-        var headers: [(String, String)] = [("Content-Type", request.query["type"] ?? "application/json"), ("Date", HTTPDate.format(now))]
+        let date = now.addingTimeInterval(-Double(request.int("date-ago") ?? 0))
+        var headers: [(String, String)] = [("Content-Type", request.query["type"] ?? "application/json"), ("Date", HTTPDate.format(date))]
         if etag != "none" { headers.append(("ETag", etag)) }
         if let lastModified { headers.append(("Last-Modified", lastModified)) }
         if let control = request.query["cache-control"] { headers.append(("Cache-Control", control)) }
@@ -30,6 +32,10 @@ struct CacheRoute {
         }
         if let vary = request.query["vary"] { headers.append(("Vary", vary)) }
         if let age = request.query["age"] { headers.append(("Age", age)) }
+        let extra = (request.query["headers"] ?? "").split(separator: "|").compactMap { pair -> (String, String)? in
+            guard let colon = pair.firstIndex(of: ":") else { return nil }
+            return (String(pair[..<colon]), String(pair[colon...].dropFirst()))
+        }
 
         if let wait = request.int("wait") { try await Task.sleep(for: .milliseconds(wait)) }
         let revalidates = request.header("If-None-Match") != nil || request.header("If-Modified-Since") != nil
@@ -42,7 +48,8 @@ struct CacheRoute {
         let conditionalMatch = (etag != "none" && request.header("If-None-Match") == etag)
             || (request.header("If-None-Match") == nil && lastModified != nil && request.header("If-Modified-Since") == lastModified)
         if conditionalMatch {
-            try await writer.respond(status: 304, headers: headers.filter { $0.0 != "Content-Type" })
+            try await writer.respond(status: 304, headers: headers.filter { $0.0 != "Content-Type" }
+                                     + (request.query["headers-on-304"] != nil ? extra : []))
             return
         }
         let bodies = state.increment(counter)
@@ -50,6 +57,6 @@ struct CacheRoute {
         if status == 206 { headers.append(("Content-Range", "bytes 0-9/100")) }
         let varied = request.query["vary"].flatMap { request.header($0) } ?? ""
         let body = "{\"path\":\"\(request.path)\",\"served\":\(bodies),\"varied\":\"\(varied)\"}"
-        try await writer.respond(status: status, headers: headers, body: ByteBuffer(string: body))
+        try await writer.respond(status: status, headers: headers + extra, body: ByteBuffer(string: body))
     }
 }

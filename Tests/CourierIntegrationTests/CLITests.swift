@@ -55,7 +55,12 @@ struct CLI {
     /// With `killAfter`, the process gets `signal` (SIGKILL by default) after that long (if still running); with `fileSizeLimitKiB`
     /// it runs under `ulimit -f`, so writes past that size fail as on a full disk. A run still going after `watchdog`
     /// is killed and recorded as an issue.
-    static func run(_ arguments: [String], program: String = "courier", killAfter: Duration? = nil, signal: Int32 = SIGKILL,
+    ///
+    /// With `killWhen`, the signal goes as soon as the condition holds (checked every few milliseconds while the
+    /// process runs): a test that must interrupt a transfer midway waits for the transfer (say, the server has sent
+    /// N bytes), not for a clock that a busy machine makes meaningless.
+    static func run(_ arguments: [String], program: String = "courier", killAfter: Duration? = nil,
+                    killWhen: (@Sendable () -> Bool)? = nil, signal: Int32 = SIGKILL,
                     fileSizeLimitKiB: Int? = nil, measuringPeakRSS: Bool = false, onTerminal: Bool = false,
                     environment: [String: String] = [:], watchdog: Duration = .seconds(240)) async throws -> Outcome {
         let executable = executable(program)
@@ -95,6 +100,13 @@ struct CLI {
                 Task {
                     try? await Task.sleep(for: killAfter)
                     kill(pid, signal)
+                }
+            }
+            if let killWhen {
+                let pid = process.processIdentifier
+                Task {
+                    while process.isRunning, !killWhen() { try? await Task.sleep(for: .milliseconds(5)) }
+                    if process.isRunning { kill(pid, signal) }
                 }
             }
             // A run that never ends would hang the whole test run (nothing here hears the test's cancellation):

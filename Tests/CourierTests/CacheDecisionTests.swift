@@ -238,3 +238,50 @@ struct CacheDecisionTests {
         #expect(order.oldest == nil && order.newest == nil && order.keysOldestFirst.isEmpty)
     }
 }
+
+/// RFC 9111's storage rules that issue 41 found missing, one rule a test.
+@Suite("RFC 9111: what is stored, and how a request is matched to it")
+struct CacheStorageRuleTests {
+    let rules = CacheDecisionTests()
+
+    @Test func fieldsOfOneConnectionAreNeitherStoredNorMerged() throws {
+        let headers: HTTPFields = [.cacheControl: "max-age=60", .connection: "X-Private, close", HTTPField.Name("X-Private")!: "1",
+                                   HTTPField.Name("Keep-Alive")!: "timeout=5", .te: "trailers", .upgrade: "h2c",
+                                   HTTPField.Name("Proxy-Authenticate")!: "Basic", HTTPField.Name("X-Kept")!: "yes"]
+        let stored = try #require(rules.decision(.http).entryToStore(rules.body(headers), key: CacheKey(text: "k"),
+                                                                     requestTime: rules.now, responseTime: rules.now))
+        #expect(stored.headers.map(\.name.canonicalName).sorted() == ["cache-control", "date", "x-kept"])
+        let merged = rules.decision(.http).revalidated(stored, notModified: [.connection: "X-New", HTTPField.Name("X-New")!: "1",
+                                                                               HTTPField.Name("Keep-Alive")!: "x", .cacheControl: "max-age=90"],
+                                                       requestTime: rules.now, responseTime: rules.now)
+        #expect(merged.headers[HTTPField.Name("X-New")!] == nil && merged.headers[.connection] == nil && merged.headers[.cacheControl] == "max-age=90")
+    }
+
+    @Test func mustUnderstandStoresAKnownStatusDespiteNoStoreAndNoUnknownOne() {
+        #expect(rules.stores(.http, [.cacheControl: "no-store, must-understand, max-age=60"]))
+        #expect(!rules.stores(.http, [.cacheControl: "no-store, must-understand, max-age=60"], status: 299))
+        #expect(!rules.stores(.http, [.cacheControl: "no-store, max-age=60"]))
+    }
+
+    @Test func statusesCacheableByDefaultOrMadeSoAreStored() {
+        #expect(rules.stores(.http, [.cacheControl: "max-age=60"], status: 500))  // explicit freshness
+        #expect(!rules.stores(.http, [:], status: 500))
+        #expect(rules.stores(.http, [.lastModified: HTTPDate.format(rules.now - 3600)], status: 404))  // heuristically cacheable
+        #expect(rules.stores(.http, [.cacheControl: "public"], status: 599))  // public makes any status storable
+        // ... and gives it a heuristic lifetime from Last-Modified.
+        let publicOne: HTTPFields = [.cacheControl: "public", .lastModified: HTTPDate.format(rules.now - 36_000)]
+        #expect(rules.lifetime(HTTPFreshness(options: CacheOptions()), status: 599, headers: publicOne) == .seconds(3600))
+    }
+
+    @Test func varyCompareValuesTheWayTheirGrammarAllows() {
+        func same(_ name: String, _ one: [String], _ other: [String]) -> Bool {
+            CacheDecision.normalized(one, name: name) == CacheDecision.normalized(other, name: name)
+        }
+        #expect(same("accept-encoding", ["gzip,deflate"], ["deflate,  gzip"]))
+        #expect(same("accept-encoding", ["gzip", "br"], ["br, gzip"]))
+        #expect(same("accept-language", ["en-US, fr;q=0.5"], ["EN-us,fr ; q=0.5"]))
+        #expect(!same("accept-language", ["en, fr"], ["fr, en"]))  // order can mean preference: kept
+        #expect(!same("x-custom", ["A"], ["a"]))  // an unknown field's case is kept
+        #expect(same("x-custom", ["a,b"], ["a , b"]))
+    }
+}

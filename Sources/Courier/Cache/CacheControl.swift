@@ -17,6 +17,7 @@ struct CacheControl: Sendable, Hashable {
     var isPrivate = false
     var isPublic = false
     var onlyIfCached = false
+    var mustUnderstand = false
 
     init(_ headers: HTTPFields) {
         for value in headers[values: .cacheControl] {
@@ -42,6 +43,7 @@ struct CacheControl: Sendable, Hashable {
         case "private": isPrivate = true
         case "public": isPublic = true
         case "only-if-cached": onlyIfCached = true
+        case "must-understand": mustUnderstand = true
         default: break
         }
     }

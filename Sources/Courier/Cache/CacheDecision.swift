@@ -88,7 +88,9 @@ struct CacheDecision {
     func entryToStore(_ body: ResponseBody, key: CacheKey, requestTime: Date, responseTime: Date) -> CacheEntry? {
         let status = body.status.code
         let answered = CacheControl(body.headers)
-        guard policy.usesCache, status != 206, !answered.noStore, !CacheControl(request.headers).noStore,
+        // §5.2.2.3: `must-understand` stores a status this cache knows despite `no-store`, and nothing it does not.
+        let refusedByResponse = answered.mustUnderstand && policy == .http ? !HTTPFreshness.understood.contains(status) : answered.noStore
+        guard policy.usesCache, status != 206, !refusedByResponse, !CacheControl(request.headers).noStore,
               options.excludes?(request, body) != true, let varying = varyingRequestHeaders(for: body.headers) else { return nil }
         if policy != .http {
             guard (200..<300).contains(status) else { return nil }  // time-to-live policies keep successes only
@@ -105,7 +107,7 @@ struct CacheDecision {
             guard storable else { return nil }
         }
         var entry = CacheEntry(key: key.text, method: request.method.rawValue, url: CacheKey.normalize(request.url), status: status,
-                               headers: body.headers, varyingRequestHeaders: varying, storedAt: responseTime, body: body.data)
+                               headers: Self.storable(body.headers), varyingRequestHeaders: varying, storedAt: responseTime, body: body.data)
         refreshTimes(of: &entry, headers: body.headers, requestTime: requestTime, responseTime: responseTime)
         return entry
     }
@@ -114,8 +116,9 @@ struct CacheDecision {
     /// (RFC 9111 §4.3.4).
     func revalidated(_ entry: CacheEntry, notModified headers: HTTPFields, requestTime: Date, responseTime: Date) -> CacheEntry {
         var updated = entry
+        // §3.2: the stored fields are updated from the 304's, except framing and the connection's own.
         let skipped: Set<HTTPField.Name> = [.contentLength, .contentEncoding, .transferEncoding, .contentRange]
-        for name in Set(headers.map(\.name)) where !skipped.contains(name) {
+        for name in Set(Self.storable(headers).map(\.name)) where !skipped.contains(name) {
             updated.headers[values: name] = headers[values: name]
         }
         updated.storedAt = responseTime
@@ -133,6 +136,22 @@ struct CacheDecision {
             let lifetime = freshness.lifetime(status: entry.status, headers: headers, control: control, receivedAt: responseTime)
             entry.expiresAt = lifetime > .zero || freshness.hasExplicitLifetime(headers, control: control)
                 ? responseTime.addingTimeInterval((lifetime - entry.initialAge).seconds) : nil
+        }
+    }
+
+    /// `headers` less what belongs to one connection (RFC 9111 §3.1): the hop-by-hop fields (`Connection`,
+    /// `Keep-Alive`, `TE`, `Transfer-Encoding`, `Upgrade`, every `Proxy-*`) and every field `Connection` names.
+    static func storable(_ headers: HTTPFields) -> HTTPFields {
+        let named = Set(headers[values: .connection].flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        guard named.isEmpty == false || headers.contains(where: { isHopByHop($0.name) }) else { return headers }
+        return HTTPFields(headers.filter { !isHopByHop($0.name) && !named.contains($0.name.canonicalName) })
+    }
+
+    private static func isHopByHop(_ name: HTTPField.Name) -> Bool {
+        switch name.canonicalName {
+        case "connection", "keep-alive", "te", "transfer-encoding", "upgrade": true
+        default: name.canonicalName.hasPrefix("proxy-")
         }
     }
 
@@ -181,13 +200,48 @@ struct CacheDecision {
     /// The request's values of the headers `responseHeaders` vary on; `nil` for `Vary: *`, which never matches.
     private func varyingRequestHeaders(for responseHeaders: HTTPFields) -> [String: String]? {
         guard let names = Self.varyNames(responseHeaders) else { return nil }
-        return Dictionary(names.map { ($0, value(of: $0)) }, uniquingKeysWith: { first, _ in first })
+        return requestValues(for: names)
+    }
+
+    /// The request's normalized values of the fields `names`.
+    func requestValues(for names: [String]) -> [String: String] {
+        Dictionary(names.map { ($0, value(of: $0)) }, uniquingKeysWith: { first, _ in first })
     }
 
     private func value(of name: String) -> String {
         guard let field = HTTPField.Name(name) else { return "" }
-        return request.headers[values: field].joined(separator: ", ")
+        return Self.normalized(request.headers[values: field], name: name)
     }
+
+    /// Field values compared as RFC 9110 lets a cache compare them (RFC 9111 §4.1): the field lines joined into one
+    /// list, white space around members and around `;` dropped, and for fields whose grammar is case-insensitive
+    /// (the `Accept` family) lowercased; the codings of `Accept-Encoding`, whose order means nothing, sorted.
+    static func normalized(_ lines: [String], name: String) -> String {
+        var members: [String] = []
+        for line in lines {
+            var current = ""
+            var quoted = false
+            for character in line {
+                if character == "\"" { quoted.toggle() }
+                if character == ",", !quoted {
+                    members.append(current)
+                    current = ""
+                } else {
+                    current.append(character)
+                }
+            }
+            members.append(current)
+        }
+        members = members.map { member in
+            member.split(separator: ";", omittingEmptySubsequences: false)
+                .map { $0.trimmingCharacters(in: [" ", "\t"]) }.joined(separator: ";")
+        }.filter { !$0.isEmpty }
+        if caseInsensitiveFields.contains(name) { members = members.map { $0.lowercased() } }
+        if name == "accept-encoding" { members.sort() }
+        return members.joined(separator: ", ")
+    }
+
+    private static let caseInsensitiveFields: Set<String> = ["accept", "accept-encoding", "accept-language", "accept-charset"]
 
     /// Lowercased names in `Vary`; `nil` for `*`.
     static func varyNames(_ headers: HTTPFields) -> [String]? {

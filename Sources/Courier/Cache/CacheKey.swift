@@ -54,6 +54,14 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         return Hex.string(hasher.finalize())
     }
 
+    /// The key of one variant of this key's answer: the request's values of the fields the answer varies on
+    /// (`Vary`), normalized, as a SHA-256 beside the key.
+    func variant(_ values: [String: String]) -> CacheKey {
+        var hasher = SHA256()
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) { hasher.update(data: Data("\(name): \(value)\n".utf8)) }
+        return CacheKey(text: text + " vary:" + Hex.string(hasher.finalize()))
+    }
+
     /// Creates a key from its text, as ``CacheEntry/key`` holds it.
     public init(text: String) {
         self.text = text

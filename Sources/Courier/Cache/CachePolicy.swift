@@ -37,7 +37,8 @@ public enum CachePolicy: Sendable, Hashable {
 public struct CacheInfo: Sendable, Hashable {
     /// Whether the body came from the cache (also after a 304 revalidation).
     public var isFromCache: Bool
-    /// The age of the cached answer (RFC 9111's current age); `nil` for an answer from the network.
+    /// The age of the cached answer (RFC 9111's current age), which its `Age` header also carries, in whole
+    /// seconds; `nil` for an answer from the network.
     public var age: Duration?
     /// Whether the cache asked the server and got a 304, so the cached body was confirmed fresh.
     public var wasRevalidated: Bool

@@ -8,6 +8,12 @@ struct HTTPFreshness {
     /// Statuses a cache may store without an explicit lifetime (RFC 9110 §15.1).
     static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
 
+    /// The final statuses whose meaning Courier's cache knows (RFC 9110 §15), which `must-understand` asks for
+    /// (RFC 9111 §5.2.2.3). 206 is not among them: this cache does not combine partial content.
+    static let understood: Set<Int> = [200, 201, 202, 203, 204, 205, 300, 301, 302, 303, 307, 308, 400, 401, 402, 403, 404, 405, 406,
+                                       407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 421, 422, 426, 451, 500, 501, 502, 503,
+                                       504, 505]
+
     /// How long the response stays fresh after it was generated (§4.2.1), heuristics included (§4.2.2);
     /// `control` is the parsed `Cache-Control` of `headers`.
     func lifetime(status: Int, headers: HTTPFields, control: CacheControl, receivedAt: Date) -> Duration {
@@ -18,7 +24,8 @@ struct HTTPFreshness {
             guard let expiry = HTTPDate.parse(expires) else { return .zero }  // an invalid Expires means "already expired"
             return .seconds(max(0, expiry.timeIntervalSince(date)))
         }
-        if Self.heuristicallyCacheable.contains(status), let modified = headers[.lastModified].flatMap { HTTPDate.parse($0) } {
+        // §4.2.2: heuristics for a status cacheable by default, or for any answer marked `public`.
+        if Self.heuristicallyCacheable.contains(status) || control.isPublic, let modified = headers[.lastModified].flatMap { HTTPDate.parse($0) } {
             let heuristic = Duration.seconds(max(0, date.timeIntervalSince(modified)) * options.heuristicFraction)
             return min(heuristic, options.maxHeuristicLifetime)
         }

@@ -102,6 +102,14 @@ public final class ResponseCache: Sendable {
         return await removeEntries { CacheKey.baseURL(of: $0.url) == base }
     }
 
+    /// Removes every entry for exactly `url` (its query too), whatever the method, the caller's credentials or the
+    /// variant; returns how many keys went. What an unsafe request invalidates.
+    @discardableResult
+    public func removeAll(exactURL url: URL) async -> Int {
+        let normalized = CacheKey.normalize(url)
+        return await removeEntries { $0.url == normalized }
+    }
+
     /// Removes everything; returns how many keys went.
     @discardableResult
     public func removeAll() async -> Int {

@@ -38,6 +38,9 @@ struct CacheStep: Sendable {
     /// Headers that make the caller's request conditional or partial: the cache stays out of its way.
     private static let callerOwned: Set<HTTPField.Name> = [.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange, .range]
 
+    /// The `Age` field of an answer from the cache: its current age in whole seconds (RFC 9111 §5.1).
+    static func ageField(_ age: Duration) -> String { String(max(0, age.components.seconds)) }
+
     /// `request` made conditional on ``revalidating``.
     func conditional(_ request: PreparedRequest) -> PreparedRequest {
         guard let revalidating else { return request }
@@ -55,35 +58,59 @@ struct CacheStep: Sendable {
         await cache.store(refreshed)
         cache.recordRevalidation()
         recordHit()
-        let body = ResponseBody(status: HTTPResponse.Status(code: refreshed.status), headers: refreshed.headers, data: refreshed.body)
+        var headers = refreshed.headers
+        headers[.age] = Self.ageField(refreshed.age(at: now))
+        let body = ResponseBody(status: HTTPResponse.Status(code: refreshed.status), headers: headers, data: refreshed.body)
         let merged = ExchangeResult(sent: exchanged.sent, body: body, firstByte: exchanged.firstByte)
         return (merged, CacheInfo(isFromCache: true, age: refreshed.age(at: now), wasRevalidated: true, wasStored: true))
     }
 
-    /// Stores a validated, decoded answer when the policy and the response allow; returns whether it did.
+    /// Stores an answer when the policy and the response allow; returns whether it did. A response that varies
+    /// (`Vary`) keeps the URL's key while its variant is the one stored there; another variant goes beside it,
+    /// under a key of its own (see ``CacheKey/variant(_:)``), so variants no longer evict each other.
     func store(_ body: ResponseBody, requestTime: Date) async -> Bool {
         recordMiss()
-        guard let entry = decision.entryToStore(body, key: key, requestTime: requestTime, responseTime: Date()) else { return false }
+        guard var entry = decision.entryToStore(body, key: key, requestTime: requestTime, responseTime: Date()) else { return false }
+        if !entry.varyingRequestHeaders.isEmpty, let primary = await cache.lookup(key), !decision.matchesVary(primary) {
+            entry.key = key.variant(entry.varyingRequestHeaders).text
+        }
         await cache.store(entry)
         return true
+    }
+
+    /// The stored answer for this request: the URL's entry when its variant fits the request, else the entry of
+    /// the request's own variant, if one was stored. `Vary` is checked again by the decision.
+    func lookup() async -> CacheEntry? {
+        guard let primary = await cache.lookup(key) else { return nil }
+        if decision.matchesVary(primary) { return primary }
+        guard let names = CacheDecision.varyNames(primary.headers), !names.isEmpty else { return primary }
+        return await cache.lookup(key.variant(decision.requestValues(for: names))) ?? primary
     }
 }
 
 extension RequestExecutor {
-    /// Methods whose success makes the cached GET of their URL out of date (RFC 9111 §4.4).
-    private static let unsafeMethods: Set<HTTPRequest.Method> = [.post, .put, .delete, .patch]
+    /// The methods RFC 9110 §9.2.1 defines as safe; every other one is unsafe.
+    private static let safeMethods: Set<HTTPRequest.Method> = [.get, .head, .options, .trace]
 
-    /// Removes the cached GET of `request`'s URL after an unsafe method succeeded on it.
-    func invalidateAfterUnsafe(_ request: PreparedRequest) async {
-        guard let cache = configuration.cache, Self.unsafeMethods.contains(request.method) else { return }
-        await cache.remove(CacheKey(method: .get, url: request.url, namespace: cache.options.namespace))
+    /// After an unsafe method got a non-error answer (1xx to 3xx), removes what the cache holds for the request's
+    /// URL and for the answer's `Location` and `Content-Location` on the same origin, every variant and every
+    /// caller's (RFC 9111 §4.4). An error answer (a 5xx) changed nothing, so it invalidates nothing.
+    func invalidateAfterUnsafe(_ request: PreparedRequest, status: HTTPResponse.Status, headers: HTTPFields) async {
+        guard let cache = configuration.cache, !Self.safeMethods.contains(request.method), status.code < 400 else { return }
+        var targets = [request.url]
+        for name in [HTTPField.Name.location, .contentLocation] {
+            guard let value = headers[name], let target = URL(string: value, relativeTo: request.url)?.absoluteURL,
+                  RedirectState.sameOrigin(request.url, target) else { continue }
+            targets.append(target)
+        }
+        for target in targets { await cache.removeAll(exactURL: target) }
     }
 
     /// Runs `request` under its cache policy: answers from the cache, revalidates, or asks the network and
     /// stores the answer; falls back to the cache when the policy allows and the network fails.
     func runCached(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep, startDate: Date,
                    start: Tick) async throws -> ErasedResponse {
-        let stored = await step.cache.lookup(step.key)
+        let stored = await step.lookup()
         switch step.decision.lookup(stored, now: Date()) {
         case .serve(let entry, let age):
             step.recordHit()
@@ -151,7 +178,7 @@ extension RequestExecutor {
     /// The cached answer to `request`, if the cache holds one for it (any age, `Vary` respected), without the
     /// network.
     private func cachedResponse(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep) async -> ErasedResponse? {
-        guard let entry = await step.cache.lookup(step.key), step.decision.matchesVary(entry) else { return nil }
+        guard let entry = await step.lookup(), step.decision.matchesVary(entry) else { return nil }
         let info = CacheInfo(isFromCache: true, age: entry.age(at: Date()))
         guard let response = try? respond(request, prepared: prepared, from: entry, info: info, startDate: Date(), start: .now) else { return nil }
         step.recordHit()
@@ -161,7 +188,9 @@ extension RequestExecutor {
     /// A response built from a stored entry, validated and decoded like one from the network.
     private func respond(_ request: ErasedRequest, prepared: PreparedRequest, from entry: CacheEntry, info: CacheInfo,
                          startDate: Date, start: Tick) throws -> ErasedResponse {
-        let body = ResponseBody(status: HTTPResponse.Status(code: entry.status), headers: entry.headers, data: entry.body)
+        var headers = entry.headers
+        if let age = info.age { headers[.age] = CacheStep.ageField(age) }  // the answer says how old it is (RFC 9111 §5.1)
+        let body = ResponseBody(status: HTTPResponse.Status(code: entry.status), headers: headers, data: entry.body)
         try validate(body, for: prepared, extra: request.validators, usesSession: request.usesSessionValidators)
         let value = try request.decode(body)
         let now = Tick.now

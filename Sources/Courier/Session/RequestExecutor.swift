@@ -117,7 +117,7 @@ struct RequestExecutor: Sendable {
             try await attempts(request, prepared: prepared, id: id, canceller: canceller, first: first, sharing: key, cacheStep: cacheStep,
                                timeouts: timeouts, deadline: deadline, startDate: startDate, start: start)
         }
-        await invalidateAfterUnsafe(prepared)
+        await invalidateAfterUnsafe(prepared, status: response.status, headers: response.headers)
         return response
     }
 
@@ -169,9 +169,17 @@ struct RequestExecutor: Sendable {
                         continue
                     }
                 }
+                // RFC 9111 stores what the server says may be stored, an error status with explicit freshness too, so
+                // the `http` policy stores before validation; the time-to-live policies keep only answers that pass it.
+                let storesFirst = cacheStep?.decision.policy == .http
+                if let cacheStep, storesFirst, !cacheInfo.wasRevalidated {
+                    cacheInfo.wasStored = await cacheStep.store(body, requestTime: requestTime)
+                }
                 try validate(body, for: sent, extra: request.validators, usesSession: request.usesSessionValidators)
                 let value = try request.decode(body)
-                if let cacheStep, !cacheInfo.wasRevalidated { cacheInfo.wasStored = await cacheStep.store(body, requestTime: requestTime) }
+                if let cacheStep, !storesFirst, !cacheInfo.wasRevalidated {
+                    cacheInfo.wasStored = await cacheStep.store(body, requestTime: requestTime)
+                }
                 return makeResponse(value, exchanged, cacheInfo: cacheInfo, original: prepared, attempts: attempt, startDate: startDate, start: start)
             } catch {
                 failure = timedOut(error, prepared, deadline: deadline, timeouts: timeouts)

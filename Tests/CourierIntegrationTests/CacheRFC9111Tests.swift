@@ -1,0 +1,91 @@
+import Courier
+import CourierTesting
+import CourierTestSupport
+import Foundation
+import HTTPTypes
+import Testing
+
+/// The `http` policy as RFC 9111 has it, over the loopback server (issue 41's table; the pure rules are in
+/// `CacheDecisionTests` and `CacheNumbersTests`).
+@Suite("RFC 9111 over the wire", .timeLimit(.minutes(1)))
+struct CacheRFC9111Tests {
+    func get(_ session: Session, _ path: String, headers: HTTPFields = [:]) async throws -> Response<Data> {
+        try await session.send(Request<Data>.get(path, headers: headers).cachePolicy(.http))
+    }
+
+    @Test func aCachedAnswerCarriesItsCurrentAgeAlsoAfterA304() async throws {
+        try await withCachingSession { session, _ in
+            // No Age from the server, but a Date 100 s old: the answer is 100 s old when it arrives (§4.2.3).
+            _ = try await get(session, "/cache/aged?cache-control=max-age=600&date-ago=100")
+            let cached = try await get(session, "/cache/aged?cache-control=max-age=600&date-ago=100")
+            let age = try #require(cached.headers[.age].flatMap(Int.init))
+            #expect(cached.cacheInfo.isFromCache && age >= 100 && age < 110 && cached.headers[values: .age].count == 1)
+            #expect(cached.cacheInfo.age.map { Int($0.components.seconds) } == age)
+            // Revalidated (max-age=0 makes it stale at once): the merged answer's Age restarts from the 304's.
+            _ = try await get(session, "/cache/reval?cache-control=max-age=0&age=7")
+            let merged = try await get(session, "/cache/reval?cache-control=max-age=0&age=7")
+            #expect(merged.cacheInfo.wasRevalidated && merged.headers[.age].flatMap(Int.init).map { $0 >= 7 && $0 < 17 } == true)
+        }
+    }
+
+    @Test func fieldsOfOneConnectionAreNotStored() async throws {
+        try await withCachingSession { session, server in
+            let path = "/cache/hop?cache-control=max-age=600&headers=Connection:X-Private|X-Private:1|Keep-Alive:timeout=5|Proxy-Note:x|X-Kept:yes"
+            _ = try await get(session, path)
+            let entry = try #require(await session.cache?.entry(url: server.url(path)))
+            for name in ["Connection", "X-Private", "Keep-Alive", "Proxy-Note"] { #expect(entry.headers[HTTPField.Name(name)!] == nil, "\(name)") }
+            #expect(entry.headers[HTTPField.Name("X-Kept")!] == "yes")
+        }
+    }
+
+    @Test func variantsOfOneURLAreKeptSideBySide() async throws {
+        try await withCachingSession { session, server in
+            let path = "/cache/variants?cache-control=max-age=600&vary=Accept-Language"
+            for language in ["en", "fr", "en", "fr", "EN"] {
+                _ = try await get(session, path, headers: [.acceptLanguage: language])
+            }
+            #expect(server.hits("/cache/variants") == 2)  // en and fr once each; EN is en (case-insensitive)
+            // White space and list order of Accept-Encoding mean nothing.
+            let encoded = "/cache/encodings?cache-control=max-age=600&vary=Accept-Encoding"
+            _ = try await get(session, encoded, headers: [.acceptEncoding: "gzip,deflate"])
+            let same = try await get(session, encoded, headers: [.acceptEncoding: "deflate,  gzip"])
+            #expect(same.cacheInfo.isFromCache && server.hits("/cache/encodings") == 1)
+        }
+    }
+
+    @Test func anErrorWithExplicitFreshnessIsStoredAndReused() async throws {
+        try await withCachingSession { session, server in
+            for _ in 0..<2 {
+                let error = await courierError { _ = try await get(session, "/cache/broken?status=500&cache-control=max-age=600") }
+                #expect(error?.status?.code == 500)
+            }
+            #expect(server.hits("/cache/broken") == 1)
+            // Without explicit freshness a 500 is not stored, and stale-if-error still answers from the good entry.
+            _ = try await get(session, "/cache/sie?cache-control=max-age=0,stale-if-error=600&fail-after=1&etag=none&last-modified=none")
+            let rescued = try await get(session, "/cache/sie?cache-control=max-age=0,stale-if-error=600&fail-after=1&etag=none&last-modified=none")
+            #expect(rescued.cacheInfo.isFromCache && rescued.status == .ok)
+        }
+    }
+
+    @Test func anySuccessfulUnsafeMethodInvalidatesTheURLAndItsLocationsButAFailureDoesNot() async throws {
+        try await withCachingSession { session, server in
+            let page = "/cache/page?cache-control=max-age=600"
+            let other = "/cache/other?cache-control=max-age=600"
+            func cached(_ path: String) async -> Bool { await session.cache?.entry(url: server.url(path)) != nil }
+            _ = try await get(session, page)
+            _ = try await get(session, other)
+            // A failed unsafe request (5xx) changes nothing on the server, so it invalidates nothing.
+            _ = try? await session.send(Request<Data>(method: .post, path: page + "&status=500").cachePolicy(.networkOnly))
+            #expect(await cached(page))
+            // An extension method is unsafe too; the answer's Location and Content-Location on the same origin go as well.
+            let purge = Request<Data>(method: HTTPRequest.Method("PURGE")!, path: page)
+            _ = try await session.send(purge)
+            #expect(await !cached(page))
+            _ = try await get(session, page)
+            let location = server.url(other).absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            _ = try await session.send(Request<Data>.post("/cache/post?headers=Content-Location:\(location)"))
+            let otherKept = await cached(other), pageKept = await cached(page)
+            #expect(!otherKept && pageKept)
+        }
+    }
+}
