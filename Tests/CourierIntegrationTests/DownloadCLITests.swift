@@ -165,6 +165,27 @@ struct DownloadCLITests {
         }
     }
 
+    /// A server that gives neither ETag nor Last-Modified: a new process still resumes from the saved record (by
+    /// length and checksum), not from zero.
+    @Test func aRecordWithoutValidatorsIsResumedByTheNextProcess() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let size = 2_000_000
+            let url = server.url("/file/\(size)?rate=1000000&no-validators&key=bare").absoluteString
+            let target = directory.appendingPathComponent("bare.bin")
+            let interrupted = try await CLI.run(["download", url, "-o", target.path],
+                                                killWhen: { server.counter("file-bytes:bare") >= 400_000 }, signal: SIGINT)
+            #expect(interrupted.status == 130)
+            let kept = ResumeRecordFile.writtenBytes(at: target.resumeRecord) ?? 0
+            #expect(kept > 0)
+            let sentBefore = server.counter("file-bytes:bare")
+            let resumed = try await CLI.run(["download", url, "-o", target.path, "--sha256", ServerFiles.sha256(count: size)])
+            #expect(resumed.status == 0 && resumed.stderr.contains("resuming at"), "\(resumed.stderr)")
+            #expect(server.counter("file-bytes:bare") - sentBefore == size - Int(kept))
+        }
+    }
+
     @Test func ctrlCPausesWithTheRecordSavedAndTheNextRunFinishes() async throws {
         let directory = try temporaryDownloadDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -21,6 +21,18 @@ struct DownloadManagerTests {
         }
     }
 
+    @Test func aRelativePathIsResolvedWithTheSessionsBaseURLAndAPIVersion() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServerSession({ $0.apiVersion = "v7" }) { session, server in
+            let manager = try DownloadManager(session: session)
+            let download = try await manager.add("/file/1000", to: .file(directory.appendingPathComponent("versioned.bin")))
+            _ = try await download.completion()
+            // The test server skips a leading version when routing, so only the path it saw tells the two apart.
+            #expect(server.hits("/v7/file/1000") == 1 && server.hits("/file/1000") == 0)
+        }
+    }
+
     @Test func aRestoredDownloadWhoseStoredChecksumIsDamagedComesBackFailedNotUnchecked() async throws {
         try await withStateDirectory { state, server, directory, session in
             let first = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
