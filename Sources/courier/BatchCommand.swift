@@ -11,7 +11,8 @@ struct BatchCommand: AsyncParsableCommand {
         discussion: HelpText.reflow("""
             FILE holds one request per line: 'METHOD URL' or just 'URL' (GET); blank lines and '#' comments are
             skipped; '-' reads standard input. Prints '<status> METHOD URL' (or 'ERR METHOD URL: error' when no
-            answer came) per request in input order, then a summary. Exits 0 when every request got a 2xx
+            answer came) per request in input order, each as soon as it and every earlier one have ended, then a
+            summary. No answer is kept once its line is printed, so any number of requests runs in flat memory. Exits 0 when every request got a 2xx
             answer, 1 otherwise, 64 for a usage error.
             Example:
               courier batch urls.txt --concurrency 16 --fail-fast --cache cache-else-network --cookie-jar jar.json
@@ -32,6 +33,17 @@ struct BatchCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Send the cookies in FILE and save the ones the servers set back to it.", valueName: "file"))
     var cookieJar: String?
 
+    /// `<status> METHOD URL`, or `ERR METHOD URL: error` when no answer came.
+    private static func line(_ request: Request<Data>, _ result: Result<Response<Data>, CourierError>) -> String {
+        let target = "\(request.method.rawValue) \(Redactor.standard.redact(urlText: request.path))"
+        switch result {
+        case .success(let response): return "\(response.status.code) \(target)"
+        case .failure(let error) where error.code == .httpStatus && error.status != nil:
+            return "\(error.status?.code ?? 0) \(target)"  // an answer, not an error: its status, as promised
+        case .failure(let error): return "ERR \(target): \(error)"
+        }
+    }
+
     func validate() throws {
         if concurrency < 1 || concurrency > 1024 { throw ValidationError("--concurrency must be between 1 and 1024") }
     }
@@ -45,19 +57,14 @@ struct BatchCommand: AsyncParsableCommand {
             var configuration = Configuration { $0.validators = [StatusCodeValidator.successful] }
             try cache.apply(to: &configuration)
             if let cookieJar { configuration.cookieJar = try CookieJar(file: URL(filePath: cookieJar)) }
-            let outcome = try await withSession(configuration) { session in
-                try await session.batch(requests, options: options)
-            }
-            for (request, result) in zip(requests, outcome.results) {
-                let target = "\(request.method.rawValue) \(URL(string: request.path).map { Redactor.standard.redact(url: $0) } ?? request.path)"
-                switch result {
-                case .success(let response): Output.stdout("\(response.status.code) \(target)")
-                case .failure(let error) where error.code == .httpStatus && error.status != nil:
-                    Output.stdout("\(error.status?.code ?? 0) \(target)")  // an answer, not an error: its status, as promised
-                case .failure(let error): Output.stdout("ERR \(target): \(error)")
+            // Each line is printed as soon as its request and every earlier one have ended, and no answer is kept
+            // after that: memory stays flat for any number of requests (a bounded window waits for a slow one).
+            let progress = try await withSession(configuration) { session in
+                try await session.run(Batch(requests, options: options), window: max(16, 2 * concurrency)) { index, result in
+                    Output.stdout(Self.line(requests[index], result))
                 }
             }
-            let failed = outcome.failedIndices.count
+            let failed = progress.failed
             let seconds = String(format: "%.2f", start.duration(to: .now).seconds)
             Output.stderr("\(requests.count) requests: \(requests.count - failed) succeeded, \(failed) failed in \(seconds) s")
             if failed > 0 { throw ExitCode(1) }

@@ -247,3 +247,44 @@ struct SavedMeansSavedTests {
         }
     }
 }
+
+/// A batch that hands each result on in input order and keeps none (issue 41: `courier batch` held every body).
+@Suite("A batch consumed as it runs", .timeLimit(.minutes(1)))
+struct StreamedBatchTests {
+    @Test(arguments: [1, 4, 64])
+    func resultsComeInInputOrderOneAtATimeWithinTheWindow(window: Int) async throws {
+        try await withServerSession { session, server in
+            // Early requests are slow, later ones fast: the later ones wait in the window for the earlier ones.
+            let requests = (0..<40).map { Request<Data>.get("/delay/\(max(0, 30 - $0))?n=\($0)") }
+            let seen = Locked<(order: [Int], consuming: Bool, overlapped: Bool, mostAhead: Int)>(([], false, false, 0))
+            let progress = try await session.run(Batch(requests, options: BatchOptions(concurrency: 8)), window: window) { index, result in
+                let started = server.hits("/delay/0") + (1...30).reduce(0) { $0 + server.hits("/delay/\($1)") }
+                seen.withLock {
+                    $0.overlapped = $0.overlapped || $0.consuming
+                    $0.consuming = true
+                    $0.order.append(index)
+                    // Requests the server has seen beyond this one: at most the window (plus the workers' own).
+                    $0.mostAhead = max($0.mostAhead, started - index - 1)
+                }
+                #expect((try? result.get())?.status == .ok)
+                try? await Task.sleep(for: .milliseconds(1))
+                seen.withLock { $0.consuming = false }
+            }
+            let result = seen.withLock { $0 }
+            #expect(result.order == Array(0..<40) && !result.overlapped)
+            #expect(result.mostAhead <= window + 8)
+            #expect(progress.completed == 40 && progress.failed == 0)
+        }
+    }
+
+    @Test func aFailFastBatchHandsOnEveryResultAndCountsWhatNeverStarted() async throws {
+        try await withServerSession({ $0.validators = [StatusCodeValidator.successful] }) { session, _ in
+            let requests = [Request<Data>.get("/status/500")] + (0..<20).map { _ in Request<Data>.get("/delay/50") }
+            let count = Locked(0)
+            let progress = try await session.run(Batch(requests, options: BatchOptions(concurrency: 2, mode: .failFast)), window: 2) { _, _ in
+                count.withLock { $0 += 1 }
+            }
+            #expect(count.withLock { $0 } == 21 && progress.failed >= 1 && progress.completed == 21)
+        }
+    }
+}

@@ -40,9 +40,21 @@ public final class Batch<Value: Sendable>: Sendable {
         cancel?()
     }
 
-    /// Runs every request through `send`; see ``Session/run(_:)-(Batch<Value>)``.
+    /// A result handed on in input order: its index and how the request ended.
+    typealias Delivery = @Sendable (Int, Result<Response<Value>, CourierError>) async -> Void
+
+    /// Runs every request through `send` and collects the results; see ``Session/run(_:)-(Batch<Value>)``.
     func run(_ send: @escaping @Sendable (Request<Value>) async throws -> Response<Value>) async throws -> BatchOutcome<Value> {
-        let task = Task { try await self.runGroup(send) }
+        let results = Locked<[Result<Response<Value>, CourierError>]>([])
+        _ = try await run(send, window: .max) { _, result in results.withLock { $0.append(result) } }
+        return BatchOutcome(results: results.withLock { $0 })
+    }
+
+    /// Runs every request through `send`, handing each result to `deliver` in input order; see
+    /// ``Session/run(_:window:consume:)``.
+    func run(_ send: @escaping @Sendable (Request<Value>) async throws -> Response<Value>, window: Int,
+             deliver: @escaping Delivery) async throws -> BatchProgress {
+        let task = Task { try await self.runGroup(send, window: window, deliver: deliver) }
         let cancelledEarly = control.withLock { control in
             control.cancelRunning = { task.cancel() }
             return control.isCancelled
@@ -53,9 +65,10 @@ public final class Batch<Value: Sendable>: Sendable {
 
     /// Runs the batch on `concurrency` workers, each taking the next request as its last one ends: a task per
     /// worker, not per request, and no wake-up of this task per request (see ``BatchLedger``).
-    private func runGroup(_ send: @escaping @Sendable (Request<Value>) async throws -> Response<Value>) async throws -> BatchOutcome<Value> {
+    private func runGroup(_ send: @escaping @Sendable (Request<Value>) async throws -> Response<Value>, window: Int,
+                          deliver: @escaping Delivery) async throws -> BatchProgress {
         for plugin in options.plugins { plugin.willStart(total: requests.count) }
-        let ledger = BatchLedger<Value>(count: requests.count)
+        let ledger = BatchLedger<Value>(count: requests.count, window: window)
         var final: BatchProgress?
         defer {
             let progress = final ?? ledger.progress
@@ -65,7 +78,7 @@ public final class Batch<Value: Sendable>: Sendable {
         let workers = min(max(1, options.concurrency), requests.count)
         await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<workers {
-                group.addTask { await self.work(ledger, send) }
+                group.addTask { await self.work(ledger, send, deliver) }
             }
             // A worker that ends early has stopped the batch on a failure: the rest are cancelled.
             while let stopped = await group.next() {
@@ -73,19 +86,29 @@ public final class Batch<Value: Sendable>: Sendable {
             }
         }
         if Task.isCancelled { throw CourierError.cancelled("the batch was cancelled") }
-        let outcome = ledger.outcome()
+        let (rest, neverStarted) = ledger.remaining()
+        for (index, result) in rest { await deliver(index, result) }
         var progress = ledger.progress
+        progress.failed += neverStarted
         progress.completed = progress.total
-        progress.failed = outcome.failedIndices.count
         final = progress
         broadcaster.yield(progress)
-        return outcome
+        return progress
     }
 
-    /// One worker: sends the next request until none is left; returns `true` when a failure of its own stopped
-    /// the batch (``BatchOptions/Mode/failFast``).
-    private func work(_ ledger: BatchLedger<Value>, _ send: @Sendable (Request<Value>) async throws -> Response<Value>) async -> Bool {
-        while !Task.isCancelled, let index = ledger.take() {
+    /// One worker: sends the next request until none is left, handing on the results that its own completes in
+    /// input order; returns `true` when a failure of its own stopped the batch (``BatchOptions/Mode/failFast``).
+    private func work(_ ledger: BatchLedger<Value>, _ send: @Sendable (Request<Value>) async throws -> Response<Value>,
+                      _ deliver: Delivery) async -> Bool {
+        while !Task.isCancelled {
+            let index: Int
+            switch ledger.take() {
+            case .done: return false
+            case .wait:
+                await ledger.waitForRoom()
+                continue
+            case .request(let next): index = next
+            }
             let result: Result<Response<Value>, CourierError>
             var stops = false
             do { result = .success(try await send(requests[index])) } catch {
@@ -93,7 +116,12 @@ public final class Batch<Value: Sendable>: Sendable {
                 stops = options.mode == .failFast && failure.code != .cancelled && !Task.isCancelled
                 result = .failure(failure)
             }
-            if ledger.record(result, at: index, stopOnFailure: stops, publish: broadcaster.yield) { return true }
+            var (stopped, deliveries) = ledger.record(result, at: index, stopOnFailure: stops, publish: broadcaster.yield)
+            while !deliveries.isEmpty {
+                for (delivered, item) in deliveries { await deliver(delivered, item) }
+                deliveries = ledger.nextDeliveries()
+            }
+            if stopped { return true }
         }
         return false
     }
