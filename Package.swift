@@ -151,7 +151,8 @@ let package = Package(
         .executableTarget(
             name: "courier-fuzz",
             dependencies: ["Courier", "CLibFuzzer", .product(name: "HTTPTypes", package: "swift-http-types"),
-                           .product(name: "NIOCore", package: "swift-nio")],
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                           .product(name: "NIOEmbedded", package: "swift-nio")],
             path: "Fuzz/courier-fuzz",
             swiftSettings: strictSettings + fuzzedSettings,
             linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []

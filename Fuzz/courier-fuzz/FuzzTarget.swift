@@ -17,6 +17,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case contentRange = "content-range"
     /// `URLBuilder.validate` and `RedirectState`: ports and redirect targets before NIO sees them.
     case redirect
+    /// NIO's response decoder and `ResponseStatusGuard`: what reaches AsyncHTTPClient's state machine.
+    case responseHead = "response-head"
 
     /// Runs one input; throws when an invariant does not hold.
     func run(_ input: FuzzInput) throws(InvariantViolation) {
@@ -29,6 +31,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .url: try URLFuzz.run(input)
         case .contentRange: try ContentRangeFuzz.run(input)
         case .redirect: try RedirectFuzz.run(input)
+        case .responseHead: try ResponseHeadFuzz.run(input)
         }
     }
 }

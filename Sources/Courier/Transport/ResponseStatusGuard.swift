@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import NIOCore
-import NIOHTTP1
+package import NIOCore
+package import NIOHTTP1
 import NIOHPACK
 import NIOHTTP2
 
@@ -16,14 +16,17 @@ import NIOHTTP2
 /// codec. A head whose status is not three digits from 100 to 999 fails the request with
 /// ``CourierError/Code/invalidResponse`` and closes the connection; nothing after it is read.
 /// The upstream report and fix are in <doc:UpstreamReports>.
-final class ResponseStatusGuard: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPClientResponsePart
-    typealias InboundOut = HTTPClientResponsePart
+package final class ResponseStatusGuard: ChannelInboundHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPClientResponsePart
+    package typealias InboundOut = HTTPClientResponsePart
+
+    /// A guard for one connection.
+    package init() {}
 
     /// Set once a head was refused: every later part of that connection is dropped.
     private var refused = false
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
         if case .head(let head) = unwrapInboundIn(data), !Self.isValid(code: Int(head.status.code)) {
             refuse(context, status: String(head.status.code))
@@ -40,7 +43,7 @@ final class ResponseStatusGuard: ChannelInboundHandler, RemovableChannelHandler 
 
     /// Whether AsyncHTTPClient and HTTP types can take `code`: the `3DIGIT` of RFC 9110 §15, less the codes under 100,
     /// which no class defines.
-    static func isValid(code: Int) -> Bool { (100...999).contains(code) }
+    package static func isValid(code: Int) -> Bool { (100...999).contains(code) }
 
     /// Whether an HTTP/2 `:status` value is three ASCII digits from 100 to 999 (RFC 9113 §8.3.2).
     static func isValid(h2Status value: String) -> Bool {
