@@ -9,7 +9,12 @@ import NIOHTTP1
 enum ResponseHeadFuzz {
     static func run(_ input: FuzzInput) throws(InvariantViolation) {
         let channel = EmbeddedChannel()
-        defer { _ = try? channel.finish() }
+        defer {
+            _ = try? channel.finish()
+            // A channel the guard closed tears its pipeline down in tasks on its loop; an embedded loop runs them
+            // only when asked, and until then the pipeline and the channel hold each other.
+            channel.embeddedEventLoop.run()
+        }
         do {
             let sync = channel.pipeline.syncOperations
             try sync.addHandler(HTTPRequestEncoder())

@@ -1,5 +1,6 @@
 import Courier
 import CourierTesting
+import CourierTestSupport
 import Foundation
 import Testing
 
@@ -162,6 +163,28 @@ struct DownloadCLITests {
                 let left = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("state").path)
                 #expect(left.isEmpty, "\(left)")
             }
+        }
+    }
+
+    /// Two processes, one destination: the second stops at once and touches nothing; the first saves what it
+    /// reports, whole (issue 41: the second truncated the first's file, which then reported a wrong file as saved).
+    @Test(arguments: [["--no-resume"], []])
+    func aSecondProcessForTheSameDestinationStopsAndTheFirstSavesTheWholeFile(extra: [String]) async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let size = 1_500_000
+            let key = "two-\(extra.count)"
+            let url = server.url("/file/\(size)?rate=1000000&key=\(key)").absoluteString
+            let target = directory.appendingPathComponent("shared.bin")
+            async let first = CLI.run(["download", url, "-o", target.path, "--sha256", ServerFiles.sha256(count: size)])
+            await eventually("the first process is writing") { server.counter("file-bytes:\(key)") > 0 }
+            let second = try await CLI.run(["download", url, "-o", target.path] + extra)
+            #expect(second.status == 1 && second.stderr.contains("destinationBusy"), "\(second.stderr)")
+            let done = try await first
+            #expect(done.status == 0, "\(done.stderr)")
+            #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
+            #expect(!target.partFile.exists && !target.resumeRecord.exists)
         }
     }
 
