@@ -25,7 +25,8 @@ struct HTTPFreshness {
             return .seconds(max(0, expiry.timeIntervalSince(date)))
         }
         // §4.2.2: heuristics for a status cacheable by default, or for any answer marked `public`.
-        if Self.heuristicallyCacheable.contains(status) || control.isPublic, let modified = headers[.lastModified].flatMap { HTTPDate.parse($0) } {
+        if Self.heuristicallyCacheable.contains(status) || control.isPublic,
+           let modified = headers[.lastModified].flatMap({ HTTPDate.parse($0) }) {
             let heuristic = Duration.seconds(max(0, date.timeIntervalSince(modified)) * options.heuristicFraction)
             return min(heuristic, options.maxHeuristicLifetime)
         }
