@@ -51,12 +51,9 @@ struct CacheControl: Sendable, Hashable {
     /// `a, b=1, c="x, y"` → (a, nil), (b, 1), (c, x, y); names lowercased.
     static func directives(_ value: String) -> [(name: String, argument: String?)] {
         var result: [(String, String?)] = []
-        var current = ""
-        var inQuotes = false
-        func flush() {
-            let part = current.trimmingCharacters(in: .whitespaces)
-            current = ""
-            guard !part.isEmpty else { return }
+        for member in FieldList.members(value) {
+            let part = member.trimmingCharacters(in: .whitespaces)
+            guard !part.isEmpty else { continue }
             if let equals = part.firstIndex(of: "=") {
                 let name = part[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
                 var argument = part[part.index(after: equals)...].trimmingCharacters(in: .whitespaces)
@@ -66,11 +63,6 @@ struct CacheControl: Sendable, Hashable {
                 result.append((part.lowercased(), nil))
             }
         }
-        for character in value {
-            if character == "\"" { inQuotes.toggle() }
-            if character == ",", !inQuotes { flush() } else { current.append(character) }
-        }
-        flush()
         return result
     }
 }

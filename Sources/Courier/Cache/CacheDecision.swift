@@ -217,22 +217,7 @@ struct CacheDecision {
     /// list, white space around members and around `;` dropped, and for fields whose grammar is case-insensitive
     /// (the `Accept` family) lowercased; the codings of `Accept-Encoding`, whose order means nothing, sorted.
     static func normalized(_ lines: [String], name: String) -> String {
-        var members: [String] = []
-        for line in lines {
-            var current = ""
-            var quoted = false
-            for character in line {
-                if character == "\"" { quoted.toggle() }
-                if character == ",", !quoted {
-                    members.append(current)
-                    current = ""
-                } else {
-                    current.append(character)
-                }
-            }
-            members.append(current)
-        }
-        members = members.map { member in
+        var members = lines.flatMap(FieldList.members).map { member in
             member.split(separator: ";", omittingEmptySubsequences: false)
                 .map { $0.trimmingCharacters(in: [" ", "\t"]) }.joined(separator: ";")
         }.filter { !$0.isEmpty }
