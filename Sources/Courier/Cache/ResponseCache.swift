@@ -102,12 +102,13 @@ public final class ResponseCache: Sendable {
         return await removeEntries { CacheKey.baseURL(of: $0.url) == base }
     }
 
-    /// Removes every entry for exactly `url` (its query too), whatever the method, the caller's credentials or the
-    /// variant; returns how many keys went. What an unsafe request invalidates.
+    /// Removes every entry for exactly one of `urls` (their queries too), whatever the method, the caller's
+    /// credentials or the variant, in one pass over each store; returns how many keys went. What an unsafe request
+    /// invalidates.
     @discardableResult
-    public func removeAll(exactURL url: URL) async -> Int {
-        let normalized = CacheKey.normalize(url)
-        return await removeEntries { $0.url == normalized }
+    public func removeAll(exactURLs urls: [URL]) async -> Int {
+        let normalized = Set(urls.map(CacheKey.normalize))
+        return await removeEntries { normalized.contains($0.url) }
     }
 
     /// Removes everything; returns how many keys went.

@@ -48,9 +48,9 @@ package struct RedirectState {
     package mutating func next(method: HTTPRequest.Method, url: URL, status: HTTPResponse.Status, location: @autoclosure () -> String?,
                        bodyIsReplayable: Bool) throws -> RedirectAction {
         guard policy.follows, [301, 302, 303, 307, 308].contains(status.code), let location = location() else { return .deliver }
-        guard let target = URL(string: location, relativeTo: url)?.absoluteURL, URLBuilder.isAbsoluteHTTP(target) else {
-            let reason = URL(string: location, relativeTo: url)?.absoluteURL.portProblem.map { "redirect to \($0)" }
-            throw CourierError.invalidURL(location, reason: reason ?? "redirect to an invalid location")
+        let target = URL(string: location, relativeTo: url)?.absoluteURL
+        guard let target, URLBuilder.isAbsoluteHTTP(target) else {
+            throw CourierError.invalidURL(location, reason: target?.portProblem.map { "redirect to \($0)" } ?? "redirect to an invalid location")
         }
 
         let newMethod: HTTPRequest.Method

@@ -58,11 +58,12 @@ struct CacheStep: Sendable {
         await cache.store(refreshed)
         cache.recordRevalidation()
         recordHit()
+        let age = refreshed.age(at: now)
         var headers = refreshed.headers
-        headers[.age] = Self.ageField(refreshed.age(at: now))
+        headers[.age] = Self.ageField(age)
         let body = ResponseBody(status: HTTPResponse.Status(code: refreshed.status), headers: headers, data: refreshed.body)
         let merged = ExchangeResult(sent: exchanged.sent, body: body, firstByte: exchanged.firstByte)
-        return (merged, CacheInfo(isFromCache: true, age: refreshed.age(at: now), wasRevalidated: true, wasStored: true))
+        return (merged, CacheInfo(isFromCache: true, age: age, wasRevalidated: true, wasStored: true))
     }
 
     /// Stores an answer when the policy and the response allow; returns whether it did. A response that varies
@@ -103,7 +104,7 @@ extension RequestExecutor {
                   RedirectState.sameOrigin(request.url, target) else { continue }
             targets.append(target)
         }
-        for target in targets { await cache.removeAll(exactURL: target) }
+        await cache.removeAll(exactURLs: targets)
     }
 
     /// Runs `request` under its cache policy: answers from the cache, revalidates, or asks the network and

@@ -75,7 +75,9 @@ struct RequestPreparation {
         url = URLBuilder.appending(query, to: url)
 
         var headers = request.includesDefaultHeaders ? snapshot.defaultFields : HTTPFields()
-        if url.user(percentEncoded: true) != nil { (url, facts) = (Self.movingCredentials(of: url, into: &headers), nil) }
+        if facts?.hasUserInfo ?? (url.user(percentEncoded: true) != nil) {
+            (url, facts) = (Self.movingCredentials(of: url, into: &headers), nil)
+        }
         // The defaults alone already carry `Accept-Encoding` (see ``SessionSnapshot/defaultFields``): the usual
         // request, with no fields of its own, looks nothing up.
         let ownFields = !request.headers.isEmpty || !request.rawHeaders.isEmpty || !request.includesDefaultHeaders

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Text a server controls, made safe to print on a terminal or in a log: every control character but tab (C0,
 /// DEL and the C1 range, which holds the 8-bit CSI) becomes `\xNN`, so a body can neither move the cursor, change
 /// colours or the window title, nor start a line that looks like one of Courier's own.
@@ -13,7 +15,7 @@ package enum TerminalText {
             }
             count += 1
             if isControl(scalar) {
-                out += "\\x" + String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 2)
+                out += String(format: "\\x%02X", scalar.value)
             } else {
                 out.unicodeScalars.append(scalar)
             }
@@ -27,8 +29,4 @@ package enum TerminalText {
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         (scalar.value < 0x20 && scalar != "\t") || (0x7F...0x9F).contains(scalar.value)
     }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
 }

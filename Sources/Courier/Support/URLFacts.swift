@@ -9,9 +9,13 @@ struct URLFacts: Sendable {
     /// The host as written, lowercased: the key the pool counts a host's requests by (decoding it cost a
     /// microsecond a request, and the key is only compared).
     let hostKey: String
+    /// Whether the URL holds a `user[:password]@`, which preparation moves into `Authorization`: read once per
+    /// path, so a request without one pays nothing for the check.
+    let hasUserInfo: Bool
 
     init(_ url: URL) {
         isHTTPS = url.isHTTPS
         hostKey = url.host(percentEncoded: true)?.lowercased() ?? ""
+        hasUserInfo = url.user(percentEncoded: true) != nil
     }
 }
