@@ -230,11 +230,14 @@ struct RequestExecutor: Sendable {
     }
 
     /// Whether `failure` is a pooled connection the server closed before answering (the write found it closed,
-    /// or it closed before any response byte), for a request that can safely go again: idempotent, with a body
-    /// that can be sent twice.
+    /// it closed before any response byte, or the server's kernel answered the request with a reset because the
+    /// socket was already closed), for a request that can safely go again: idempotent, with a body that can be
+    /// sent twice.
     static func metStaleConnection(_ failure: CourierError, _ request: PreparedRequest) -> Bool {
-        guard request.isIdempotent, failure.code == .connectionClosed else { return false }
+        guard request.isIdempotent else { return false }
         if case .stream = request.body { return false }
+        if failure.code == .connectionReset { return failure.underlying is IOError }
+        guard failure.code == .connectionClosed else { return false }
         if let channelError = failure.underlying as? ChannelError { return channelError == .ioOnClosedChannel }
         if let clientError = failure.underlying as? HTTPClientError { return clientError == .remoteConnectionClosed }
         return false
