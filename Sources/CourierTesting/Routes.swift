@@ -64,9 +64,26 @@ struct Routes {
             try await writer.respond(headers: headers, body: ByteBuffer(string: "{}"))
         case "multipart": try await writer.respond(contentType: "application/json", text: request.multipart ?? "{\"error\":\"not multipart\"}")
         case "fault": return try await FaultRoutes(request: request, parts: parts, writer: writer).serve()
+        case "auth": try await auth(request, parts, writer)
         default: try await writer.respond(status: 404, text: "no route for \(request.path)")
         }
         return true
+    }
+
+    /// `/auth/…`: a bearer token that expires. `/auth/resource` answers 200 to `Authorization: Bearer token-N`
+    /// where N is the current generation (0 at first), else 401; `/auth/refresh` starts the next generation and
+    /// answers its token as `{"access_token": "token-N"}`; `/auth/refuse-all` answers 401 to everything.
+    private func auth(_ request: ServerRequest, _ parts: [String], _ writer: ResponseWriter) async throws {
+        let challenge = [("WWW-Authenticate", "Bearer realm=\"courier\"")]
+        switch parts.count > 1 ? parts[1] : "" {
+        case "refresh":
+            state.add("auth-generation", 1)
+            try await writer.respond(contentType: "application/json", text: "{\"access_token\":\"token-\(state.counter("auth-generation"))\"}")
+        case "resource" where request.header("authorization") == "Bearer token-\(state.counter("auth-generation"))":
+            try await writer.respond(text: "ok")
+        default:
+            try await writer.respond(status: 401, text: "refused", extraHeaders: challenge)
+        }
     }
 
     private func echo(_ request: ServerRequest, _ writer: ResponseWriter) async throws {

@@ -21,19 +21,9 @@ struct CoalescingTests {
         }
     }
 
-    /// A session of the default configuration (the executor's plain path), or one with an event monitor (its
-    /// general path), with `configure` applied: coalescing must not depend on the path.
-    func withSession(generalPath: Bool, _ configure: @escaping (inout Configuration) -> Void = { _ in },
-                     _ body: (Session, TestServer) async throws -> Void) async throws {
-        try await withServerSession({
-            if generalPath { $0.monitors = [QuietMonitor()] }
-            configure(&$0)
-        }, body)
-    }
-
-    @Test(arguments: [false, true])
-    func identicalRequestsInFlightShareOneCall(generalPath: Bool) async throws {
-        try await withSession(generalPath: generalPath) { session, server in
+    @Test
+    func identicalRequestsInFlightShareOneCall() async throws {
+        try await withServerSession { session, server in
             let results = await sendAtOnce(session, Array(repeating: Request<Data>.get("/delay/300", query: ["q": "1"]), count: 20))
             #expect(results.allSatisfy { (try? $0.get().string) == "waited 300 ms" })
             #expect(server.hits("/delay/300") == 1)
@@ -57,9 +47,9 @@ struct CoalescingTests {
         }
     }
 
-    @Test(arguments: [false, true])
-    func cancellingTheFirstCallerLeavesTheOthersTheirAnswer(generalPath: Bool) async throws {
-        try await withSession(generalPath: generalPath) { session, server in
+    @Test
+    func cancellingTheFirstCallerLeavesTheOthersTheirAnswer() async throws {
+        try await withServerSession { session, server in
             let request = Request<Data>.get("/delay/400")
             let leader = Task { try await session.send(request) }
             await eventually("the call is in flight") { server.hits("/delay/400") == 1 }
@@ -78,9 +68,9 @@ struct CoalescingTests {
 
     /// The pool decides as a request registers whether it leads a call or follows one: a follower takes no slot,
     /// so identical requests join a call whose leader still waits for its slot under a full limit.
-    @Test(arguments: [false, true])
-    func followersTakeNoSlotWhileTheirLeaderWaitsForOne(generalPath: Bool) async throws {
-        try await withSession(generalPath: generalPath, { $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
+    @Test
+    func followersTakeNoSlotWhileTheirLeaderWaitsForOne() async throws {
+        try await withServerSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
             let occupier = Task { try await session.send(Request<Data>.get("/delay/600").withoutCoalescing()) }
             await eventually("the slot is taken") { server.hits("/delay/600") == 1 }
             let request = Request<Data>.get("/delay/50")
@@ -97,9 +87,9 @@ struct CoalescingTests {
 
     /// A leader that ends before its call runs (cancelled, or past its deadline, while it waits for its slot)
     /// hands the call to a request waiting for it, and leaves no call behind for later identical requests to wait on.
-    @Test(arguments: [false, true])
-    func aLeaderThatEndsBeforeItsCallRunsHandsItOnOrLeavesNothing(generalPath: Bool) async throws {
-        try await withSession(generalPath: generalPath, { $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
+    @Test
+    func aLeaderThatEndsBeforeItsCallRunsHandsItOnOrLeavesNothing() async throws {
+        try await withServerSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
             let occupier = Task { try await session.send(Request<Data>.get("/delay/800").withoutCoalescing()) }
             await eventually("the slot is taken") { server.hits("/delay/800") == 1 }
             let request = Request<Data>.get("/delay/20")

@@ -114,11 +114,8 @@ struct Fault: Sendable, CustomStringConvertible {
 /// The kinds of call a fault can hit.
 enum CallKind: String, CaseIterable, Sendable, CustomStringConvertible {
     case plain, cached, download, upload, batchMember, chainStep
-    /// A GET through a session that turns on no optional step and no coalescing: the executor's plain path with a
-    /// call of its own (``plain``'s default session takes the plain path too, with coalescing on).
+    /// A GET through a session that turns on no optional step and no coalescing: a call of its own.
     case leanSession
-    /// A GET through a session with an event monitor: the executor's general path, each step entered.
-    case generalPath
 
     var description: String { rawValue }
 
@@ -128,11 +125,11 @@ enum CallKind: String, CaseIterable, Sendable, CustomStringConvertible {
         switch self {
         case .plain:
             return await outcome { try await session.send(Request<Data>.get(path)).body }
-        case .leanSession, .generalPath:
+        case .leanSession:
             let configuration = Configuration {
                 $0.baseURL = server.baseURL
                 $0.timeouts.readIdle = .seconds(3)
-                if self == .leanSession { $0.scheduling.coalescesRequests = false } else { $0.monitors = [QuietMonitor()] }
+                $0.scheduling.coalescesRequests = false
             }
             return try await withSession(configuration) { other in
                 let result = await outcome { try await other.send(Request<Data>.get(path)).body }
@@ -221,7 +218,3 @@ func within<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async
         }
     }
 }
-
-/// A monitor that hears everything and does nothing: it turns the monitors step on, so the session takes the
-/// executor's general path.
-struct QuietMonitor: EventMonitor {}

@@ -86,7 +86,9 @@ struct RedirectAndRetryTests {
     @Test func connectionResetIsRetried() async throws {
         try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5)) }) { session, server in
             _ = await courierError { _ = try await session.send(Request<Data>.get("/fault/reset")) }
-            #expect(server.hits("/fault/reset") == 3)
+            // Three attempts, and the free resend of the first: a reset before any answer is also what a kept-alive
+            // connection the server had closed gives, so it goes again at once, once, as a stale connection does.
+            #expect(server.hits("/fault/reset") == 4)
         }
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import HTTPTypes
-import NIOCore
 import Testing
 @testable import Courier
 
@@ -68,14 +67,5 @@ struct RetryPolicyTests {
         #expect(retries < 10)
         #expect(retries >= 2)
         #expect(budget.withdraw(host: "other.example.com"))
-    }
-
-    /// A pooled connection the server had closed answers the next request's bytes with a reset (its socket is gone):
-    /// an idempotent request goes again at once, as it does when the write finds the connection closed.
-    @Test func aResetFromAClosedPooledConnectionIsStale() {
-        let kernelReset = CourierError(code: .connectionReset, message: "reset", underlying: IOError(errnoCode: ECONNRESET, reason: "read"))
-        #expect(RequestExecutor.metStaleConnection(kernelReset, get))
-        #expect(!RequestExecutor.metStaleConnection(kernelReset, post))
-        #expect(!RequestExecutor.metStaleConnection(reset, get))  // not a socket's reset: the retry policy decides
     }
 }

@@ -12,6 +12,9 @@ public struct Redactor: Sendable, Hashable {
     public var sensitiveKeys: Set<String>
     /// What replaces a hidden value.
     public var placeholder: String
+    /// Hide the value of every field marked never to be indexed (`HTTPField.indexingStrategy` `.disallow`):
+    /// the credential an ``Authenticator`` puts on a request is. On, except in ``none``.
+    public var hidesUnindexedFields = true
 
     /// Creates a redactor.
     public init(sensitiveHeaders: Set<HTTPField.Name> = Redactor.credentialHeaders,
@@ -35,12 +38,16 @@ public struct Redactor: Sendable, Hashable {
         var redactor = Redactor()
         redactor.sensitiveHeaders = []
         redactor.sensitiveKeys = []
+        redactor.hidesUnindexedFields = false
         return redactor
     }()
 
-    /// The header's value, or the placeholder when the header is sensitive.
+    /// The header's value, or the placeholder when the header is sensitive: named in ``sensitiveHeaders``, or
+    /// marked never to be indexed (`indexingStrategy` `.disallow`, as an ``Authenticator``'s credential is),
+    /// while ``hidesUnindexedFields``.
     public func redact(_ field: HTTPField) -> String {
-        sensitiveHeaders.contains(field.name) ? placeholder : field.value
+        let hidden = sensitiveHeaders.contains(field.name) || (hidesUnindexedFields && field.indexingStrategy == .disallow)
+        return hidden ? placeholder : field.value
     }
 
     /// Headers as `Name: value` lines, sensitive values hidden.

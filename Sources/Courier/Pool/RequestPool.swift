@@ -172,7 +172,9 @@ public actor RequestPool {
         Self.wake(started)
     }
 
-    /// Registers the request, runs `operation` in the caller's own task, and reports the outcome as an event.
+    /// Registers the request, runs `operation` (the call's attempts, up to its final answer) in the caller's own
+    /// task, and reports the outcome as an event. Validating and decoding the answer happen after it returns,
+    /// out of the pool.
     ///
     /// No task is made per request: whatever the request waits on installs itself in its ``Canceller``, which
     /// ``cancel(_:)`` and the rest, the deadline (when `deadline` passes) and the caller's own cancellation all
@@ -190,8 +192,8 @@ public actor RequestPool {
     /// the slot, is the request's timeout).
     nonisolated(nonsending) func track(_ ticket: PoolTicket, deadline: Tick, sharing key: CoalescingKey? = nil,
                                        failure: (any Error) -> CourierError,
-                                       _ operation: nonisolated(nonsending) (RequestID, Canceller, FirstCall) async throws -> ErasedResponse)
-        async throws -> ErasedResponse {
+                                       _ operation: nonisolated(nonsending) (RequestID, Canceller, FirstCall) async throws -> CallResult)
+        async throws -> CallResult {
         let canceller = Canceller()
         let url = ticket.request.url
         let priority = ticket.priority
@@ -202,7 +204,7 @@ public actor RequestPool {
             return (id, watcher, first, first.takesSlot ? state.admit(id, url: url, host: host, priority: priority, now: .now) : nil)
         }
         if let watcher { Self.watchDeadlines(state, watcher) }
-        let response: ErasedResponse  // no Result in between: matching one copied the whole response
+        let response: CallResult  // no Result in between: matching one copied the whole answer
         do {
             response = try await withTaskCancellationHandler {
                 if let admission { try await takeSlot(id, admission, url: url, host: host, priority: priority, canceller: canceller) }
@@ -217,7 +219,7 @@ public actor RequestPool {
             throw failure
         }
         guard let info = end(id) else { throw CourierError.cancelled() }
-        broadcaster.yield(.finished(info, response.status))
+        broadcaster.yield(.finished(info, response.exchanged.body.status))
         return response
     }
 

@@ -20,7 +20,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case redirectLoop, tooManyRedirects, ignored, sessionClosed, transport
             case tooFrequent, offline, batchFailed, chainFailed, cacheMiss
             case rangeMismatch, integrity, destinationExists, destinationBusy, diskFull, invalidState
-            case compressionTarget, database
+            case compressionTarget, database, authenticationFailed
         }
         private let base: Base
 
@@ -105,6 +105,10 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         /// A database a shared store or queue lives in refused or failed: a wrong address or password, a table
         /// written by a newer Courier, a server that is down (see the `CourierPostgres` library).
         public static let database = Code(base: .database)
+        /// The server refused the call's credential and no fresh one could be used: the ``Authenticator``'s
+        /// refresh threw (``CourierError/underlying`` holds its error), fresh credentials were refused again and
+        /// again, or the body could not be sent a second time.
+        public static let authenticationFailed = Code(base: .authenticationFailed)
     }
 
     /// Which timeout elapsed, for ``Code/timeout`` errors.
@@ -138,6 +142,11 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     /// The name of the failing chain step.
     public var stepName: String?
     var retryAfterValue: String?
+    /// Whether the transport found the pooled connection it picked already closed by the server before any of
+    /// the answer arrived: the request never reached the server, so an idempotent one goes again at once, once,
+    /// whatever the retry rule says. A ``Transport`` of your own sets it where its client reports such a
+    /// connection; both of Courier's transports do.
+    public var isStaleConnection = false
 
     /// Creates an error; prefer the static factories such as ``invalidURL(_:reason:)``.
     public init(code: Code, message: String, underlying: (any Error)? = nil) {

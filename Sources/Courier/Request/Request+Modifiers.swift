@@ -57,8 +57,17 @@ extension Request {
         with { $0.timeouts.total = total }
     }
 
-    /// Sets the retry policy of this request.
-    public func retry(_ policy: RetryPolicy) -> Self {
+    /// Signs this request with `authentication` instead of the session's; `nil` sends it without any.
+    ///
+    /// ```swift
+    /// let health = try await session.send(Request<Data>.get("/health").authentication(nil))
+    /// ```
+    public func authentication(_ authentication: Authentication?) -> Self {
+        with { $0.settings.authentication = .own(authentication) }
+    }
+
+    /// Sets the retry rule of this request (``RetryPolicy``, or a ``RequestRetrier`` of your own).
+    public func retry(_ policy: some RequestRetrier) -> Self {
         with { $0.retryPolicy = policy }
     }
 

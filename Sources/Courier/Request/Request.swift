@@ -123,8 +123,8 @@ public struct Request<Response: Sendable>: Sendable {
         set { settings.timeouts = newValue }
     }
 
-    /// Overrides the session's retry policy.
-    public var retryPolicy: RetryPolicy? {
+    /// Overrides the session's retry rule.
+    public var retryPolicy: (any RequestRetrier)? {
         get { settings.retryPolicy }
         set { settings.retryPolicy = newValue }
     }
@@ -204,6 +204,20 @@ public struct Request<Response: Sendable>: Sendable {
     /// to pass it.
     func cookieHandling(under snapshot: SessionSnapshot) -> CookieHandling {
         cookieHandling ?? snapshot.configuration.cookieHandling
+    }
+
+    /// The credentials that sign this request under `configuration`: its own choice, else the session's.
+    func credentials(under configuration: Configuration) -> (any CredentialKeeping)? {
+        switch settings.authentication {
+        case .session: configuration.authentication?.store
+        case .own(let authentication): authentication?.store
+        }
+    }
+
+    /// Whether the request is signed as the session signs (it chose no authentication of its own): only such
+    /// requests share a call with each other, so no call answers a caller with another's credential.
+    var usesSessionAuthentication: Bool {
+        if case .session = settings.authentication { true } else { false }
     }
 
     let decode: @Sendable (ResponseBody) throws -> Response

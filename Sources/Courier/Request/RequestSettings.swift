@@ -20,7 +20,9 @@ struct RequestSettings: Sendable {
     var includesDefaultParameters: Bool = true
     var includesDefaultHeaders: Bool = true
     var timeouts: TimeoutOverrides = TimeoutOverrides()
-    var retryPolicy: RetryPolicy?
+    var retryPolicy: (any RequestRetrier)?
+    /// The authentication of this request when it sets its own (``Request/authentication(_:)``).
+    var authentication: AuthenticationChoice = .session
     var validators: [any ResponseValidator] = []
     var maxResponseBytes: Int?
     var tag: String?
@@ -41,4 +43,12 @@ final class StoredSettings: Sendable {
     init(_ settings: RequestSettings) {
         self.settings = settings
     }
+}
+
+/// Which ``Authentication`` signs a request.
+enum AuthenticationChoice: Sendable {
+    /// The session's, if it has one.
+    case session
+    /// This one, or none at all (`nil`).
+    case own(Authentication?)
 }

@@ -48,8 +48,9 @@ public struct Configuration: Sendable {
     public var parameterAdapters: [any ParameterAdapter]
     /// Validators applied in order to every response; by default only 2xx statuses pass.
     public var validators: [any ResponseValidator]
-    /// The retry policy; `nil` never retries.
-    public var retryPolicy: RetryPolicy?
+    /// The rule that decides whether a failed attempt goes again (``RetryPolicy``, or a ``RequestRetrier`` of
+    /// your own); `nil` never retries.
+    public var retryPolicy: (any RequestRetrier)?
     /// Monitors told about each request's life.
     public var monitors: [any EventMonitor]
     /// How redirects are followed.
@@ -97,6 +98,9 @@ public struct Configuration: Sendable {
     public var cookieJar: CookieJar?
     /// Whether the jar's cookies are sent with requests and `Set-Cookie` answers stored in it (both by default).
     public var cookieHandling: CookieHandling
+    /// Signs every call with a credential and refreshes it once when the server refuses it (see
+    /// ``Authenticator``); `nil` (the default) signs nothing. A request opts out with `.authentication(nil)`.
+    public var authentication: Authentication?
 
     /// Creates a configuration with Courier's defaults.
     public init() {
@@ -137,6 +141,7 @@ public struct Configuration: Sendable {
         waitsForConnectivity = nil
         cookieJar = nil
         cookieHandling = [.send, .store]
+        authentication = nil
         try configure(&self)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 
 /// One exchange on the wire: the request sent, redirects followed, the answer read.
@@ -114,4 +115,12 @@ struct ExchangeResult: Sendable {
     let sent: PreparedRequest
     let body: ResponseBody
     let firstByte: Tick
+}
+
+/// A call's final answer as the pool hands it back: the exchange that brought it, when its attempt started (the
+/// cache's request time), and how many attempts it took.
+struct CallResult: Sendable {
+    let exchanged: ExchangeResult
+    let requestTime: Date
+    let attempts: Int
 }

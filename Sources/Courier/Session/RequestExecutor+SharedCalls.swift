@@ -14,6 +14,7 @@ extension RequestExecutor {
     /// registered), or else once the pool gives the request a slot, or by sharing the call of an identical request
     /// in flight (same `key`). The shared call runs with the settings (timeouts, limits) of the request that
     /// started it.
+    @inline(__always)
     nonisolated(nonsending) func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, first: FirstCall?,
                                        sharing key: CoalescingKey?, canceller: Canceller,
                                        _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {

@@ -27,53 +27,59 @@ struct RequestExecutor: Sendable {
     var tracer: (any Tracer)? { snapshot.tracer }
     var metrics: CourierMetrics { snapshot.metrics }
 
-    /// Runs `request` on the plain path when nothing it needs is off that path, else on the general one. Inlined,
-    /// so a plain request goes from ``Session/send(_:)`` straight into ``runPlain(_:)``, in one async frame fewer.
-    @inline(__always)
+    /// Runs `request` from start to end: prepares it, answers it from the cache or sends it through the pool
+    /// (``network(_:prepared:cacheStep:startDate:start:)``), and reports the outcome to the trace, the
+    /// accessories and the metrics. A step the configuration does not turn on is skipped, not entered.
     nonisolated(nonsending) func run(_ request: ErasedRequest) async throws -> ErasedResponse {
-        if snapshot.isPlain && request.accessories.isEmpty && request.retryPolicy == nil { return try await runPlain(request) }
-        return try await runGeneral(request)
-    }
-
-    /// ``run(_:)`` for a request that uses an optional step: tracing, accessories, the cache, retries.
-    private nonisolated(nonsending) func runGeneral(_ request: ErasedRequest) async throws -> ErasedResponse {
         let start = Tick.now
         let startDate = Date()
-        let trace = RequestTrace(tracer: tracer, method: request.method)
-        var sentBytes: Int64?
-        let accessories = request.accessories
-        var started: PreparedRequest?  // for the accessories, once the request is prepared
+        let trace = tracer.map { RequestTrace(tracer: $0, method: request.method) }
+        var started: PreparedRequest?  // once the request is prepared
         do {
-            let response = try await trace.run {
-                let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
-                sentBytes = prepared.body.length
-                trace.started(prepared)
-                if !accessories.isEmpty {
-                    started = prepared
-                    for accessory in accessories { accessory.requestWillStart(prepared) }
-                }
-                if let step = CacheStep(snapshot: snapshot, policy: request.cachePolicy ?? configuration.cachePolicy, request: prepared) {
-                    return try await runCached(request, prepared: prepared, step: step, startDate: startDate, start: start)
-                }
-                return try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
+            let response = if let trace {
+                try await trace.run { try await call(request, started: &started, trace: trace, start: start, startDate: startDate) }
+            } else {
+                try await call(request, started: &started, trace: nil, start: start, startDate: startDate)
             }
-            let outcome = started.map { _ in
-                Result<ResponseBody, CourierError>.success(ResponseBody(status: response.status, fields: response.record.fields, data: response.body))
-            }
-            Self.tell(accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
-            trace.finished(status: response.status, error: nil)
-            recordSuccess(response, method: request.method, start: start, sentBytes: sentBytes)
-            Self.tell(accessories, started, outcome) { $0.requestDidStop($1, outcome: $2) }
+            let outcome = request.accessories.isEmpty ? nil : Result<ResponseBody, CourierError>.success(
+                ResponseBody(status: response.status, fields: response.record.fields, data: response.body))
+            tell(request.accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
+            trace?.finished(status: response.status, error: nil)
+            recordSuccess(response, method: request.method, start: start, sentBytes: started?.body.length)
+            tell(request.accessories, started, outcome) { $0.requestDidStop($1, outcome: $2) }
             return response
         } catch {
             let failure = userFacing(error)
             let outcome = Result<ResponseBody, CourierError>.failure(failure)
-            Self.tell(accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
-            trace.finished(status: failure.status, error: failure)
-            recordFailure(failure, method: request.method, start: start, sentBytes: sentBytes)
-            Self.tell(accessories, started, outcome) { $0.requestDidStop($1, outcome: $2) }
+            tell(request.accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
+            trace?.finished(status: failure.status, error: failure)
+            recordFailure(failure, method: request.method, start: start, sentBytes: started?.body.length)
+            tell(request.accessories, started, outcome) { $0.requestDidStop($1, outcome: $2) }
             throw failure
         }
+    }
+
+    /// Prepares `request` (`started` holds it from then on) and answers it: from the cache when its policy
+    /// allows, else from the network.
+    @inline(__always)
+    private nonisolated(nonsending) func call(_ request: ErasedRequest, started: inout PreparedRequest?, trace: RequestTrace?, start: Tick,
+                                              startDate: Date) async throws -> ErasedResponse {
+        let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
+        started = prepared
+        trace?.started(prepared)
+        for accessory in request.accessories { accessory.requestWillStart(prepared) }
+        if configuration.cache != nil,
+           let step = CacheStep(snapshot: snapshot, policy: request.cachePolicy ?? configuration.cachePolicy, request: prepared) {
+            return try await runCached(request, prepared: prepared, step: step, startDate: startDate, start: start)
+        }
+        return try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
+    }
+
+    /// Calls `hook` on each accessory of a request that started (`request` is `nil` when it never did).
+    private func tell(_ accessories: [any RequestAccessory], _ request: PreparedRequest?, _ outcome: Result<ResponseBody, CourierError>?,
+                      _ hook: (any RequestAccessory, PreparedRequest, Result<ResponseBody, CourierError>) -> Void) {
+        guard let request, let outcome else { return }
+        for accessory in accessories { hook(accessory, request, outcome) }
     }
 
     /// `error` as the caller gets it: a ``CourierError`` with the configured message for users.
@@ -96,124 +102,118 @@ struct RequestExecutor: Sendable {
         request.maxResponseBytes.map { ResponseLimits(copying: configuration.limits, maxBodyBytes: $0) } ?? configuration.limits
     }
 
-    /// Calls `hook` on each accessory of a request that started (`request` is `nil` when it never did).
-    private static func tell(_ accessories: [any RequestAccessory], _ request: PreparedRequest?,
-                             _ outcome: Result<ResponseBody, CourierError>?,
-                             _ hook: (any RequestAccessory, PreparedRequest, Result<ResponseBody, CourierError>) -> Void) {
-        guard let request, let outcome else { return }
-        for accessory in accessories { hook(accessory, request, outcome) }
-    }
-
-    /// Sends `prepared` through the pool, which tracks it until it ends. After an unsafe method succeeds, the
-    /// cached GET of its URL is dropped, whichever cache policy the request itself ran under.
+    /// Sends `prepared` through the pool, which tracks it from its first attempt to its final answer; then, out
+    /// of the pool (its slot free for the next request), merges a 304 into the revalidated entry, stores,
+    /// validates and decodes the answer. After an unsafe method succeeds, the cached GET of its URL is dropped,
+    /// whichever cache policy the request itself ran under.
     nonisolated(nonsending) func network(_ request: ErasedRequest, prepared: PreparedRequest, cacheStep: CacheStep?, startDate: Date,
                                          start: Tick) async throws -> ErasedResponse {
         let timeouts = configuration.timeouts.applying(request.timeouts)
         let deadline = start + timeouts.total
         let key = sharingKey(request, prepared)
+        let log = snapshot.debugLog
         // The pool cancels the request through its canceller at its deadline, which bounds the body the exchange reads.
-        let response = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline, sharing: key,
-                                            failure: { timedOut($0, prepared, deadline: deadline, timeouts: timeouts) }) { id, canceller, first in
-            try await attempts(request, prepared: prepared, id: id, canceller: canceller, first: first, sharing: key, cacheStep: cacheStep,
-                               timeouts: timeouts, deadline: deadline, startDate: startDate, start: start)
+        let call = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline, sharing: key,
+                                        failure: { timedOut($0, prepared, deadline: deadline, timeouts: timeouts) }) { id, canceller, first in
+            try await drive(request, prepared: prepared, id: id, canceller: canceller, first: first, sharing: key, timeouts: timeouts,
+                            deadline: deadline, startDate: startDate, start: start, log: log)
         }
-        await invalidateAfterUnsafe(prepared, status: response.status, headers: response.headers)
-        return response
+        do {
+            var exchanged = call.exchanged
+            var cacheInfo = CacheInfo.network
+            if let cacheStep { (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: call.requestTime) }
+            if configuration.cache != nil { await invalidateAfterUnsafe(prepared, status: exchanged.body.status, headers: exchanged.body.headers) }
+            // RFC 9111 stores what the server says may be stored, an error status with explicit freshness too, so
+            // the `http` policy stores before validation; the time-to-live policies keep only answers that pass it.
+            let storesFirst = cacheStep?.decision.policy == .http
+            if let cacheStep, storesFirst, !cacheInfo.wasRevalidated {
+                cacheInfo.wasStored = await cacheStep.store(exchanged.body, requestTime: call.requestTime)
+            }
+            try validate(exchanged.body, for: exchanged.sent, extra: request.validators, usesSession: request.usesSessionValidators)
+            let value = try request.decode(exchanged.body)
+            if let cacheStep, !storesFirst, !cacheInfo.wasRevalidated {
+                cacheInfo.wasStored = await cacheStep.store(exchanged.body, requestTime: call.requestTime)
+            }
+            return makeResponse(value, exchanged, cacheInfo: cacheInfo, original: prepared, attempts: call.attempts, startDate: startDate, start: start)
+        } catch {
+            let failure = Self.normalize(error)
+            complete(prepared, failure, attempts: call.attempts, startDate: startDate, start: start, log: snapshot.debugLog)
+            throw failure
+        }
     }
 
-    /// Sends the request until it succeeds, fails for good, or runs out of retries. With a cache step, a 304
-    /// becomes the revalidated entry and the final answer is offered to the cache.
+    /// The driver of the call's ``CallStateMachine``: does what the machine says (an attempt, a resend, a wait,
+    /// a credential refresh) and tells it what happened, until it delivers an answer or fails.
     ///
     /// The first attempt makes the call the pool decided on as the request registered (`first`: with the slot it
-    /// gave, or following an identical request's call); before a later one it gives that slot back, and each
-    /// later attempt asks for a slot, or an identical call to share by `key`, anew.
-    nonisolated(nonsending) func attempts(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, canceller: Canceller,
-                                          first: FirstCall?, sharing key: CoalescingKey?, cacheStep: CacheStep?,
-                                          timeouts: Timeouts, deadline: Tick, startDate: Date,
-                                          start: Tick, retriedStaleConnection: Bool = false) async throws -> ErasedResponse {
+    /// gave, or following an identical request's call); after it, the slot is given back, and each later
+    /// attempt asks for a slot, or an identical call to share by `key`, anew.
+    private nonisolated(nonsending) func drive(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, canceller: Canceller,
+                                               first: FirstCall, sharing key: CoalescingKey?, timeouts: Timeouts, deadline: Tick,
+                                               startDate: Date, start: Tick, log: DebugLog) async throws -> CallResult {
         let limits = limits(for: request)
-        let policy = request.retryPolicy ?? configuration.retryPolicy
-        if let budget = policy?.budget { budget.deposit(host: prepared.url.host() ?? "") }
-        let log = snapshot.debugLog
         let cookies = request.cookieHandling(under: snapshot)
-
-        var attempt = 1
-        var retriedStaleConnection = retriedStaleConnection
-        var first = first
-        /// Called before another attempt: the first attempt's slot is not held through a retry's wait.
-        func giveBackFirstSlot() {
-            if first?.takesSlot == true { pool.releaseSlot(id) }
-            first = nil
-        }
+        let retrier = request.retryPolicy ?? configuration.retryPolicy
+        retrier?.callWillStart(prepared)
+        let credentials = request.credentials(under: configuration)
+        var machine = CallStateMachine(prepared, retrier: retrier, deadline: deadline)
+        var first: FirstCall? = first
+        var generation = 0  // of the credential the attempt carries
+        var failure = CourierError.cancelled()  // what ended the last attempt, for the retry's log line
+        var action = machine.start()
         while true {
-            let failure: CourierError
-            do {
-                let requestTime = Date()
-                var exchanged = try await fetch(request, prepared: prepared, id: id, first: first, sharing: key, canceller: canceller) {
-                    try await exchange(prepared, timeouts: timeouts, deadline: deadline, limits: limits, cookies: cookies, canceller: canceller,
-                                       log: log, start: start)
-                }
-                var cacheInfo = CacheInfo.network
-                if let cacheStep { (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: requestTime) }
-                let (sent, body) = (exchanged.sent, exchanged.body)
-                for monitor in configuration.monitors { monitor.didReceive(body, for: sent) }
-                // A retryable status is retried whether or not a validator would reject it, so a caller that
-                // validates the status itself (the CLI does) still gets its retries.
-                if let policy, policy.retryableStatuses.contains(body.status.code) {
-                    var statusError = CourierError.httpStatus(body.status, bodyPreview: nil)
-                    statusError.retryAfterValue = body.value(of: .retryAfter)
-                    if let delay = retryDelay(policy, attempt: attempt, request: prepared, error: statusError, deadline: deadline) {
-                        giveBackFirstSlot()
-                        try await pause(prepared, attempt: attempt, delay: delay, error: statusError, canceller: canceller, log: log)
-                        attempt += 1
-                        continue
-                    }
-                }
-                // RFC 9111 stores what the server says may be stored, an error status with explicit freshness too, so
-                // the `http` policy stores before validation; the time-to-live policies keep only answers that pass it.
-                let storesFirst = cacheStep?.decision.policy == .http
-                if let cacheStep, storesFirst, !cacheInfo.wasRevalidated {
-                    cacheInfo.wasStored = await cacheStep.store(body, requestTime: requestTime)
-                }
-                try validate(body, for: sent, extra: request.validators, usesSession: request.usesSessionValidators)
-                let value = try request.decode(body)
-                if let cacheStep, !storesFirst, !cacheInfo.wasRevalidated {
-                    cacheInfo.wasStored = await cacheStep.store(body, requestTime: requestTime)
-                }
-                return makeResponse(value, exchanged, cacheInfo: cacheInfo, original: prepared, attempts: attempt, startDate: startDate, start: start)
-            } catch {
-                failure = timedOut(error, prepared, deadline: deadline, timeouts: timeouts)
-            }
-            giveBackFirstSlot()
-            if !retriedStaleConnection, Self.metStaleConnection(failure, prepared) {
-                // A kept-alive connection the server had already closed: the request never reached it. Every
-                // browser and OkHttp sends it again at once on a fresh connection; it is not a retry of the policy's.
-                retriedStaleConnection = true
-                log.retry(prepared, attempt: attempt, delay: .zero, error: failure)
-                continue
-            }
-            if failure.code == .cancelled {
-                for monitor in configuration.monitors { monitor.willCancel(prepared) }
-            } else if failure.code != .httpStatus,  // statuses were decided above, before validation
-                      let policy, let delay = retryDelay(policy, attempt: attempt, request: prepared, error: failure, deadline: deadline) {
+            switch action {
+            case .exchange, .resend:
+                if case .resend = action { log.retry(prepared, attempt: machine.attempt, delay: .zero, error: failure) }
                 do {
-                    try await pause(prepared, attempt: attempt, delay: delay, error: failure, canceller: canceller, log: log)
-                    attempt += 1
-                    continue
+                    var sending = prepared
+                    if let credentials { generation = credentials.apply(to: &sending) }
+                    let requestTime = Date()
+                    let exchanged = try await fetch(request, prepared: sending, id: id, first: first, sharing: key, canceller: canceller) {
+                        try await exchange(sending, timeouts: timeouts, deadline: deadline, limits: limits, cookies: cookies, canceller: canceller,
+                                           log: log, start: start)
+                    }
+                    let body = exchanged.body
+                    for monitor in configuration.monitors { monitor.didReceive(body, for: exchanged.sent) }
+                    let refused = credentials?.isRefusal(body.status, headers: body.headers) == true ? generation : nil
+                    action = machine.answered(body.status, retryAfter: body.value(of: .retryAfter), refusedGeneration: refused, now: .now)
+                    if case .deliver = action { return CallResult(exchanged: exchanged, requestTime: requestTime, attempts: machine.attempt) }
+                    failure = CourierError.httpStatus(body.status, bodyPreview: nil)
+                    failure.retryAfterValue = body.value(of: .retryAfter)
                 } catch {
-                    for monitor in configuration.monitors { monitor.willCancel(prepared) }
-                    complete(prepared, .cancelled(), attempts: attempt, startDate: startDate, start: start, log: log)
-                    throw CourierError.cancelled()
+                    failure = timedOut(error, prepared, deadline: deadline, timeouts: timeouts)
+                    action = machine.failed(failure, now: .now)
                 }
+                // The first attempt's slot is not held through a wait, a refresh or the next attempt.
+                if first?.takesSlot == true { pool.releaseSlot(id) }
+                first = nil
+            case .wait(let delay):
+                do {
+                    try await pause(prepared, attempt: machine.attempt, delay: delay, error: failure, canceller: canceller, log: log)
+                    action = machine.slept()
+                } catch {
+                    action = machine.cancelled()
+                }
+            case .refresh(let refused):
+                do {
+                    try await credentials?.refresh(after: refused)
+                    action = canceller.isCancelled ? machine.cancelled() : machine.refreshed()
+                } catch {
+                    action = machine.refreshFailed(error)
+                }
+            case .deliver:  // the answer returned where it arrived; a bug if met here, reported as a typed error
+                action = .fail(CourierError(code: .invalidState, message: "the call's machine delivered without an answer"))
+            case .fail(let error):
+                if error.code == .cancelled { for monitor in configuration.monitors { monitor.willCancel(prepared) } }
+                complete(prepared, error, attempts: machine.attempt, startDate: startDate, start: start, log: log)
+                throw error
             }
-            complete(prepared, failure, attempts: attempt, startDate: startDate, start: start, log: log)
-            throw failure
         }
     }
 
     /// The response carrying `value`, decoded from `exchanged`'s body: timed, and told to the monitors.
     func makeResponse(_ value: DecodedValue, _ exchanged: ExchangeResult, cacheInfo: CacheInfo, original: PreparedRequest, attempts: Int,
-                          startDate: Date, start: Tick) -> ErasedResponse {
+                      startDate: Date, start: Tick) -> ErasedResponse {
         let (sent, body) = (exchanged.sent, exchanged.body)
         let timing = Timing(startDate: startDate, startTick: start, firstByteTick: exchanged.firstByte, endTick: .now)
         tellMonitors(original, sent: sent, result: .success(body), timing: timing, attempts: attempts)
@@ -229,28 +229,6 @@ struct RequestExecutor: Sendable {
         return .timeout(.total, after: timeouts.total, url: configuration.redactor.redact(url: request.url))
     }
 
-    /// Whether `failure` is a pooled connection the server closed before answering (the write found it closed,
-    /// it closed before any response byte, or the server's kernel answered the request with a reset because the
-    /// socket was already closed), for a request that can safely go again: idempotent, with a body that can be
-    /// sent twice.
-    static func metStaleConnection(_ failure: CourierError, _ request: PreparedRequest) -> Bool {
-        guard request.isIdempotent else { return false }
-        if case .stream = request.body { return false }
-        if failure.code == .connectionReset { return failure.underlying is IOError }
-        guard failure.code == .connectionClosed else { return false }
-        if let channelError = failure.underlying as? ChannelError { return channelError == .ioOnClosedChannel }
-        if let clientError = failure.underlying as? HTTPClientError { return clientError == .remoteConnectionClosed }
-        return false
-    }
-
-    /// The wait before another attempt, when the policy allows one that can still finish before the deadline.
-    private func retryDelay(_ policy: RetryPolicy, attempt: Int, request: PreparedRequest, error: CourierError,
-                            deadline: Tick) -> Duration? {
-        guard case .retry(let delay) = policy.decide(attempt: attempt, request: request, error: error),
-              Tick.now + delay < deadline else { return nil }
-        return delay
-    }
-
     /// Tells the monitors and the log, then waits; throws ``CourierError/Code/cancelled`` if the request is
     /// cancelled meanwhile.
     private nonisolated(nonsending) func pause(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError,
@@ -261,8 +239,8 @@ struct RequestExecutor: Sendable {
         try await CancellableSleep.sleep(for: delay, canceller: canceller)
     }
 
-    func complete(_ request: PreparedRequest, _ failure: CourierError, attempts: Int, startDate: Date, start: Tick,
-                          log: DebugLog) {
+    /// Logs the failure and tells the monitors the request ended with it.
+    func complete(_ request: PreparedRequest, _ failure: CourierError, attempts: Int, startDate: Date, start: Tick, log: DebugLog) {
         let timing = Timing(startDate: startDate, startTick: start, firstByteTick: nil, endTick: .now)
         log.failure(request, failure, duration: timing.total)
         tellMonitors(request, sent: request, result: .failure(failure), timing: timing, attempts: attempts)

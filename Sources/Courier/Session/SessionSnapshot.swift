@@ -16,12 +16,6 @@ final class SessionSnapshot: Sendable {
     let defaultFields: HTTPFields
     /// Request paths already resolved to URLs under this configuration.
     let resolvedURLs = ResolvedURLs()
-    /// Whether the configuration turns on none of the steps a request may skip: tracing, a cache, monitors, a
-    /// cookie jar, retries, waiting for connectivity. A request that adds none of its own then takes
-    /// ``RequestExecutor``'s plain path, the same steps in fewer async frames. Coalescing does not count: the pool
-    /// decides whether a request shares a call as it registers, on either path. The default configuration is plain.
-    let isPlain: Bool
-
     init(_ configuration: Configuration) {
         self.configuration = configuration
         self.tracer = RequestTrace.resolve(configuration.tracer)
@@ -30,8 +24,6 @@ final class SessionSnapshot: Sendable {
         var fields = configuration.defaultHeaders
         if configuration.decompressesResponses, fields[.acceptEncoding] == nil { fields[.acceptEncoding] = Self.acceptedEncodings }
         self.defaultFields = fields
-        isPlain = tracer == nil && configuration.cache == nil && configuration.monitors.isEmpty && configuration.cookieJar == nil
-            && configuration.retryPolicy == nil && configuration.waitsForConnectivity == nil
     }
 
     /// The codings Courier decodes, as it asks for them.

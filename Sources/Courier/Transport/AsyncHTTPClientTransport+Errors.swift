@@ -6,9 +6,25 @@ import NIOPosix
 import NIOSSL
 
 extension AsyncHTTPClientTransport {
-    /// Maps AsyncHTTPClient's and SwiftNIO's errors to ``CourierError``.
+    /// Maps AsyncHTTPClient's and SwiftNIO's errors to ``CourierError``, marking the ones that say a pooled
+    /// connection was already closed when the request went out (``CourierError/isStaleConnection``).
     static func translate(_ error: any Error, timeouts: Timeouts, url: URL) -> CourierError {
         if let error = error as? CourierError { return error }
+        var failure = mapped(error, timeouts: timeouts, url: url)
+        failure.isStaleConnection = isStaleConnection(error)
+        return failure
+    }
+
+    /// Whether `error` is what a kept-alive connection the server had closed gives: the write found it closed, it
+    /// closed before any response byte, or the server's kernel answered the request with a reset.
+    private static func isStaleConnection(_ error: any Error) -> Bool {
+        if let error = error as? ChannelError { return error == .ioOnClosedChannel }
+        if let error = error as? HTTPClientError { return error == .remoteConnectionClosed }
+        if let error = error as? IOError { return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE }
+        return false
+    }
+
+    private static func mapped(_ error: any Error, timeouts: Timeouts, url: URL) -> CourierError {
         let shownURL = Redactor.standard.redact(url: url)
         if error is CancellationError { return .cancelled() }
         if let error = error as? HTTPClientError {

@@ -149,8 +149,10 @@ private final class StreamingDelegate: NSObject, URLSessionDataDelegate, Sendabl
             return CourierError(code: .offline, message: "not connected to a network", underlying: error)
         case NSURLErrorCannotConnectToHost, NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed:
             return CourierError(code: .connectionFailed, message: "could not connect: \(nsError.localizedDescription)", underlying: error)
-        case NSURLErrorNetworkConnectionLost:
-            return CourierError(code: .connectionClosed, message: "the connection was lost", underlying: error)
+        case NSURLErrorNetworkConnectionLost:  // what URLSession says when a kept-alive connection was closed under it
+            var lost = CourierError(code: .connectionClosed, message: "the connection was lost", underlying: error)
+            lost.isStaleConnection = true
+            return lost
         case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasBadDate:
             return CourierError(code: .tls, message: "TLS failed: \(nsError.localizedDescription)", underlying: error)
         case NSURLErrorBadServerResponse, NSURLErrorCannotParseResponse, NSURLErrorCannotDecodeContentData:

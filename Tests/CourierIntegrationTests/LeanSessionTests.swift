@@ -7,12 +7,12 @@ import NIOCore
 import Testing
 
 /// A session that turns on no optional step (no tracer, cache, monitors, cookie jar, retries or connectivity wait)
-/// sends its requests down the executor's plain path; these tests turn coalescing off as well, so each request
-/// makes its own call (the coalescing tests run the plain path with it on). What every request gets must not depend on
-/// that: redirects, validation, the pool's controls, limits and deadlines, and a request's own retry policy or
-/// accessory, which take it back to the general path. The fault matrix runs every fault through such a session too.
-@Suite("The plain path of a lean session", .timeLimit(.minutes(1)))
-struct PlainPathTests {
+/// runs the same call machine with nothing to decide; these tests turn coalescing off as well, so each request
+/// makes its own call. What every request gets must not depend on that: redirects, validation, the pool's
+/// controls, limits and deadlines, the stale-connection resend, and a request's own retry rule or accessory. The
+/// fault matrix runs every fault through such a session too.
+@Suite("A lean session", .timeLimit(.minutes(1)))
+struct LeanSessionTests {
     func withLeanSession(_ configure: (inout Configuration) -> Void = { _ in }, transport: (any Transport)? = nil,
                          _ body: (Session, TestServer) async throws -> Void) async throws {
         try await withServerSession(transport: transport, {
@@ -67,7 +67,11 @@ struct PlainPathTests {
         let sends = Locked(0)
         func send(_ request: TransportRequest) async throws -> TransportResponse {
             let count = sends.withLock { $0 += 1; return $0 }
-            if count == 1 { throw CourierError(code: .connectionClosed, message: "stale", underlying: ChannelError.ioOnClosedChannel) }
+            if count == 1 {
+                var stale = CourierError(code: .connectionClosed, message: "stale", underlying: ChannelError.ioOnClosedChannel)
+                stale.isStaleConnection = true  // how any transport reports it
+                throw stale
+            }
             return TransportResponse(status: .ok, headers: [:], body: ByteStream(chunks: [ByteBuffer(string: "fresh")]))
         }
         func shutdown() async throws {}

@@ -1,0 +1,158 @@
+import HTTPTypes
+
+/// The decisions of one call, from its first attempt to its end, for every kind of call: a send, a stream, an
+/// upload, each exchange of a download. It takes what happened (an answer arrived, the exchange failed, the wait
+/// is over, the credential was refreshed) and says what to do next; ``RequestExecutor``'s driver does it. No I/O
+/// and no clock of its own (events carry the time), so its tests feed it events one by one, in the style of
+/// AsyncHTTPClient's `Transaction+StateMachine`.
+///
+/// A call that turns on no optional step runs the same machine with nothing to decide: its first answer is
+/// delivered, its first failure is its end, unless the pooled connection it met was stale.
+struct CallStateMachine {
+    /// What the driver does next.
+    enum Action {
+        /// Make an attempt: the first as the pool admitted it, a later one on a slot of its own.
+        case exchange
+        /// Make the attempt again at once, without counting it: it met a kept-alive connection the server had
+        /// already closed, so it never reached the server.
+        case resend
+        /// Wait this long, then report ``CallStateMachine/slept()``: the retry rule asked for another attempt.
+        case wait(Duration)
+        /// Refresh the credential the refused attempt carried (``CredentialStore/refresh(after:)``), then report
+        /// ``CallStateMachine/refreshed()`` or ``CallStateMachine/refreshFailed(_:)``.
+        case refresh(generation: Int)
+        /// The answer is final: leave the pool, then validate and decode it.
+        case deliver
+        /// The call ends with this error.
+        case fail(CourierError)
+    }
+
+    private enum State {
+        case idle, exchanging, waiting, refreshing, finished
+    }
+
+    /// How many times one call may refresh its credential before a refusal of the fresh one is final: enough for
+    /// a credential that expired twice during a long call, never a loop against a server that refuses them all.
+    static let refreshLimit = 2
+
+    private var state = State.idle
+    /// The attempt under way, 1 for the first; a resend on a fresh connection is not another.
+    private(set) var attempt = 0
+    /// The refreshes this call asked for.
+    private(set) var refreshes = 0
+    private var resentStale = false
+    private let request: PreparedRequest
+    private let retrier: (any RequestRetrier)?
+    private let deadline: Tick
+
+    /// A machine for `request`, retried by `retrier` (`nil`: never) within `deadline`.
+    init(_ request: PreparedRequest, retrier: (any RequestRetrier)?, deadline: Tick) {
+        self.request = request
+        self.retrier = retrier
+        self.deadline = deadline
+    }
+
+    /// The call starts.
+    mutating func start() -> Action {
+        guard case .idle = state else { return invalid("start") }
+        state = .exchanging
+        attempt = 1
+        return .exchange
+    }
+
+    /// The attempt's final answer arrived (redirects followed). `refusedGeneration` is the generation of the
+    /// credential the attempt carried when the authenticator says the answer refuses it, else `nil`.
+    mutating func answered(_ status: HTTPResponse.Status, retryAfter: String?, refusedGeneration: Int?, now: Tick) -> Action {
+        guard case .exchanging = state else { return invalid("answered") }
+        if let refusedGeneration {
+            return refused(refusedGeneration, status: status)
+        }
+        if status.code >= 400, let retrier {
+            var error = CourierError.httpStatus(status, bodyPreview: nil)
+            error.retryAfterValue = retryAfter
+            if let delay = retryDelay(retrier, error, now: now) { return wait(delay) }
+        }
+        state = .finished
+        return .deliver
+    }
+
+    /// The attempt failed before a final answer.
+    mutating func failed(_ error: CourierError, now: Tick) -> Action {
+        guard case .exchanging = state else { return invalid("failed") }
+        if error.code == .cancelled { return fail(error) }
+        if error.isStaleConnection, !resentStale, request.isIdempotent, request.body.isReplayable {
+            resentStale = true
+            return .resend
+        }
+        if let retrier, let delay = retryDelay(retrier, error, now: now) { return wait(delay) }
+        return fail(error)
+    }
+
+    /// The wait the machine asked for is over.
+    mutating func slept() -> Action {
+        guard case .waiting = state else { return invalid("slept") }
+        return nextAttempt()
+    }
+
+    /// The credential was refreshed (by this call or another refused with the same one).
+    mutating func refreshed() -> Action {
+        guard case .refreshing = state else { return invalid("refreshed") }
+        return nextAttempt()
+    }
+
+    /// The refresh threw: the call fails with ``CourierError/Code/authenticationFailed`` carrying its error.
+    mutating func refreshFailed(_ error: any Error) -> Action {
+        guard case .refreshing = state else { return invalid("refreshFailed") }
+        if let error = error as? CourierError, error.code == .cancelled { return fail(error) }
+        return fail(CourierError(code: .authenticationFailed, message: "refreshing the credential failed: \(error)", underlying: error))
+    }
+
+    /// The call was cancelled while it waited or refreshed.
+    mutating func cancelled() -> Action {
+        if case .finished = state { return invalid("cancelled") }
+        return fail(.cancelled())
+    }
+
+    private mutating func refused(_ generation: Int, status: HTTPResponse.Status) -> Action {
+        guard request.body.isReplayable else {
+            return fail(CourierError(code: .authenticationFailed,
+                                     message: "the server refused the credential (HTTP \(status.code)) and the body is a stream that cannot be sent again "
+                                         + "with a fresh one; send it as data or a file"))
+        }
+        guard refreshes < Self.refreshLimit else {
+            return fail(CourierError(code: .authenticationFailed,
+                                     message: "the server refused \(refreshes + 1) credentials in a row (HTTP \(status.code)), fresh ones included"))
+        }
+        refreshes += 1
+        state = .refreshing
+        return .refresh(generation: generation)
+    }
+
+    /// The rule's delay before another attempt, when it asks for one that can start before the deadline.
+    private func retryDelay(_ retrier: any RequestRetrier, _ error: CourierError, now: Tick) -> Duration? {
+        guard case .retry(let delay) = retrier.retry(request, failedWith: error, attempt: attempt), now + delay < deadline else { return nil }
+        return delay
+    }
+
+    private mutating func wait(_ delay: Duration) -> Action {
+        state = .waiting
+        return .wait(delay)
+    }
+
+    private mutating func nextAttempt() -> Action {
+        state = .exchanging
+        attempt += 1
+        return .exchange
+    }
+
+    private mutating func fail(_ error: CourierError) -> Action {
+        state = .finished
+        return .fail(error)
+    }
+
+    /// An event the state does not expect is the driver's bug; the call ends with a typed error rather than a trap.
+    private mutating func invalid(_ event: String) -> Action {
+        assertionFailure("\(event) in state \(state)")
+        return fail(CourierError(code: .invalidState, message: "the call's driver reported \(event) in state \(state)"))
+    }
+}

@@ -1,0 +1,127 @@
+import Courier
+import CourierTesting
+import CourierTestSupport
+import Foundation
+import HTTPTypes
+import NIOCore
+import Testing
+
+/// Credential refresh on the call pipeline, against the test server's expiring bearer token (`/auth/…`).
+@Suite("Authentication: one refresh for many refused calls", .timeLimit(.minutes(1)))
+struct AuthenticationTests {
+    /// Runs `body` with a session signed by a ``LateTokenAuthenticator`` that starts from `credential`.
+    func withAuthenticatedSession(credential: String = "expired", failure: (any Error)? = nil,
+                                  _ configure: @escaping @Sendable (inout Configuration) -> Void = { _ in },
+                                  _ body: (Session, TestServer, Locked<Int>) async throws -> Void) async throws {
+        let refreshes = Locked(0)
+        let holder = SessionHolder()
+        try await withServerSession({ configuration in
+            configure(&configuration)
+            configuration.authentication = Authentication(LateTokenAuthenticator(holder: holder, refreshes: refreshes, failure: failure),
+                                                          credential: credential)
+        }) { session, server in
+            holder.session.withLock { $0 = session }
+            try await body(session, server, refreshes)
+        }
+    }
+
+    @Test func fiftyCallsRefusedTogetherWaitForOneRefreshAndAllSucceed() async throws {
+        try await withAuthenticatedSession { session, server, refreshes in
+            let answers = try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<50 {
+                    group.addTask { try await session.send(Request<String>.get("/auth/resource", query: ["n": .int(index)])).value }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.count == 50 && answers.allSatisfy { $0 == "ok" })
+            #expect(refreshes.withLock { $0 } == 1)
+            #expect(server.hits("/auth/refresh") == 1)
+            await eventually("the pool empties") { await session.pool.isEmpty }
+        }
+    }
+
+    @Test func aRefreshThatThrowsFailsTheWaitingCallsWithItsCause() async throws {
+        struct RefreshRefused: Error {}
+        try await withAuthenticatedSession(failure: RefreshRefused()) { session, _, refreshes in
+            let errors = await withTaskGroup(of: CourierError?.self) { group in
+                for index in 0..<5 {
+                    group.addTask { await courierError { _ = try await session.send(Request<String>.get("/auth/resource", query: ["n": .int(index)])) } }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(errors.allSatisfy { $0?.code == .authenticationFailed && $0?.underlying is RefreshRefused })
+            #expect(refreshes.withLock { $0 } >= 1)
+        }
+    }
+
+    @Test func freshCredentialsRefusedAgainAndAgainStopWithoutALoop() async throws {
+        try await withAuthenticatedSession { session, server, refreshes in
+            let error = await courierError { _ = try await session.send(Request<String>.get("/auth/refuse-all")) }
+            #expect(error?.code == .authenticationFailed)
+            #expect(server.hits("/auth/refuse-all") == 3, "the first credential and two fresh ones")
+            #expect(refreshes.withLock { $0 } == 2)
+        }
+    }
+
+    @Test func aRequestThatOptsOutIsSentWithoutTheCredential() async throws {
+        try await withAuthenticatedSession(credential: "token-0") { session, _, _ in
+            let signed = try await session.send(Request<String>.get("/auth/resource"))
+            #expect(signed.value == "ok")
+            let error = await courierError { _ = try await session.send(Request<String>.get("/auth/resource").authentication(nil)) }
+            #expect(error?.status?.code == 401, "no credential, no refresh: the 401 goes to validation")
+        }
+    }
+
+    @Test func anUploadWhoseBodyCannotBeSentAgainSaysSo() async throws {
+        try await withAuthenticatedSession { session, _, refreshes in
+            let stream = ByteStream(chunks: [ByteBuffer(string: "part one, "), ByteBuffer(string: "part two")])
+            let upload = try session.upload(Request<Data>.post("/auth/resource", body: .stream(stream, length: nil)))
+            let error = await courierError { _ = try await upload.response }
+            #expect(error?.code == .authenticationFailed)
+            #expect(error?.message.contains("cannot be sent again") == true)
+            #expect(refreshes.withLock { $0 } == 0)
+        }
+    }
+
+    @Test func theCredentialNeverReachesTheLogOrACurlExport() async throws {
+        let logs = CapturedLogs()
+        try await withAuthenticatedSession({
+            $0.logger = logs.logger()
+            $0.debugLogging = true
+        }) { session, _, _ in
+            let response = try await session.send(Request<String>.get("/auth/resource"))
+            #expect(response.value == "ok")
+            let curl = response.request.curlCommand
+            #expect(!curl.contains("token-1") && curl.contains("X-Session-Key: <redacted>"), "\(curl)")
+        }
+        #expect(logs.all.contains("→ GET"))
+        #expect(!logs.all.contains("token-1") && !logs.all.contains("key-of-"), "\(logs.all)")
+    }
+}
+
+/// The session a ``LateTokenAuthenticator`` refreshes through, set once the session exists.
+final class SessionHolder: Sendable {
+    let session = Locked<Session?>(nil)
+}
+
+/// Signs with a bearer token and an `X-Session-Key` (a name no redactor knows), and refreshes through
+/// `/auth/refresh` on the session it signs, opted out of the authentication, as a real client does; that session
+/// is known only after the configuration is made.
+struct LateTokenAuthenticator: Authenticator {
+    let holder: SessionHolder
+    let refreshes: Locked<Int>
+    let failure: (any Error)?
+
+    func apply(_ credential: String, to request: inout HTTPRequest) {
+        request.headerFields[.authorization] = "Bearer \(credential)"
+        request.headerFields[HTTPField.Name("X-Session-Key")!] = "key-of-\(credential)"
+    }
+
+    func refresh(_ credential: String) async throws -> String {
+        refreshes.withLock { $0 += 1 }
+        if let failure { throw failure }
+        guard let session = holder.session.withLock({ $0 }) else { throw CourierError(code: .invalidState, message: "no session yet") }
+        struct Token: Decodable { var access_token: String }
+        return try await session.send(Request<Token>.post("/auth/refresh").authentication(nil)).value.access_token
+    }
+}

@@ -1,0 +1,167 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import NIOCore
+import Testing
+@testable import Courier
+
+/// The call pipeline's decisions, event by event, without I/O: the machine every kind of call runs.
+@Suite("Call state machine")
+struct CallStateMachineTests {
+    let get = PreparedRequest(method: .get, url: URL(string: "https://h.example.com/x")!)
+    let post = PreparedRequest(method: .post, url: URL(string: "https://h.example.com/x")!)
+    let now = Tick.now
+    var deadline: Tick { now + .seconds(30) }
+    let retryTwice = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(10), maxDelay: .milliseconds(10))
+
+    var stale: CourierError {
+        var error = CourierError(code: .connectionClosed, message: "closed")
+        error.isStaleConnection = true
+        return error
+    }
+
+    @Test func withNothingToDecideTheFirstAnswerIsDelivered() {
+        var machine = CallStateMachine(get, retrier: nil, deadline: deadline)
+        #expect(machine.start().is(.exchange))
+        #expect(machine.answered(.serviceUnavailable, retryAfter: nil, refusedGeneration: nil, now: now).is(.deliver))
+        #expect(machine.attempt == 1)
+    }
+
+    @Test func withNothingToDecideTheFirstFailureEndsTheCall() {
+        var machine = CallStateMachine(get, retrier: nil, deadline: deadline)
+        _ = machine.start()
+        let reset = CourierError(code: .connectionReset, message: "reset")
+        #expect(machine.failed(reset, now: now).failure?.code == .connectionReset)
+    }
+
+    @Test func aStaleConnectionIsResentOnceAtOnceWithoutARule() {
+        var machine = CallStateMachine(get, retrier: nil, deadline: deadline)
+        _ = machine.start()
+        #expect(machine.failed(stale, now: now).is(.resend))
+        #expect(machine.attempt == 1, "a resend is not another attempt")
+        #expect(machine.failed(stale, now: now).failure?.code == .connectionClosed, "only once")
+    }
+
+    @Test func aStaleConnectionIsNotResentForAnUnsafeMethodOrAStreamedBody() {
+        var unsafe = CallStateMachine(post, retrier: nil, deadline: deadline)
+        _ = unsafe.start()
+        #expect(unsafe.failed(stale, now: now).failure != nil)
+
+        var streamed = get
+        streamed.body = .stream(ByteStream(chunks: [ByteBuffer(string: "x")]), length: 1)
+        var machine = CallStateMachine(streamed, retrier: nil, deadline: deadline)
+        _ = machine.start()
+        #expect(machine.failed(stale, now: now).failure != nil)
+    }
+
+    @Test func theRuleRetriesAFailureAndARetryableStatusThenStops() {
+        var machine = CallStateMachine(get, retrier: retryTwice, deadline: deadline)
+        _ = machine.start()
+        #expect(machine.failed(CourierError(code: .timeout, message: "t"), now: now).delay != nil)
+        #expect(machine.slept().is(.exchange))
+        #expect(machine.attempt == 2)
+        #expect(machine.answered(.serviceUnavailable, retryAfter: "0", refusedGeneration: nil, now: now).delay == .zero)
+        #expect(machine.slept().is(.exchange))
+        #expect(machine.answered(.serviceUnavailable, retryAfter: nil, refusedGeneration: nil, now: now).is(.deliver),
+                "the last attempt's status is delivered, for validation to judge")
+        #expect(machine.attempt == 3)
+    }
+
+    @Test func aSuccessIsNeverOfferedToTheRule() {
+        var machine = CallStateMachine(get, retrier: RetryPolicy(retryableStatuses: [200]), deadline: deadline)
+        _ = machine.start()
+        #expect(machine.answered(.ok, retryAfter: nil, refusedGeneration: nil, now: now).is(.deliver))
+    }
+
+    @Test func noRetryStartsThatCannotStartBeforeTheDeadline() {
+        var machine = CallStateMachine(get, retrier: RetryPolicy(maxAttempts: 3, baseDelay: .seconds(20), maxDelay: .seconds(20)),
+                                       deadline: now + .seconds(1))
+        _ = machine.start()
+        #expect(machine.answered(.serviceUnavailable, retryAfter: "20", refusedGeneration: nil, now: now).is(.deliver))
+    }
+
+    @Test func aCancellationEndsTheCallWhateverTheRule() {
+        var machine = CallStateMachine(get, retrier: RetryPolicy(retryableErrors: [.cancelled]), deadline: deadline)
+        _ = machine.start()
+        #expect(machine.failed(.cancelled(), now: now).failure?.code == .cancelled)
+
+        var waiting = CallStateMachine(get, retrier: retryTwice, deadline: deadline)
+        _ = waiting.start()
+        _ = waiting.failed(CourierError(code: .timeout, message: "t"), now: now)
+        #expect(waiting.cancelled().failure?.code == .cancelled)
+    }
+
+    @Test func aRefusalRefreshesTheCredentialItCarriedThenGoesAgain() {
+        var machine = CallStateMachine(get, retrier: nil, deadline: deadline)
+        _ = machine.start()
+        guard case .refresh(let generation) = machine.answered(.unauthorized, retryAfter: nil, refusedGeneration: 4, now: now) else {
+            Issue.record("no refresh"); return
+        }
+        #expect(generation == 4)
+        #expect(machine.refreshed().is(.exchange))
+        #expect(machine.answered(.ok, retryAfter: nil, refusedGeneration: nil, now: now).is(.deliver))
+    }
+
+    @Test func freshCredentialsRefusedAgainAndAgainStopTheCall() {
+        var machine = CallStateMachine(get, retrier: nil, deadline: deadline)
+        _ = machine.start()
+        for generation in 0..<CallStateMachine.refreshLimit {
+            #expect(machine.answered(.unauthorized, retryAfter: nil, refusedGeneration: generation, now: now).isRefresh)
+            _ = machine.refreshed()
+        }
+        let last = machine.answered(.unauthorized, retryAfter: nil, refusedGeneration: 9, now: now)
+        #expect(last.failure?.code == .authenticationFailed)
+        #expect(machine.refreshes == CallStateMachine.refreshLimit)
+    }
+
+    @Test func aRefreshThatThrowsFailsTheCallWithItsCause() {
+        struct Expired: Error {}
+        var machine = CallStateMachine(get, retrier: nil, deadline: deadline)
+        _ = machine.start()
+        _ = machine.answered(.unauthorized, retryAfter: nil, refusedGeneration: 0, now: now)
+        let failure = machine.refreshFailed(Expired()).failure
+        #expect(failure?.code == .authenticationFailed)
+        #expect(failure?.underlying is Expired)
+    }
+
+    @Test func aRefusedStreamedBodySaysItCannotBeSentAgain() {
+        var upload = post
+        upload.body = .stream(ByteStream(chunks: [ByteBuffer(string: "x")]), length: 1)
+        var machine = CallStateMachine(upload, retrier: nil, deadline: deadline)
+        _ = machine.start()
+        let failure = machine.answered(.unauthorized, retryAfter: nil, refusedGeneration: 0, now: now).failure
+        #expect(failure?.code == .authenticationFailed)
+        #expect(failure?.message.contains("cannot be sent again") == true)
+    }
+
+    /// The transport marks what a stale pooled connection gives, so the machine can resend it.
+    @Test func theTransportMarksStaleConnections() {
+        let url = URL(string: "http://127.0.0.1:1/")!
+        for error: any Error in [IOError(errnoCode: ECONNRESET, reason: "read"), ChannelError.ioOnClosedChannel,
+                                  HTTPClientError.remoteConnectionClosed] {
+            #expect(AsyncHTTPClientTransport.translate(error, timeouts: Timeouts(), url: url).isStaleConnection, "\(error)")
+        }
+        #expect(!AsyncHTTPClientTransport.translate(HTTPClientError.readTimeout, timeouts: Timeouts(), url: url).isStaleConnection)
+    }
+}
+
+extension CallStateMachine.Action {
+    func `is`(_ other: Self) -> Bool {
+        switch (self, other) {
+        case (.exchange, .exchange), (.resend, .resend), (.deliver, .deliver): true
+        default: false
+        }
+    }
+
+    var failure: CourierError? {
+        if case .fail(let error) = self { error } else { nil }
+    }
+
+    var delay: Duration? {
+        if case .wait(let delay) = self { delay } else { nil }
+    }
+
+    var isRefresh: Bool {
+        if case .refresh = self { true } else { false }
+    }
+}
