@@ -169,7 +169,10 @@ struct Routes {
             try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: offset, count: count)))
             state.add("drip-parts", 1)
             offset += count
-            if offset < size { try await Task.sleep(for: .milliseconds(interval)) }
+            if offset < size, await !writer.waitWhileConnected(for: .milliseconds(interval)) {
+                state.recordAbort(request.path)  // the client closed the connection before the whole body
+                return
+            }
         }
     }
 

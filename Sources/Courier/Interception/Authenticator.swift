@@ -15,6 +15,8 @@ public import HTTPTypes
 /// `.disallow`, for HTTP/2's header compression) and are hidden from every log line and cURL export.
 ///
 /// ```swift
+/// import HTTPTypes
+///
 /// struct TokenAuthenticator: Authenticator {
 ///     func apply(_ credential: String, to request: inout HTTPRequest) {
 ///         request.headerFields[.authorization] = "Bearer \(credential)"

@@ -17,7 +17,7 @@ public actor RequestPool {
     /// for a slot, and a hop onto the actor per request costs measurable throughput. The public controls still
     /// go through the actor, so they run one at a time. Internal so the coalescing extension can reach it.
     let state: Locked<PoolState>
-    private let broadcaster = EventBroadcaster<PoolEvent>(replaysLatest: false)
+    let broadcaster = EventBroadcaster<PoolEvent>(replaysLatest: false)
 
     init(scheduling: SchedulingOptions) {
         state = Locked(PoolState(scheduling: scheduling))
@@ -231,7 +231,7 @@ public actor RequestPool {
 
     /// Ends `id`, first giving back the slot it may hold, in one lock round trip; its info unless its caller had
     /// already gone. A call it led but never ran goes on, led by one of the requests waiting for it.
-    private nonisolated func end(_ id: RequestID) -> PooledRequest? {
+    nonisolated func end(_ id: RequestID) -> PooledRequest? {
         let (info, handover, started) = state.withLock { state in
             let started = state.releaseSlot(id)
             let (info, handover) = state.finish(id)
@@ -245,7 +245,7 @@ public actor RequestPool {
 
     /// Starts `watcher`, which cancels the requests past their deadline for as long as requests with deadlines
     /// remain (or until a watcher that wakes sooner replaces it). It holds the pool's state, not the pool.
-    private static func watchDeadlines(_ state: Locked<PoolState>, _ watcher: DeadlineSchedule.Watcher) {
+    static func watchDeadlines(_ state: Locked<PoolState>, _ watcher: DeadlineSchedule.Watcher) {
         watcher.run(expire: { generation, now in state.withLock { $0.expireDeadlines(generation: generation, now: now) } },
                     fire: { $0.cancel() })
     }

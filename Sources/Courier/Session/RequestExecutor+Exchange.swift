@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Logging
 
 /// One exchange on the wire: the request sent, redirects followed, the answer read.
 extension RequestExecutor {
@@ -23,17 +24,22 @@ extension RequestExecutor {
     }
 
     /// Sends `request`, following redirects, and returns the final response with its body still arriving; the
-    /// transport bounds the exchange by `deadline`.
+    /// transport bounds the exchange by `deadline`. Until the head arrives, the exchange runs in a task of its own
+    /// that `canceller` stops, so the pool's controls and the deadline reach it whatever the transport.
     nonisolated(nonsending) func open(_ request: PreparedRequest, timeouts: Timeouts, deadline: Tick,
-                                      cookies: CookieHandling, log: DebugLog)
-        async throws -> (sent: PreparedRequest, response: TransportResponse, firstByte: Tick) {
-        let (sent, response, firstByte) = try await following(request, timeouts: timeouts, deadline: deadline, cookies: cookies, log: log,
-                                                              canceller: nil) { outgoing in
-            try await transport.send(outgoing)
-        } discard: { response in
-            for try await _ in response.body {}  // let the connection be reused
+                                      cookies: CookieHandling, log: DebugLog, canceller: Canceller) async throws -> StreamedExchange {
+        let opening = Task { [self] in
+            try await following(request, timeouts: timeouts, deadline: deadline, cookies: cookies, log: log, canceller: canceller) { outgoing in
+                try await transport.send(outgoing)
+            } discard: { response in
+                for try await _ in response.body {}  // let the connection be reused
+            }
         }
-        return (sent, response, firstByte)
+        let stop = TaskCancellable(opening)
+        canceller.install(stop)
+        defer { canceller.remove(stop) }
+        let (sent, response, _) = try await withTaskCancellationHandler { try await opening.value } onCancel: { opening.cancel() }
+        return StreamedExchange(sent: sent, response: response)
     }
 
     /// Sends `request` with `send`, following redirects (`discard` lets a redirect's answer go), and returns the
@@ -92,6 +98,23 @@ extension RequestExecutor {
     }
 }
 
+/// What a streamed attempt brought back: the request as finally sent (after redirects) and the answer, its body
+/// still arriving.
+struct StreamedExchange: ResponseHead, Sendable {
+    let sent: PreparedRequest
+    let response: TransportResponse
+
+    var status: HTTPResponse.Status { response.status }
+    var headers: HTTPFields { response.headers }
+    func value(of name: HTTPField.Name) -> String? { response.headers[name] }
+}
+
+extension ExchangeResult: ResponseHead {
+    var status: HTTPResponse.Status { body.status }
+    var headers: HTTPFields { body.headers }
+    func value(of name: HTTPField.Name) -> String? { body.value(of: name) }
+}
+
 /// A response's status and headers, whatever carries its body.
 protocol ResponseHead {
     var status: HTTPResponse.Status { get }
@@ -123,4 +146,94 @@ struct CallResult: Sendable {
     let exchanged: ExchangeResult
     let requestTime: Date
     let attempts: Int
+}
+
+/// How an attempt makes its call: with a slot of its own, or sharing the call of an identical request in flight.
+extension RequestExecutor {
+    /// The key identical requests share a call by: `nil` when `request` makes a call of its own (coalescing is
+    /// off, its cookies differ from the session's, or its method or body cannot be shared).
+    func sharingKey(_ request: ErasedRequest, _ prepared: PreparedRequest) -> CoalescingKey? {
+        let scheduling = configuration.scheduling
+        guard request.coalesces, scheduling.coalescesRequests, request.cookieHandling(under: snapshot) == configuration.cookieHandling else {
+            return nil
+        }
+        return CoalescingKey(prepared, varyingHeaders: scheduling.coalescingHeaders)
+    }
+
+    /// Runs one attempt's `exchange`: the call `first` says (the first attempt's, decided as the request
+    /// registered), or else once the pool gives the request a slot, or by sharing the call of an identical request
+    /// in flight (same `key`). The shared call runs with the settings (timeouts, limits) of the request that
+    /// started it.
+    @inline(__always)
+    nonisolated(nonsending) func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, first: FirstCall?,
+                                       sharing key: CoalescingKey?, canceller: Canceller,
+                                       _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
+        nonisolated(nonsending) func send() async throws -> ExchangeResult {
+            try await pool.withSlot(id, url: prepared.url, priority: request.priority, canceller: canceller, exchange)
+        }
+        switch first {
+        case .own?: return try await exchange()
+        case .leads(let key)?: return try await pool.runShared(key, by: id, exchange)
+        case .follows(let key)?: return try await pool.follow(key, by: id, canceller: canceller, orLead: send)
+        case nil:
+            guard let key else { return try await send() }
+            return try await pool.shared(key, by: id, canceller: canceller, send)
+        }
+    }
+}
+
+extension RequestExecutor {
+    /// Adds the jar's cookies for the request's URL after any `Cookie` header it has of its own, when `handling`
+    /// sends them.
+    nonisolated(nonsending) func addCookies(to request: inout PreparedRequest, handling: CookieHandling) async {
+        guard let jar = configuration.cookieJar, handling.contains(.send),
+              let cookies = await jar.headerValue(for: request.url) else { return }
+        // One field: HTTP/1.1 allows a single Cookie header (RFC 6265 §5.4), and HTTPFields' subscript would split it.
+        let combined = (request.headers[values: .cookie] + [cookies]).joined(separator: "; ")
+        request.headers[values: .cookie] = []
+        request.headers.append(HTTPField(name: .cookie, value: combined))
+    }
+
+    /// Stores the response's `Set-Cookie` headers when `handling` stores them. A jar that cannot save keeps them in memory; the failure is
+    /// logged rather than failing a request that succeeded.
+    nonisolated(nonsending) func storeCookies(from responseHeaders: HTTPFields, for url: URL, handling: CookieHandling) async {
+        guard let jar = configuration.cookieJar, handling.contains(.store) else { return }
+        let headers = responseHeaders[values: .setCookie]
+        guard !headers.isEmpty else { return }
+        do {
+            try await jar.store(setCookieHeaders: headers, from: url)
+        } catch {
+            configuration.logger.warning("\(error)")
+        }
+    }
+}
+
+extension RequestExecutor {
+    /// Runs `send`; when ``Configuration/waitsForConnectivity`` is set and the connection could not be made
+    /// (nothing was sent), probes the host, or the proxy, until it answers or the wait is over, then runs it again.
+    /// With a `canceller` (a request in the pool), the wait runs in a task the canceller can stop: only requests
+    /// that meet an unreachable host pay for it.
+    nonisolated(nonsending) func waitingForConnectivity<Answer>(_ request: TransportRequest, canceller: Canceller?,
+                                                                _ send: nonisolated(nonsending) () async throws -> Answer) async throws -> Answer {
+        do {
+            return try await send()
+        } catch let error as CourierError where [.connectionFailed, .offline].contains(error.code) {
+            guard let wait = configuration.waitsForConnectivity, request.body.isReplayable else { throw error }
+            let budget = min(wait, Tick.now.duration(to: request.deadlineTick))
+            let monitor = request.proxy.map { ReachabilityMonitor(host: $0.host, port: $0.port, interval: .milliseconds(250), probeTimeout: .seconds(1)) }
+                ?? ReachabilityMonitor(url: request.url, interval: .milliseconds(250), probeTimeout: .seconds(1))
+            configuration.logger.info("waiting up to \(budget) for \(monitor.host):\(monitor.port) to be reachable")
+            let probing = Task { budget > .zero ? await monitor.waitUntilReachable(timeout: budget).isReachable : false }
+            let stop = TaskCancellable(probing)
+            canceller?.install(stop)
+            defer { canceller?.remove(stop) }
+            let reachable = await withTaskCancellationHandler { await probing.value } onCancel: { probing.cancel() }
+            guard reachable else {
+                if probing.isCancelled || canceller?.isCancelled == true { throw CourierError.cancelled() }
+                throw CourierError(code: .offline, message: "\(monitor.host):\(monitor.port) is still unreachable after waiting \(budget)",
+                                   underlying: error)
+            }
+            return try await send()
+        }
+    }
 }

@@ -115,8 +115,24 @@ struct RequestExecutor: Sendable {
         // The pool cancels the request through its canceller at its deadline, which bounds the body the exchange reads.
         let call = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline, sharing: key,
                                         failure: { timedOut($0, prepared, deadline: deadline, timeouts: timeouts) }) { id, canceller, first in
-            try await drive(request, prepared: prepared, id: id, canceller: canceller, first: first, sharing: key, timeouts: timeouts,
-                            deadline: deadline, startDate: startDate, start: start, log: log)
+            let (limits, cookies) = (limits(for: request), request.cookieHandling(under: snapshot))
+            var first: FirstCall? = first
+            var requestTime = Date()
+            let (exchanged, attempts) = try await drive(request, prepared: prepared, canceller: canceller, timeouts: timeouts, deadline: deadline,
+                                                        startDate: startDate, start: start, log: log) { sending in
+                requestTime = Date()
+                let exchanged = try await fetch(request, prepared: sending, id: id, first: first, sharing: key, canceller: canceller) {
+                    try await exchange(sending, timeouts: timeouts, deadline: deadline, limits: limits, cookies: cookies, canceller: canceller,
+                                       log: log, start: start)
+                }
+                for monitor in configuration.monitors { monitor.didReceive(exchanged.body, for: exchanged.sent) }
+                return exchanged
+            } next: { _ in
+                // The first attempt's slot is not held through a wait, a refresh or the next attempt.
+                if first?.takesSlot == true { pool.releaseSlot(id) }
+                first = nil
+            }
+            return CallResult(exchanged: exchanged, requestTime: requestTime, attempts: attempts)
         }
         do {
             var exchanged = call.exchanged
@@ -142,22 +158,53 @@ struct RequestExecutor: Sendable {
         }
     }
 
-    /// The driver of the call's ``CallStateMachine``: does what the machine says (an attempt, a resend, a wait,
-    /// a credential refresh) and tells it what happened, until it delivers an answer or fails.
+    /// Sends `request` as a transfer whose body its caller reads (``Session/stream(_:)``, each exchange of a
+    /// download): the pool tracks it until the body has been read (``RequestPool/open(_:deadline:failure:_:)``),
+    /// and the same call machine decides its attempts up to the head (the retry rule, a stale connection, a
+    /// credential refresh). Validators and the cache stay out of it: the caller reads the body.
+    nonisolated(nonsending) func stream(_ request: ErasedRequest) async throws -> StreamedResponse {
+        let start = Tick.now
+        let startDate = Date()
+        do {
+            let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
+            let timeouts = configuration.timeouts.applying(request.timeouts)
+            let deadline = start + timeouts.total
+            let (log, cookies) = (snapshot.debugLog, request.cookieHandling(under: snapshot))
+            let failure: @Sendable (any Error) -> CourierError = { [self] in timedOut($0, prepared, deadline: deadline, timeouts: timeouts) }
+            let (answer, lease) = try await pool.open(PoolTicket(prepared, from: request), deadline: deadline, failure: failure) { _, canceller in
+                try await drive(request, prepared: prepared, canceller: canceller, timeouts: timeouts, deadline: deadline, startDate: startDate,
+                                start: start, log: log) { sending in
+                    try await open(sending, timeouts: timeouts, deadline: deadline, cookies: cookies, log: log, canceller: canceller)
+                } next: { answer in
+                    guard let answer else { return }
+                    do { for try await _ in answer.response.body {} } catch {}  // let the connection be reused
+                }.answer
+            }
+            let body = LeasedBody(answer.response, lease: lease, failure: failure)
+            return StreamedResponse(url: answer.sent.url, status: answer.status, headers: answer.headers, body: ByteStream(body))
+        } catch {
+            throw userFacing(error)
+        }
+    }
+
+    /// The driver of the call's ``CallStateMachine``, for every kind of call: does what the machine says (an
+    /// attempt, a resend, a wait, a credential refresh) and tells it what happened, until it delivers an answer
+    /// or fails. `attempt` makes one attempt with the request as signed for it; `next` lets an answer that is not
+    /// delivered go (and gives back what the attempt held) before the machine's next step.
     ///
-    /// The first attempt makes the call the pool decided on as the request registered (`first`: with the slot it
-    /// gave, or following an identical request's call); after it, the slot is given back, and each later
-    /// attempt asks for a slot, or an identical call to share by `key`, anew.
-    private nonisolated(nonsending) func drive(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, canceller: Canceller,
-                                               first: FirstCall, sharing key: CoalescingKey?, timeouts: Timeouts, deadline: Tick,
-                                               startDate: Date, start: Tick, log: DebugLog) async throws -> CallResult {
-        let limits = limits(for: request)
-        let cookies = request.cookieHandling(under: snapshot)
+    /// Inlined into its callers, so each attempt runs in their frame and a call that decides nothing pays no
+    /// frame for the machine.
+    @inline(__always)
+    nonisolated(nonsending) func drive<Answer: ResponseHead>(
+        _ request: ErasedRequest, prepared: PreparedRequest, canceller: Canceller, timeouts: Timeouts, deadline: Tick, startDate: Date,
+        start: Tick, log: DebugLog,
+        attempt: nonisolated(nonsending) (PreparedRequest) async throws -> Answer,
+        next: nonisolated(nonsending) (Answer?) async -> Void
+    ) async throws -> (answer: Answer, attempts: Int) {
         let retrier = request.retryPolicy ?? configuration.retryPolicy
         retrier?.callWillStart(prepared)
         let credentials = request.credentials(under: configuration)
         var machine = CallStateMachine(prepared, retrier: retrier, deadline: deadline)
-        var first: FirstCall? = first
         var generation = 0  // of the credential the attempt carries
         var failure = CourierError.cancelled()  // what ended the last attempt, for the retry's log line
         var action = machine.start()
@@ -165,28 +212,23 @@ struct RequestExecutor: Sendable {
             switch action {
             case .exchange, .resend:
                 if case .resend = action { log.retry(prepared, attempt: machine.attempt, delay: .zero, error: failure) }
+                var answer: Answer?
                 do {
                     var sending = prepared
                     if let credentials { generation = credentials.apply(to: &sending) }
-                    let requestTime = Date()
-                    let exchanged = try await fetch(request, prepared: sending, id: id, first: first, sharing: key, canceller: canceller) {
-                        try await exchange(sending, timeouts: timeouts, deadline: deadline, limits: limits, cookies: cookies, canceller: canceller,
-                                           log: log, start: start)
-                    }
-                    let body = exchanged.body
-                    for monitor in configuration.monitors { monitor.didReceive(body, for: exchanged.sent) }
-                    let refused = credentials?.isRefusal(body.status, headers: body.headers) == true ? generation : nil
-                    action = machine.answered(body.status, retryAfter: body.value(of: .retryAfter), refusedGeneration: refused, now: .now)
-                    if case .deliver = action { return CallResult(exchanged: exchanged, requestTime: requestTime, attempts: machine.attempt) }
-                    failure = CourierError.httpStatus(body.status, bodyPreview: nil)
-                    failure.retryAfterValue = body.value(of: .retryAfter)
+                    let received = try await attempt(sending)
+                    let refused = credentials?.isRefusal(received.status, headers: received.headers) == true ? generation : nil
+                    let retryAfter = received.value(of: .retryAfter)
+                    action = machine.answered(received.status, retryAfter: retryAfter, refusedGeneration: refused, now: .now)
+                    if case .deliver = action { return (received, machine.attempt) }
+                    failure = CourierError.httpStatus(received.status, bodyPreview: nil)
+                    failure.retryAfterValue = retryAfter
+                    answer = received
                 } catch {
                     failure = timedOut(error, prepared, deadline: deadline, timeouts: timeouts)
                     action = machine.failed(failure, now: .now)
                 }
-                // The first attempt's slot is not held through a wait, a refresh or the next attempt.
-                if first?.takesSlot == true { pool.releaseSlot(id) }
-                first = nil
+                await next(answer)
             case .wait(let delay):
                 do {
                     try await pause(prepared, attempt: machine.attempt, delay: delay, error: failure, canceller: canceller, log: log)

@@ -76,7 +76,9 @@ public final class AsyncHTTPClientTransport: Transport {
             } onCancel: {
                 stream.cancel()
             }
-            return try stream.takeHead()
+            var response = try stream.takeHead()
+            response.stop = { stream.cancel() }
+            return response
         }
     }
 

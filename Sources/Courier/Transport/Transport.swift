@@ -89,6 +89,9 @@ public struct TransportResponse: Sendable {
     /// `true` when the transport already removed the `Content-Encoding` (URLSession does), so the session
     /// must not decode again.
     public var isContentDecoded: Bool
+    /// Stops the exchange from outside the task reading the body (the pool's controls, the deadline), when the
+    /// transport can; otherwise the body stops at its next chunk.
+    var stop: (@Sendable () -> Void)?
 
     /// Creates a response.
     public init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteStream, isContentDecoded: Bool = false) {

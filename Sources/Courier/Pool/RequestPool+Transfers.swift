@@ -1,0 +1,142 @@
+import HTTPTypes
+import NIOCore
+
+extension RequestPool {
+    /// Registers a transfer (a call whose body its caller reads: ``Session/stream(_:)``, each exchange of a
+    /// download), runs `operation` in the caller's task until the head arrives, and keeps the transfer
+    /// registered after that, until its ``PoolLease`` ends: when the body has been read, failed, or was dropped.
+    ///
+    /// A transfer is tracked like any request (snapshot, events, cancel by id, URL, tag or all, drain, its
+    /// deadline) but takes no slot under ``SchedulingOptions/maxConcurrentRequests`` or the per-host limit: a
+    /// download that runs for an hour would hold it that long, and short requests would queue behind it.
+    /// Transfers have limits of their own (``DownloadOptions/connections``, the download manager's concurrency).
+    nonisolated(nonsending) func open<Head>(_ ticket: PoolTicket, deadline: Tick, failure: (any Error) -> CourierError,
+                                            _ operation: nonisolated(nonsending) (RequestID, Canceller) async throws -> Head)
+        async throws -> (head: Head, lease: PoolLease) {
+        let canceller = Canceller()
+        let (id, watcher, started) = state.withLock { state in
+            let (id, watcher) = state.register(ticket, canceller: canceller, deadline: deadline)
+            return (id, watcher, state.markRunning(id, coalesced: false))
+        }
+        if let watcher { Self.watchDeadlines(state, watcher) }
+        if let started { broadcaster.yield(.started(started)) }
+        let lease = PoolLease(pool: self, id: id, canceller: canceller)
+        do {
+            let head = try await withTaskCancellationHandler {
+                try await operation(id, canceller)
+            } onCancel: {
+                leave(id)
+            }
+            return (head, lease)
+        } catch {
+            let failure = failure(error)
+            lease.end(.failure(failure))
+            throw failure
+        }
+    }
+
+    /// Ends the transfer `id` with `outcome`, as its lease does once.
+    nonisolated func endTransfer(_ id: RequestID, _ outcome: Result<HTTPResponse.Status, CourierError>) {
+        guard let info = end(id) else { return }  // it left, and was told
+        switch outcome {
+        case .success(let status): broadcaster.yield(.finished(info, status))
+        case .failure(let failure): broadcaster.yield(failure.code == .cancelled ? .cancelled(info) : .failed(info, failure))
+        }
+    }
+}
+
+/// A transfer's registration in its ``RequestPool``, held by the body its caller reads: it ends once, when the
+/// body ends or fails, or when nothing holds it any more (a body dropped unread counts as cancelled).
+final class PoolLease: Sendable {
+    private let pool: RequestPool
+    let id: RequestID
+    /// What the pool's controls and the deadline cancel the transfer through.
+    let canceller: Canceller
+    private let ended = Locked(false)
+    /// The status the head brought, reported when the body ends well.
+    private let status = Locked(HTTPResponse.Status.ok)
+
+    init(pool: RequestPool, id: RequestID, canceller: Canceller) {
+        self.pool = pool
+        self.id = id
+        self.canceller = canceller
+    }
+
+    /// Remembers the status of the head the transfer delivers.
+    func delivered(_ status: HTTPResponse.Status) {
+        self.status.withLock { $0 = status }
+    }
+
+    /// The body was read to its end.
+    func finish() {
+        end(.success(status.withLock { $0 }))
+    }
+
+    /// Ends the transfer with `outcome`; later calls do nothing.
+    func end(_ outcome: Result<HTTPResponse.Status, CourierError>) {
+        let first = ended.withLock { ended in
+            defer { ended = true }
+            return !ended
+        }
+        if first { pool.endTransfer(id, outcome) }
+    }
+
+    deinit {
+        let unfinished = ended.withLock { !$0 }
+        guard unfinished else { return }
+        canceller.cancel()  // the exchange stops, and its connection is not left reading for nobody
+        end(.failure(.cancelled("the body was dropped before it was read")))
+    }
+}
+
+/// A transfer's body as its caller reads it: the transport's stream, ending the transfer's ``PoolLease`` when it
+/// ends or fails. The pool's controls and the deadline stop it through the lease's canceller: at once when the
+/// transport can stop its exchange from outside, else at the next chunk.
+struct LeasedBody: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+
+    private let base: ByteStream
+    private let lease: PoolLease
+    private let failure: @Sendable (any Error) -> CourierError
+
+    init(_ response: TransportResponse, lease: PoolLease, failure: @escaping @Sendable (any Error) -> CourierError) {
+        base = response.body
+        self.lease = lease
+        self.failure = failure
+        lease.delivered(response.status)
+        if let stop = response.stop { lease.canceller.install(StreamStop(stop)) }
+    }
+
+    func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), lease: lease, failure: failure) }
+
+    /// Reads the transport's body, ending the lease at its end or its first error.
+    struct Iterator: AsyncIteratorProtocol {
+        var base: ByteStream.AsyncIterator
+        let lease: PoolLease
+        let failure: @Sendable (any Error) -> CourierError
+
+        mutating func next() async throws -> ByteBuffer? {
+            do {
+                if lease.canceller.isCancelled { throw CourierError.cancelled() }
+                guard let chunk = try await base.next() else {
+                    lease.finish()
+                    return nil
+                }
+                return chunk
+            } catch {
+                let ended = failure(error)
+                lease.end(.failure(ended))
+                throw ended
+            }
+        }
+    }
+}
+
+/// Stops a streamed exchange from outside the task reading it.
+private final class StreamStop: RequestCancellable {
+    private let stop: @Sendable () -> Void
+
+    init(_ stop: @escaping @Sendable () -> Void) { self.stop = stop }
+
+    func cancel() { stop() }
+}

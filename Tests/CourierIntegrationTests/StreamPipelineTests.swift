@@ -1,0 +1,82 @@
+import Courier
+import CourierTesting
+import CourierTestSupport
+import Foundation
+import HTTPTypes
+import NIOCore
+import Testing
+
+/// A stream is a call like any other up to its head, and a transfer the pool tracks until its body ends.
+@Suite("Streams on the call pipeline", .timeLimit(.minutes(1)))
+struct StreamPipelineTests {
+    @Test func theStreamIsInThePoolUntilItsBodyHasBeenRead() async throws {
+        try await withServerSession { session, _ in
+            let response = try await session.stream(Request<Data>.get("/drip", query: ["size": 4, "interval": 50]).tag("transfer"))
+            #expect(await session.pool.snapshot().map(\.tag) == ["transfer"])
+            var received = 0
+            for try await chunk in response.body { received += chunk.readableBytes }
+            #expect(received == 4)
+            await eventually("the pool empties") { await session.pool.isEmpty }
+        }
+    }
+
+    @Test func cancellingByTagStopsTheBodyAndClosesTheConnection() async throws {
+        try await withServerSession { session, server in
+            let response = try await session.stream(Request<Data>.get("/drip", query: ["size": 100, "interval": 100]).tag("long"))
+            var iterator = response.body.makeAsyncIterator()
+            _ = try await iterator.next()
+            #expect(await session.pool.cancelAll(tag: "long") == 1)
+            let error = await courierError { while try await iterator.next() != nil {} }
+            #expect(error?.code == .cancelled)
+            await eventually("the server sees the connection close") { server.aborts("/drip") == 1 }
+            await eventually("the pool empties") { await session.pool.isEmpty }
+        }
+    }
+
+    @Test func aBodyDroppedUnreadEndsTheTransfer() async throws {
+        try await withServerSession { session, server in
+            do {
+                let response = try await session.stream(Request<Data>.get("/drip", query: ["size": 100, "interval": 100]))
+                #expect(response.status == .ok)
+            }
+            await eventually("the pool empties") { await session.pool.isEmpty }
+            await eventually("the server sees the connection close") { server.aborts("/drip") == 1 }
+        }
+    }
+
+    @Test func theDeadlineReachesTheBody() async throws {
+        try await withServerSession { session, _ in
+            let response = try await session.stream(Request<Data>.get("/drip", query: ["size": 100, "interval": 100]).timeout(.milliseconds(400)))
+            let error = await courierError { for try await _ in response.body {} }
+            #expect(error?.code == .timeout)
+            await eventually("the pool empties") { await session.pool.isEmpty }
+        }
+    }
+
+    @Test func theRetryRuleAndTheCredentialRefreshApplyBeforeTheHead() async throws {
+        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5)) }) { session, server in
+            let retried = try await session.stream(Request<Data>.get("/flaky/stream?failures=2"))
+            #expect(retried.status == .ok && server.hits("/flaky/stream") == 3)
+            for try await _ in retried.body {}
+
+            struct Refreshing: Authenticator {
+                func apply(_ credential: String, to request: inout HTTPRequest) { request.headerFields[.authorization] = "Bearer \(credential)" }
+                func refresh(_ credential: String) async throws -> String { "token-0" }
+            }
+            let signed = try await session.stream(Request<Data>.get("/auth/resource")
+                .authentication(Authentication(Refreshing(), credential: "expired")))
+            #expect(signed.status == .ok)
+            for try await _ in signed.body {}
+            await eventually("the pool empties") { await session.pool.isEmpty }
+        }
+    }
+
+    @Test func aTransferTakesNoSlotFromShortRequests() async throws {
+        try await withServerSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, _ in
+            let response = try await session.stream(Request<Data>.get("/drip", query: ["size": 100, "interval": 100]))
+            let short = try await session.send(Request<Data>.get("/small"))
+            #expect(short.status == .ok)
+            _ = response
+        }
+    }
+}
