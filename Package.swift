@@ -192,6 +192,9 @@ let package = Package(
             // a warning each. DocExampleRunTests runs some of them against the loopback server.
             swiftSettings: [.unsafeFlags(["-suppress-warnings"])]
         ),
+        // Run by the crash campaign as a child process: a download killed in the window after its move into place.
+        .executableTarget(name: "courier-crash-helper", dependencies: ["Courier"], path: "Tests/CourierCrashHelper",
+                          swiftSettings: strictSettings),
         // Linked into the test bundle only: caps how many tests run at once (see its source).
         .target(name: "CTestRunWidth", path: "Tests/CTestRunWidth"),
         .target(

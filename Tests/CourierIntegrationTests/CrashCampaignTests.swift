@@ -23,10 +23,11 @@ struct CrashCampaignTests {
             let size = 200_000
             let digest = ServerFiles.sha256(count: size)
             let target = directory.appendingPathComponent("window.bin")
-            let arguments = ["download", server.url("/file/\(size)?key=window").absoluteString, "-o", target.path, "--sha256", digest]
-            // The download finishes in well under a second, then waits 20 s between the move and the record's
-            // removal: the kill lands in that window.
-            let killed = try await CLI.run(arguments, killAfter: .seconds(4), environment: ["COURIER_TEST_PAUSE_AFTER_MOVE_MS": "20000"])
+            let url = server.url("/file/\(size)?key=window").absoluteString
+            let arguments = ["download", url, "-o", target.path, "--sha256", digest]
+            // The helper's download finishes in well under a second, then waits 20 s between the move and the
+            // record's removal (the download manager's crash-testing seam): the kill lands in that window.
+            let killed = try await CLI.run([url, target.path, digest, "20000"], program: "courier-crash-helper", killAfter: .seconds(4))
             #expect(killed.status != 0)
             #expect(target.exists && target.resumeRecord.exists && !target.partFile.exists,
                     "the kill missed the window between the move and the record's removal")

@@ -21,6 +21,23 @@ struct DownloadManagerTests {
         }
     }
 
+    /// WYNetwork hands back where a failed download keeps its bytes; so does the error here.
+    @Test func aFailedDownloadsErrorSaysWhereItsPartialFileIsKept() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServerSession { session, server in
+            let manager = try DownloadManager(session: session)
+            let target = directory.appendingPathComponent("cut.bin")
+            let download = try await manager.add(server.url("/file/100000?cut=30000&key=cut"), to: .file(target),
+                                                 options: DownloadOptions(retries: 0))
+            let error = await courierError { _ = try await download.completion() }
+            let kept = try #require(error?.partialFile)
+            #expect(kept == target.partFile)
+            #expect(FileManager.default.fileExists(atPath: kept.path) && !FileManager.default.fileExists(atPath: target.path))
+            #expect(error?.message.contains(kept.path) == true)
+        }
+    }
+
     @Test func aRelativePathIsResolvedWithTheSessionsBaseURLAndAPIVersion() async throws {
         let directory = try temporaryDownloadDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -196,4 +196,20 @@ struct DownloadRulesTests {
         let checksum = try DownloadChecksum(.sha1, hex: String(repeating: "A", count: 40))
         #expect(checksum.hex == String(repeating: "a", count: 40) && checksum.description.hasPrefix("sha1:"))
     }
+
+    /// The download's rule is a ``RequestRetrier`` like the session's: transient failures only, up to `retries` in
+    /// a row, the delay doubling from `retryDelay` up to 8 s.
+    @Test func theDownloadsRetryRuleRetriesTransientFailuresWithADoublingDelay() {
+        let rule = DownloadRetryRule(DownloadOptions(retries: 3, retryDelay: .milliseconds(250)))
+        let request = PreparedRequest(method: .get, url: URL(string: "https://h.example.com/f")!)
+        let reset = CourierError(code: .connectionReset, message: "reset")
+        #expect(rule.retry(request, failedWith: reset, attempt: 1) == .retry(after: .milliseconds(250)))
+        #expect(rule.retry(request, failedWith: reset, attempt: 3) == .retry(after: .seconds(1)))
+        guard case .doNotRetry = rule.retry(request, failedWith: reset, attempt: 4) else { Issue.record("a fourth retry"); return }
+        let missing = CourierError.httpStatus(.notFound, bodyPreview: nil)
+        guard case .doNotRetry = rule.retry(request, failedWith: missing, attempt: 1) else { Issue.record("a 404 retried"); return }
+        #expect(rule.retry(request, failedWith: .httpStatus(.serviceUnavailable, bodyPreview: nil), attempt: 1) == .retry(after: .milliseconds(250)))
+        let long = DownloadRetryRule(DownloadOptions(retries: 20, retryDelay: .seconds(1)))
+        #expect(long.retry(request, failedWith: reset, attempt: 12) == .retry(after: .seconds(8)))
+    }
 }

@@ -96,53 +96,86 @@ public actor Download {
 
     /// Queues it (start, or resume after a pause or failure). Throws ``CourierError/Code/invalidState`` when
     /// it is not idle, paused or failed.
-    func start() throws {
+    func start() async throws {
         if let refusal { throw refusal }
         try require(.start, "start")
-        _ = machine.handle(.start)
-        outcome = nil
-        report()
+        await handle(.start)
     }
 
     /// Starts the transfer if the download still waits for a slot; `false` when it no longer does (it was
     /// paused or cancelled meanwhile).
-    func grantSlot() -> Bool {
+    func grantSlot() async -> Bool {
         guard machine.canHandle(.slotGranted) else { return false }
-        _ = machine.handle(.slotGranted)
-        report()
-        beginTransfer()
+        await handle(.slotGranted)
         return true
     }
 
     /// Pauses it, keeping the partial file; a running transfer writes its resume record first.
     func pause() async throws {
         try require(.pause, "pause")
-        let action = machine.handle(.pause)
-        report()
-        if action == .stopTransfer { await stopTransfer() }
-        broadcaster.yield(.progress(progress))
+        await handle(.pause)
     }
 
     /// Cancels it and removes the partial file and its record.
     func cancel() async throws {
         try require(.cancel, "cancel")
-        _ = machine.handle(.cancel)
-        await stopTransfer()
-        files.discardPartial()
-        live.replace(with: .fresh(url: url.absoluteString))
-        finish(with: .state(.cancelled))
+        await handle(.cancel)
     }
 
     /// Throws the partial file away and queues it again from zero.
     func restart() async throws {
         try require(.restart, "restart")
-        _ = machine.handle(.restart)
-        await stopTransfer()
+        await handle(.restart)
+    }
+
+    /// Feeds `event` to the state machine and does what it answers: the one place the download's state changes.
+    /// `outcome` is what a finished or failed transfer brought, for the observers.
+    private func handle(_ event: DownloadStateMachine.Event, outcome ended: DownloadEvent? = nil) async {
+        switch machine.handle(event) {
+        case .enqueue:  // the manager queues it once this returns
+            outcome = nil
+            report()
+        case .beginTransfer:
+            report()
+            beginTransfer()
+        case .stopTransfer:
+            report()
+            await stopTransfer()
+            broadcaster.yield(.progress(progress))
+        case .stopAndDiscard:
+            await stopTransfer()
+            discardPartial()
+            finish(with: .state(.cancelled))
+        case .discardAndEnqueue:
+            await stopTransfer()
+            discardPartial()
+            outcome = nil
+            meter.reset()
+            report()
+        case .report:
+            if let ended {
+                if case .completed = ended { broadcaster.yield(.progress(progress)) }
+                finish(with: ended)
+            } else {  // paused while it waited for a slot
+                report()
+                broadcaster.yield(.progress(progress))
+            }
+        }
+    }
+
+    /// `error`, saying where the partial file is kept when the failure left one.
+    private func keepingPartial(_ error: CourierError) -> CourierError {
+        guard error.partialFile == nil, FileManager.default.fileExists(atPath: files.part.path(percentEncoded: false)) else { return error }
+        var error = error
+        error.partialFile = files.part
+        error.message += "; the partial download is kept in \(files.part.path(percentEncoded: false))"
+        return error
+    }
+
+    /// Deletes the partial file and its record; the download starts again from its first byte.
+    private func discardPartial() {
         files.discardPartial()
         live.replace(with: .fresh(url: url.absoluteString))
-        outcome = nil
-        meter.reset()
-        report()
     }
 
     /// Whether `event` applies now.
@@ -156,7 +189,8 @@ public actor Download {
         meter.reset()
         // The transfer's events (restarts, retries) reach observers in the order it reported them, all before its end.
         let events = OrderedRelay<DownloadEvent>()
-        let transfer = DownloadTransfer(session: session, url: url, files: files, options: options, limits: limits, live: live) { event in
+        let transfer = DownloadTransfer(session: session, url: url, files: files, options: options, limits: limits, live: live,
+                                        afterMoveIntoPlace: hooks.afterMoveIntoPlace) { event in
             events.yield(event)
         }
         self.transfer = Task {
@@ -200,13 +234,8 @@ public actor Download {
         if generation == self.generation, machine.state == .running {
             transfer = nil
             switch result {
-            case .success(let file):
-                _ = machine.handle(.finished)
-                broadcaster.yield(.progress(progress))
-                finish(with: .completed(file))
-            case .failure(let error):
-                _ = machine.handle(.failed)
-                finish(with: .failed(error))
+            case .success(let file): await handle(.finished, outcome: .completed(file))
+            case .failure(let error): await handle(.failed, outcome: .failed(keepingPartial(error)))
             }
         }
         await hooks.slotFreed(id)
@@ -260,4 +289,6 @@ struct DownloadHooks: Sendable {
     let slotFreed: @Sendable (DownloadID) async -> Void
     /// The state changed; the manager saves it in the state directory.
     let stateChanged: @Sendable (DownloadRegistry.Entry) -> Void
+    /// ``DownloadManager/Configuration/afterMoveIntoPlace``.
+    var afterMoveIntoPlace: (@Sendable (URL) -> Void)?
 }

@@ -22,6 +22,9 @@ public actor DownloadManager {
         public var stateDirectory: URL?
         /// A limit on the rate of all downloads together, in bytes per second.
         public var bytesPerSecond: Int?
+        /// Called in the window between a finished download's move into place and the removal of its resume
+        /// record, with the destination: the crash tests' helper sleeps there to be killed in that window.
+        @_spi(CrashTesting) public var afterMoveIntoPlace: (@Sendable (URL) -> Void)?
 
         /// Creates a configuration.
         public init(maxConcurrentDownloads: Int = 3, stateDirectory: URL? = nil, bytesPerSecond: Int? = nil) {
@@ -32,6 +35,7 @@ public actor DownloadManager {
     }
 
     private let session: Session
+    private let afterMoveIntoPlace: (@Sendable (URL) -> Void)?
     private let registry: DownloadRegistry?
     private let limit: BandwidthLimit?
     private var byID: [DownloadID: Download] = [:]
@@ -41,6 +45,7 @@ public actor DownloadManager {
     /// Creates a manager that sends its requests through `session` (which it does not shut down).
     public init(session: Session, configuration: Configuration = Configuration()) throws {
         self.session = session
+        self.afterMoveIntoPlace = configuration.afterMoveIntoPlace
         self.registry = try configuration.stateDirectory.map(DownloadRegistry.init(directory:))
         self.limit = configuration.bytesPerSecond.map(BandwidthLimit.init)
         self.queue = DownloadScheduler(limit: configuration.maxConcurrentDownloads)
@@ -119,7 +124,7 @@ public actor DownloadManager {
     private func make(url: URL, destination: URL, options: DownloadOptions, state: DownloadState, refusal: CourierError? = nil) -> Download {
         let registry = registry
         let hooks = DownloadHooks(slotFreed: { [weak self] id in await self?.slotFreed(id) },
-                                  stateChanged: { entry in registry?.save(entry) })
+                                  stateChanged: { entry in registry?.save(entry) }, afterMoveIntoPlace: afterMoveIntoPlace)
         let download = Download(url: url, destination: destination, options: options, state: state, session: session,
                                 managerLimit: limit, hooks: hooks, refusal: refusal)
         byID[download.id] = download

@@ -73,13 +73,10 @@ public struct DownloadOptions: Sendable, Hashable {
         var request = Request<Data>(method: method, path: url.absoluteString)
         for field in headers { request.headers.append(field) }
         request.timeouts = TimeoutOverrides(readIdle: idleTimeout, total: .seconds(365 * 86_400))
+        // The transfer asks the download's own rule after each failed exchange, since only it can resume from
+        // the byte it reached; the exchange itself is not retried (a stale connection is still sent again).
+        request.retryPolicy = RetryPolicy(maxAttempts: 1)
         return request.header("Accept-Encoding", "identity")
-    }
-
-    /// The delay before retry number `attempt` (1-based).
-    func delay(beforeRetry attempt: Int) -> Duration {
-        let factor = 1 << min(max(0, attempt - 1), 10)
-        return min(retryDelay * factor, .seconds(8))
     }
 }
 

@@ -19,6 +19,8 @@ struct DownloadTransfer: Sendable {
     let options: DownloadOptions
     let limits: [BandwidthLimit]
     let live: LiveRecord
+    /// The crash tests' seam between the move into place and the record's removal.
+    let afterMoveIntoPlace: (@Sendable (URL) -> Void)?
     /// Restarted and retrying events for the download's observers.
     let notify: @Sendable (DownloadEvent) -> Void
 
@@ -164,8 +166,10 @@ struct DownloadTransfer: Sendable {
         }
     }
 
-    /// Fetches segment `index` to its end, retrying transient failures from the last byte written.
+    /// Fetches segment `index` to its end, retrying what the download's rule says from the last byte written.
     private func fetchSegment(_ index: Int, _ part: PartFile) async throws {
+        let rule = DownloadRetryRule(options)
+        let asked = PreparedRequest(method: .get, url: url)
         var failures = 0
         while !live.segment(index).isDone {
             let before = live.segment(index).written
@@ -178,13 +182,13 @@ struct DownloadTransfer: Sendable {
                     return
                 }
                 throw CourierError(code: .connectionClosed, message: "the body ended at byte \(segment.next) of \(segment.end ?? 0)")
-            } catch let error as CourierError where Self.isTransient(error) {
+            } catch let error as CourierError {
                 // Progress resets the count only when the next attempt keeps it.
                 if options.resumable, live.segment(index).written > before { failures = 0 }
                 failures += 1
-                guard failures <= options.retries else { throw error }
+                guard case .retry(let delay) = rule.retry(asked, failedWith: error, attempt: failures) else { throw error }
                 notify(.retrying(attempt: failures, error: error))
-                try await Task.sleep(for: options.delay(beforeRetry: failures))
+                try await Task.sleep(for: delay)
                 if !options.resumable, live.segment(index).written > 0 {
                     try startOver(part)
                     notify(.restarted(reason: "the download is not resumable, so the retry starts from the first byte"))
@@ -280,7 +284,7 @@ struct DownloadTransfer: Sendable {
         try moveIntoPlace()
         // What went into place must be the file that was written and verified, not one put under its name since.
         guard part.isFile(at: files.destination) else { throw Self.replacedPart(files.destination) }
-        Self.pauseForCrashTests()
+        afterMoveIntoPlace?(files.destination)
         try? FileManager.default.removeItem(at: files.record)  // a crash before this is settled by the next run
         return files.destination
     }
@@ -298,14 +302,6 @@ struct DownloadTransfer: Sendable {
         if files.partIsDestination { unlink(files.part.path) }
         try? FileManager.default.removeItem(at: files.record)
         return files.destination
-    }
-
-    /// Milliseconds to wait between the move into place and the record's removal, from
-    /// `COURIER_TEST_PAUSE_AFTER_MOVE_MS`: only the crash campaign sets it, to kill a download in that window.
-    private static let crashTestPause = ProcessInfo.processInfo.environment["COURIER_TEST_PAUSE_AFTER_MOVE_MS"].flatMap(Int.init)
-
-    private static func pauseForCrashTests() {
-        if let crashTestPause, crashTestPause > 0 { usleep(UInt32(min(crashTestPause, 60_000)) * 1000) }
     }
 
     /// Renames the part file to the destination; without ``DownloadOptions/overwrites`` a hard link makes the
@@ -326,17 +322,6 @@ struct DownloadTransfer: Sendable {
         if directory >= 0 {
             fsync(directory)  // make the rename itself durable
             close(directory)
-        }
-    }
-
-    /// Failures worth another try from the last byte: the connection broke or went quiet, or the server said
-    /// it is briefly unable (5xx).
-    static func isTransient(_ error: CourierError) -> Bool {
-        switch error.code {
-        case .connectionClosed, .connectionReset, .connectionFailed: return true
-        case .timeout: return error.timeoutKind != .total
-        case .httpStatus: return [500, 502, 503, 504].contains(error.status?.code ?? 0)
-        default: return false
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import HTTPTypes
 
 /// The one error type Courier throws.
@@ -141,6 +141,9 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     public var step: Int?
     /// The name of the failing chain step.
     public var stepName: String?
+    /// Where a failed download keeps the bytes it got (WYNetwork hands the path back): resume it with
+    /// ``DownloadManager/resume(_:)`` or remove it with ``DownloadManager/cancel(_:)``. `nil` when nothing was kept.
+    public var partialFile: URL?
     var retryAfterValue: String?
     /// Whether the transport found the pooled connection it picked already closed by the server before any of
     /// the answer arrived: the request never reached the server, so an idempotent one goes again at once, once,

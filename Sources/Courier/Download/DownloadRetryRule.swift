@@ -1,0 +1,35 @@
+import Foundation
+import HTTPTypes
+
+/// A download's retry rule, the ``RequestRetrier`` its transfer asks after every failed exchange: failures that
+/// another try can mend (the connection broke or went quiet, or the server said it is briefly unable), up to
+/// ``DownloadOptions/retries`` in a row, after a delay that doubles from ``DownloadOptions/retryDelay`` up to
+/// 8 s. The transfer asks it rather than the pipeline retrying the exchange itself, because only the transfer
+/// can resume from the byte it reached; a failure after progress starts the count again.
+struct DownloadRetryRule: RequestRetrier {
+    let retries: Int
+    let retryDelay: Duration
+
+    init(_ options: DownloadOptions) {
+        retries = options.retries
+        retryDelay = options.retryDelay
+    }
+
+    func retry(_ request: PreparedRequest, failedWith error: CourierError, attempt: Int) -> RetryResult {
+        guard Self.isTransient(error) else { return .doNotRetry(reason: "\(error.code) is not transient") }
+        guard attempt <= retries else { return .doNotRetry(reason: "\(retries) retries in a row") }
+        let factor = 1 << min(max(0, attempt - 1), 10)
+        return .retry(after: min(retryDelay * factor, .seconds(8)))
+    }
+
+    /// Failures worth another try from the last byte: the connection broke or went quiet, or the server said
+    /// it is briefly unable (5xx).
+    static func isTransient(_ error: CourierError) -> Bool {
+        switch error.code {
+        case .connectionClosed, .connectionReset, .connectionFailed: return true
+        case .timeout: return error.timeoutKind != .total
+        case .httpStatus: return [500, 502, 503, 504].contains(error.status?.code ?? 0)
+        default: return false
+        }
+    }
+}
