@@ -34,6 +34,24 @@ struct CacheTests {
         return try await session.send(request)
     }
 
+    /// The management API reads one entry with its body and removes one by method, URL and parameters, leaving
+    /// the same URL's entries with other parameters.
+    @Test func oneEntryIsReadWithItsBodyAndRemovedByMethodURLAndParameters() async throws {
+        try await withCachingSession(policy: .cacheElseNetwork(ttl: .seconds(60))) { session, server in
+            for page in [1, 2] {
+                _ = try await session.send(Request<CacheAnswer>.get("/cache/pages", query: ["page": .int(page)]))
+            }
+            let cache = try #require(session.cache)
+            let url = server.url("/cache/pages")
+            let first = try #require(await cache.entry(url: url, parameters: ["page": 1]))
+            #expect(first.status == 200 && !first.body.isEmpty)
+            #expect(await cache.remove(method: .get, url: url, parameters: ["page": 1]))
+            #expect(await cache.entry(url: url, parameters: ["page": 1]) == nil)
+            #expect(await cache.entry(url: url, parameters: ["page": 2]) != nil, "the other parameters' entry stays")
+            #expect(await !cache.remove(method: .get, url: url, parameters: ["page": 1]), "nothing left to remove")
+        }
+    }
+
     @Test func cacheElseNetworkAnswersFromTheCacheUntilTheTTL() async throws {
         try await withCachingSession(policy: .cacheElseNetwork(ttl: .milliseconds(300))) { session, server in
             let first = try await get(session, "/cache/ttl?etag=none&last-modified=none")

@@ -95,6 +95,13 @@ public final class ResponseCache: Sendable {
         return fromMemory || fromDisk
     }
 
+    /// Removes the entry for `method` on `url` with exactly `parameters` (YTKNetwork's per-request cache removal);
+    /// `true` when one was stored. Entries of the same URL with other parameters stay.
+    @discardableResult
+    public func remove(method: HTTPRequest.Method = .get, url: URL, parameters: Parameters = [:]) async -> Bool {
+        await remove(key(method: method, url: url, parameters: parameters))
+    }
+
     /// Removes every entry for `url`, whatever its query or parameters; returns how many keys went.
     @discardableResult
     public func removeAll(url: URL) async -> Int {

@@ -57,6 +57,11 @@ extension Request {
         with { $0.timeouts.total = total }
     }
 
+    /// Adds a ``ResponseInterceptor`` that runs after the session's, for this request only.
+    public func intercepting(_ interceptor: some ResponseInterceptor) -> Self {
+        with { $0.settings.interceptors.append(interceptor) }
+    }
+
     /// Signs this request with `authentication` instead of the session's; `nil` sends it without any.
     ///
     /// ```swift

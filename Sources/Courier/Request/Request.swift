@@ -214,6 +214,14 @@ public struct Request<Response: Sendable>: Sendable {
         }
     }
 
+    /// The request's own interceptors (``intercepting(_:)``), which run after the session's.
+    var interceptors: [any ResponseInterceptor] { settings.interceptors }
+
+    /// Whether any interceptor applies to the request under `configuration`.
+    func hasInterceptors(under configuration: Configuration) -> Bool {
+        !configuration.responseInterceptors.isEmpty || !settings.interceptors.isEmpty
+    }
+
     /// Whether the request is signed as the session signs (it chose no authentication of its own): only such
     /// requests share a call with each other, so no call answers a caller with another's credential.
     var usesSessionAuthentication: Bool {

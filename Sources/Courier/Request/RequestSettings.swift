@@ -24,6 +24,7 @@ struct RequestSettings: Sendable {
     /// The authentication of this request when it sets its own (``Request/authentication(_:)``).
     var authentication: AuthenticationChoice = .session
     var validators: [any ResponseValidator] = []
+    var interceptors: [any ResponseInterceptor] = []
     var maxResponseBytes: Int?
     var tag: String?
     var userInfo: [String: any Sendable] = [:]

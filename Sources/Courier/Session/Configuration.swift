@@ -98,6 +98,9 @@ public struct Configuration: Sendable {
     public var cookieJar: CookieJar?
     /// Whether the jar's cookies are sent with requests and `Set-Cookie` answers stored in it (both by default).
     public var cookieHandling: CookieHandling
+    /// Steps applied in order to every answer read whole, before the validators: they may rewrite it or answer
+    /// a call without the network (see ``ResponseInterceptor``).
+    public var responseInterceptors: [any ResponseInterceptor]
     /// Signs every call with a credential and refreshes it once when the server refuses it (see
     /// ``Authenticator``); `nil` (the default) signs nothing. A request opts out with `.authentication(nil)`.
     public var authentication: Authentication?
@@ -142,6 +145,7 @@ public struct Configuration: Sendable {
         cookieJar = nil
         cookieHandling = [.send, .store]
         authentication = nil
+        responseInterceptors = []
         try configure(&self)
     }
 }

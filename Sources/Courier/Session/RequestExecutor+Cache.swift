@@ -115,7 +115,7 @@ extension RequestExecutor {
         switch step.decision.lookup(stored, now: Date()) {
         case .serve(let entry, let age):
             step.recordHit()
-            return try respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
+            return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
         case .serveStale(let entry, let age):
             step.recordHit()
             var refresh = step
@@ -124,7 +124,7 @@ extension RequestExecutor {
                 // Its outcome is the refreshed entry in the cache; a failure leaves the stale one, as RFC 5861 has it.
                 _ = try? await network(request, prepared: refresh.conditional(prepared), cacheStep: refresh, startDate: Date(), start: .now)
             }
-            return try respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
+            return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
         case .miss:
             step.recordMiss()
             throw CourierError(code: .cacheMiss, message: "nothing usable in the cache for \(prepared.method) \(configuration.redactor.redact(url: prepared.url))")
@@ -140,7 +140,7 @@ extension RequestExecutor {
                 let failure = Self.normalize(error)
                 guard let (entry, age) = step.decision.fallback(after: failure, entry: fallback, now: Date()) else { throw failure }
                 step.recordHit()
-                return try respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
+                return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
             }
         }
     }
@@ -160,7 +160,7 @@ extension RequestExecutor {
             if case .serve(let entry, let age) = step.decision.lookup(entry, now: Date()) {
                 await step.cache.memory?.store(entry)
                 step.recordHit()
-                return try respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
+                return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
             }
             return try await network(request, prepared: prepared, cacheStep: step, startDate: startDate, start: start)
         }
@@ -181,21 +181,17 @@ extension RequestExecutor {
     private func cachedResponse(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep) async -> ErasedResponse? {
         guard let entry = await step.lookup(), step.decision.matchesVary(entry) else { return nil }
         let info = CacheInfo(isFromCache: true, age: entry.age(at: Date()))
-        guard let response = try? respond(request, prepared: prepared, from: entry, info: info, startDate: Date(), start: .now) else { return nil }
+        guard let response = try? await respond(request, prepared: prepared, from: entry, info: info, startDate: Date(), start: .now) else { return nil }
         step.recordHit()
         return response
     }
 
-    /// A response built from a stored entry, validated and decoded like one from the network.
+    /// A response built from a stored entry, intercepted, validated and decoded like one from the network.
     private func respond(_ request: ErasedRequest, prepared: PreparedRequest, from entry: CacheEntry, info: CacheInfo,
-                         startDate: Date, start: Tick) throws -> ErasedResponse {
+                         startDate: Date, start: Tick) async throws -> ErasedResponse {
         var headers = entry.headers
         if let age = info.age { headers[.age] = CacheStep.ageField(age) }  // the answer says how old it is (RFC 9111 §5.1)
         let body = ResponseBody(status: HTTPResponse.Status(code: entry.status), headers: headers, data: entry.body)
-        try validate(body, for: prepared, extra: request.validators, usesSession: request.usesSessionValidators)
-        let value = try request.decode(body)
-        let now = Tick.now
-        return Response(value: value, request: prepared, status: body.status, headers: body.headers, body: body.data, cacheInfo: info,
-                        timing: Timing(startDate: startDate, startTick: start, firstByteTick: now, endTick: now))
+        return try await respond(request, prepared: prepared, body: body, info: info, startDate: startDate, start: start)
     }
 }

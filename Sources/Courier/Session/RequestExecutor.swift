@@ -68,11 +68,42 @@ struct RequestExecutor: Sendable {
         started = prepared
         trace?.started(prepared)
         for accessory in request.accessories { accessory.requestWillStart(prepared) }
+        if request.hasInterceptors(under: configuration), let answer = try await answerWithoutNetwork(request, prepared) {
+            return try await respond(request, prepared: prepared, body: answer, info: .network, startDate: startDate, start: start)
+        }
         if configuration.cache != nil,
            let step = CacheStep(snapshot: snapshot, policy: request.cachePolicy ?? configuration.cachePolicy, request: prepared) {
             return try await runCached(request, prepared: prepared, step: step, startDate: startDate, start: start)
         }
         return try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
+    }
+
+    /// The first answer an interceptor gives `prepared` without the network, if one does.
+    private func answerWithoutNetwork(_ request: ErasedRequest, _ prepared: PreparedRequest) async throws -> ResponseBody? {
+        for interceptor in configuration.responseInterceptors + request.interceptors {
+            if let answer = try await interceptor.answer(prepared) { return answer }
+        }
+        return nil
+    }
+
+    /// `body` after every interceptor of `request`, in order: the session's, then its own.
+    func intercepted(_ body: ResponseBody, _ request: ErasedRequest, _ sent: PreparedRequest) async throws -> ResponseBody {
+        var body = body
+        for interceptor in configuration.responseInterceptors + request.interceptors { body = try await interceptor.intercept(body, for: sent) }
+        return body
+    }
+
+    /// A response built from an answer that did not come through the pool (the cache's, or an interceptor's):
+    /// intercepted, validated and decoded like one from the network.
+    func respond(_ request: ErasedRequest, prepared: PreparedRequest, body: ResponseBody, info: CacheInfo, startDate: Date,
+                 start: Tick) async throws -> ErasedResponse {
+        var body = body
+        if request.hasInterceptors(under: configuration) { body = try await intercepted(body, request, prepared) }
+        try validate(body, for: prepared, extra: request.validators, usesSession: request.usesSessionValidators)
+        let value = try request.decode(body)
+        let now = Tick.now
+        return Response(value: value, request: prepared, status: body.status, headers: body.headers, body: body.data, cacheInfo: info,
+                        timing: Timing(startDate: startDate, startTick: start, firstByteTick: now, endTick: now))
     }
 
     /// Calls `hook` on each accessory of a request that started (`request` is `nil` when it never did).
@@ -145,10 +176,15 @@ struct RequestExecutor: Sendable {
             if let cacheStep, storesFirst, !cacheInfo.wasRevalidated {
                 cacheInfo.wasStored = await cacheStep.store(exchanged.body, requestTime: call.requestTime)
             }
+            let received = exchanged.body  // what the cache keeps: the answer as the server sent it
+            if request.hasInterceptors(under: configuration) {
+                exchanged = ExchangeResult(sent: exchanged.sent, body: try await intercepted(received, request, exchanged.sent),
+                                           firstByte: exchanged.firstByte)
+            }
             try validate(exchanged.body, for: exchanged.sent, extra: request.validators, usesSession: request.usesSessionValidators)
             let value = try request.decode(exchanged.body)
             if let cacheStep, !storesFirst, !cacheInfo.wasRevalidated {
-                cacheInfo.wasStored = await cacheStep.store(exchanged.body, requestTime: call.requestTime)
+                cacheInfo.wasStored = await cacheStep.store(received, requestTime: call.requestTime)
             }
             return makeResponse(value, exchanged, cacheInfo: cacheInfo, original: prepared, attempts: call.attempts, startDate: startDate, start: start)
         } catch {
