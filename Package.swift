@@ -173,6 +173,12 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The CLI's own parsers, imported from its executable target.
+        .testTarget(
+            name: "CourierCLITests",
+            dependencies: ["courier", "Courier"],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "DocExamples",
             dependencies: [

@@ -18,6 +18,8 @@ import NIOHTTP1
 /// - `huge-range-after=N`: from request N+1 on, a 206 names `bytes A-9223372036854775807/*`, a last byte whose
 ///   successor overflows 64 bits.
 /// - `disposition=V`: sends `Content-Disposition: V`.
+/// - `auth`: answers 401 unless `Authorization: Bearer token-N` names the current generation of `/auth/…`'s
+///   token; `expire-on-cut`: a response that is cut also expires that token, as a token that runs out mid-download.
 struct FileRoute {
     let request: ServerRequest
     let parts: [String]
@@ -30,6 +32,10 @@ struct FileRoute {
     func serve() async throws -> Bool {
         let size = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
         let key = request.query["key"] ?? request.path
+        if request.query["auth"] != nil, request.header("authorization") != "Bearer token-\(state.counter("auth-generation"))" {
+            try await writer.respond(status: 401, headers: [("WWW-Authenticate", "Bearer realm=\"courier\"")], body: ByteBuffer(string: "refused"))
+            return true
+        }
         let number = state.increment("file:" + key)
         func after(_ option: String) -> Bool { request.int(option).map { number > $0 } ?? false }
 
@@ -68,6 +74,7 @@ struct FileRoute {
         try await send(range.lowerBound..<end, rate: request.int("rate"), key: key)
         if end == range.lowerBound + declared { return true }
         await writer.drain()
+        if request.query["expire-on-cut"] != nil { state.add("auth-generation", 1) }
         if stallAt != nil {
             _ = await writer.waitWhileConnected(for: .seconds(3600))
         } else if request.int("reset") != nil {

@@ -83,6 +83,25 @@ struct AuthenticationTests {
         }
     }
 
+    /// A token that runs out mid-download: the resumed request is refused, the credential is refreshed, and the
+    /// download goes on from the byte it reached.
+    @Test func aDownloadRefusedMidwayRefreshesAndResumesFromItsByte() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withAuthenticatedSession(credential: "token-0") { session, server, refreshes in
+            let size = 300_000
+            let manager = try DownloadManager(session: session)
+            let target = directory.appendingPathComponent("signed.bin")
+            let url = server.url("/file/\(size)?auth&cut=100000&faults=1&expire-on-cut&key=signed")
+            let download = try await manager.add(url, to: .file(target),
+                                                 options: DownloadOptions(checksum: try .sha256(ServerFiles.sha256(count: size)), retries: 2,
+                                                                          retryDelay: .milliseconds(10)))
+            _ = try await download.completion()
+            #expect(refreshes.withLock { $0 } == 1)
+            #expect(server.counter("file-bytes:signed") == size, "the bytes before the refusal were not fetched again")
+        }
+    }
+
     @Test func theCredentialNeverReachesTheLogOrACurlExport() async throws {
         let logs = CapturedLogs()
         try await withAuthenticatedSession({

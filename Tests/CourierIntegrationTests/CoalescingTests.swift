@@ -153,6 +153,24 @@ struct BatchAndChainTests {
         func didFinish(_ progress: BatchProgress) { calls.withLock { $0.append("didFinish \(progress.completed)/\(progress.failed)") } }
     }
 
+    /// HLNetworking's and RBEFireworks' mixed batches: each answer keeps its own type, no common one.
+    @Test func aBatchOfDifferentTypesReturnsEachResponseTyped() async throws {
+        struct User: Decodable, Sendable { var id: Int; var name: String }
+        try await withServerSession { session, server in
+            let (user, text, bytes) = try await session.batch(Request<User>.get("/users/7"), Request<String>.get("/status/200"),
+                                                              Request<Data>.get("/small"))
+            #expect(user.value.id == 7 && user.value.name == "user 7")
+            #expect(text.value == "status 200")
+            #expect(bytes.body == ServerFiles.smallData)
+
+            let error = await courierError {
+                _ = try await session.batch(Request<User>.get("/users/8"), Request<String>.get("/status/404"))
+            }
+            #expect(error?.code == .batchFailed && error?.step == 1 && error?.status?.code == 404)
+            #expect(server.hits("/users/8") == 1)
+        }
+    }
+
     @Test func collectAllKeepsInputOrderAndEveryResult() async throws {
         try await withServerSession { session, _ in
             let paths = ["/delay/150", "/status/404", "/small", "/delay/50", "/status/500", "/echo"]

@@ -2,6 +2,7 @@ import Courier
 import CourierTesting
 import CourierTestSupport
 import Foundation
+import NIOCore
 import Testing
 
 @Suite("Multipart form bodies streamed from disk", .timeLimit(.minutes(1)))
@@ -28,6 +29,26 @@ struct MultipartTests {
             let echo = try await session.send(Request<Echo>.post("/echo", body: try .multipart(form)))
             #expect(Int64(echo.value.bodyLength) == (try form.contentLength()))
             #expect(echo.value.header("Content-Type") == form.contentType)
+        }
+    }
+
+    /// RBEFireworks' input-stream part: bytes from an `AsyncSequence`, with the form's length kept when the part's is
+    /// given and chunked when it is not.
+    @Test func aPartFromAnAsyncSequenceIsSentWithOrWithoutItsLength() async throws {
+        let bytes = ServerFiles.data(count: 300_000)
+        let chunks = stride(from: 0, to: bytes.count, by: 65_536).map { ByteBuffer(bytes: bytes[$0..<min($0 + 65_536, bytes.count)]) }
+        try await withServerSession { session, _ in
+            for length in [Int64(bytes.count), nil] {
+                var form = MultipartFormData()
+                try form.append(field: "kind", value: "rows")
+                try form.append(stream: ByteStream(chunks: chunks), name: "rows", fileName: "rows.csv", length: length)
+                #expect(try form.contentLength() == nil || length != nil)
+                let parts = try await session.send(Request<Data>.post("/multipart", body: try .multipart(form)).decoding(MultipartAnswer.self))
+                    .value.parts
+                #expect(parts.map(\.name) == ["kind", "rows"])
+                #expect(parts[1].filename == "rows.csv" && parts[1].contentType == "text/csv")
+                #expect(parts[1].length == bytes.count && parts[1].sha256 == sha256Hex(bytes))
+            }
         }
     }
 

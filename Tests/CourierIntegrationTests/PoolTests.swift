@@ -26,6 +26,8 @@ final class EventLog: Sendable {
                 case .finished(_, let status): "finished \(status.code)"
                 case .failed(_, let error): "failed \(error.code)"
                 case .cancelled: "cancelled"
+                case .suspended: "suspended"
+                case .resumed: "resumed"
                 }
                 lines.lines.withLock { $0.append("\(name) \(event.request.tag ?? "-")") }
             }
@@ -92,6 +94,32 @@ struct PoolTests {
             #expect(await session.pool.resume(id))
             #expect(try await held.value.status.code == 200)
             #expect(await session.pool.resume(id) == false, "no longer in flight")
+        }
+    }
+
+    /// RBEFireworks' accessories hear will-cancel, will-suspend and did-resume, and the pool's events say suspended
+    /// and resumed.
+    @Test func accessoriesAndEventsHearSuspendResumeAndCancel() async throws {
+        final class Recorder: RequestAccessory {
+            let heard = Locked<[String]>([])
+            func requestWillSuspend(_ request: PreparedRequest) { heard.withLock { $0.append("will suspend") } }
+            func requestDidResume(_ request: PreparedRequest) { heard.withLock { $0.append("did resume") } }
+            func requestWillCancel(_ request: PreparedRequest) { heard.withLock { $0.append("will cancel") } }
+        }
+        try await withServerSession { session, _ in
+            let log = EventLog(session.pool)
+            let recorder = Recorder()
+            var events = session.pool.events.makeAsyncIterator()
+            let task = Task { try await session.send(Request<Data>.get("/delay/5000").tag("held").accessory(recorder)) }
+            let id = try #require(await firstStarted(&events))
+            #expect(await session.pool.suspend(id))
+            #expect(await session.pool.resume(id))
+            #expect(await session.pool.cancel(id))
+            _ = await task.result
+            #expect(recorder.heard.withLock { $0 } == ["will suspend", "did resume", "will cancel"])
+            await eventually("the events arrive") { log.all.count == 4 }
+            #expect(log.all == ["started held", "suspended held", "resumed held", "cancelled held"])
+            log.stop()
         }
     }
 

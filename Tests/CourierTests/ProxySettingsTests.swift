@@ -49,16 +49,4 @@ struct ReachabilityNamingTests {
         #expect(InterfaceKind(interfaceName: "docker0") == .other)
         #expect(ReachabilityStatus.reachable(.wifi).description == "reachable via wifi")
     }
-
-    @Test func targetsFromTheCommandLine() throws {
-        let plain = try CommandLineInput.reachabilityTarget("example.com")
-        #expect(plain.host == "example.com" && plain.port == 80)
-        let secure = try CommandLineInput.reachabilityTarget("https://example.com/path")
-        #expect(secure.port == 443)
-        let v6 = try CommandLineInput.reachabilityTarget("[::1]:8080")
-        #expect(v6.host == "::1" && v6.port == 8080)
-        for bad in ["", "host:0", "host:x", "host/path", "user@host"] {
-            #expect(throws: CourierError.self) { try CommandLineInput.reachabilityTarget(bad) }
-        }
-    }
 }

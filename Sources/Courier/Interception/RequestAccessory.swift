@@ -20,6 +20,11 @@
 ///
 /// With async/await there is no completion block between "will stop" and "did stop" as there was in the
 /// Objective-C libraries: the caller's code after `await` runs after both.
+///
+/// Between start and stop, the pool's controls tell it more (RBEFireworks' accessories hear these too), on the
+/// task that calls the control: ``requestWillCancel(_:)`` before a cancel by id, URL, tag or all, a drain or the
+/// caller's own cancellation reaches the request; ``requestWillSuspend(_:)`` and ``requestDidResume(_:)`` around
+/// ``RequestPool/suspend(_:)`` and ``RequestPool/resume(_:)``.
 public protocol RequestAccessory: Sendable {
     /// The request is about to start.
     func requestWillStart(_ request: PreparedRequest)
@@ -27,6 +32,12 @@ public protocol RequestAccessory: Sendable {
     func requestWillStop(_ request: PreparedRequest, outcome: Result<ResponseBody, CourierError>)
     /// The request has stopped, and Courier is done with it.
     func requestDidStop(_ request: PreparedRequest, outcome: Result<ResponseBody, CourierError>)
+    /// The request is about to be cancelled (through the pool, or by its caller's task).
+    func requestWillCancel(_ request: PreparedRequest)
+    /// The request is about to be suspended (``RequestPool/suspend(_:)``).
+    func requestWillSuspend(_ request: PreparedRequest)
+    /// The request was resumed (``RequestPool/resume(_:)``).
+    func requestDidResume(_ request: PreparedRequest)
 }
 
 /// Empty defaults, so an accessory implements only what it needs.
@@ -37,4 +48,10 @@ extension RequestAccessory {
     public func requestWillStop(_ request: PreparedRequest, outcome: Result<ResponseBody, CourierError>) {}
     /// Does nothing.
     public func requestDidStop(_ request: PreparedRequest, outcome: Result<ResponseBody, CourierError>) {}
+    /// Does nothing.
+    public func requestWillCancel(_ request: PreparedRequest) {}
+    /// Does nothing.
+    public func requestWillSuspend(_ request: PreparedRequest) {}
+    /// Does nothing.
+    public func requestDidResume(_ request: PreparedRequest) {}
 }

@@ -8,9 +8,12 @@ struct PoolTicket: Sendable {
     /// A query written into the request's path (`/search?q=1`).
     let pathQuery: String?
     let priority: RequestPriority
+    /// The request's accessories, which hear the pool's cancel, suspend and resume; usually none.
+    let accessories: [any RequestAccessory]
 
     init(_ request: PreparedRequest, from original: ErasedRequest) {
         self.request = request
+        accessories = original.accessories
         if original.parameters.isEmpty {
             parameters = original.query  // as usual: nothing to merge
         } else {
@@ -88,6 +91,8 @@ struct PoolState {
         var callerLeft = false
         /// The shared call this request runs for identical ones.
         var leads: CoalescingKey?
+        /// Who hears the pool's controls: the request and its accessories, when it has any.
+        var listeners: Listeners?
 
         /// Marks the request running; returns its info when this is its first start.
         mutating func markRunning(coalesced: Bool) -> PooledRequest? {
@@ -99,10 +104,22 @@ struct PoolState {
         }
     }
 
+    /// A request's accessories, with the request they are told about.
+    struct Listeners {
+        let request: PreparedRequest
+        let accessories: [any RequestAccessory]
+
+        /// Calls `hook` on each accessory, outside the pool's lock.
+        func tell(_ hook: (any RequestAccessory, PreparedRequest) -> Void) {
+            for accessory in accessories { hook(accessory, request) }
+        }
+    }
+
     /// What ``leave(_:)`` must do outside the lock.
     struct Departure {
         let info: PooledRequest
         let canceller: Canceller
+        let listeners: Listeners?
         /// Whether to cancel the request: not while it runs a call others wait for.
         let cancelsRequest: Bool
     }
@@ -137,7 +154,8 @@ struct PoolState {
         let info = PooledRequest(PooledRequest.Identity(id: id, method: ticket.request.method, fullURL: ticket.request.url,
                                                         parameters: ticket.parameters, pathQuery: ticket.pathQuery, tag: ticket.request.tag,
                                                         userInfo: ticket.request.userInfo, priority: ticket.priority, startDate: Date()))
-        entries[id] = Entry(info: info, canceller: canceller, deadline: deadline)
+        entries[id] = Entry(info: info, canceller: canceller, deadline: deadline,
+                            listeners: ticket.accessories.isEmpty ? nil : Listeners(request: ticket.request, accessories: ticket.accessories))
         let watcher = deadlines.add(id, tick: deadline)
         if deadlines.count > 2 * entries.count + 64 {  // mostly finished requests' leftovers
             deadlines.rebuild(entries.map { DeadlineSchedule.Due(tick: $0.value.deadline, id: $0.key) })
@@ -159,7 +177,7 @@ struct PoolState {
         departedCount += 1
         let entry = entries.values[index]
         let othersWait = entry.leads.map { calls[$0]?.followers.isEmpty == false } ?? false
-        return Departure(info: entry.info, canceller: entry.canceller, cancelsRequest: !othersWait)
+        return Departure(info: entry.info, canceller: entry.canceller, listeners: entry.listeners, cancelsRequest: !othersWait)
     }
 
     /// What ends with a request that led a call it never ran (it failed or was cancelled before its slot).
@@ -262,20 +280,20 @@ struct PoolState {
 
     /// Suspends `id`: held in the scheduler while it waits, and its reading held through the returned canceller
     /// while it runs. `nil` when it is not in flight or already suspended.
-    mutating func suspend(_ id: RequestID) -> Canceller? {
+    mutating func suspend(_ id: RequestID) -> Entry? {
         guard let index = entries.index(forKey: id), !entries.values[index].callerLeft, !entries.values[index].info.isSuspended else { return nil }
         entries.values[index].info.isSuspended = true
         suspendedCount += 1
         _ = scheduler.hold(id)
-        return entries.values[index].canceller
+        return entries.values[index]
     }
 
     /// Resumes a suspended `id`: its canceller, to release its reading, and the waiting requests that start now.
-    mutating func resume(_ id: RequestID) -> (canceller: Canceller, started: [CheckedContinuation<Void, any Error>])? {
+    mutating func resume(_ id: RequestID) -> (entry: Entry, started: [CheckedContinuation<Void, any Error>])? {
         guard let index = entries.index(forKey: id), entries.values[index].info.isSuspended else { return nil }
         entries.values[index].info.isSuspended = false
         suspendedCount -= 1
-        return (entries.values[index].canceller, start(scheduler.release(id)))
+        return (entries.values[index], start(scheduler.release(id)))
     }
 
     /// Marks `id` waiting again (behind a limit, a rate limit or a suspended pool).

@@ -115,11 +115,16 @@ public enum PoolEvent: Sendable {
     case failed(PooledRequest, CourierError)
     /// The request was cancelled.
     case cancelled(PooledRequest)
+    /// The request was suspended (``RequestPool/suspend(_:)``).
+    case suspended(PooledRequest)
+    /// The suspended request was resumed (``RequestPool/resume(_:)``).
+    case resumed(PooledRequest)
 
     /// The request the event is about.
     public var request: PooledRequest {
         switch self {
-        case .started(let request), .finished(let request, _), .failed(let request, _), .cancelled(let request): request
+        case .started(let request), .finished(let request, _), .failed(let request, _), .cancelled(let request), .suspended(let request),
+             .resumed(let request): request
         }
     }
 }

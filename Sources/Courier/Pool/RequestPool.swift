@@ -111,7 +111,7 @@ public actor RequestPool {
         while !unfinished.isEmpty, let event = await iterator.next() {
             switch event {
             case .finished(let request, _), .failed(let request, _), .cancelled(let request): unfinished.remove(request.id)
-            case .started: break
+            case .started, .suspended, .resumed: break
             }
         }
         return waiting.count
@@ -150,17 +150,21 @@ public actor RequestPool {
     /// when the one making the call is suspended.
     @discardableResult
     public func suspend(_ id: RequestID) -> Bool {
-        guard let canceller = state.withLock({ $0.suspend(id) }) else { return false }
-        canceller.suspend()
+        guard let entry = state.withLock({ $0.suspend(id) }) else { return false }
+        entry.listeners?.tell { $0.requestWillSuspend($1) }
+        entry.canceller.suspend()
+        broadcaster.yield(.suspended(entry.info))
         return true
     }
 
     /// Resumes a request suspended with ``suspend(_:)``; `false` when it is not suspended.
     @discardableResult
     public func resume(_ id: RequestID) -> Bool {
-        guard let (canceller, started) = state.withLock({ $0.resume(id) }) else { return false }
-        canceller.resume()
+        guard let (entry, started) = state.withLock({ $0.resume(id) }) else { return false }
+        entry.canceller.resume()
         Self.wake(started)
+        entry.listeners?.tell { $0.requestDidResume($1) }
+        broadcaster.yield(.resumed(entry.info))
         return true
     }
 
@@ -255,6 +259,7 @@ public actor RequestPool {
     /// identical requests still wait for; that call goes on for them.
     nonisolated func leave(_ id: RequestID) {
         guard let departure = state.withLock({ $0.leave(id) }) else { return }
+        departure.listeners?.tell { $0.requestWillCancel($1) }
         if departure.cancelsRequest { departure.canceller.cancel() }
         broadcaster.yield(.cancelled(departure.info))
     }

@@ -38,7 +38,7 @@ public actor ReachabilityMonitor {
     }
 
     /// The host and port a URL's requests connect to (80 or 443 by scheme when the URL has no port).
-    nonisolated static func endpoint(of url: URL) -> (host: String, port: Int) {
+    package nonisolated static func endpoint(of url: URL) -> (host: String, port: Int) {
         (url.host(percentEncoded: false) ?? "", url.port ?? (url.isHTTPS ? 443 : 80))
     }
 

@@ -27,7 +27,7 @@ public enum CertificatePinning: Sendable, Hashable {
     }
 
     /// A pin's base64 hash, without the `sha256/` prefix HPKP and curl write before it.
-    static func hash(ofPin pin: String) -> String {
+    package static func hash(ofPin pin: String) -> String {
         pin.hasPrefix("sha256/") ? String(pin.dropFirst("sha256/".count)) : pin
     }
 

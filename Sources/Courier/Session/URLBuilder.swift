@@ -63,7 +63,7 @@ package enum URLBuilder {
     }
 
     /// The URL when `string` is an absolute http(s) URL with a host and a port that can be connected to.
-    static func absoluteURL(_ string: String) -> URL? {
+    package static func absoluteURL(_ string: String) -> URL? {
         guard let url = URL(string: string), isAbsoluteHTTP(url) else { return nil }
         return url
     }
@@ -92,7 +92,7 @@ package enum URLBuilder {
 
     /// Rejects spaces and control characters: a URL holding them is malformed, not something to "fix". Scanned as
     /// UTF-8: those characters are single bytes there, and no byte of a longer character is below 0x80.
-    static func validateCharacters(_ string: String) throws {
+    package static func validateCharacters(_ string: String) throws {
         if string.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F }) {
             throw CourierError.invalidURL(string, reason: "URL contains a space or control character")
         }

@@ -1,5 +1,5 @@
 /// Media types for common file extensions, for upload parts that do not name their own.
-enum MIMEType {
+package enum MIMEType {
     private static let byExtension: [String: String] = [
         "txt": "text/plain", "html": "text/html", "htm": "text/html", "css": "text/css", "csv": "text/csv",
         "js": "text/javascript", "json": "application/json", "xml": "application/xml", "pdf": "application/pdf",
@@ -10,7 +10,7 @@ enum MIMEType {
     ]
 
     /// The type for `fileName`'s extension, `application/octet-stream` when unknown.
-    static func forFileName(_ fileName: String) -> String {
+    package static func forFileName(_ fileName: String) -> String {
         guard let dot = fileName.lastIndex(of: "."), dot != fileName.startIndex else { return "application/octet-stream" }
         return byExtension[fileName[fileName.index(after: dot)...].lowercased()] ?? "application/octet-stream"
     }

@@ -1,5 +1,5 @@
 public import Foundation
-import NIOCore
+public import NIOCore
 
 /// A `multipart/form-data` body (RFC 7578) built from text fields, bytes and files, streamed from disk in
 /// 1 MiB chunks so a large file never sits in memory; the `Content-Length` is known before the first byte.
@@ -24,6 +24,8 @@ public struct MultipartFormData: Sendable {
         case file(URL)
         /// A file compressed with gzip at this level while it is sent.
         case gzippedFile(URL, level: Int)
+        /// Bytes from a sequence, read once while the body is sent; their count when the caller knows it.
+        case stream(ByteStream, length: Int64?)
     }
 
     /// One part: its header block (already rendered) and its content.
@@ -80,8 +82,31 @@ public struct MultipartFormData: Sendable {
         parts.append(Part(header: try header(name: name, fileName: shownName, contentType: type, extra: headers), content: .file(url)))
     }
 
+    /// Adds a part whose bytes come from an `AsyncSequence` of `ByteBuffer`s (RBEFireworks' input-stream part),
+    /// read once while the body is sent, so the form can be sent only once. With `length` the form keeps a
+    /// `Content-Length` (a sequence that yields another count fails the upload with
+    /// ``CourierError/Code/encoding``); without it the body goes chunked.
+    ///
+    /// ```swift
+    /// var form = MultipartFormData()
+    /// try form.append(stream: ByteStream(chunks: [ByteBuffer(string: "a,b\n")]), name: "rows", fileName: "rows.csv", length: 4)
+    /// ```
+    public mutating func append<Source: AsyncSequence & Sendable>(stream source: Source, name: String, fileName: String? = nil,
+                                                                 contentType: String? = nil, length: Int64? = nil,
+                                                                 headers: [(name: String, value: String)] = []) throws
+        where Source.Element == ByteBuffer {
+        try validate(headers, contentType: contentType)
+        guard length.map({ $0 >= 0 }) ?? true else {
+            throw CourierError(code: .invalidParameter, message: "a stream part's length cannot be negative")
+        }
+        let type = contentType ?? (fileName.map(MIMEType.forFileName) ?? "application/octet-stream")
+        let stream = (source as? ByteStream) ?? ByteStream(source)
+        parts.append(Part(header: try header(name: name, fileName: fileName, contentType: type, extra: headers),
+                          content: .stream(stream, length: length)))
+    }
+
     /// The exact number of bytes the body will have, from the parts and the files' sizes now; `nil` when a
-    /// part is compressed while it is sent.
+    /// part is compressed while it is sent, or is a stream of unknown length.
     public func contentLength() throws -> Int64? {
         var total: Int64? = Int64(closing.count)
         for part in parts {
@@ -92,6 +117,7 @@ public struct MultipartFormData: Sendable {
             case .gzippedFile(let url, _):
                 _ = try Self.size(of: url)  // checked to be readable; its compressed size is known only once sent
                 content = nil
+            case .stream(_, let length): content = length
             }
             // the header block, the content, and CRLF after it
             total = total.flatMap { total in content.map { total + Int64(part.header.count + 2) + $0 } }
@@ -197,6 +223,8 @@ struct MultipartChunks: AsyncSequence, Sendable {
                     case .gzippedFile(let url, let level):
                         file = ByteStream(CompressedChunks(base: ByteStream(FileChunks(url: url)), encoding: .gzip,
                                                            setting: ZlibSetting(level: level))).makeAsyncIterator()
+                    case .stream(let stream, _):
+                        file = stream.makeAsyncIterator()
                     }
                     continue
                 }

@@ -1,9 +1,10 @@
+import Courier
 import Foundation
 
 extension CommandLineInput {
     /// `none`, `gzip`, `deflate` (optionally `gzip:LEVEL`), `adaptive` or `target:SIZE` as a compression
     /// setting; `nil` for `none`. Named codings compress any size; `adaptive` keeps the 150 KB floor.
-    public static func payloadCompression(_ text: String) throws -> PayloadCompression? {
+    static func payloadCompression(_ text: String) throws -> PayloadCompression? {
         let lower = text.trimmingCharacters(in: .whitespaces).lowercased()
         let (name, argument) = lower.firstIndex(of: ":").map { (String(lower[..<$0]), String(lower[lower.index(after: $0)...])) } ?? (lower, nil)
         switch (name, argument) {
@@ -29,7 +30,7 @@ extension CommandLineInput {
     /// to be readable now, a `--data` file when the body is prepared, before anything is sent
     /// (``CourierError/Code/fileAccess`` either way); mixing the two kinds or giving neither is
     /// ``CourierError/Code/invalidParameter``.
-    public static func uploadBody(files: [String], fields: [String], data: String?) throws -> RequestBody {
+    static func uploadBody(files: [String], fields: [String], data: String?) throws -> RequestBody {
         if let data {
             guard files.isEmpty, fields.isEmpty else {
                 throw CourierError(code: .invalidParameter, message: "--data sends one body; it does not mix with --file or --field")

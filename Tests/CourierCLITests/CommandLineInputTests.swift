@@ -1,8 +1,9 @@
 import Courier
+@testable import courier
 import Testing
 
-@Suite("Byte counts: one convention (powers of 1024) for what is read and what is printed")
-struct ByteCountTests {
+@Suite("The CLI's parsers: byte counts in one convention (powers of 1024), reachability targets")
+struct CommandLineInputTests {
     @Test func formatsInBinaryUnits() {
         #expect(ByteCount.format(512) == "512 B")
         #expect(ByteCount.format(1_023) == "1023 B")
@@ -32,6 +33,19 @@ struct ByteCountTests {
     @Test func badSizesAreRefused() {
         for text in ["", "M", "-1M", "1X", "2MiBs", "0", "1e20"] {
             #expect(throws: CourierError.self) { try CommandLineInput.byteSize(text) }
+        }
+    }
+
+    /// `courier reachability`'s target: a host, a host and port, or a URL.
+    @Test func targetsFromTheCommandLine() throws {
+        let plain = try CommandLineInput.reachabilityTarget("example.com")
+        #expect(plain.host == "example.com" && plain.port == 80)
+        let secure = try CommandLineInput.reachabilityTarget("https://example.com/path")
+        #expect(secure.port == 443)
+        let v6 = try CommandLineInput.reachabilityTarget("[::1]:8080")
+        #expect(v6.host == "::1" && v6.port == 8080)
+        for bad in ["", "host:0", "host:x", "host/path", "user@host"] {
+            #expect(throws: CourierError.self) { try CommandLineInput.reachabilityTarget(bad) }
         }
     }
 }

@@ -1,8 +1,9 @@
+import Courier
 import Foundation
 
 extension CommandLineInput {
     /// A reachability target: `HOST`, `HOST:PORT`, `[IPv6]:PORT`, or a URL (its port, else 80 or 443 by scheme).
-    public static func reachabilityTarget(_ text: String) throws -> (host: String, port: Int) {
+    static func reachabilityTarget(_ text: String) throws -> (host: String, port: Int) {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         func invalid() -> CourierError {
             CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(text))\" is not HOST[:PORT] or a URL")

@@ -1,11 +1,12 @@
-public import Foundation
-public import HTTPTypes
+import Courier
+import Foundation
+import HTTPTypes
 
 /// Parsers for request parts written as text, as on a command line (`-H 'K: V'`, `--param k=v`, `--json '{…}'`).
 /// Each rejects bad input with a ``CourierError`` that says what was wrong, and never echoes a header value.
-public enum CommandLineInput {
+enum CommandLineInput {
     /// `Name: value` as a validated header field.
-    public static func header(_ line: String) throws -> HTTPField {
+    static func header(_ line: String) throws -> HTTPField {
         guard let colon = line.firstIndex(of: ":") else {
             throw CourierError.invalidHeader(name: line.count > 60 ? String(line.prefix(60)) + "…" : line,
                                              reason: "is not of the form 'Name: value'")
@@ -16,7 +17,7 @@ public enum CommandLineInput {
     }
 
     /// `key=value` pairs as parameters; a repeated key collects its values into an array.
-    public static func parameters(_ pairs: [String]) throws -> Parameters {
+    static func parameters(_ pairs: [String]) throws -> Parameters {
         var parameters = Parameters()
         for pair in pairs {
             guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
@@ -34,7 +35,7 @@ public enum CommandLineInput {
     }
 
     /// JSON text as a body, checked to be valid JSON first.
-    public static func jsonBody(_ text: String) throws -> RequestBody {
+    static func jsonBody(_ text: String) throws -> RequestBody {
         let data = Data(text.utf8)
         do { _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) } catch {
             throw CourierError(code: .encoding, message: "the JSON body is not valid JSON")
@@ -44,7 +45,7 @@ public enum CommandLineInput {
 
     /// An absolute http(s) URL. Without a scheme, `http://` is assumed, as curl does (`127.0.0.1:8080/echo`,
     /// `example.com`); a scheme missing its colon (`http//host`) or a bare path is refused with what to write instead.
-    public static func url(_ text: String) throws -> URL {
+    static func url(_ text: String) throws -> URL {
         try URLBuilder.validateCharacters(text)
         if let url = URLBuilder.absoluteURL(text) { return url }
         guard !text.contains("://") else { throw CourierError.invalidURL(text) }
@@ -60,7 +61,7 @@ public enum CommandLineInput {
     }
 
     /// Seconds as a duration; rejects negative, zero and non-numbers.
-    public static func seconds(_ text: String) throws -> Duration {
+    static func seconds(_ text: String) throws -> Duration {
         guard let value = Double(text), value > 0, value.isFinite, value < 1e9 else {
             throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(text))\" is not a positive number of seconds")
         }
@@ -69,7 +70,7 @@ public enum CommandLineInput {
 
     /// A rate such as `500K`, `2M`, `1.5MiB` or `1048576` in bytes per second, as curl's `--limit-rate` takes it
     /// (K, M and G are powers of 1024, also written KiB, MiB and GiB; a trailing `B` or `/s` is allowed).
-    public static func byteRate(_ text: String) throws -> Int {
+    static func byteRate(_ text: String) throws -> Int {
         guard let bytes = byteCount(text, suffixes: ["/s", "b"]) else {
             throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(text))\" is not a rate such as 500K or 2M")
         }
@@ -78,7 +79,7 @@ public enum CommandLineInput {
 
     /// A size such as `64K`, `1.5M`, `2MiB` or `1000` in bytes (K, M and G are powers of 1024, also written KiB,
     /// MiB and GiB; a trailing `B` is allowed).
-    public static func byteSize(_ text: String) throws -> Int {
+    static func byteSize(_ text: String) throws -> Int {
         guard let bytes = byteCount(text, suffixes: ["b"]) else {
             throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(text))\" is not a size such as 64K or 2M")
         }
@@ -100,7 +101,7 @@ public enum CommandLineInput {
     }
 
     /// A download list: one absolute URL per line; blank lines and lines starting with `#` are skipped.
-    public static func urlList(_ text: String) throws -> [URL] {
+    static func urlList(_ text: String) throws -> [URL] {
         var urls: [URL] = []
         for (number, trimmed) in listLines(text) {
             do { urls.append(try url(trimmed)) } catch let error as CourierError {
@@ -113,7 +114,7 @@ public enum CommandLineInput {
 
     /// A batch file: one request per line, `METHOD URL` or just `URL` (GET); blank lines and lines starting with
     /// `#` are skipped. A bad line fails with an error naming its number.
-    public static func batchRequests(_ text: String) throws -> [Request<Data>] {
+    static func batchRequests(_ text: String) throws -> [Request<Data>] {
         var requests: [Request<Data>] = []
         for (number, trimmed) in listLines(text) {
             let words = trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)

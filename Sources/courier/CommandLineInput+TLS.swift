@@ -1,9 +1,10 @@
+import Courier
 import Foundation
 
 extension CommandLineInput {
     /// A TLS policy from curl's options: `--cacert FILE`, `--cert FILE` with `--key FILE`, `--pin sha256/BASE64`
     /// (repeatable) and `--insecure`. A pin must be the base64 of a 32-byte SHA-256; a certificate needs its key.
-    public static func tlsPolicy(caBundle: String?, certificate: String?, privateKey: String?, pins: [String],
+    static func tlsPolicy(caBundle: String?, certificate: String?, privateKey: String?, pins: [String],
                                  insecure: Bool) throws -> TLSPolicy {
         var policy = TLSPolicy()
         if let caBundle { policy.trustRoots = .file(caBundle) }
