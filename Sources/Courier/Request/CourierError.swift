@@ -143,7 +143,13 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     public var stepName: String?
     /// Where a failed download keeps the bytes it got (WYNetwork hands the path back): resume it with
     /// ``DownloadManager/resume(_:)`` or remove it with ``DownloadManager/cancel(_:)``. `nil` when nothing was kept.
-    public var partialFile: URL?
+    public var partialFile: URL? {
+        get { partialFilePath.map { URL(filePath: $0) } }
+        set { partialFilePath = newValue?.path(percentEncoded: false) }
+    }
+    /// ``partialFile``'s path: a `String` keeps the error's layout one the compiler can see, so every async frame
+    /// that holds an error allocates nothing for it (a `URL` field cost each of them a task allocation).
+    private var partialFilePath: String?
     var retryAfterValue: String?
     /// Whether the transport found the pooled connection it picked already closed by the server before any of
     /// the answer arrived: the request never reached the server, so an idempotent one goes again at once, once,

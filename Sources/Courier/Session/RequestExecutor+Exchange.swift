@@ -141,11 +141,17 @@ struct ExchangeResult: Sendable {
 }
 
 /// A call's final answer as the pool hands it back: the exchange that brought it, when its attempt started (the
-/// cache's request time), and how many attempts it took.
+/// cache's request time), and how many attempts it took. Every field has a layout the compiler can see, so the
+/// frames that hold one allocate nothing for it (a `Date` would cost each of them a task allocation).
 struct CallResult: Sendable {
     let exchanged: ExchangeResult
-    let requestTime: Date
+    let requestTick: Tick
     let attempts: Int
+
+    /// When the answering attempt started, as a date: what RFC 9111's age computation calls the request time.
+    func requestTime() -> Date {
+        Date(timeIntervalSinceNow: -requestTick.duration(to: .now).seconds)
+    }
 }
 
 /// How an attempt makes its call: with a slot of its own, or sharing the call of an identical request in flight.

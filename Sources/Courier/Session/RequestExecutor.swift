@@ -148,10 +148,10 @@ struct RequestExecutor: Sendable {
                                         failure: { timedOut($0, prepared, deadline: deadline, timeouts: timeouts) }) { id, canceller, first in
             let (limits, cookies) = (limits(for: request), request.cookieHandling(under: snapshot))
             var first: FirstCall? = first
-            var requestTime = Date()
+            var requestTick = Tick.now
             let (exchanged, attempts) = try await drive(request, prepared: prepared, canceller: canceller, timeouts: timeouts, deadline: deadline,
                                                         startDate: startDate, start: start, log: log) { sending in
-                requestTime = Date()
+                requestTick = .now
                 let exchanged = try await fetch(request, prepared: sending, id: id, first: first, sharing: key, canceller: canceller) {
                     try await exchange(sending, timeouts: timeouts, deadline: deadline, limits: limits, cookies: cookies, canceller: canceller,
                                        log: log, start: start)
@@ -163,18 +163,18 @@ struct RequestExecutor: Sendable {
                 if first?.takesSlot == true { pool.releaseSlot(id) }
                 first = nil
             }
-            return CallResult(exchanged: exchanged, requestTime: requestTime, attempts: attempts)
+            return CallResult(exchanged: exchanged, requestTick: requestTick, attempts: attempts)
         }
         do {
             var exchanged = call.exchanged
             var cacheInfo = CacheInfo.network
-            if let cacheStep { (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: call.requestTime) }
+            if let cacheStep { (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: call.requestTime()) }
             if configuration.cache != nil { await invalidateAfterUnsafe(prepared, status: exchanged.body.status, headers: exchanged.body.headers) }
             // RFC 9111 stores what the server says may be stored, an error status with explicit freshness too, so
             // the `http` policy stores before validation; the time-to-live policies keep only answers that pass it.
             let storesFirst = cacheStep?.decision.policy == .http
             if let cacheStep, storesFirst, !cacheInfo.wasRevalidated {
-                cacheInfo.wasStored = await cacheStep.store(exchanged.body, requestTime: call.requestTime)
+                cacheInfo.wasStored = await cacheStep.store(exchanged.body, requestTime: call.requestTime())
             }
             let received = exchanged.body  // what the cache keeps: the answer as the server sent it
             if request.hasInterceptors(under: configuration) {
@@ -184,7 +184,7 @@ struct RequestExecutor: Sendable {
             try validate(exchanged.body, for: exchanged.sent, extra: request.validators, usesSession: request.usesSessionValidators)
             let value = try request.decode(exchanged.body)
             if let cacheStep, !storesFirst, !cacheInfo.wasRevalidated {
-                cacheInfo.wasStored = await cacheStep.store(received, requestTime: call.requestTime)
+                cacheInfo.wasStored = await cacheStep.store(received, requestTime: call.requestTime())
             }
             return makeResponse(value, exchanged, cacheInfo: cacheInfo, original: prepared, attempts: call.attempts, startDate: startDate, start: start)
         } catch {
