@@ -3,11 +3,12 @@
 import CoreMetrics
 import Courier
 import Foundation
+import NIOCore
 
 fileprivate func snippet() async throws {
-#sourceLocation(file: "Sources/Courier/Upload/MultipartFormData.swift", line: 91)
+#sourceLocation(file: "Sources/Courier/Upload/MultipartFormData.swift", line: 93)
 var form = MultipartFormData()
-#sourceLocation(file: "Sources/Courier/Upload/MultipartFormData.swift", line: 92)
+#sourceLocation(file: "Sources/Courier/Upload/MultipartFormData.swift", line: 94)
 try form.append(stream: ByteStream(chunks: [ByteBuffer(string: "a,b\n")]), name: "rows", fileName: "rows.csv", length: 4)
 #sourceLocation()
 }

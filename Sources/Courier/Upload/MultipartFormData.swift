@@ -88,6 +88,8 @@ public struct MultipartFormData: Sendable {
     /// ``CourierError/Code/encoding``); without it the body goes chunked.
     ///
     /// ```swift
+    /// import NIOCore
+    ///
     /// var form = MultipartFormData()
     /// try form.append(stream: ByteStream(chunks: [ByteBuffer(string: "a,b\n")]), name: "rows", fileName: "rows.csv", length: 4)
     /// ```
