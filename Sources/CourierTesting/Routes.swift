@@ -166,7 +166,12 @@ struct Routes {
         var offset = 0
         while offset < size {
             let count = min(chunk, size - offset)
-            try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: offset, count: count)))
+            do {
+                try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: offset, count: count)))
+            } catch {
+                state.recordAbort(request.path)  // the client closed the connection while a part was going out
+                throw error
+            }
             state.add("drip-parts", 1)
             offset += count
             if offset < size, await !writer.waitWhileConnected(for: .milliseconds(interval)) {
