@@ -72,6 +72,17 @@ struct AuthenticationTests {
         }
     }
 
+    /// The credential goes on after the key identical calls share by is made, so a request signed otherwise must
+    /// make a call of its own: it never receives an answer another credential earned.
+    @Test func aRequestSignedOtherwiseNeverSharesASignedCall() async throws {
+        try await withAuthenticatedSession(credential: "token-0") { session, server, _ in
+            async let signed = session.send(Request<Data>.get("/delay/300"))
+            async let unsigned = session.send(Request<Data>.get("/delay/300").authentication(nil))
+            _ = try await (signed, unsigned)
+            #expect(server.hits("/delay/300") == 2)
+        }
+    }
+
     @Test func anUploadWhoseBodyCannotBeSentAgainSaysSo() async throws {
         try await withAuthenticatedSession { session, _, refreshes in
             let stream = ByteStream(chunks: [ByteBuffer(string: "part one, "), ByteBuffer(string: "part two")])

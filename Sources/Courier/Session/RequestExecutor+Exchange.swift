@@ -157,10 +157,11 @@ struct CallResult: Sendable {
 /// How an attempt makes its call: with a slot of its own, or sharing the call of an identical request in flight.
 extension RequestExecutor {
     /// The key identical requests share a call by: `nil` when `request` makes a call of its own (coalescing is
-    /// off, its cookies differ from the session's, or its method or body cannot be shared).
+    /// off, its cookies or its authentication differ from the session's, or its method or body cannot be shared).
     func sharingKey(_ request: ErasedRequest, _ prepared: PreparedRequest) -> CoalescingKey? {
         let scheduling = configuration.scheduling
-        guard request.coalesces, scheduling.coalescesRequests, request.cookieHandling(under: snapshot) == configuration.cookieHandling else {
+        guard request.coalesces, scheduling.coalescesRequests, request.cookieHandling(under: snapshot) == configuration.cookieHandling,
+              request.usesSessionAuthentication else {
             return nil
         }
         return CoalescingKey(prepared, varyingHeaders: scheduling.coalescingHeaders)
