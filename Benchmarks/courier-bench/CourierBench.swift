@@ -33,6 +33,9 @@ struct CourierBench: AsyncParsableCommand {
     var fleetChild: String?  // a child process of fleet-cache
 
     @Option(help: .hidden)
+    var overheadChild: String?  // one contender of session-overhead, alone, for profiling
+
+    @Option(help: .hidden)
     var queueChild: Int?  // a worker process of queue-workers
 
     func validate() throws {
@@ -46,6 +49,7 @@ struct CourierBench: AsyncParsableCommand {
             guard let url else { throw ValidationError("--cpu-child needs --url") }
             return try await CPUChild.run(cpuChild, base: url)
         }
+        if let overheadChild { return try await Scenario.overheadChild(overheadChild) }
         if let queueChild { return try await QueueChild.run(concurrency: queueChild) }
         if let fleetChild {
             guard let url else { throw ValidationError("--fleet-child needs --url") }

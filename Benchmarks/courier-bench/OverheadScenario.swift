@@ -11,6 +11,22 @@ extension Scenario {
     /// pool, reading and decoding the body, and every suspension and wake-up it adds to the transport's one): a
     /// steady figure where the loopback scenarios swing from run to run.
     static let sessionOverhead = Scenario(name: "session-overhead") { _, plan in
+        let (contenders, session) = try overheadContenders()
+        let rates = try await Throughput.compare(contenders, concurrency: 1, plan: plan).medians
+        let cpu = try await cpuPerRequest(contenders, count: plan.isQuick ? 300 : 20_000, runs: plan.isQuick ? 1 : 3)
+        try await session.shutdown()
+        let micros = rates.mapValues { 1_000_000 / max($0, 1) }
+        return ScenarioResult(
+            name: "session-overhead", unit: "us/req", higherIsBetter: false, results: micros, metrics: ["cpu_us_per_req": cpu],
+            notes: String(format: "a 1 KiB GET through a transport that answers from an event loop (a suspension and a wake-up, no sockets), one at a time; courier - transport = %.1f us of the session's own work per request (target <= 4); %d rounds of %@ each, median; "
+                          + "CPU per request (user + system, all threads, %@): courier %.1f us, transport %.1f us, difference %.1f us (wall time hides part of it: at one request at a time, the session's work shortens the threads' wake-ups)",
+                          (micros["courier"] ?? 0) - (micros["transport"] ?? 0), plan.rounds, "\(plan.duration)",
+                          plan.isQuick ? "300 requests, 1 run" : "20,000 requests, median of 3 alternated runs",
+                          cpu["courier"] ?? 0, cpu["transport"] ?? 0, (cpu["courier"] ?? 0) - (cpu["transport"] ?? 0)))
+    }
+
+    /// The two contenders of `session-overhead`, and the session the `courier` one sends through.
+    static func overheadContenders() throws -> (contenders: [Contender], session: Session) {
         let transport = EventLoopTransport()
         let session = Session(configuration: Configuration { $0.validators = []; $0.scheduling.coalescesRequests = false },
                               transport: transport)
@@ -29,17 +45,24 @@ extension Scenario {
                 guard count == EventLoopTransport.size else { throw BenchError.unexpected("the transport gave \(count) bytes") }
             },
         ]
-        let rates = try await Throughput.compare(contenders, concurrency: 1, plan: plan).medians
-        let cpu = try await cpuPerRequest(contenders, count: plan.isQuick ? 300 : 20_000, runs: plan.isQuick ? 1 : 3)
+        return (contenders, session)
+    }
+
+    /// The child side of `session-overhead`, for profiling one contender alone:
+    /// `courier-bench --overhead-child NAME:COUNT` sends COUNT requests with `courier` or `transport` after a
+    /// warm-up and prints the CPU time per request in µs (`perf stat` or `perf record` around it see that
+    /// contender only).
+    static func overheadChild(_ spec: String) async throws {
+        let parts = spec.split(separator: ":")
+        let (contenders, session) = try overheadContenders()
+        guard parts.count == 2, let count = Int(parts[1]), count > 0, let contender = contenders.first(where: { $0.name == parts[0] }) else {
+            throw BenchError.unexpected("--overhead-child takes NAME:COUNT with NAME courier or transport, not \(spec)")
+        }
+        for _ in 0..<max(count / 10, 100) { try await contender.request() }
+        let before = CPUChild.cpuMicros()
+        for _ in 0..<count { try await contender.request() }
+        print(String(format: "%.3f", (CPUChild.cpuMicros() - before) / Double(count)))
         try await session.shutdown()
-        let micros = rates.mapValues { 1_000_000 / max($0, 1) }
-        return ScenarioResult(
-            name: "session-overhead", unit: "us/req", higherIsBetter: false, results: micros, metrics: ["cpu_us_per_req": cpu],
-            notes: String(format: "a 1 KiB GET through a transport that answers from an event loop (a suspension and a wake-up, no sockets), one at a time; courier - transport = %.1f us of the session's own work per request (target <= 4); %d rounds of %@ each, median; "
-                          + "CPU per request (user + system, all threads, %@): courier %.1f us, transport %.1f us, difference %.1f us (wall time hides part of it: at one request at a time, the session's work shortens the threads' wake-ups)",
-                          (micros["courier"] ?? 0) - (micros["transport"] ?? 0), plan.rounds, "\(plan.duration)",
-                          plan.isQuick ? "300 requests, 1 run" : "20,000 requests, median of 3 alternated runs",
-                          cpu["courier"] ?? 0, cpu["transport"] ?? 0, (cpu["courier"] ?? 0) - (cpu["transport"] ?? 0)))
     }
 
     /// The process's CPU time per request of each contender, sending `count` requests one at a time, alone; the

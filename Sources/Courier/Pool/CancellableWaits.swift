@@ -16,6 +16,7 @@ final class CancellableSleep: RequestCancellable {
     private init() {}
 
     /// Waits `delay`; throws ``CourierError/cancelled(_:)`` when `canceller` cancels first.
+    @inline(never)  // a retry's or rate limit's pause: its continuation stays out of the callers' frames
     static func sleep(for delay: Duration, canceller: Canceller) async throws {
         let sleep = CancellableSleep()
         try await canceller.whileWaiting(on: sleep) {

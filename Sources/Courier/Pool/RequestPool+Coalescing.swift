@@ -87,6 +87,7 @@ extension RequestPool {
     /// Waits, as the request `id`, for the result of the identical request's call with `key`; when that call
     /// ended before `id` joined it, or its leader ended before running it, `id` runs it (`operation`) for the others. A follower that is
     /// cancelled (through `canceller`) leaves on its own.
+    @inline(never)  // its continuation's metadata would cost every caller's frame a task allocation at entry
     nonisolated(nonsending) func follow(_ key: CoalescingKey, by id: RequestID, canceller: Canceller,
                                         orLead operation: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
         let shared: ExchangeResult? = try await canceller.whileWaiting(on: FollowerWait(pool: self, key: key, id: id)) {

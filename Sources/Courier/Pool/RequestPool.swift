@@ -306,6 +306,7 @@ public actor RequestPool {
         broadcaster.yield(.started(info))
     }
 
+    @inline(never)  // a wait that few requests meet: its continuation's metadata stays out of the callers' frames
     private nonisolated func waitForSlot(_ id: RequestID) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let resumeNow = state.withLock { state -> Result<Void, any Error>? in

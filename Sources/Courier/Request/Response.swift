@@ -111,6 +111,13 @@ public struct Timing: Sendable, Hashable {
         self.init(startDate: startDate, startTick: Tick(start), firstByteTick: firstByte.map(Tick.init), endTick: Tick(end))
     }
 
+    /// A timing whose start date is read back from `startTick`: the request path keeps no `Date` of its own, whose
+    /// layout the compiler cannot see and which would cost every async frame holding it a task allocation.
+    init(startTick: Tick, firstByteTick: Tick?, endTick: Tick) {
+        self.init(startDate: Date(timeIntervalSinceNow: -startTick.duration(to: .now).seconds), startTick: startTick,
+                  firstByteTick: firstByteTick, endTick: endTick)
+    }
+
     init(startDate: Date, startTick: Tick, firstByteTick: Tick?, endTick: Tick) {
         self.startDate = startDate
         self.startTick = startTick

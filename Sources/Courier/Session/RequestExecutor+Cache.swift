@@ -109,22 +109,21 @@ extension RequestExecutor {
 
     /// Runs `request` under its cache policy: answers from the cache, revalidates, or asks the network and
     /// stores the answer; falls back to the cache when the policy allows and the network fails.
-    func runCached(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep, startDate: Date,
-                   start: Tick) async throws -> ErasedResponse {
+    func runCached(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep, start: Tick) async throws -> ErasedResponse {
         let stored = await step.lookup()
         switch step.decision.lookup(stored, now: Date()) {
         case .serve(let entry, let age):
             step.recordHit()
-            return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
+            return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), start: start)
         case .serveStale(let entry, let age):
             step.recordHit()
             var refresh = step
             refresh.revalidating = entry
             refreshes.start(step.key) { [self, refresh] in
                 // Its outcome is the refreshed entry in the cache; a failure leaves the stale one, as RFC 5861 has it.
-                _ = try? await network(request, prepared: refresh.conditional(prepared), cacheStep: refresh, startDate: Date(), start: .now)
+                _ = try? await network(request, prepared: refresh.conditional(prepared), cacheStep: refresh, start: .now)
             }
-            return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
+            return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), start: start)
         case .miss:
             step.recordMiss()
             throw CourierError(code: .cacheMiss, message: "nothing usable in the cache for \(prepared.method) \(configuration.redactor.redact(url: prepared.url))")
@@ -133,14 +132,14 @@ extension RequestExecutor {
             fetching.revalidating = revalidating
             do {
                 if revalidating == nil, let coordinator = step.cache.disk as? any CacheFillCoordinator {
-                    return try await fillOnce(request, prepared: prepared, step: step, coordinator: coordinator, startDate: startDate, start: start)
+                    return try await fillOnce(request, prepared: prepared, step: step, coordinator: coordinator, start: start)
                 }
-                return try await network(request, prepared: fetching.conditional(prepared), cacheStep: fetching, startDate: startDate, start: start)
+                return try await network(request, prepared: fetching.conditional(prepared), cacheStep: fetching, start: start)
             } catch {
                 let failure = Self.normalize(error)
                 guard let (entry, age) = step.decision.fallback(after: failure, entry: fallback, now: Date()) else { throw failure }
                 step.recordHit()
-                return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
+                return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), start: start)
             }
         }
     }
@@ -148,10 +147,10 @@ extension RequestExecutor {
     /// A miss of a store shared by several processes: one of them fetches, the others use what it stored
     /// (checked against this request's policy and `Vary` like any entry; when it does not fit, this one fetches).
     private func fillOnce(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep, coordinator: any CacheFillCoordinator,
-                          startDate: Date, start: Tick) async throws -> ErasedResponse {
+                          start: Tick) async throws -> ErasedResponse {
         let deadline = start + configuration.timeouts.applying(request.timeouts).total
         let fill = try await coordinator.fill(step.key, waitingUntil: deadline.instant) { [self] in
-            try await network(request, prepared: prepared, cacheStep: step, startDate: startDate, start: start)
+            try await network(request, prepared: prepared, cacheStep: step, start: start)
         }
         switch fill {
         case .fetched(let response):
@@ -160,20 +159,19 @@ extension RequestExecutor {
             if case .serve(let entry, let age) = step.decision.lookup(entry, now: Date()) {
                 await step.cache.memory?.store(entry)
                 step.recordHit()
-                return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), startDate: startDate, start: start)
+                return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), start: start)
             }
-            return try await network(request, prepared: prepared, cacheStep: step, startDate: startDate, start: start)
+            return try await network(request, prepared: prepared, cacheStep: step, start: start)
         }
     }
 
     /// Yields the cached answer (if any), then the network's, stored on its way: ``Session/responses(for:)``.
     func runCacheThenNetwork(_ request: ErasedRequest, yield: (ErasedResponse) throws -> Void) async throws {
-        let startDate = Date()
         let start = Tick.now
         let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
         let step = CacheStep(snapshot: snapshot, policy: .cacheThenNetwork, request: prepared)
         if let step, let cached = await cachedResponse(request, prepared: prepared, step: step) { try yield(cached) }
-        try yield(try await network(request, prepared: prepared, cacheStep: step, startDate: startDate, start: start))
+        try yield(try await network(request, prepared: prepared, cacheStep: step, start: start))
     }
 
     /// The cached answer to `request`, if the cache holds one for it (any age, `Vary` respected), without the
@@ -181,17 +179,17 @@ extension RequestExecutor {
     private func cachedResponse(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep) async -> ErasedResponse? {
         guard let entry = await step.lookup(), step.decision.matchesVary(entry) else { return nil }
         let info = CacheInfo(isFromCache: true, age: entry.age(at: Date()))
-        guard let response = try? await respond(request, prepared: prepared, from: entry, info: info, startDate: Date(), start: .now) else { return nil }
+        guard let response = try? await respond(request, prepared: prepared, from: entry, info: info, start: .now) else { return nil }
         step.recordHit()
         return response
     }
 
     /// A response built from a stored entry, intercepted, validated and decoded like one from the network.
     private func respond(_ request: ErasedRequest, prepared: PreparedRequest, from entry: CacheEntry, info: CacheInfo,
-                         startDate: Date, start: Tick) async throws -> ErasedResponse {
+                         start: Tick) async throws -> ErasedResponse {
         var headers = entry.headers
         if let age = info.age { headers[.age] = CacheStep.ageField(age) }  // the answer says how old it is (RFC 9111 §5.1)
         let body = ResponseBody(status: HTTPResponse.Status(code: entry.status), headers: headers, data: entry.body)
-        return try await respond(request, prepared: prepared, body: body, info: info, startDate: startDate, start: start)
+        return try await respond(request, prepared: prepared, body: body, info: info, start: start)
     }
 }

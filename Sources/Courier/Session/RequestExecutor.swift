@@ -28,18 +28,17 @@ struct RequestExecutor: Sendable {
     var metrics: CourierMetrics { snapshot.metrics }
 
     /// Runs `request` from start to end: prepares it, answers it from the cache or sends it through the pool
-    /// (``network(_:prepared:cacheStep:startDate:start:)``), and reports the outcome to the trace, the
+    /// (``network(_:prepared:cacheStep:start:)``), and reports the outcome to the trace, the
     /// accessories and the metrics. A step the configuration does not turn on is skipped, not entered.
     nonisolated(nonsending) func run(_ request: ErasedRequest) async throws -> ErasedResponse {
         let start = Tick.now
-        let startDate = Date()
         let trace = tracer.map { RequestTrace(tracer: $0, method: request.method) }
         var started: PreparedRequest?  // once the request is prepared
         do {
             let response = if let trace {
-                try await trace.run { try await call(request, started: &started, trace: trace, start: start, startDate: startDate) }
+                try await trace.run { try await call(request, started: &started, trace: trace, start: start) }
             } else {
-                try await call(request, started: &started, trace: nil, start: start, startDate: startDate)
+                try await call(request, started: &started, trace: nil, start: start)
             }
             let outcome = request.accessories.isEmpty ? nil : Result<ResponseBody, CourierError>.success(
                 ResponseBody(status: response.status, fields: response.record.fields, data: response.body))
@@ -62,20 +61,19 @@ struct RequestExecutor: Sendable {
     /// Prepares `request` (`started` holds it from then on) and answers it: from the cache when its policy
     /// allows, else from the network.
     @inline(__always)
-    private nonisolated(nonsending) func call(_ request: ErasedRequest, started: inout PreparedRequest?, trace: RequestTrace?, start: Tick,
-                                              startDate: Date) async throws -> ErasedResponse {
+    private nonisolated(nonsending) func call(_ request: ErasedRequest, started: inout PreparedRequest?, trace: RequestTrace?, start: Tick) async throws -> ErasedResponse {
         let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
         started = prepared
         trace?.started(prepared)
         for accessory in request.accessories { accessory.requestWillStart(prepared) }
         if request.hasInterceptors(under: configuration), let answer = try await answerWithoutNetwork(request, prepared) {
-            return try await respond(request, prepared: prepared, body: answer, info: .network, startDate: startDate, start: start)
+            return try await respond(request, prepared: prepared, body: answer, info: .network, start: start)
         }
         if configuration.cache != nil,
            let step = CacheStep(snapshot: snapshot, policy: request.cachePolicy ?? configuration.cachePolicy, request: prepared) {
-            return try await runCached(request, prepared: prepared, step: step, startDate: startDate, start: start)
+            return try await runCached(request, prepared: prepared, step: step, start: start)
         }
-        return try await network(request, prepared: prepared, cacheStep: nil, startDate: startDate, start: start)
+        return try await network(request, prepared: prepared, cacheStep: nil, start: start)
     }
 
     /// The first answer an interceptor gives `prepared` without the network, if one does.
@@ -95,15 +93,14 @@ struct RequestExecutor: Sendable {
 
     /// A response built from an answer that did not come through the pool (the cache's, or an interceptor's):
     /// intercepted, validated and decoded like one from the network.
-    func respond(_ request: ErasedRequest, prepared: PreparedRequest, body: ResponseBody, info: CacheInfo, startDate: Date,
-                 start: Tick) async throws -> ErasedResponse {
+    func respond(_ request: ErasedRequest, prepared: PreparedRequest, body: ResponseBody, info: CacheInfo, start: Tick) async throws -> ErasedResponse {
         var body = body
         if request.hasInterceptors(under: configuration) { body = try await intercepted(body, request, prepared) }
         try validate(body, for: prepared, extra: request.validators, usesSession: request.usesSessionValidators)
         let value = try request.decode(body)
         let now = Tick.now
         return Response(value: value, request: prepared, status: body.status, headers: body.headers, body: body.data, cacheInfo: info,
-                        timing: Timing(startDate: startDate, startTick: start, firstByteTick: now, endTick: now))
+                        timing: Timing(startTick: start, firstByteTick: now, endTick: now))
     }
 
     /// Calls `hook` on each accessory of a request that started (`request` is `nil` when it never did).
@@ -137,8 +134,7 @@ struct RequestExecutor: Sendable {
     /// of the pool (its slot free for the next request), merges a 304 into the revalidated entry, stores,
     /// validates and decodes the answer. After an unsafe method succeeds, the cached GET of its URL is dropped,
     /// whichever cache policy the request itself ran under.
-    nonisolated(nonsending) func network(_ request: ErasedRequest, prepared: PreparedRequest, cacheStep: CacheStep?, startDate: Date,
-                                         start: Tick) async throws -> ErasedResponse {
+    nonisolated(nonsending) func network(_ request: ErasedRequest, prepared: PreparedRequest, cacheStep: CacheStep?, start: Tick) async throws -> ErasedResponse {
         let timeouts = configuration.timeouts.applying(request.timeouts)
         let deadline = start + timeouts.total
         let key = sharingKey(request, prepared)
@@ -149,8 +145,7 @@ struct RequestExecutor: Sendable {
             let (limits, cookies) = (limits(for: request), request.cookieHandling(under: snapshot))
             var first: FirstCall? = first
             var requestTick = Tick.now
-            let (exchanged, attempts) = try await drive(request, prepared: prepared, canceller: canceller, timeouts: timeouts, deadline: deadline,
-                                                        startDate: startDate, start: start, log: log) { sending in
+            let (exchanged, attempts) = try await drive(request, prepared: prepared, canceller: canceller, timeouts: timeouts, deadline: deadline, start: start, log: log) { sending in
                 requestTick = .now
                 let exchanged = try await fetch(request, prepared: sending, id: id, first: first, sharing: key, canceller: canceller) {
                     try await exchange(sending, timeouts: timeouts, deadline: deadline, limits: limits, cookies: cookies, canceller: canceller,
@@ -186,10 +181,10 @@ struct RequestExecutor: Sendable {
             if let cacheStep, !storesFirst, !cacheInfo.wasRevalidated {
                 cacheInfo.wasStored = await cacheStep.store(received, requestTime: call.requestTime())
             }
-            return makeResponse(value, exchanged, cacheInfo: cacheInfo, original: prepared, attempts: call.attempts, startDate: startDate, start: start)
+            return makeResponse(value, exchanged, cacheInfo: cacheInfo, original: prepared, attempts: call.attempts, start: start)
         } catch {
             let failure = Self.normalize(error)
-            complete(prepared, failure, attempts: call.attempts, startDate: startDate, start: start, log: snapshot.debugLog)
+            complete(prepared, failure, attempts: call.attempts, start: start, log: snapshot.debugLog)
             throw failure
         }
     }
@@ -200,7 +195,6 @@ struct RequestExecutor: Sendable {
     /// credential refresh). Validators and the cache stay out of it: the caller reads the body.
     nonisolated(nonsending) func stream(_ request: ErasedRequest) async throws -> StreamedResponse {
         let start = Tick.now
-        let startDate = Date()
         do {
             let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
             let timeouts = configuration.timeouts.applying(request.timeouts)
@@ -208,7 +202,7 @@ struct RequestExecutor: Sendable {
             let (log, cookies) = (snapshot.debugLog, request.cookieHandling(under: snapshot))
             let failure: @Sendable (any Error) -> CourierError = { [self] in timedOut($0, prepared, deadline: deadline, timeouts: timeouts) }
             let (answer, lease) = try await pool.open(PoolTicket(prepared, from: request), deadline: deadline, failure: failure) { _, canceller in
-                try await drive(request, prepared: prepared, canceller: canceller, timeouts: timeouts, deadline: deadline, startDate: startDate,
+                try await drive(request, prepared: prepared, canceller: canceller, timeouts: timeouts, deadline: deadline,
                                 start: start, log: log) { sending in
                     try await open(sending, timeouts: timeouts, deadline: deadline, cookies: cookies, log: log, canceller: canceller)
                 } next: { answer in
@@ -232,8 +226,7 @@ struct RequestExecutor: Sendable {
     /// frame for the machine.
     @inline(__always)
     nonisolated(nonsending) func drive<Answer: ResponseHead>(
-        _ request: ErasedRequest, prepared: PreparedRequest, canceller: Canceller, timeouts: Timeouts, deadline: Tick, startDate: Date,
-        start: Tick, log: DebugLog,
+        _ request: ErasedRequest, prepared: PreparedRequest, canceller: Canceller, timeouts: Timeouts, deadline: Tick, start: Tick, log: DebugLog,
         attempt: nonisolated(nonsending) (PreparedRequest) async throws -> Answer,
         next: nonisolated(nonsending) (Answer?) async -> Void
     ) async throws -> (answer: Answer, attempts: Int) {
@@ -283,7 +276,7 @@ struct RequestExecutor: Sendable {
                 action = .fail(CourierError(code: .invalidState, message: "the call's machine delivered without an answer"))
             case .fail(let error):
                 if error.code == .cancelled { for monitor in configuration.monitors { monitor.willCancel(prepared) } }
-                complete(prepared, error, attempts: machine.attempt, startDate: startDate, start: start, log: log)
+                complete(prepared, error, attempts: machine.attempt, start: start, log: log)
                 throw error
             }
         }
@@ -291,9 +284,9 @@ struct RequestExecutor: Sendable {
 
     /// The response carrying `value`, decoded from `exchanged`'s body: timed, and told to the monitors.
     func makeResponse(_ value: DecodedValue, _ exchanged: ExchangeResult, cacheInfo: CacheInfo, original: PreparedRequest, attempts: Int,
-                      startDate: Date, start: Tick) -> ErasedResponse {
+                      start: Tick) -> ErasedResponse {
         let (sent, body) = (exchanged.sent, exchanged.body)
-        let timing = Timing(startDate: startDate, startTick: start, firstByteTick: exchanged.firstByte, endTick: .now)
+        let timing = Timing(startTick: start, firstByteTick: exchanged.firstByte, endTick: .now)
         tellMonitors(original, sent: sent, result: .success(body), timing: timing, attempts: attempts)
         return Response(value: value, record: ResponseRecord(request: sent, status: body.status, fields: body.fields, body: body.data,
                                                              cacheInfo: cacheInfo, timing: timing))
@@ -318,8 +311,8 @@ struct RequestExecutor: Sendable {
     }
 
     /// Logs the failure and tells the monitors the request ended with it.
-    func complete(_ request: PreparedRequest, _ failure: CourierError, attempts: Int, startDate: Date, start: Tick, log: DebugLog) {
-        let timing = Timing(startDate: startDate, startTick: start, firstByteTick: nil, endTick: .now)
+    func complete(_ request: PreparedRequest, _ failure: CourierError, attempts: Int, start: Tick, log: DebugLog) {
+        let timing = Timing(startTick: start, firstByteTick: nil, endTick: .now)
         log.failure(request, failure, duration: timing.total)
         tellMonitors(request, sent: request, result: .failure(failure), timing: timing, attempts: attempts)
     }
