@@ -113,6 +113,27 @@ struct AuthenticationTests {
         }
     }
 
+    /// A call cancelled while it waits for a refresh leaves at once; the refresh goes on for the others and ends
+    /// later (here when the test lets it).
+    @Test func aCallCancelledDuringARefreshLeavesWhileTheRefreshGoesOn() async throws {
+        let release = AsyncStream<Void>.makeStream()
+        let (refreshStarted, refreshEnded) = (Locked(false), Locked(false))
+        try await withServerSession({
+            $0.authentication = Authentication(HeldRefreshAuthenticator(release: release.stream, started: refreshStarted, ended: refreshEnded),
+                                               credential: "expired")
+        }) { session, _ in
+            let call = Task { await courierError { _ = try await session.send(Request<String>.get("/auth/resource")) } }
+            await eventually("the call waits for the refresh") { refreshStarted.withLock { $0 } }
+            call.cancel()
+            let error = await call.value
+            #expect(error?.code == .cancelled)
+            #expect(refreshEnded.withLock { $0 } == false, "the call left before the refresh ended")
+            release.continuation.finish()
+            await eventually("the refresh ends on its own") { refreshEnded.withLock { $0 } }
+            await eventually("the pool empties") { await session.pool.isEmpty }
+        }
+    }
+
     @Test func theCredentialNeverReachesTheLogOrACurlExport() async throws {
         let logs = CapturedLogs()
         try await withAuthenticatedSession({
@@ -153,5 +174,23 @@ struct LateTokenAuthenticator: Authenticator {
         guard let session = holder.session.withLock({ $0 }) else { throw CourierError(code: .invalidState, message: "no session yet") }
         struct Token: Decodable { var access_token: String }
         return try await session.send(Request<Token>.post("/auth/refresh").authentication(nil)).value.access_token
+    }
+}
+
+/// Refreshes only when the test lets it (its `release` stream ends), to hold calls in the wait for a refresh.
+struct HeldRefreshAuthenticator: Authenticator {
+    let release: AsyncStream<Void>
+    let started: Locked<Bool>
+    let ended: Locked<Bool>
+
+    func apply(_ credential: String, to request: inout HTTPRequest) {
+        request.headerFields[.authorization] = "Bearer \(credential)"
+    }
+
+    func refresh(_ credential: String) async throws -> String {
+        started.withLock { $0 = true }
+        for await _ in release {}
+        ended.withLock { $0 = true }
+        return "token-1"
     }
 }

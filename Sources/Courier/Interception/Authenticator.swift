@@ -62,8 +62,16 @@ protocol CredentialKeeping: AnyObject, Sendable {
     /// Whether the answer refuses the credential.
     func isRefusal(_ status: HTTPResponse.Status, headers: HTTPFields) -> Bool
     /// Returns once a credential newer than `generation` is current: at once when one already is, else after the
-    /// one refresh that every call refused with `generation` waits for.
-    func refresh(after generation: Int) async throws
+    /// one refresh that every call refused with `generation` waits for. A call that `canceller` cancels stops
+    /// waiting at once (``CourierError/Code/cancelled``); the refresh goes on for the others.
+    func refresh(after generation: Int, canceller: Canceller?) async throws
+}
+
+extension CredentialKeeping {
+    /// ``refresh(after:canceller:)`` for a caller that waits until the refresh ends.
+    func refresh(after generation: Int) async throws {
+        try await refresh(after: generation, canceller: nil)
+    }
 }
 
 /// The current credential, its generation, and the refresh in flight, behind one lock.
@@ -102,7 +110,7 @@ final class CredentialStore<A: Authenticator>: CredentialKeeping {
         authenticator.isRefusal(HTTPResponse(status: status, headerFields: headers))
     }
 
-    func refresh(after generation: Int) async throws {
+    func refresh(after generation: Int, canceller: Canceller?) async throws {
         let refreshing = state.withLock { state -> Task<Void, any Error>? in
             guard state.generation == generation else { return nil }  // a newer credential is current already
             if let running = state.refreshing { return running }
@@ -125,6 +133,11 @@ final class CredentialStore<A: Authenticator>: CredentialKeeping {
             state.refreshing = task
             return task
         }
-        try await refreshing?.value
+        guard let refreshing else { return }
+        if let canceller {
+            try await SharedTaskWait.wait(for: refreshing, canceller: canceller)
+        } else {
+            try await refreshing.value
+        }
     }
 }

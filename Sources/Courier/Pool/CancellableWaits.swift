@@ -47,3 +47,53 @@ final class CancellableSleep: RequestCancellable {
         if let error { continuation?.resume(throwing: error) } else { continuation?.resume() }
     }
 }
+
+/// One caller's wait for a task that many callers share (the credential refresh every refused call waits for),
+/// which that caller's ``Canceller`` can cut short: the caller leaves with ``CourierError/Code/cancelled`` and the
+/// task goes on for the others. Awaiting `task.value` alone would hear neither the pool nor the deadline.
+final class SharedTaskWait: RequestCancellable {
+    private enum State {
+        case idle
+        case waiting(CheckedContinuation<Void, any Error>)
+        case over(Result<Void, any Error>)
+    }
+
+    private let state = NIOLockedValueBox(State.idle)
+
+    private init() {}
+
+    /// Waits for `task`, or until `canceller` cancels the wait.
+    @inline(never)
+    static func wait(for task: Task<Void, any Error>, canceller: Canceller) async throws {
+        let wait = SharedTaskWait()
+        try await canceller.whileWaiting(on: wait) {
+            try await withCheckedThrowingContinuation { continuation in
+                let over = wait.state.withLockedValue { state -> Result<Void, any Error>? in
+                    if case .over(let result) = state { return result }
+                    state = .waiting(continuation)
+                    return nil
+                }
+                if let over { return continuation.resume(with: over) }
+                Task { wait.end(await task.result) }
+            }
+        }
+    }
+
+    func cancel() { end(.failure(CourierError.cancelled())) }
+
+    /// The first end wins: the task's result, or the cancellation.
+    private func end(_ result: Result<Void, any Error>) {
+        let continuation = state.withLockedValue { state -> CheckedContinuation<Void, any Error>? in
+            switch state {
+            case .over: return nil
+            case .idle:
+                state = .over(result)
+                return nil
+            case .waiting(let continuation):
+                state = .over(result)
+                return continuation
+            }
+        }
+        continuation?.resume(with: result)
+    }
+}

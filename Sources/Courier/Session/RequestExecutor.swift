@@ -267,7 +267,7 @@ struct RequestExecutor: Sendable {
                 }
             case .refresh(let refused):
                 do {
-                    try await credentials?.refresh(after: refused)
+                    try await credentials?.refresh(after: refused, canceller: canceller)
                     action = canceller.isCancelled ? machine.cancelled() : machine.refreshed()
                 } catch {
                     action = machine.refreshFailed(error)
