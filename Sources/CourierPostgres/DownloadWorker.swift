@@ -223,18 +223,9 @@ public actor DownloadWorker {
     }
 
     private func failed(_ job: DownloadJob, _ error: CourierError) async {
-        let permanent = Self.isPermanent(error)
+        let permanent = error.isPermanentForDownloads
         _ = try? await queue.release(job.id, for: name, error: error, permanent: permanent)
         tell(.failed(job, error, willRetry: !permanent && job.attempts < job.maxAttempts))
-    }
-
-    /// Errors another attempt cannot mend: the request or the file is wrong, not the moment.
-    static func isPermanent(_ error: CourierError) -> Bool {
-        switch error.code {
-        case .invalidURL, .invalidParameter, .fileAccess, .destinationExists, .integrity, .invalidState: return true
-        case .httpStatus: return (400..<500).contains(error.status?.code ?? 0) && ![408, 425, 429].contains(error.status?.code ?? 0)
-        default: return false
-        }
     }
 
     private nonisolated func tell(_ event: Event) {

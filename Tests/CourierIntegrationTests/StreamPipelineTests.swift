@@ -79,4 +79,32 @@ struct StreamPipelineTests {
             _ = response
         }
     }
+
+    /// Suspended by its id, a stream gives its reader no chunk until it is resumed; then the body goes on whole.
+    @Test func aStreamSuspendedByItsIdGivesNothingUntilResumed() async throws {
+        try await withServerSession { session, _ in
+            let response = try await session.stream(Request<Data>.get("/drip", query: ["size": 4, "interval": 20]).tag("held"))
+            var iterator = response.body.makeAsyncIterator()
+            var received = try await iterator.next()?.readableBytes ?? 0
+            let id = try #require(await session.pool.snapshot().first?.id)
+            #expect(await session.pool.suspend(id))
+            #expect(await session.pool.snapshot().first?.isSuspended == true)
+            let gotMore = Locked(false)
+            let reader = Task { [iterator] in
+                var iterator = iterator
+                var bytes = 0
+                while let chunk = try await iterator.next() {
+                    gotMore.withLock { $0 = true }
+                    bytes += chunk.readableBytes
+                }
+                return bytes
+            }
+            try await Task.sleep(for: .milliseconds(300))  // the server has sent everything by now
+            #expect(!gotMore.withLock { $0 }, "a suspended stream gave its reader a chunk")
+            #expect(await session.pool.resume(id))
+            received += try await reader.value
+            #expect(received == 4)
+            await eventually("the pool empties") { await session.pool.isEmpty }
+        }
+    }
 }

@@ -33,3 +33,18 @@ struct DownloadRetryRule: RequestRetrier {
         }
     }
 }
+
+extension CourierError {
+    /// Whether no later attempt of a download can mend this failure: the request or the file is wrong, not the
+    /// moment (a 4xx other than 408, 425 and 429, a URL or parameter refused, a file that cannot be written or does
+    /// not match its checksum). The other half of the downloads' one rule: ``DownloadRetryRule`` retries transient
+    /// failures at once from the byte reached, and a queued job (`DownloadWorker`) goes back to the queue on any
+    /// failure that is not permanent.
+    package var isPermanentForDownloads: Bool {
+        switch code {
+        case .invalidURL, .invalidParameter, .fileAccess, .destinationExists, .integrity, .invalidState: return true
+        case .httpStatus: return (400..<500).contains(status?.code ?? 0) && ![408, 425, 429].contains(status?.code ?? 0)
+        default: return false
+        }
+    }
+}

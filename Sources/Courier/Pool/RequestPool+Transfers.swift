@@ -91,7 +91,8 @@ final class PoolLease: Sendable {
 
 /// A transfer's body as its caller reads it: the transport's stream, ending the transfer's ``PoolLease`` when it
 /// ends or fails. The pool's controls and the deadline stop it through the lease's canceller: at once when the
-/// transport can stop its exchange from outside, else at the next chunk.
+/// transport can stop its exchange from outside, else at the next chunk. Suspended through the pool, it gives
+/// no chunk until it is resumed.
 struct LeasedBody: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
 
@@ -117,6 +118,9 @@ struct LeasedBody: AsyncSequence, Sendable {
 
         mutating func next() async throws -> ByteBuffer? {
             do {
+                // Suspended through the pool (`suspend(id)`), the reader stops asking for the body, so the
+                // transport's backpressure holds the server back until a resume or a cancel.
+                await lease.canceller.waitWhileSuspended()
                 if lease.canceller.isCancelled { throw CourierError.cancelled() }
                 guard let chunk = try await base.next() else {
                     lease.finish()

@@ -95,3 +95,9 @@ struct BodyCollector: Sendable {
         return ResponseBody(status: response.status, headers: response.headers, data: try body.finish())
     }
 }
+
+/// How a body read whole is read: within which limits, and whether it is decompressed on the way.
+struct BodyReading: Sendable {
+    var limits: ResponseLimits
+    var decompresses: Bool
+}

@@ -244,3 +244,32 @@ extension RequestExecutor {
         }
     }
 }
+
+/// How a session reads bodies whole through its transport: the transport's own way when it has one, else in a
+/// task per exchange. Chosen once, when the session is made, so a request casts nothing.
+enum WholeBodyFetch: Sendable {
+    case collecting(any CollectingTransport)
+    case cancellable(any CancellableTransport)
+    case inTask(any Transport)
+
+    init(_ transport: any Transport) {
+        if let collecting = transport as? any CollectingTransport {
+            self = .collecting(collecting)
+        } else if let cancellable = transport as? any CancellableTransport {
+            self = .cancellable(cancellable)
+        } else {
+            self = .inTask(transport)
+        }
+    }
+
+    /// Sends `request` and reads its body whole within `reading`; `canceller` stops it. Inlined into its one
+    /// caller, so the switch costs no async frame of its own.
+    @inline(__always)
+    nonisolated(nonsending) func fetch(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody {
+        switch self {
+        case .collecting(let transport): try await transport.fetch(request, reading: reading, canceller: canceller)
+        case .cancellable(let transport): try await transport.fetchCancellable(request, reading: reading, canceller: canceller)
+        case .inTask(let transport): try await transport.fetchInTask(request, reading: reading, canceller: canceller)
+        }
+    }
+}
