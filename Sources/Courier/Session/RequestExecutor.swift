@@ -235,12 +235,12 @@ struct RequestExecutor: Sendable {
         let credentials = request.credentials(under: configuration)
         var machine = CallStateMachine(prepared, retrier: retrier, deadline: deadline)
         var generation = 0  // of the credential the attempt carries
-        var failure = CourierError.cancelled()  // what ended the last attempt, for the retry's log line
+        var failure: CourierError?  // what ended the last attempt, for the retry's log line (none made on the way of a success)
         var action = machine.start()
         while true {
             switch action {
             case .exchange, .resend:
-                if case .resend = action { log.retry(prepared, attempt: machine.attempt, delay: .zero, error: failure) }
+                if case .resend = action { log.retry(prepared, attempt: machine.attempt, delay: .zero, error: failure ?? .cancelled()) }
                 var answer: Answer?
                 do {
                     var sending = prepared
@@ -250,17 +250,19 @@ struct RequestExecutor: Sendable {
                     let retryAfter = received.value(of: .retryAfter)
                     action = machine.answered(received.status, retryAfter: retryAfter, refusedGeneration: refused, now: .now)
                     if case .deliver = action { return (received, machine.attempt) }
-                    failure = CourierError.httpStatus(received.status, bodyPreview: nil)
-                    failure.retryAfterValue = retryAfter
+                    var refusal = CourierError.httpStatus(received.status, bodyPreview: nil)
+                    refusal.retryAfterValue = retryAfter
+                    failure = refusal
                     answer = received
                 } catch {
-                    failure = timedOut(error, prepared, deadline: deadline, timeouts: timeouts)
-                    action = machine.failed(failure, now: .now)
+                    let ended = timedOut(error, prepared, deadline: deadline, timeouts: timeouts)
+                    failure = ended
+                    action = machine.failed(ended, now: .now)
                 }
                 await next(answer)
             case .wait(let delay):
                 do {
-                    try await pause(prepared, attempt: machine.attempt, delay: delay, error: failure, canceller: canceller, log: log)
+                    try await pause(prepared, attempt: machine.attempt, delay: delay, error: failure ?? .cancelled(), canceller: canceller, log: log)
                     action = machine.slept()
                 } catch {
                     action = machine.cancelled()
