@@ -55,7 +55,8 @@ extension Scenario {
     static func overheadChild(_ spec: String) async throws {
         let parts = spec.split(separator: ":")
         let (contenders, session) = try overheadContenders()
-        guard parts.count == 2, let count = Int(parts[1]), count > 0, let contender = contenders.first(where: { $0.name == parts[0] }) else {
+        guard parts.count == 2, let count = Int(parts[1]), count > 0,
+              let contender = contenders.first(where: { $0.name == parts[0] }) else {
             throw BenchError.unexpected("--overhead-child takes NAME:COUNT with NAME courier or transport, not \(spec)")
         }
         for _ in 0..<max(count / 10, 100) { try await contender.request() }

@@ -119,8 +119,8 @@ struct AuthenticationTests {
         let release = AsyncStream<Void>.makeStream()
         let (refreshStarted, refreshEnded) = (Locked(false), Locked(false))
         try await withServerSession({
-            $0.authentication = Authentication(HeldRefreshAuthenticator(release: release.stream, started: refreshStarted, ended: refreshEnded),
-                                               credential: "expired")
+            let authenticator = HeldRefreshAuthenticator(release: release.stream, started: refreshStarted, ended: refreshEnded)
+            $0.authentication = Authentication(authenticator, credential: "expired")
         }) { session, _ in
             let call = Task { await courierError { _ = try await session.send(Request<String>.get("/auth/resource")) } }
             await eventually("the call waits for the refresh") { refreshStarted.withLock { $0 } }

@@ -215,11 +215,15 @@ struct DownloadRulesTests {
 
     /// The rule's other half: what a queued job is never tried again for.
     @Test func aQueuedDownloadFailsForGoodOnlyWhenNoLaterAttemptCanMendIt() {
-        let permanent: [CourierError] = [.httpStatus(.notFound, bodyPreview: nil), .httpStatus(.forbidden, bodyPreview: nil),
-                                         CourierError(code: .integrity, message: "checksum"), CourierError(code: .fileAccess, message: "disk")]
-        let later: [CourierError] = [.httpStatus(.tooManyRequests, bodyPreview: nil), .httpStatus(.requestTimeout, bodyPreview: nil),
-                                     .httpStatus(.serviceUnavailable, bodyPreview: nil), CourierError(code: .connectionReset, message: "reset"),
-                                     .timeout(.total, after: .seconds(1), url: "https://h.example.com/f")]
+        let permanent: [CourierError] = [
+            .httpStatus(.notFound, bodyPreview: nil), .httpStatus(.forbidden, bodyPreview: nil),
+            CourierError(code: .integrity, message: "checksum"), CourierError(code: .fileAccess, message: "disk"),
+        ]
+        let later: [CourierError] = [
+            .httpStatus(.tooManyRequests, bodyPreview: nil), .httpStatus(.requestTimeout, bodyPreview: nil),
+            .httpStatus(.serviceUnavailable, bodyPreview: nil), CourierError(code: .connectionReset, message: "reset"),
+            .timeout(.total, after: .seconds(1), url: "https://h.example.com/f"),
+        ]
         #expect(permanent.filter { !$0.isPermanentForDownloads }.isEmpty)
         #expect(later.filter(\.isPermanentForDownloads).isEmpty)
     }

@@ -114,7 +114,8 @@ extension RequestExecutor {
         switch step.decision.lookup(stored, now: Date()) {
         case .serve(let entry, let age):
             step.recordHit()
-            return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), start: start)
+            return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age),
+                                     start: start)
         case .serveStale(let entry, let age):
             step.recordHit()
             var refresh = step
@@ -123,7 +124,8 @@ extension RequestExecutor {
                 // Its outcome is the refreshed entry in the cache; a failure leaves the stale one, as RFC 5861 has it.
                 _ = try? await network(request, prepared: refresh.conditional(prepared), cacheStep: refresh, start: .now)
             }
-            return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), start: start)
+            return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age),
+                                     start: start)
         case .miss:
             step.recordMiss()
             throw CourierError(code: .cacheMiss, message: "nothing usable in the cache for \(prepared.method) \(configuration.redactor.redact(url: prepared.url))")
@@ -139,7 +141,8 @@ extension RequestExecutor {
                 let failure = Self.normalize(error)
                 guard let (entry, age) = step.decision.fallback(after: failure, entry: fallback, now: Date()) else { throw failure }
                 step.recordHit()
-                return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), start: start)
+                return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age),
+                                         start: start)
             }
         }
     }
@@ -159,7 +162,8 @@ extension RequestExecutor {
             if case .serve(let entry, let age) = step.decision.lookup(entry, now: Date()) {
                 await step.cache.memory?.store(entry)
                 step.recordHit()
-                return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age), start: start)
+                return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age),
+                                         start: start)
             }
             return try await network(request, prepared: prepared, cacheStep: step, start: start)
         }

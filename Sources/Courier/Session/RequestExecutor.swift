@@ -61,7 +61,8 @@ struct RequestExecutor: Sendable {
     /// Prepares `request` (`started` holds it from then on) and answers it: from the cache when its policy
     /// allows, else from the network.
     @inline(__always)
-    private nonisolated(nonsending) func call(_ request: ErasedRequest, started: inout PreparedRequest?, trace: RequestTrace?, start: Tick) async throws -> ErasedResponse {
+    private nonisolated(nonsending) func call(_ request: ErasedRequest, started: inout PreparedRequest?, trace: RequestTrace?,
+                                              start: Tick) async throws -> ErasedResponse {
         let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
         started = prepared
         trace?.started(prepared)
@@ -93,7 +94,8 @@ struct RequestExecutor: Sendable {
 
     /// A response built from an answer that did not come through the pool (the cache's, or an interceptor's):
     /// intercepted, validated and decoded like one from the network.
-    func respond(_ request: ErasedRequest, prepared: PreparedRequest, body: ResponseBody, info: CacheInfo, start: Tick) async throws -> ErasedResponse {
+    func respond(_ request: ErasedRequest, prepared: PreparedRequest, body: ResponseBody, info: CacheInfo,
+                 start: Tick) async throws -> ErasedResponse {
         var body = body
         if request.hasInterceptors(under: configuration) { body = try await intercepted(body, request, prepared) }
         try validate(body, for: prepared, extra: request.validators, usesSession: request.usesSessionValidators)
@@ -134,7 +136,8 @@ struct RequestExecutor: Sendable {
     /// of the pool (its slot free for the next request), merges a 304 into the revalidated entry, stores,
     /// validates and decodes the answer. After an unsafe method succeeds, the cached GET of its URL is dropped,
     /// whichever cache policy the request itself ran under.
-    nonisolated(nonsending) func network(_ request: ErasedRequest, prepared: PreparedRequest, cacheStep: CacheStep?, start: Tick) async throws -> ErasedResponse {
+    nonisolated(nonsending) func network(_ request: ErasedRequest, prepared: PreparedRequest, cacheStep: CacheStep?,
+                                         start: Tick) async throws -> ErasedResponse {
         let timeouts = configuration.timeouts.applying(request.timeouts)
         let deadline = start + timeouts.total
         let key = sharingKey(request, prepared)
@@ -145,7 +148,8 @@ struct RequestExecutor: Sendable {
             let (limits, cookies) = (limits(for: request), request.cookieHandling(under: snapshot))
             var first: FirstCall? = first
             var requestTick = Tick.now
-            let (exchanged, attempts) = try await drive(request, prepared: prepared, canceller: canceller, timeouts: timeouts, deadline: deadline, start: start, log: log) { sending in
+            let (exchanged, attempts) = try await drive(request, prepared: prepared, canceller: canceller, timeouts: timeouts, deadline: deadline,
+                                                        start: start, log: log) { sending in
                 requestTick = .now
                 let exchanged = try await fetch(request, prepared: sending, id: id, first: first, sharing: key, canceller: canceller) {
                     try await exchange(sending, timeouts: timeouts, deadline: deadline, limits: limits, cookies: cookies, canceller: canceller,
@@ -226,7 +230,8 @@ struct RequestExecutor: Sendable {
     /// frame for the machine.
     @inline(__always)
     nonisolated(nonsending) func drive<Answer: ResponseHead>(
-        _ request: ErasedRequest, prepared: PreparedRequest, canceller: Canceller, timeouts: Timeouts, deadline: Tick, start: Tick, log: DebugLog,
+        _ request: ErasedRequest, prepared: PreparedRequest, canceller: Canceller, timeouts: Timeouts, deadline: Tick, start: Tick,
+        log: DebugLog,
         attempt: nonisolated(nonsending) (PreparedRequest) async throws -> Answer,
         next: nonisolated(nonsending) (Answer?) async -> Void
     ) async throws -> (answer: Answer, attempts: Int) {
@@ -262,7 +267,8 @@ struct RequestExecutor: Sendable {
                 await next(answer)
             case .wait(let delay):
                 do {
-                    try await pause(prepared, attempt: machine.attempt, delay: delay, error: failure ?? .cancelled(), canceller: canceller, log: log)
+                    try await pause(prepared, attempt: machine.attempt, delay: delay, error: failure ?? .cancelled(), canceller: canceller,
+                                    log: log)
                     action = machine.slept()
                 } catch {
                     action = machine.cancelled()
