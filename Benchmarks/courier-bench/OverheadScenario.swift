@@ -51,8 +51,13 @@ extension Scenario {
     /// The child side of `session-overhead`, for profiling one contender alone:
     /// `courier-bench --overhead-child NAME:COUNT` sends COUNT requests with `courier` or `transport` after a
     /// warm-up and prints the CPU time per request in µs (`perf stat` or `perf record` around it see that
-    /// contender only).
+    /// contender only). With `COURIER_BENCH_NIO_EXECUTOR=1` in its environment, NIO's event loops are Swift
+    /// Concurrency's global executor (`NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor`),
+    /// so an answer from a loop resumes its caller without a thread hop: what is left is the contender's own work.
     static func overheadChild(_ spec: String) async throws {
+        if ProcessInfo.processInfo.environment["COURIER_BENCH_NIO_EXECUTOR"] == "1" {
+            _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        }
         let parts = spec.split(separator: ":")
         let (contenders, session) = try overheadContenders()
         guard parts.count == 2, let count = Int(parts[1]), count > 0,
