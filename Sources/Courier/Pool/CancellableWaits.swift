@@ -2,56 +2,10 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
-/// A sleep that a request's ``Canceller`` can cut short (a retry's pause, a rate limit's wait): the request runs in
-/// its caller's task, which the pool cannot cancel, so `Task.sleep` would not hear the pool or the deadline.
-final class CancellableSleep: RequestCancellable {
-    private struct State {
-        var continuation: CheckedContinuation<Void, any Error>?
-        var timer: Scheduled<Void>?
-        var isOver = false
-    }
-
-    private let state = NIOLockedValueBox(State())
-
-    private init() {}
-
-    /// Waits `delay`; throws ``CourierError/cancelled(_:)`` when `canceller` cancels first.
-    @inline(never)  // a retry's or rate limit's pause: its continuation stays out of the callers' frames
-    static func sleep(for delay: Duration, canceller: Canceller) async throws {
-        let sleep = CancellableSleep()
-        try await canceller.whileWaiting(on: sleep) {
-            try await withCheckedThrowingContinuation { continuation in sleep.start(delay, continuation) }
-        }
-    }
-
-    private func start(_ delay: Duration, _ continuation: CheckedContinuation<Void, any Error>) {
-        let loop = MultiThreadedEventLoopGroup.singleton.any()
-        let cancelledFirst = state.withLockedValue { state in
-            guard !state.isOver else { return true }
-            state.continuation = continuation
-            state.timer = loop.scheduleTask(in: TimeAmount(delay)) { self.end(throwing: nil) }
-            return false
-        }
-        if cancelledFirst { continuation.resume(throwing: CourierError.cancelled()) }
-    }
-
-    func cancel() { end(throwing: CourierError.cancelled()) }
-
-    private func end(throwing error: (any Error)?) {
-        let (continuation, timer) = state.withLockedValue { state in
-            state.isOver = true
-            defer { (state.continuation, state.timer) = (nil, nil) }
-            return (state.continuation, state.timer)
-        }
-        timer?.cancel()
-        if let error { continuation?.resume(throwing: error) } else { continuation?.resume() }
-    }
-}
-
-/// One caller's wait for a task that many callers share (the credential refresh every refused call waits for),
-/// which that caller's ``Canceller`` can cut short: the caller leaves with ``CourierError/Code/cancelled`` and the
-/// task goes on for the others. Awaiting `task.value` alone would hear neither the pool nor the deadline.
-final class SharedTaskWait: RequestCancellable {
+/// A wait that ends once, whichever comes first: what its starter arranged (a timer, the end of a task) or the
+/// request's ``Canceller``. A request runs in its caller's task, which the pool cannot cancel, so `Task.sleep` or
+/// `task.value` alone would hear neither the pool nor the deadline.
+final class CancellableWait: RequestCancellable {
     private enum State {
         case idle
         case waiting(CheckedContinuation<Void, any Error>)
@@ -62,10 +16,14 @@ final class SharedTaskWait: RequestCancellable {
 
     private init() {}
 
-    /// Waits for `task`, or until `canceller` cancels the wait.
-    @inline(never)
-    static func wait(for task: Task<Void, any Error>, canceller: Canceller) async throws {
-        let wait = SharedTaskWait()
+    /// Waits until `start`'s arrangement calls ``end(_:)`` or `canceller` cancels (``CourierError/Code/cancelled``).
+    /// `start` runs only when the wait has not ended already, and returns what to undo once it has ended (a
+    /// timer to cancel), if anything.
+    @inline(never)  // a rare wait: its continuation stays out of the callers' frames
+    static func wait(canceller: Canceller, _ start: (CancellableWait) -> (@Sendable () -> Void)?) async throws {
+        let wait = CancellableWait()
+        var undo: (@Sendable () -> Void)?
+        defer { undo?() }
         try await canceller.whileWaiting(on: wait) {
             try await withCheckedThrowingContinuation { continuation in
                 let over = wait.state.withLockedValue { state -> Result<Void, any Error>? in
@@ -74,15 +32,15 @@ final class SharedTaskWait: RequestCancellable {
                     return nil
                 }
                 if let over { return continuation.resume(with: over) }
-                Task { wait.end(await task.result) }
+                undo = start(wait)
             }
         }
     }
 
     func cancel() { end(.failure(CourierError.cancelled())) }
 
-    /// The first end wins: the task's result, or the cancellation.
-    private func end(_ result: Result<Void, any Error>) {
+    /// Ends the wait with `result`; the first end wins.
+    func end(_ result: Result<Void, any Error>) {
         let continuation = state.withLockedValue { state -> CheckedContinuation<Void, any Error>? in
             switch state {
             case .over: return nil
@@ -95,5 +53,30 @@ final class SharedTaskWait: RequestCancellable {
             }
         }
         continuation?.resume(with: result)
+    }
+}
+
+/// A sleep that a request's ``Canceller`` can cut short: a retry's pause, a rate limit's wait.
+enum CancellableSleep {
+    /// Waits `delay`; throws ``CourierError/cancelled(_:)`` when `canceller` cancels first.
+    @inline(never)  // a retry's or rate limit's pause: its closure stays out of the callers' frames
+    static func sleep(for delay: Duration, canceller: Canceller) async throws {
+        try await CancellableWait.wait(canceller: canceller) { wait in
+            let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(delay)) { wait.end(.success(())) }
+            return { timer.cancel() }
+        }
+    }
+}
+
+/// One caller's wait for a task that many callers share (the credential refresh every refused call waits for):
+/// the caller's ``Canceller`` cuts it short, and the task goes on for the others.
+enum SharedTaskWait {
+    /// Waits for `task`, or until `canceller` cancels the wait.
+    @inline(never)
+    static func wait(for task: Task<Void, any Error>, canceller: Canceller) async throws {
+        try await CancellableWait.wait(canceller: canceller) { wait in
+            Task { wait.end(await task.result) }
+            return nil
+        }
     }
 }

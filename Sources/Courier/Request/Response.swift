@@ -114,8 +114,7 @@ public struct Timing: Sendable, Hashable {
     /// A timing whose start date is read back from `startTick`: the request path keeps no `Date` of its own, whose
     /// layout the compiler cannot see and which would cost every async frame holding it a task allocation.
     init(startTick: Tick, firstByteTick: Tick?, endTick: Tick) {
-        self.init(startDate: Date(timeIntervalSinceNow: -startTick.duration(to: .now).seconds), startTick: startTick,
-                  firstByteTick: firstByteTick, endTick: endTick)
+        self.init(startDate: startTick.date, startTick: startTick, firstByteTick: firstByteTick, endTick: endTick)
     }
 
     init(startDate: Date, startTick: Tick, firstByteTick: Tick?, endTick: Tick) {

@@ -150,7 +150,7 @@ struct CallResult: Sendable {
 
     /// When the answering attempt started, as a date: what RFC 9111's age computation calls the request time.
     func requestTime() -> Date {
-        Date(timeIntervalSinceNow: -requestTick.duration(to: .now).seconds)
+        requestTick.date
     }
 }
 

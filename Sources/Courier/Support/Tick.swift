@@ -1,3 +1,5 @@
+import Foundation
+
 /// A `ContinuousClock` instant as nanoseconds since a fixed instant of the process: a plain integer, so the
 /// structs and async frames that hold one have a fixed layout.
 ///
@@ -30,6 +32,9 @@ struct Tick: Comparable, Hashable, Sendable {
     static var now: Tick { Tick(ContinuousClock.now) }
 
     var instant: ContinuousClock.Instant { Self.origin + .nanoseconds(nanoseconds) }
+
+    /// This tick on the wall clock: now, less the time since the tick.
+    var date: Date { Date(timeIntervalSinceNow: -duration(to: .now).seconds) }
 
     /// How long from this tick to `other` (negative when `other` is earlier).
     func duration(to other: Tick) -> Duration { .nanoseconds(other.nanoseconds &- nanoseconds) }
