@@ -84,6 +84,7 @@ struct ConnectionHandler {
                                             path: components?.path ?? requestHead.uri, query: query,
                                             multipart: multipart?.summary())
                 state.recordHit(request.path)
+                state.record(SeenRequest(request.head, path: request.path, bodyLength: request.bodyLength))
                 let keepAlive = try await Routes(state: state).respond(to: request, writer: writer)
                 try await writer.end()
                 if !keepAlive || !requestHead.isKeepAlive { return }

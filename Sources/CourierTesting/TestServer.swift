@@ -95,6 +95,10 @@ public final class TestServer: Sendable {
     /// How many requests reached `path` (without its query) since the server started.
     public func hits(_ path: String) -> Int { state.hits(path) }
 
+    /// The requests for `path` (without its query) this server answered, oldest first, as their heads arrived:
+    /// a test checks from the server's side what a client sent. The last 1,000 requests are kept.
+    public func requests(_ path: String) -> [SeenRequest] { state.requests(path) }
+
     /// Requests received in all.
     public var totalHits: Int { state.totalHits }
 
@@ -136,6 +140,19 @@ final class ServerState: Sendable {
     typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>
 
     private let counters = Locked<[String: Int]>([:])
+    /// The heads of the last ``SeenRequest/kept`` requests, oldest first.
+    private let seen = Locked<[SeenRequest]>([])
+
+    /// Keeps the head of a request the server answered.
+    func record(_ request: SeenRequest) {
+        seen.withLock { seen in
+            if seen.count == SeenRequest.kept { seen.removeFirst() }
+            seen.append(request)
+        }
+    }
+
+    /// The heads kept for `path`, oldest first.
+    func requests(_ path: String) -> [SeenRequest] { seen.withLock { $0.filter { $0.path == path } } }
     /// Connections accepted but not yet served. NIO traps when a connection's writer is dropped unfinished,
     /// which happens to a connection accepted while the server shuts down; these are finished and closed instead.
     private let unserved = Locked<(connections: [ObjectIdentifier: Connection], isClosed: Bool)>(([:], false))

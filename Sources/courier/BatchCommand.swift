@@ -15,7 +15,8 @@ struct BatchCommand: AsyncParsableCommand {
             summary. No answer is kept once its line is printed, so any number of requests runs in flat memory. Exits 0 when every request got a 2xx
             answer, 1 otherwise, 64 for a usage error.
             Example:
-              courier batch urls.txt --concurrency 16 --fail-fast --cache cache-else-network --cookie-jar jar.json
+              courier batch urls.txt --concurrency 16 --fail-fast
+              courier batch urls.txt --cache cache-else-network --cookie-jar jar.json
             """)
     )
 
@@ -30,8 +31,7 @@ struct BatchCommand: AsyncParsableCommand {
 
     @OptionGroup var cache: CacheArguments
 
-    @Option(help: ArgumentHelp("Send the cookies in FILE and save the ones the servers set back to it.", valueName: "file"))
-    var cookieJar: String?
+    @OptionGroup var connection: ConnectionOptions
 
     /// `<status> METHOD URL`, or `ERR METHOD URL: error` when no answer came.
     private static func line(_ request: Request<Data>, _ result: Result<Response<Data>, CourierError>) -> String {
@@ -49,25 +49,28 @@ struct BatchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await Output.exitOnFailure {
-            let requests = try CommandLineInput.batchRequests(try Output.readText(file))
-            let options = BatchOptions(concurrency: concurrency, mode: failFast ? .failFast : .collectAll)
-            let start = ContinuousClock.now
-            // Statuses are judged here, like `courier get`, so a 404 shows as its status rather than an error.
-            var configuration = Configuration { $0.validators = [StatusCodeValidator.successful] }
-            try cache.apply(to: &configuration)
-            if let cookieJar { configuration.cookieJar = try CookieJar(file: URL(filePath: cookieJar)) }
-            // Each line is printed as soon as its request and every earlier one have ended, and no answer is kept
-            // after that: memory stays flat for any number of requests (a bounded window waits for a slow one).
-            let progress = try await withSession(configuration) { session in
-                try await session.run(Batch(requests, options: options), window: max(16, 2 * concurrency)) { index, result in
-                    Output.stdout(Self.line(requests[index], result))
-                }
+        let command = self
+        try await Output.exitOnFailure { try await command.send() }
+    }
+
+    private func send() async throws {
+        let requests = try CommandLineInput.batchRequests(try CommandLineInput.readText(file))
+        let options = BatchOptions(concurrency: concurrency, mode: failFast ? .failFast : .collectAll)
+        let start = ContinuousClock.now
+        // Statuses are judged here, like `courier get`, so a 404 shows as its status rather than an error.
+        var configuration = Configuration { $0.validators = [StatusCodeValidator.successful] }
+        try cache.apply(to: &configuration)
+        configuration = try connection.configuration(configuration)
+        // Each line is printed as soon as its request and every earlier one have ended, and no answer is kept
+        // after that: memory stays flat for any number of requests (a bounded window waits for a slow one).
+        let progress = try await withSession(configuration) { session in
+            try await session.run(Batch(requests, options: options), window: max(16, 2 * concurrency)) { index, result in
+                Output.stdout(Self.line(requests[index], result))
             }
-            let failed = progress.failed
-            let seconds = String(format: "%.2f", start.duration(to: .now).seconds)
-            Output.stderr("\(requests.count) requests: \(requests.count - failed) succeeded, \(failed) failed in \(seconds) s")
-            if failed > 0 { throw ExitCode(1) }
         }
+        let failed = progress.failed
+        let seconds = String(format: "%.2f", start.duration(to: .now).seconds)
+        Output.stderr("\(requests.count) requests: \(requests.count - failed) succeeded, \(failed) failed in \(seconds) s")
+        if failed > 0 { throw ExitCode(1) }
     }
 }

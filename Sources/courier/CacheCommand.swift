@@ -9,12 +9,12 @@ struct CacheCommand: AsyncParsableCommand {
         abstract: "Show or clear the response cache that --cache fills.",
         discussion: HelpText.reflow("""
             Examples:
-              courier get http://127.0.0.1:8080/cache/a?cache-control=max-age=60 --cache http
+              courier get '127.0.0.1:8080/cache/a?cache-control=max-age=60' --cache http
               courier cache stats
               courier cache list http://127.0.0.1:8080/cache/a
               courier cache clear http://127.0.0.1:8080/cache/a
               courier cache clear --cache-dir /tmp/courier-cache
-              courier cache stats --cache-store postgres://courier:courier@127.0.0.1:5432/courier
+              courier cache stats --cache-store postgres://u:pw@127.0.0.1:5432/courier
             """),
         subcommands: [Stats.self, List.self, Clear.self]
     )
@@ -31,8 +31,15 @@ struct CacheCommand: AsyncParsableCommand {
             if cacheStore != nil && cacheDir != nil { throw ValidationError("--cache-store and --cache-dir exclude each other") }
         }
 
+        /// Opens the cache; a directory that is not there is said to be so, and not created (these commands only
+        /// look and remove).
         func open() async throws -> ResponseCache {
             let place = cacheStore ?? CacheArguments.directory(cacheDir).path(percentEncoded: false)
+            var isDirectory: ObjCBool = false
+            if cacheStore == nil, !FileManager.default.fileExists(atPath: place, isDirectory: &isDirectory) || !isDirectory.boolValue {
+                throw CommandFailure(description: "there is no cache directory at \(place): nothing has been cached there "
+                                     + "(courier get URL --cache http --cache-dir \(place) fills it)")
+            }
             return ResponseCache(memory: nil, disk: try await FleetStores.preparedCacheStore(place))
         }
     }

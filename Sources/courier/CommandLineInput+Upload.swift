@@ -33,33 +33,36 @@ extension CommandLineInput {
     static func uploadBody(files: [String], fields: [String], data: String?) throws -> RequestBody {
         if let data {
             guard files.isEmpty, fields.isEmpty else {
-                throw CourierError(code: .invalidParameter, message: "--data sends one body; it does not mix with --file or --field")
+                throw UsageError(option: "--data", message: "--data sends one body; it does not mix with --file or --field")
             }
             guard data.hasPrefix("@") else { return .text(data, contentType: "application/octet-stream") }
-            let url = URL(filePath: String(data.dropFirst()))  // checked when the body is prepared, before sending
-            return .file(url, contentType: MIMEType.forFileName(url.lastPathComponent))
+            let path = String(data.dropFirst())
+            if path == "-" { return .stream(FileChunks(url: URL(filePath: "/dev/stdin")), contentType: "application/octet-stream") }
+            try checkReadable(path)
+            return .file(URL(filePath: path), contentType: MIMEType.forFileName(URL(filePath: path).lastPathComponent))
         }
         guard !files.isEmpty || !fields.isEmpty else {
-            throw CourierError(code: .invalidParameter, message: "nothing to upload: give --file name=@PATH, --field key=value or --data @PATH")
+            throw UsageError(option: "upload", message: "nothing to upload: give --file name=@PATH, --field key=value or --data @PATH")
         }
         var form = MultipartFormData()
         for pair in fields {
             let (name, value) = try split(pair, what: "--field", example: "key=value")
-            try form.append(field: name, value: value)
+            try UsageError.parsing("--field") { try form.append(field: name, value: value) }
         }
         for pair in files {
             let (name, value) = try split(pair, what: "--file", example: "name=@PATH")
             guard value.hasPrefix("@"), value.count > 1 else {
-                throw CourierError(code: .invalidParameter, message: "--file takes name=@PATH, not \"\(CourierError.printable(pair))\"")
+                throw UsageError(option: "--file", message: "--file takes name=@PATH, not \"\(CourierError.printable(pair))\"")
             }
-            try form.append(file: URL(filePath: String(value.dropFirst())), name: name)
+            try checkReadable(String(value.dropFirst()))
+            try UsageError.parsing("--file") { try form.append(file: URL(filePath: String(value.dropFirst())), name: name) }
         }
         return try form.body()
     }
 
     private static func split(_ pair: String, what: String, example: String) throws -> (String, String) {
         guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
-            throw CourierError(code: .invalidParameter, message: "\(what) takes \(example), not \"\(CourierError.printable(pair))\"")
+            throw UsageError(option: what, message: "\(what) takes \(example), not \"\(CourierError.printable(pair))\"")
         }
         return (String(pair[..<equals]), String(pair[pair.index(after: equals)...]))
     }

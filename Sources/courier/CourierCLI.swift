@@ -1,4 +1,5 @@
 import ArgumentParser
+import Courier
 import Foundation
 
 /// `courier`: a curl-like tool built on the Courier library. Parsing and printing only.
@@ -9,32 +10,37 @@ struct CourierCLI: AsyncParsableCommand {
         abstract: "HTTP requests, the loopback test server and an offline tour of the Courier library.",
         discussion: HelpText.reflow("""
             Examples:
-              courier get http://127.0.0.1:8080/echo --param q=swift -H 'Accept: application/json'
-              courier post http://127.0.0.1:8080/echo --json '{"name":"ada"}'
+              courier get 127.0.0.1:8080/echo --param q=swift -H 'Accept: text/plain'
+              courier post 127.0.0.1:8080/echo --json '{"name":"ada"}' -i
               courier batch urls.txt --concurrency 16
-              courier get http://127.0.0.1:8080/small --cache cache-else-network --ttl 300
+              courier get 127.0.0.1:8080/small --cache cache-else-network --ttl 300
               courier cache stats
-              courier download http://127.0.0.1:8080/file/1000000 -o big.bin --connections 4
+              courier download 127.0.0.1:8080/file/1000000 -o big.bin --connections 4
               courier get https://localhost:8443/echo --cacert ca.pem --pin sha256/BASE64
               courier reachability 127.0.0.1:8080 --watch
               courier serve --port 8080
               courier demo
+              courier 127.0.0.1:8080/echo       (a URL first means get)
 
-            Exit codes: 0 success; 4 and 5 for a 4xx or 5xx answer to get, post, put, delete, patch and head;
-            1 for any other failure, told in one line on stderr; 64 for a usage error.
-            """),
+            Exit codes (curl's numbers where curl has them):
+            """) + "\n" + ExitStatus.table,
+        version: CourierRelease.version,
         subcommands: [
             Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self, DownloadCommand.self, QueueCommand.self, UploadCommand.self, ReachabilityCommand.self, Serve.self, Demo.self,
         ]
     )
 
-    /// Refuses a first word that names no subcommand with a suggestion (exit 64), then parses as usual.
+    /// Reads a first word that is a URL as `get URL` (xh's habit), refuses one that names no subcommand with a
+    /// suggestion (exit 64), then parses as usual.
     static func main() async {
         let names = configuration.subcommands.map { $0._commandName } + ["help"]
-        if let first = CommandLine.arguments.dropFirst().first, let message = UnknownCommand.message(for: first, among: names) {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if let first = arguments.first, UnknownCommand.looksLikeURL(first, among: names) {
+            arguments.insert("get", at: 0)
+        } else if let first = arguments.first, let message = UnknownCommand.message(for: first, among: names) {
             FileHandle.standardError.write(Data((message + "\n").utf8))
             Foundation.exit(64)
         }
-        await main(nil)
+        await main(arguments)
     }
 }

@@ -19,8 +19,9 @@ struct DownloadCommand: AsyncParsableCommand {
             A second courier writing the same DEST at the same time stops at once (destinationBusy).
             Prints the saved path on stdout; exits 0 only when every file is complete and verified.
             Examples:
-              courier download http://127.0.0.1:8080/file/1000000 -o big.bin --sha256 <hex> --connections 4
-              courier download http://127.0.0.1:8080/file/1000000 -d downloads --limit-rate 500K --state-dir state
+              courier download 127.0.0.1:8080/file/1000000 -o big.bin --sha256 <hex>
+              courier download 127.0.0.1:8080/file/1000000 -o big.bin --connections 4
+              courier download 127.0.0.1:8080/file/1000000 -d downloads --limit-rate 500K
               courier download -i urls.txt -d downloads --concurrency 4
             """)
     )
@@ -47,9 +48,6 @@ struct DownloadCommand: AsyncParsableCommand {
     @Option(help: HelpText.limitRate(covering: "all downloads"))
     var limitRate: String?
 
-    @Option(parsing: .unconditional, help: "Transient failures in a row retried from the last byte on disk.")
-    var retries = 5
-
     @Option(help: "Keep the list of downloads here, so a new run picks up unfinished ones.")
     var stateDir: String?
 
@@ -65,6 +63,8 @@ struct DownloadCommand: AsyncParsableCommand {
     @Flag(help: "Keep nothing partial: a retry or a new run fetches the file from the first byte, and a failure leaves no .part file.")
     var noResume = false
 
+    @OptionGroup var connection: ConnectionOptions
+
     func validate() throws {
         if (url == nil) == (inputFile == nil) { throw ValidationError("give either a URL or -i LIST") }
         if output != nil, directory != nil { throw ValidationError("-o and -d exclude each other") }
@@ -72,27 +72,46 @@ struct DownloadCommand: AsyncParsableCommand {
         if inputFile != nil, output != nil || sha256 != nil { throw ValidationError("-o and --sha256 name one file; they do not go with -i") }
         if !(1...16).contains(connections) { throw ValidationError("--connections must be between 1 and 16") }
         if !(1...64).contains(concurrency) { throw ValidationError("--concurrency must be between 1 and 64") }
-        if retries < 0 { throw ValidationError("--retries must be 0 or more") }
         if noResume, connections > 1 { throw ValidationError("--no-resume downloads over one connection; leave out --connections") }
     }
 
     func run() async throws {
         signal(SIGXFSZ, SIG_IGN)  // past a file size limit, writes fail with EFBIG and the download says so
-        try await Output.exitOnFailure {
-            let options = DownloadOptions(checksum: try sha256.map(DownloadChecksum.sha256), connections: connections, retries: retries,
-                                          overwrites: overwrite, resumable: !noResume)
-            let configuration = DownloadManager.Configuration(maxConcurrentDownloads: concurrency, stateDirectory: stateDir.map { URL(filePath: $0) },
-                                                              bytesPerSecond: try limitRate.map(CommandLineInput.byteRate))
-            try await withSession { session in
-                let manager = try DownloadManager(session: session, configuration: configuration)
-                await manager.restore(resuming: false)
-                let interrupt = Interrupt.pausing(manager)
-                defer { interrupt.forEach { $0.cancel() } }
-                if let inputFile {
-                    try await downloadList(inputFile, manager: manager, options: options)
-                } else if let url {
-                    try await downloadOne(try CommandLineInput.url(url), manager: manager, options: options)
+        let command = self
+        try await Output.exitOnFailure { try await command.download() }
+    }
+
+    private func download() async throws {
+        var options = DownloadOptions(checksum: try UsageError.parsing("--sha256") { try sha256.map(DownloadChecksum.sha256) },
+                                      connections: connections, retries: connection.retries ?? 5, overwrites: overwrite, resumable: !noResume)
+        let overrides = try connection.timeoutOverrides()
+        if let idle = overrides.readIdle { options.idleTimeout = idle }
+        let download = options
+        let rate = try UsageError.parsing("--limit-rate") { try limitRate.map(CommandLineInput.byteRate) }
+        let configuration = DownloadManager.Configuration(maxConcurrentDownloads: concurrency, stateDirectory: stateDir.map { URL(filePath: $0) },
+                                                          bytesPerSecond: rate)
+        try await withSession(try connection.downloadConfiguration()) { session in
+            let manager = try DownloadManager(session: session, configuration: configuration)
+            await manager.restore(resuming: false)
+            do {
+                try await Deadline.within(overrides.total) {
+                    if let inputFile {
+                        try await downloadList(inputFile, manager: manager, options: download)
+                    } else if let url {
+                        try await downloadOne(try UsageError.parsing("URL") { try CommandLineInput.url(url) }, manager: manager, options: download)
+                    }
                 }
+            } catch {
+                // Interrupted or past --timeout: each download saves its resume record before the process ends.
+                if Task.isCancelled {
+                    _ = try? await manager.pause(.all)
+                    throw Interrupted(detail: "the partial download is kept, run the same command to resume")
+                }
+                if let error = error as? CourierError, error.code == .timeout {
+                    _ = try? await manager.pause(.all)
+                    throw CourierError(code: .timeout, message: error.message + "; the partial download is kept, run the same command to resume")
+                }
+                throw error
             }
         }
     }
@@ -124,7 +143,7 @@ struct DownloadCommand: AsyncParsableCommand {
     }
 
     private func downloadList(_ list: String, manager: DownloadManager, options: DownloadOptions) async throws {
-        let urls = try CommandLineInput.urlList(try Output.readText(list))
+        let urls = try CommandLineInput.urlList(try CommandLineInput.readText(list))
         let start = ContinuousClock.now
         var added: [(URL, Result<Download, any Error>)] = []
         for url in urls {
@@ -155,18 +174,8 @@ struct DownloadCommand: AsyncParsableCommand {
     }
 }
 
-/// Ctrl-C (or SIGTERM) pauses every download, which saves its resume record, then exits with 130.
+/// SIGINT and SIGTERM handled by the process instead of ending it.
 enum Interrupt {
-    static func pausing(_ manager: DownloadManager) -> [any DispatchSourceSignal] {
-        handling {
-            Task {
-                _ = try? await manager.pause(.all)
-                Output.stderr("courier: interrupted; the partial download is kept, run the same command to resume")
-                exit(130)
-            }
-        }
-    }
-
     /// Calls `handler` on SIGINT and SIGTERM instead of dying; returns the signal sources, to cancel when done.
     static func handling(_ handler: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
         signal(SIGINT, SIG_IGN)

@@ -3,7 +3,8 @@ import Courier
 import Foundation
 import HTTPTypes
 
-/// `courier get|post|put|delete|patch|head URL`: one request; the body to stdout, `HTTP <code>` to stderr.
+/// `courier get|post|put|delete|patch|head URL`: one request; the body to stdout (or `-o`) as it arrives, `HTTP
+/// <code>` to stderr.
 protocol MethodCommand: AsyncParsableCommand {
     /// The method this subcommand sends.
     static var method: HTTPRequest.Method { get }
@@ -16,23 +17,14 @@ extension MethodCommand {
     static func methodConfiguration(example arguments: String) -> CommandConfiguration {
         let name = method.rawValue.lowercased()
         return CommandConfiguration(commandName: name, abstract: "Send a \(method.rawValue) request.",
-                                    discussion: "Example: courier \(name) \(arguments)")
+                                    discussion: "Example:\n  courier \(name) \(arguments)")
     }
 
     func run() async throws {
-        let options = self.options
+        let (options, method) = (self.options, Self.method)
         try await Output.exitOnFailure {
-            let request = try options.request(method: Self.method)
-            let response = try await withSession(try options.configuration()) { session in try await session.send(request) }
-            if let path = options.output {
-                try Output.writeAtomically(response.body, to: path)
-            } else {
-                Output.body(response.body)
-            }
-            Output.stderr("HTTP \(response.status.code)\(response.isFromCache ? " (cache)" : "")")
-            if !(200..<300).contains(response.status.code) {
-                throw ExitCode(response.status.code >= 500 ? 5 : 4)
-            }
+            let status = try await RequestRun(options: options, method: method).run()
+            if status != .success { throw status.exitCode }
         }
     }
 }
@@ -51,7 +43,7 @@ struct Post: MethodCommand {
 
 struct Put: MethodCommand {
     static let method = HTTPRequest.Method.put
-    static let configuration: CommandConfiguration = methodConfiguration(example: "http://127.0.0.1:8080/echo --form name=ada")
+    static let configuration: CommandConfiguration = methodConfiguration(example: "http://127.0.0.1:8080/echo -d @body.bin")
     @OptionGroup var options: RequestOptions
 }
 
@@ -69,6 +61,6 @@ struct Patch: MethodCommand {
 
 struct Head: MethodCommand {
     static let method = HTTPRequest.Method.head
-    static let configuration: CommandConfiguration = methodConfiguration(example: "http://127.0.0.1:8080/bytes/1000 -v")
+    static let configuration: CommandConfiguration = methodConfiguration(example: "http://127.0.0.1:8080/bytes/1000")
     @OptionGroup var options: RequestOptions
 }

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Courier
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where the CLI writes, and how it turns failures into one line and an exit code.
 enum Output {
@@ -15,39 +18,30 @@ enum Output {
 
     static func stdout(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
+    /// Text on stdout as it is, with no newline added (`-w`).
+    static func stdoutText(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
+
     static func stderr(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
 
-    /// Writes to a temporary file beside `path` and renames it into place, so `path` is never half-written.
-    static func writeAtomically(_ data: Data, to path: String) throws {
-        do { try data.write(to: URL(filePath: path), options: .atomic) } catch {
-            throw CourierError(code: .fileAccess, message: "cannot write \"\(path)\": \(error.localizedDescription)")
-        }
-    }
-
-    /// The UTF-8 text of `path` (`-` reads standard input).
-    static func readText(_ path: String) throws -> String {
-        let data: Data
-        do {
-            data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(filePath: path))
-        } catch {
-            throw CourierError(code: .fileAccess, message: "cannot read \"\(path)\": \(error.localizedDescription)")
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw CourierError(code: .fileAccess, message: "\"\(path)\" is not UTF-8 text")
-        }
-        return text
-    }
-
     /// Runs `body`; any error but an exit code becomes one line on stderr (a ``CourierError`` prints as
-    /// `code: message`) and exit code 1.
-    static func exitOnFailure(_ body: () async throws -> Void) async throws {
+    /// `code: message`) and the exit code ``ExitStatus`` gives it. With `cancelsOnSignal`, SIGINT and SIGTERM
+    /// cancel `body`, which cleans up as a cancelled task does, and the command ends with 130.
+    static func exitOnFailure(cancelsOnSignal: Bool = true, _ body: @escaping @Sendable () async throws -> Void) async throws {
+        let interrupted = Locked(false)
+        let work = Task { try await body() }
+        let signals = !cancelsOnSignal ? [] : Interrupt.handling {
+            interrupted.withLock { $0 = true }
+            work.cancel()
+        }
+        defer { signals.forEach { $0.cancel() } }
         do {
-            try await body()
+            try await work.value
         } catch let exit as ExitCode {
             throw exit
         } catch {
-            stderr("courier: \(error)")
-            throw ExitCode(1)
+            let failure: any Error = error is Interrupted || !interrupted.withLock({ $0 }) ? error : Interrupted()
+            stderr("courier: \(failure)")
+            throw ExitStatus.of(failure).exitCode
         }
     }
 }

@@ -30,6 +30,7 @@ final class ProgressPrinter: Sendable {
 
     /// Shows one progress value.
     func show(_ progress: TransferProgress) {
+        guard progress.completedBytes > 0 else { return }  // nothing moved yet: a failure to start says so itself
         let now = ContinuousClock.now
         let due = lastLine.withLock { state -> Bool in
             guard isTerminal || state.time.map({ $0.duration(to: now) >= .seconds(1) }) ?? true else { return false }

@@ -17,10 +17,11 @@ struct QueueCommand: AsyncParsableCommand {
             and resume record, so the destination directory must be shared by the workers. Each job's file goes
             into place once, verified by its checksum when it has one.
             Examples:
-              courier queue add --db postgres://courier:courier@127.0.0.1:5432/courier http://127.0.0.1:8080/file/5000000 -d /tmp/jobs
-              courier queue add --db postgres://courier:courier@127.0.0.1:5432/courier -i /tmp/urls.txt -d /tmp/jobs
-              courier queue work --db postgres://courier:courier@127.0.0.1:5432/courier --concurrency 4 --until-done
-              courier queue status --db postgres://courier:courier@127.0.0.1:5432/courier
+              export DB=postgres://courier:courier@127.0.0.1:5432/courier
+              courier queue add --db $DB 127.0.0.1:8080/file/5000000 -d /tmp/jobs
+              courier queue add --db $DB -i /tmp/urls.txt -d /tmp/jobs
+              courier queue work --db $DB --concurrency 4 --until-done
+              courier queue status --db $DB
             """),
         subcommands: [Add.self, Work.self, Status.self]
     )
@@ -65,7 +66,7 @@ struct QueueCommand: AsyncParsableCommand {
         func run() async throws {
             try await Output.exitOnFailure {
                 #if Postgres
-                let links = try inputFile.map { try CommandLineInput.urlList(try Output.readText($0)) } ?? urls.map(CommandLineInput.url)
+                let links = try inputFile.map { try CommandLineInput.urlList(try CommandLineInput.readText($0)) } ?? urls.map(CommandLineInput.url)
                 let folder = URL(filePath: directory, directoryHint: .isDirectory).standardizedFileURL
                 let checksum = try sha256.map(DownloadChecksum.sha256)
                 try await withQueue(database.db) { queue in
@@ -102,19 +103,23 @@ struct QueueCommand: AsyncParsableCommand {
         @Option(help: HelpText.limitRate(covering: "all of this worker's downloads"))
         var limitRate: String?
 
+        @OptionGroup var connection: ConnectionOptions
+
         func validate() throws {
             if !(1...64).contains(concurrency) { throw ValidationError("--concurrency must be between 1 and 64") }
         }
 
         func run() async throws {
-            try await Output.exitOnFailure {
+            // The worker's own signal handler stops it gracefully: running jobs go back to the queue.
+            try await Output.exitOnFailure(cancelsOnSignal: false) { [self] in
                 #if Postgres
-                let lease = try CommandLineInput.seconds(lease)
-                let rate = try limitRate.map(CommandLineInput.byteRate)
+                let leaseTime = try UsageError.parsing("--lease") { try CommandLineInput.seconds(lease) }
+                let rate = try UsageError.parsing("--limit-rate") { try limitRate.map(CommandLineInput.byteRate) }
+                let configuration = try connection.downloadConfiguration()
                 try await withQueue(database.db) { queue in
                     try await queue.prepare()
-                    try await withSession { session in
-                        let worker = try DownloadWorker(queue: queue, session: session, concurrency: concurrency, lease: lease, bytesPerSecond: rate)
+                    try await withSession(configuration) { session in
+                        let worker = try DownloadWorker(queue: queue, session: session, concurrency: concurrency, lease: leaseTime, bytesPerSecond: rate)
                         Output.stderr("worker \(worker.name): \(concurrency) at once")
                         let events = worker.events()
                         let printer = Task { for await event in events { Output.stderr(Self.line(event)) } }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CourierTesting
 import Foundation
+import NIOCore
 
 /// `courier serve`: runs the loopback test server for trying things by hand.
 struct Serve: AsyncParsableCommand {
@@ -25,11 +26,18 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await Output.exitOnFailure {
-            let server = try await TestServer.start(port: port)
+        try await Output.exitOnFailure { [port] in
+            let server: TestServer
+            do { server = try await TestServer.start(port: port) } catch let error as IOError where error.errnoCode == EADDRINUSE {
+                throw CommandFailure(description: "port \(port) is in use: stop what listens there, or pick another with --port "
+                                     + "(--port 0 picks a free one)")
+            }
             Output.stdout("serving on \(server.baseURL.absoluteString) (Ctrl-C to stop)")
-            while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
-            await server.shutdown()
+            // Until Ctrl-C or SIGTERM cancels the wait; the server then closes before the command ends.
+            do { while true { try await Task.sleep(for: .seconds(3600)) } } catch {
+                await server.shutdown()
+                throw error
+            }
         }
     }
 }

@@ -14,6 +14,13 @@ enum UnknownCommand {
         return text + " (see courier --help)"
     }
 
+    /// Whether `word`, the first argument, is a URL rather than a command: it is no command's name and has a
+    /// scheme, a `/`, a `:` or a `.` (`example.com`, `127.0.0.1:8080/echo`, `localhost:8080`).
+    static func looksLikeURL(_ word: String, among names: [String]) -> Bool {
+        guard !word.hasPrefix("-"), !names.contains(word) else { return false }
+        return word.contains("://") || word.contains("/") || word.contains(":") || word.contains(".")
+    }
+
     /// The edit distance between `a` and `b` (insertions, deletions and substitutions).
     static func distance(_ a: String, _ b: String) -> Int {
         let a = Array(a), b = Array(b)

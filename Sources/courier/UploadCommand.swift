@@ -12,11 +12,14 @@ struct UploadCommand: AsyncParsableCommand {
             Files are read from disk while they are sent, so their size does not matter. --compress sends the body
             with Content-Encoding: gzip or deflate, compressed on the fly; adaptive skips what would not shrink,
             target:SIZE picks the fastest setting that fits and fails when none does. Shows progress on stderr,
-            prints the server's answer on stdout, and exits 0 on 2xx. An upload is never retried automatically.
+            prints the server's answer on stdout, and exits 0 on 2xx. With --retries, a transient failure sends the
+            whole body again from its first byte; a 307 or 308 redirect (301 and 302 for PUT) is followed with the body
+            sent again, up to --max-redirs, but never to another origin.
             Examples:
-              courier upload http://127.0.0.1:8080/multipart --file photo=@beach.jpg --field album=trip
-              courier upload http://127.0.0.1:8080/echo --data @logs.json --method PUT --compress adaptive
-              courier upload http://127.0.0.1:8080/echo --data @dump.json --compress target:2M
+              courier upload 127.0.0.1:8080/multipart --file photo=@a.jpg --field tag=trip
+              courier upload 127.0.0.1:8080/echo --data @logs.json --compress adaptive
+              courier upload 127.0.0.1:8080/echo --data @logs.json --method PUT --retries 3
+              courier upload 127.0.0.1:8080/echo --data @dump.json --compress target:2M
             """)
     )
 
@@ -38,27 +41,32 @@ struct UploadCommand: AsyncParsableCommand {
     @Option(help: "none, gzip, deflate, gzip:LEVEL, adaptive or target:SIZE (such as target:2M; K, M and G are powers of 1024, KiB, MiB and GiB as sizes are printed).")
     var compress = "none"
 
-    @Option(name: [.customShort("H"), .customLong("header")], help: "A header, 'Name: value'. Repeatable.")
-    var headers: [String] = []
-
-    @OptionGroup var timeouts: TimeoutArguments
+    @OptionGroup var connection: ConnectionOptions
 
     func validate() throws {
         guard ["POST", "PUT"].contains(method.uppercased()) else { throw ValidationError("--method must be POST or PUT") }
     }
 
     func run() async throws {
-        try await Output.exitOnFailure {
-            var request = Request<Data>(method: method.uppercased() == "PUT" ? .put : .post, path: try CommandLineInput.url(url).absoluteString)
-            for line in headers { request.headers.append(try CommandLineInput.header(line)) }
-            request.body = try CommandLineInput.uploadBody(files: files, fields: fields, data: data)
-            try timeouts.apply(to: &request)
-            if let compression = try CommandLineInput.payloadCompression(compress) {
-                let decided = try await request.compressingBodyWithDecision(compression)
-                request = decided.request
-                Output.stderr("\(compression.encoding.rawValue): \(decided.decision)")
-            }
-            let response = try await withSession(Configuration { $0.validators = [] }) { session in
+        let command = self
+        try await Output.exitOnFailure { try await command.upload() }
+    }
+
+    private func upload() async throws {
+        let configuration = try connection.configuration(Configuration { $0.validators = [] })
+        let target = try UsageError.parsing("URL") { try CommandLineInput.url(url) }
+        var request = Request<Data>(method: method.uppercased() == "PUT" ? .put : .post, path: target.absoluteString)
+        request.body = try CommandLineInput.uploadBody(files: files, fields: fields, data: data)
+        request.timeouts = try connection.timeoutOverrides()
+        if let compression = try UsageError.parsing("--compress", { try CommandLineInput.payloadCompression(compress) }) {
+            let decided = try await request.compressingBodyWithDecision(compression)
+            request = decided.request
+            Output.stderr("\(compression.encoding.rawValue): \(decided.decision)")
+        }
+        let resend = UploadResend(retryPolicy: configuration.retryPolicy as? RetryPolicy, redirects: configuration.redirects,
+                                  reporter: configuration.monitors.lazy.compactMap { $0 as? RetryReporter }.first)
+        let response = try await withSession(configuration) { session in
+            try await resend.send(request) { request in
                 let upload = try session.upload(request)
                 let printer = ProgressPrinter()
                 var last: UploadProgress?
@@ -71,9 +79,9 @@ struct UploadCommand: AsyncParsableCommand {
                 if let last { Output.stderr("sent \(ByteCount.format(last.completedBytes))") }
                 return response
             }
-            Output.stdout(response.body)
-            Output.stderr("HTTP \(response.status.code)")
-            if !(200..<300).contains(response.status.code) { throw ExitCode(response.status.code >= 500 ? 5 : 4) }
         }
+        Output.stdout(response.body)
+        Output.stderr("HTTP \(response.status.code)")
+        if let status = ExitStatus.of(status: response.status.code) { throw status.exitCode }
     }
 }

@@ -105,7 +105,7 @@ struct HostileServerTests {
 
     @Test func theCLIAndADownloadRefuseAPortOutOfRange() async throws {
         let outcome = try await CLI.run(["get", "http://127.0.0.1:65536/"])
-        #expect(outcome.status == 1 && outcome.stderr.contains("invalidURL") && outcome.stderr.contains("port"))
+        #expect(outcome.status == 64 && outcome.stderr.hasPrefix("courier: URL: ") && outcome.stderr.contains("port"))
         try await withDownloads { manager, _, directory in
             let error = await courierError {
                 _ = try await manager.add(try #require(URL(string: "http://127.0.0.1:70000/f")), to: .file(directory.appending(path: "f")))

@@ -82,7 +82,7 @@ package final class BodyDecompressor {
     }
 
     /// Confirms the compressed stream ended; a body cut short is an error, not a silently short answer.
-    func finish() throws {
+    package func finish() throws {
         guard !finished else { return }
         var empty = ByteBufferAllocator().buffer(capacity: 16)
         var output = ByteBufferAllocator().buffer(capacity: 64)

@@ -228,6 +228,9 @@ struct DownloadTransfer: Sendable {
             throw RestartSignal(reason: "the server's answer (HTTP \(response.status.code)) does not continue the partial file")
         case .complete(let length):
             live.complete(index, length: length)
+        case .fail(let error) where error.code == .httpStatus:
+            // Said with the URL that answered (redacted), so a failed download names what it asked for.
+            throw CourierError.httpStatus(response.status, bodyPreview: nil, url: Redactor.standard.redact(url: response.url))
         case .fail(let error):
             throw error
         }

@@ -1,3 +1,6 @@
+public import Foundation
+public import HTTPTypes
+
 /// Told about each request's life (HLNetworking's will/did-send hooks, RBEFireworks' accessories).
 ///
 /// Every method has an empty default; implement the ones you need. Monitors are called on the task that runs
@@ -9,6 +12,9 @@ public protocol EventMonitor: Sendable {
     func didSend(_ request: PreparedRequest)
     /// The complete response arrived, before validation and decoding.
     func didReceive(_ response: ResponseBody, for request: PreparedRequest)
+    /// The answer to `request` is a redirect with `status` that the session follows to `url` (the next
+    /// ``willSend(_:)`` is for it).
+    func willRedirect(_ request: PreparedRequest, status: HTTPResponse.Status, to url: URL)
     /// The request is about to be retried after `delay`.
     func willRetry(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError)
     /// The request is being cancelled.
@@ -27,6 +33,8 @@ extension EventMonitor {
     public func didSend(_ request: PreparedRequest) {}
     /// Does nothing.
     public func didReceive(_ response: ResponseBody, for request: PreparedRequest) {}
+    /// Does nothing.
+    public func willRedirect(_ request: PreparedRequest, status: HTTPResponse.Status, to url: URL) {}
     /// Does nothing.
     public func willRetry(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError) {}
     /// Does nothing.

@@ -35,11 +35,22 @@ struct DebugLog {
     /// Logs a response read whole; `since` is when the request started (the clock is read only when logging).
     func response(_ body: ResponseBody, for request: PreparedRequest, since start: Tick) {
         guard enabled else { return }
-        let duration = start.duration(to: .now)
-        var lines = ["← \(body.status.code) \(request.method.rawValue) \(redactor.redact(url: request.url)) in \(duration.formattedSeconds)"]
-        for field in body.headers { lines.append("\(field.name.rawName): \(TerminalText.escaped(redactor.redact(field)))") }
+        var lines = head(body.status, body.headers, for: request, since: start)
         if let preview = BodyPreview.text(body.data, limit: Self.previewLimit) { lines.append(redactor.redact(body: preview)) }
         logger.debug("\(lines.joined(separator: "\n"))")
+    }
+
+    /// The head of a streamed answer, whose body its caller reads (``Session/stream(_:)``).
+    func responseHead(_ status: HTTPResponse.Status, _ headers: HTTPFields, for request: PreparedRequest, since start: Tick) {
+        guard enabled else { return }
+        logger.debug("\((head(status, headers, for: request, since: start) + ["<body streamed to the caller>"]).joined(separator: "\n"))")
+    }
+
+    private func head(_ status: HTTPResponse.Status, _ headers: HTTPFields, for request: PreparedRequest, since start: Tick) -> [String] {
+        let duration = start.duration(to: .now)
+        var lines = ["← \(status.code) \(request.method.rawValue) \(redactor.redact(url: request.url)) in \(duration.formattedSeconds)"]
+        for field in headers { lines.append("\(field.name.rawName): \(TerminalText.escaped(redactor.redact(field)))") }
+        return lines
     }
 
     func redirect(from request: PreparedRequest, status: HTTPResponse.Status, to url: URL) {

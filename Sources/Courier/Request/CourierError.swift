@@ -156,6 +156,9 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     /// whatever the retry rule says. A ``Transport`` of your own sets it where its client reports such a
     /// connection; both of Courier's transports do.
     public var isStaleConnection = false
+    /// Whether a ``Code/connectionFailed`` failure happened before any connection was tried: the host name did
+    /// not resolve (a CLI tells it apart, as curl's exit code 6 does).
+    public var isUnresolvedHost = false
 
     /// Creates an error; prefer the static factories such as ``invalidURL(_:reason:)``.
     public init(code: Code, message: String, underlying: (any Error)? = nil) {

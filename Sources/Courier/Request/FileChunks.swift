@@ -1,14 +1,17 @@
-import Foundation
-import NIOCore
+package import Foundation
+package import NIOCore
 
 /// Reads a file as a sequence of ``PreparedBody/chunkSize`` chunks (1 MiB) so an upload never holds the whole
 /// file in memory.
-struct FileChunks: AsyncSequence, Sendable {
-    typealias Element = ByteBuffer
+package struct FileChunks: AsyncSequence, Sendable {
+    package typealias Element = ByteBuffer
     let url: URL
     var chunkSize = PreparedBody.chunkSize
 
-    func makeAsyncIterator() -> Iterator { Iterator(url: url, chunkSize: chunkSize) }
+    /// Reads the file at `url` (also a pipe, such as `/dev/stdin`) in chunks of ``PreparedBody/chunkSize``.
+    package init(url: URL) { self.url = url }
+
+    package func makeAsyncIterator() -> Iterator { Iterator(url: url, chunkSize: chunkSize) }
 
     /// The size of the file at `url` when it is a regular file this process can read; `nil` otherwise.
     static func readableSize(of url: URL) -> Int64? {
@@ -22,7 +25,7 @@ struct FileChunks: AsyncSequence, Sendable {
 
     /// Reads with `read(2)` straight into each chunk's buffer (one copy, kernel to chunk); closes the file at
     /// the end, on an error, or when the iteration is dropped.
-    final class Iterator: AsyncIteratorProtocol {
+    package final class Iterator: AsyncIteratorProtocol {
         private let url: URL
         private let chunkSize: Int
         private var descriptor: Int32 = -1
@@ -35,7 +38,7 @@ struct FileChunks: AsyncSequence, Sendable {
 
         deinit { close() }
 
-        func next() async throws -> ByteBuffer? {
+        package func next() async throws -> ByteBuffer? {
             if finished { return nil }
             try Task.checkCancellation()
             if descriptor < 0 {

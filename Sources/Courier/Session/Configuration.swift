@@ -25,7 +25,8 @@ public struct Configuration: Sendable {
     public var apiVersion: String?
     /// Parameters added to every request: to the query for GET, HEAD and DELETE, to the body for the rest.
     public var defaultParameters: Parameters
-    /// Headers added to every request unless it sets the same name.
+    /// Headers added to every request unless it sets the same name. By default the one field is
+    /// `User-Agent: courier/VERSION` (``CourierRelease/userAgent``): set your own or remove it here.
     ///
     /// swift-http-types replaces CR, LF and NUL in a value set here with spaces when the field is made, so such a
     /// value goes out altered rather than refused; ``setDefaultHeader(_:_:)`` takes strings and refuses them with
@@ -118,7 +119,7 @@ public struct Configuration: Sendable {
         cdnURL = nil
         apiVersion = nil
         defaultParameters = [:]
-        defaultHeaders = [:]
+        defaultHeaders = [.userAgent: CourierRelease.userAgent]
         parameterEncoding = .form
         timeouts = Timeouts()
         adapters = []

@@ -82,6 +82,7 @@ extension RequestExecutor {
                 return (current, answer, firstByte)
             case .follow(let method, let url, let dropsBody, let stripsCredentials):
                 log.redirect(from: current, status: answer.status, to: url)
+                for monitor in configuration.monitors { monitor.willRedirect(current, status: answer.status, to: url) }
                 try await discard(answer)
                 current.method = method
                 current.url = url

@@ -214,8 +214,10 @@ struct RequestExecutor: Sendable {
                     do { for try await _ in answer.response.body {} } catch {}  // let the connection be reused
                 }.answer
             }
+            log.responseHead(answer.status, answer.headers, for: answer.sent, since: start)
             let body = LeasedBody(answer.response, lease: lease, failure: failure)
-            return StreamedResponse(url: answer.sent.url, status: answer.status, headers: answer.headers, body: ByteStream(body))
+            return StreamedResponse(url: answer.sent.url, status: answer.status, headers: answer.headers, version: answer.response.version,
+                                    body: ByteStream(body))
         } catch {
             throw userFacing(error)
         }

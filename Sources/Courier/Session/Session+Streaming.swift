@@ -9,6 +9,8 @@ public struct StreamedResponse: Sendable {
     public var status: HTTPResponse.Status
     /// The headers.
     public var headers: HTTPFields
+    /// The HTTP version that carried the answer (`HTTP/1.1`, `HTTP/2`); `nil` when the transport does not say.
+    public var version: String?
     /// The body as it arrives, not decompressed; iterate it once. Errors thrown while iterating are
     /// ``CourierError``s.
     public var body: ByteStream

@@ -63,8 +63,10 @@ extension AsyncHTTPClientTransport {
             return CourierError(code: .offline, message: "no route to \(shownURL): the network is unreachable", underlying: error)
         }
         if let error = error as? NIOConnectionError, error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil {
-            return CourierError(code: .connectionFailed, message: "could not resolve the host name \"\(CourierError.printable(error.host))\"",
-                                underlying: error)
+            var failure = CourierError(code: .connectionFailed, message: "could not resolve the host name \"\(CourierError.printable(error.host))\"",
+                                       underlying: error)
+            failure.isUnresolvedHost = true
+            return failure
         }
         if error is NIOConnectionError || error is ChannelError && "\(error)".contains("connect") {
             return CourierError(code: .connectionFailed, message: "could not connect to \(shownURL)", underlying: error)

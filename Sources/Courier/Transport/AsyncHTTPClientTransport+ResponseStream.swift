@@ -77,7 +77,8 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         let produced = Producer.makeSequence(backPressureStrategy: .init(lowWatermark: 8, highWatermark: 32),
                                              finishOnDeinit: true, delegate: self)
-        let response = AsyncHTTPClientTransport.response(head.status, head.headers, body: produced.sequence, timeouts: timeouts, url: url)
+        let response = AsyncHTTPClientTransport.response(head.status, head.headers, body: produced.sequence, timeouts: timeouts, url: url,
+                                                            version: head.version)
         state.withLock { state in
             state.source = produced.source
             state.head = .success(response)

@@ -160,9 +160,12 @@ public final class AsyncHTTPClientTransport: Transport {
 
     /// The response to hand on for an AsyncHTTPClient head and its body, with the body's errors translated.
     static func response<Body: AsyncSequence & Sendable>(_ status: HTTPResponseStatus, _ headers: HTTPHeaders, body: Body,
-                                                         timeouts: Timeouts, url: URL) -> TransportResponse where Body.Element == ByteBuffer {
-        TransportResponse(status: Self.status(status), headers: ResponseFields.fields(headers),
-                          body: ByteStream(TranslatingBody(base: body, timeouts: timeouts, url: url)))
+                                                         timeouts: Timeouts, url: URL,
+                                                         version: HTTPVersion? = nil) -> TransportResponse where Body.Element == ByteBuffer {
+        var response = TransportResponse(status: Self.status(status), headers: ResponseFields.fields(headers),
+                                         body: ByteStream(TranslatingBody(base: body, timeouts: timeouts, url: url)))
+        response.version = version.map { $0.major >= 2 ? "HTTP/\($0.major)" : "HTTP/\($0.major).\($0.minor)" }
+        return response
     }
 
     /// An AsyncHTTPClient status in HTTP types' terms.

@@ -89,6 +89,9 @@ public struct TransportResponse: Sendable {
     /// `true` when the transport already removed the `Content-Encoding` (URLSession does), so the session
     /// must not decode again.
     public var isContentDecoded: Bool
+    /// The HTTP version that carried the answer, as `HTTP/1.1` or `HTTP/2`; `nil` when the transport does not
+    /// say.
+    public var version: String?
     /// Stops the exchange from outside the task reading the body (the pool's controls, the deadline), when the
     /// transport can; otherwise the body stops at its next chunk.
     var stop: (@Sendable () -> Void)?

@@ -1,0 +1,34 @@
+import NIOHTTP1
+
+/// A request as ``TestServer`` saw it arrive: its head and how long its body was.
+public struct SeenRequest: Sendable {
+    /// How many requests a server keeps.
+    static let kept = 1000
+
+    /// The method, such as `GET`.
+    public var method: String
+    /// The path, without the query.
+    public var path: String
+    /// The request target as sent, with the query.
+    public var uri: String
+    /// The HTTP version, `HTTP/1.1` or `HTTP/2`.
+    public var version: String
+    /// The header fields in the order they came, names as sent.
+    public var headers: [(name: String, value: String)]
+    /// The body's length in bytes.
+    public var bodyLength: Int
+
+    init(_ head: HTTPRequestHead, path: String, bodyLength: Int) {
+        method = head.method.rawValue
+        self.path = path
+        uri = head.uri
+        version = head.version.major >= 2 ? "HTTP/\(head.version.major)" : "HTTP/\(head.version.major).\(head.version.minor)"
+        headers = head.headers.map { ($0.name, $0.value) }
+        self.bodyLength = bodyLength
+    }
+
+    /// The first value of the header `name` (any case).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}

@@ -1,0 +1,62 @@
+import Courier
+import Foundation
+
+extension CommandLineInput {
+    /// A body as curl's `-d` and `--json` take it: `@FILE` streams a file from disk (checked readable now, so a
+    /// missing one fails before anything is sent, exit 26), `@-` streams standard input, anything else is the text
+    /// itself (for `--json`, checked to be JSON).
+    static func body(_ text: String, option: String, contentType: String) throws -> RequestBody {
+        guard text.hasPrefix("@") else {
+            if contentType == "application/json" { return try UsageError.parsing(option) { try jsonBody(text) } }
+            return .bytes(Data(text.utf8), contentType: contentType)
+        }
+        let path = String(text.dropFirst())
+        if path == "-" { return .stream(FileChunks(url: URL(filePath: "/dev/stdin")), contentType: contentType) }
+        try checkReadable(path)
+        return .file(URL(filePath: path), contentType: contentType)
+    }
+
+    /// `--form` pairs as parameters; `key=@FILE` and `key=@-` take the value from a file or standard input (read
+    /// whole: a form value is encoded as one piece).
+    static func formFields(_ pairs: [String]) throws -> Parameters {
+        var literal: [String] = []
+        var fromFiles: [(key: String, path: String)] = []
+        for pair in pairs {
+            if let equals = pair.firstIndex(of: "="), equals != pair.startIndex, pair[pair.index(after: equals)...].hasPrefix("@") {
+                fromFiles.append((String(pair[..<equals]), String(pair[pair.index(equals, offsetBy: 2)...])))
+            } else {
+                literal.append(pair)
+            }
+        }
+        var fields = try UsageError.parsing("--form") { try parameters(literal) }
+        for (key, path) in fromFiles { fields[key] = .string(try readText(path)) }
+        return fields
+    }
+
+    /// The UTF-8 text of `path` (`-` reads standard input); an ``InputFailure`` when it cannot be read.
+    static func readText(_ path: String) throws -> String {
+        let data: Data
+        do {
+            data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(filePath: path))
+        } catch {
+            throw InputFailure(path: path, reason: Self.reason(error))
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw InputFailure(path: path, reason: "it is not UTF-8 text") }
+        return text
+    }
+
+    /// Throws an ``InputFailure`` unless `path` is a regular file this process can read.
+    static func checkReadable(_ path: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw InputFailure(path: path, reason: "no such file")
+        }
+        guard !isDirectory.boolValue else { throw InputFailure(path: path, reason: "it is a directory") }
+        guard FileManager.default.isReadableFile(atPath: path) else { throw InputFailure(path: path, reason: "permission denied") }
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        return underlying.map { String(cString: strerror(Int32($0.code))) } ?? error.localizedDescription
+    }
+}

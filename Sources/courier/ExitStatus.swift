@@ -1,0 +1,136 @@
+import ArgumentParser
+import Courier
+import Foundation
+import HTTPTypes
+
+/// The exit codes of `courier`, in one table: the help text and the README list them from here, and each failure
+/// class keeps curl's number where curl has one, so a script written for curl reads them the same way.
+enum ExitStatus: Int32, CaseIterable {
+    case success = 0
+    case failure = 1
+    case clientError = 4
+    case serverError = 5
+    case unresolvedHost = 6
+    case couldNotConnect = 7
+    case writeError = 23
+    case readError = 26
+    case timeout = 28
+    case tls = 35
+    case tooManyRedirects = 47
+    case badContentEncoding = 61
+    case bodyTooLarge = 63
+    case usage = 64
+    case interrupted = 130
+
+    /// What the code means, as the help text and the README say it.
+    var meaning: String {
+        switch self {
+        case .success: "success: a 2xx answer, or the command did its work"
+        case .failure: "any other failure, told in one line on stderr"
+        case .clientError: "a 4xx answer"
+        case .serverError: "a 5xx answer"
+        case .unresolvedHost: "the host name did not resolve"
+        case .couldNotConnect: "could not connect (refused, unreachable)"
+        case .writeError: "could not write the output (-o, a download, stdout)"
+        case .readError: "could not read an input file (@FILE, a list, an upload)"
+        case .timeout: "a timeout (--timeout, --read-timeout, --connect-timeout)"
+        case .tls: "the TLS handshake or the certificate check failed"
+        case .tooManyRedirects: "too many redirects (--max-redirs) or a redirect loop"
+        case .badContentEncoding: "the body's Content-Encoding could not be decoded"
+        case .bodyTooLarge: "the body is larger than --max-filesize"
+        case .usage: "a usage error: a bad command, option or value (named)"
+        case .interrupted: "interrupted (Ctrl-C, SIGTERM); no half file is left"
+        }
+    }
+
+    /// The table as the help text shows it.
+    static var table: String {
+        allCases.map { "  \(String($0.rawValue).padding(toLength: 4, withPad: " ", startingAt: 0))\($0.meaning)" }.joined(separator: "\n")
+    }
+
+    /// The status a 4xx or 5xx answer ends with; `nil` for any other.
+    static func of(status code: Int) -> ExitStatus? {
+        switch code {
+        case 400..<500: .clientError
+        case 500..<1000: .serverError
+        default: nil
+        }
+    }
+
+    /// The status `error` ends the process with.
+    static func of(_ error: any Error) -> ExitStatus {
+        switch error {
+        case is UsageError: return .usage
+        case is InputFailure: return .readError
+        case is OutputFailure: return .writeError
+        case is Interrupted: return .interrupted
+        case let error as CourierError: return of(error)
+        default: return .failure
+        }
+    }
+
+    private static func of(_ error: CourierError) -> ExitStatus {
+        switch error.code {
+        case .connectionFailed: error.isUnresolvedHost ? .unresolvedHost : .couldNotConnect
+        case .offline: .couldNotConnect
+        case .timeout: .timeout
+        case .tls: .tls
+        case .tooManyRedirects, .redirectLoop: .tooManyRedirects
+        case .fileAccess, .diskFull: .writeError
+        case .decompression: .badContentEncoding
+        case .bodyTooLarge: .bodyTooLarge
+        case .httpStatus: error.status.flatMap { of(status: $0.code) } ?? .failure
+        default: .failure
+        }
+    }
+
+    /// The exit code for swift-argument-parser.
+    var exitCode: ExitCode { ExitCode(rawValue) }
+}
+
+/// A value on the command line that cannot be used, with the option that carried it: exit 64.
+struct UsageError: Error, CustomStringConvertible {
+    let option: String
+    let message: String
+
+    var description: String { "\(option): \(message)" }
+
+    /// Runs `parse`, turning what it throws into a usage error naming `option`.
+    static func parsing<T>(_ option: String, _ parse: () throws -> T) throws -> T {
+        do { return try parse() } catch let error as CourierError {
+            throw UsageError(option: option, message: error.message)
+        } catch let error as UsageError {
+            throw error
+        } catch {
+            throw UsageError(option: option, message: "\(error)")
+        }
+    }
+}
+
+/// A failure the command tells in its own words: exit 1.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// An input file (`@FILE`, a list, an upload's source) that cannot be read: exit 26.
+struct InputFailure: Error, CustomStringConvertible {
+    let path: String
+    let reason: String
+
+    var description: String { "cannot read \"\(path)\": \(reason)" }
+}
+
+/// Output that cannot be written (stdout closed, `-o` on a full disk or in a missing folder): exit 23.
+struct OutputFailure: Error, CustomStringConvertible {
+    let message: String
+
+    var description: String { message }
+}
+
+/// The process got SIGINT or SIGTERM while working: exit 130.
+struct Interrupted: Error, CustomStringConvertible {
+    /// What was kept, for the user to know what to do next.
+    var detail: String?
+
+    var description: String { "interrupted" + (detail.map { "; " + $0 } ?? "") }
+}

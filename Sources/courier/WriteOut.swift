@@ -1,0 +1,85 @@
+import Foundation
+
+/// curl's `-w/--write-out FORMAT`: text printed to stdout after the transfer, with `%{variable}` replaced by a
+/// fact about it and `\n`, `\r`, `\t` and `\\` by what they stand for. A name it does not know is a usage error.
+struct WriteOut {
+    /// What the variables report.
+    struct Facts {
+        var statusCode: Int
+        var totalSeconds: Double
+        var startTransferSeconds: Double
+        var downloadedBytes: Int64
+        var effectiveURL: String
+        var redirects: Int
+        var contentType: String
+        var httpVersion: String
+    }
+
+    /// The variables it knows, in the order the help lists them.
+    static let variables = ["http_code", "response_code", "time_total", "time_starttransfer", "size_download", "url_effective",
+                            "num_redirects", "content_type", "http_version"]
+
+    private enum Part { case text(String), variable(String) }
+    private let parts: [Part]
+
+    /// Parses `format`; throws a ``UsageError`` for an unknown or unclosed `%{…}`.
+    init(_ format: String) throws {
+        var parts: [Part] = []
+        var text = ""
+        var rest = Substring(format)
+        while let first = rest.first {
+            if rest.hasPrefix("%{") {
+                guard let close = rest.firstIndex(of: "}") else {
+                    throw UsageError(option: "-w", message: "\"%{\" is not closed by \"}\"")
+                }
+                let name = String(rest[rest.index(rest.startIndex, offsetBy: 2)..<close])
+                guard Self.variables.contains(name) else {
+                    throw UsageError(option: "-w", message: "unknown variable %{\(name)}; known: \(Self.variables.joined(separator: ", "))")
+                }
+                parts.append(.text(text))
+                text = ""
+                parts.append(.variable(name))
+                rest = rest[rest.index(after: close)...]
+            } else if first == "\\", rest.count > 1 {
+                let next = rest[rest.index(after: rest.startIndex)]
+                switch next {
+                case "n": text += "\n"
+                case "r": text += "\r"
+                case "t": text += "\t"
+                case "\\": text += "\\"
+                default: text += "\\" + String(next)
+                }
+                rest = rest.dropFirst(2)
+            } else {
+                text.append(first)
+                rest = rest.dropFirst()
+            }
+        }
+        parts.append(.text(text))
+        self.parts = parts
+    }
+
+    /// The text with the variables filled in from `facts`.
+    func text(_ facts: Facts) -> String {
+        parts.map { part in
+            switch part {
+            case .text(let text): text
+            case .variable(let name): Self.value(name, facts)
+            }
+        }.joined()
+    }
+
+    private static func value(_ name: String, _ facts: Facts) -> String {
+        switch name {
+        case "http_code", "response_code": String(format: "%03d", facts.statusCode)
+        case "time_total": String(format: "%.6f", facts.totalSeconds)
+        case "time_starttransfer": String(format: "%.6f", facts.startTransferSeconds)
+        case "size_download": String(facts.downloadedBytes)
+        case "url_effective": facts.effectiveURL
+        case "num_redirects": String(facts.redirects)
+        case "content_type": facts.contentType
+        case "http_version": facts.httpVersion
+        default: ""
+        }
+    }
+}

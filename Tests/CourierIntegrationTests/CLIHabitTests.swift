@@ -1,0 +1,176 @@
+import CourierTesting
+import Foundation
+import Testing
+
+/// The habits of curl and xh that `courier get` and its siblings keep, each run as the built binary.
+@Suite("courier's daily habits: output, input, credentials", .timeLimit(.minutes(3)))
+struct CLIHabitTests {
+    @Test func headersStatusLineAndWriteOut() async throws {
+        try await withTestServer { server in
+            let included = try await CLI.run(["get", server.url("/echo").absoluteString, "-i"])
+            #expect(included.status == 0)
+            #expect(included.stdout.hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"), "\(included.stdout.prefix(80))")
+            #expect(included.stdout.contains("\r\n\r\n{\"body\""))
+
+            let headOnly = try await CLI.run(["get", server.url("/bytes/10").absoluteString, "-I"])
+            #expect(headOnly.status == 0 && headOnly.stdout == "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: 10\r\n\r\n",
+                    "\(headOnly.stdout.debugDescription)")
+            #expect(server.requests("/bytes/10").last?.method == "HEAD")
+            let head = try await CLI.run(["head", server.url("/bytes/10").absoluteString])
+            #expect(head.stdout == headOnly.stdout && head.stderr.isEmpty)
+
+            let silent = try await CLI.run(["get", server.url("/small").absoluteString, "-s"])
+            #expect(silent.status == 0 && silent.stderr.isEmpty && !silent.stdout.isEmpty)
+
+            let format = "\\n%{http_code} %{num_redirects} %{size_download} %{url_effective} %{time_starttransfer} %{time_total}\\n"
+            let written = try await CLI.run(["get", server.url("/redirect/2").absoluteString, "-s", "-w", format])
+            let line = written.stdout.split(separator: "\n").last.map(String.init) ?? ""
+            let words = line.split(separator: " ").map(String.init)
+            #expect(words.count == 6, "\(written.stdout)")
+            if words.count == 6 {
+                #expect(words[0] == "200" && words[1] == "2" && words[3] == server.url("/redirect/0").absoluteString)
+                #expect(Int(words[2]) == written.stdout.utf8.count - line.utf8.count - 2)
+                let (start, total) = (Double(words[4]) ?? -1, Double(words[5]) ?? -1)
+                #expect(start > 0 && start <= total, "\(line)")
+            }
+            let unknown = try await CLI.run(["get", server.url("/small").absoluteString, "-w", "%{nope}"])
+            #expect(unknown.status == 64 && unknown.stderr.contains("unknown variable %{nope}"))
+
+            let notFollowed = try await CLI.run(["get", server.url("/redirect/1").absoluteString, "--max-redirs", "0", "-i", "-s"])
+            #expect(notFollowed.status == 0 && notFollowed.stdout.hasPrefix("HTTP/1.1 302 Found\r\n") && server.hits("/redirect/0") == 1)
+            let curlHabit = try await CLI.run(["get", server.url("/redirect/1").absoluteString, "-L", "-s"])
+            #expect(curlHabit.status == 0 && server.hits("/redirect/0") == 2)
+        }
+    }
+
+    /// `-o` streams into a temporary file renamed at the end; stdout streams too, byte for byte into a pipe.
+    @Test func bodiesStreamToAFileOrStdout() async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-stream")
+        let target = directory.appending(path: "body.bin")
+        try await withTestServer { server in
+            let saved = try await CLI.run(["get", server.url("/bytes/3000000").absoluteString, "-o", target.path(), "-s"])
+            #expect(saved.status == 0 && saved.stdout.isEmpty, "\(saved.stderr)")
+            #expect((try FileManager.default.attributesOfItem(atPath: target.path())[.size] as? Int) == 3_000_000)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path()) == ["body.bin"])
+
+            // A body cut short leaves the old file as it was and no temporary one.
+            let cut = try await CLI.run(["get", server.url("/fault/close-at/5000?size=100000").absoluteString, "-o", target.path()])
+            #expect(cut.status != 0)
+            #expect((try FileManager.default.attributesOfItem(atPath: target.path())[.size] as? Int) == 3_000_000)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path()) == ["body.bin"])
+
+            let missingFolder = try await CLI.run(["get", server.url("/small").absoluteString, "-o", directory.appending(path: "no/such").path()])
+            #expect(missingFolder.status == 23 && missingFolder.stderr.contains("does not exist"))
+
+            let piped = try await CLI.run(["get", server.url("/json").absoluteString, "-s"])
+            #expect(piped.stdout == #"{"id":1,"name":"courier","served":1}"# || piped.stdout.hasPrefix(#"{"id":1"#), "\(piped.stdout)")
+            #expect(!piped.stdout.contains("\n") && !piped.stdout.contains("\u{1B}"))
+        }
+    }
+
+    /// On a terminal JSON is re-indented and coloured; NO_COLOR and --pretty turn that down.
+    @Test func jsonOnATerminalIsPrettyAndColoured() async throws {
+        try await withTestServer { server in
+            let url = server.url("/json").absoluteString
+            let coloured = try await CLI.run(["get", url], onTerminal: true, environment: ["NO_COLOR": ""])
+            #expect(coloured.stdout.contains("{\r\n  \u{1B}[34m\"id\"\u{1B}[0m: \u{1B}[36m1\u{1B}[0m,"), "\(coloured.stdout.debugDescription)")
+            let plain = try await CLI.run(["get", url], onTerminal: true, environment: ["NO_COLOR": "1"])
+            #expect(plain.stdout.contains("{\r\n  \"id\": 1,\r\n  \"name\": \"courier\","), "\(plain.stdout.debugDescription)")
+            let raw = try await CLI.run(["get", url, "--pretty", "none"], onTerminal: true)
+            #expect(raw.stdout.contains(#"{"id":1,"name":"courier""#))
+            let included = try await CLI.run(["get", url, "-i"], onTerminal: true, environment: ["NO_COLOR": ""])
+            #expect(included.stdout.contains("\u{1B}[32m200") && included.stdout.contains("\u{1B}[36mContent-Type\u{1B}[0m: application/json"))
+        }
+    }
+
+    @Test func bodiesFromTextFilesAndStandardInput() async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-input")
+        let file = directory.appending(path: "body.json")
+        try Data(#"{"from":"file"}"#.utf8).write(to: file)
+        try await withTestServer { server in
+            let url = server.url("/echo").absoluteString
+            let fromFile = try await CLI.run(["post", url, "-d", "@" + file.path(), "-s"])
+            #expect(fromFile.status == 0 && fromFile.stdout.contains(#""body":"{\"from\":\"file\"}""#), "\(fromFile.stdout)")
+            #expect(server.requests("/echo").last?.header("content-type") == "application/x-www-form-urlencoded")
+            #expect(server.requests("/echo").last?.header("content-length") == "15")
+
+            let json = try await CLI.run(["post", url, "--json", "@" + file.path(), "-s"])
+            #expect(json.status == 0 && server.requests("/echo").last?.header("content-type") == "application/json")
+            #expect(server.requests("/echo").last?.header("accept") == "application/json")
+            let ownAccept = try await CLI.run(["post", url, "--json", "{}", "-H", "Accept: text/plain", "-s"])
+            #expect(ownAccept.status == 0 && server.requests("/echo").last?.header("accept") == "text/plain")
+            let notJSON = try await CLI.run(["post", url, "--json", "{nope"])
+            #expect(notJSON.status == 64 && notJSON.stderr.contains("--json"))
+
+            let fromStdin = try await CLI.run(["put", url, "-d", "@-", "-s"], standardInput: file)
+            #expect(fromStdin.status == 0 && fromStdin.stdout.contains(#""body":"{\"from\":\"file\"}""#), "\(fromStdin.stderr)")
+            #expect(server.requests("/echo").last?.header("transfer-encoding") == "chunked")
+
+            let form = try await CLI.run(["post", url, "--form", "name=ada", "--form", "note=@" + file.path(), "-s"])
+            #expect(form.status == 0 && form.stdout.contains("name=ada&note=%7B%22from%22%3A%22file%22%7D"), "\(form.stdout)")
+        }
+    }
+
+    @Test func credentialsUserAgentShorthandAndVersion() async throws {
+        try await withTestServer { server in
+            let url = server.url("/echo").absoluteString
+            _ = try await CLI.run(["get", url])
+            #expect(server.requests("/echo").last?.header("user-agent") == "courier/0.1.0")
+            _ = try await CLI.run(["get", url, "-A", "probe/2"])
+            #expect(server.requests("/echo").last?.header("user-agent") == "probe/2")
+            _ = try await CLI.run(["get", url, "-H", "User-Agent:"])
+            #expect(server.requests("/echo").last?.header("user-agent") == nil)
+
+            let basic = try await CLI.run(["get", url, "-u", "ada:s3cret", "-v"])
+            #expect(server.requests("/echo").last?.header("authorization") == "Basic " + Data("ada:s3cret".utf8).base64EncodedString())
+            #expect(!basic.stderr.contains("s3cret") && !basic.stderr.contains(Data("ada:s3cret".utf8).base64EncodedString()))
+            _ = try await CLI.run(["get", url, "-u", "ada"])  // no terminal: an empty password, as curl sends it
+            #expect(server.requests("/echo").last?.header("authorization") == "Basic " + Data("ada:".utf8).base64EncodedString())
+            _ = try await CLI.run(["get", url, "--oauth2-bearer", "tok-1"])
+            #expect(server.requests("/echo").last?.header("authorization") == "Bearer tok-1")
+
+            let shorthand = try await CLI.run([url, "-s"])
+            #expect(shorthand.status == 0 && server.requests("/echo").last?.method == "GET")
+            let bare = try await CLI.run(["127.0.0.1:\(server.port)/echo", "-s"])
+            #expect(bare.status == 0 && bare.stdout.contains(#""method":"GET""#))
+        }
+        let version = try await CLI.run(["--version"])
+        #expect(version.status == 0 && version.stdout == "0.1.0\n")
+    }
+
+    /// Each command's help shows its examples whole at 80 columns (swift-argument-parser wraps there when not on a
+    /// terminal): a wrapped example would start its next line at the margin.
+    @Test func helpExamplesFitEightyColumns() async throws {
+        for command in [[], ["get"], ["post"], ["batch"], ["cache"], ["download"], ["upload"], ["serve"], ["queue"], ["reachability"], ["demo"]] {
+            let lines = try await CLI.run(command + ["--help"]).stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            for (index, line) in lines.enumerated() where line.hasPrefix("  courier ") && index + 1 < lines.count {
+                let next = lines[index + 1]
+                #expect(next.isEmpty || next.hasPrefix("  "), "\(command): \(line) | \(next)")
+            }
+        }
+    }
+
+    /// Every unusable value is a usage error: exit 64, naming the option.
+    @Test func everyUnusableValueIsAUsageError() async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-usage")
+        let file = directory.appending(path: "a.txt")
+        try Data("a".utf8).write(to: file)
+        let cases: [(arguments: [String], names: String)] = [
+            (["get", "http://127.0.0.1:1/", "--cache", "bogus"], "--cache"),
+            (["get", "http://127.0.0.1:1/", "--retries", "-1"], "--retries"),
+            (["get", "http://127.0.0.1:1/", "--timeout", "abc"], "--timeout"),
+            (["get", "http://127.0.0.1:1/", "--param", "novalue"], "--param"),
+            (["get", "http://127.0.0.1:1/", "-H", "NoColon"], "-H"),
+            (["get", "http://127.0.0.1:1/", "--max-filesize", "2X"], "--max-filesize"),
+            (["download", "http://127.0.0.1:1/f", "-o", directory.appending(path: "f").path(), "--limit-rate", "2X"], "--limit-rate"),
+            (["download", "http://127.0.0.1:1/f", "-o", directory.appending(path: "f").path(), "--sha256", "abc"], "--sha256"),
+            (["upload", "http://127.0.0.1:1/", "--data", "@" + file.path(), "--compress", "target:abc"], "--compress"),
+            (["upload", "http://127.0.0.1:1/", "--file", "doc=/path"], "--file"),
+        ]
+        for (arguments, option) in cases {
+            let outcome = try await CLI.run(arguments)
+            #expect(outcome.status == 64, "\(arguments): \(outcome.status) \(outcome.stderr)")
+            #expect(outcome.stderr.contains(option), "\(arguments): \(outcome.stderr)")
+        }
+    }
+}
