@@ -14,7 +14,7 @@ struct Scenario: Sendable {
 
     static let all: [Scenario] = [getSmall(concurrency: 1), getSmall(concurrency: 64), getSmallH2, batch10k, coalesce1000,
                                   cacheHit(disk: false), cacheHit(disk: true), compressJSON, sessionOverhead, cpuPerRequest,
-                                  download1G, downloadSegmented, uploadMultipart1G, uploadGzip, soak, fleetCache, queueWorkers]
+                                  download1G, downloadSegmented, uploadMultipart1G, uploadGzip, cliGet1G, cliGet1K, soak, fleetCache, queueWorkers]
 
     /// `get-small-cN`: 1 KiB GETs over keep-alive connections, N at a time.
     static func getSmall(concurrency: Int) -> Scenario {

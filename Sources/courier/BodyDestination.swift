@@ -76,12 +76,14 @@ final class BodyDestination {
         try text.withUTF8 { try write(UnsafeRawBufferPointer($0)) }
     }
 
-    /// Ends the body: for `-o`, flushes the file and renames it into place.
+    /// Ends the body: for `-o`, renames the file into place. Not synced first, as curl does not sync: the rename
+    /// keeps a failed or interrupted transfer from the final name, which is the promise; a durable file after a
+    /// power loss is what `courier download` gives.
     func finish() throws {
         guard let file, isOpen else { return }
         isOpen = false
         defer { _ = close(descriptor) }
-        guard fsync(descriptor) == 0, rename(file.temporary, file.final) == 0 else {
+        guard rename(file.temporary, file.final) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(file.temporary)
             throw OutputFailure(message: "cannot write \"\(file.final)\": \(reason)")

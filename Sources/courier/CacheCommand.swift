@@ -45,7 +45,7 @@ struct CacheCommand: AsyncParsableCommand {
     }
 
     struct Stats: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Entries, size on disk, size before compression and the ratio.")
+        static let configuration = CommandConfiguration(commandName: "stats", abstract: "Entries, size on disk, size before compression and the ratio.")
         @OptionGroup var directory: Directory
 
         func run() async throws {
@@ -61,7 +61,7 @@ struct CacheCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The entries for a URL (any query), or all of them.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "The entries for a URL (any query), or all of them.")
         @Argument(help: "The URL whose entries to list; all entries when left out.")
         var url: String?
         @OptionGroup var directory: Directory
@@ -82,7 +82,7 @@ struct CacheCommand: AsyncParsableCommand {
     }
 
     struct Clear: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove the entries for a URL (any query), or every entry.")
+        static let configuration = CommandConfiguration(commandName: "clear", abstract: "Remove the entries for a URL (any query), or every entry.")
         @Argument(help: "The URL whose entries to remove; everything when left out.")
         var url: String?
         @OptionGroup var directory: Directory

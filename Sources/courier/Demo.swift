@@ -7,7 +7,7 @@ import HTTPTypes
 /// `courier demo`: an offline tour. It starts the loopback server and shows, step by step, what the library does.
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Tour Courier offline against its embedded loopback server.",
+        commandName: "demo", abstract: "Tour Courier offline against its embedded loopback server.",
         discussion: HelpText.reflow("""
             Needs no network. Each step prints what happened; the exit code is 0 only if every step behaved as expected.
             Example:

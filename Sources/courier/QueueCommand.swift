@@ -32,7 +32,7 @@ struct QueueCommand: AsyncParsableCommand {
     }
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add jobs: URLs (or -i LIST) into a directory.")
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add jobs: URLs (or -i LIST) into a directory.")
         @OptionGroup var database: Database
 
         @Argument(help: "The URLs to download (or use -i).")
@@ -88,7 +88,7 @@ struct QueueCommand: AsyncParsableCommand {
 
     struct Work: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Work through the queue; Ctrl-C hands the running jobs back (their part files stay).")
+            commandName: "work", abstract: "Work through the queue; Ctrl-C hands the running jobs back (their part files stay).")
         @OptionGroup var database: Database
 
         @Option(help: "Jobs downloaded at once (1-64).")
@@ -151,7 +151,7 @@ struct QueueCommand: AsyncParsableCommand {
     }
 
     struct Status: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Every job and the totals.")
+        static let configuration = CommandConfiguration(commandName: "status", abstract: "Every job and the totals.")
         @OptionGroup var database: Database
 
         func run() async throws {

@@ -6,7 +6,7 @@ import NIOCore
 /// `courier serve`: runs the loopback test server for trying things by hand.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the CourierTesting loopback server (127.0.0.1) until interrupted.",
+        commandName: "serve", abstract: "Run the CourierTesting loopback server (127.0.0.1) until interrupted.",
         discussion: HelpText.reflow("""
             Routes include /echo, /small, /status/N, /delay/MS, /flaky/KEY?failures=N (fails N times, then
             answers), /redirect/N, /redirect-to?url=U, /gzip, /deflate, /bytes/N, /file/N (ranges, and faults such

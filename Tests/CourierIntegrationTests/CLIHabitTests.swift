@@ -68,6 +68,21 @@ struct CLIHabitTests {
         }
     }
 
+    /// A body larger than the library's 256 MiB in-memory limit streams to `-o` with the child's peak RSS flat.
+    @Test func aGigabyteStreamsInFlatMemory() async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-gigabyte")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let target = directory.appending(path: "big.bin")
+        try await withTestServer { server in
+            let outcome = try await CLI.run(["get", server.url("/bytes/1073741824").absoluteString, "-o", target.path(), "-s"],
+                                            measuringPeakRSS: true)
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            #expect((try FileManager.default.attributesOfItem(atPath: target.path())[.size] as? Int) == 1 << 30)
+            let peak = try #require(outcome.peakRSSKiB)
+            #expect(peak < 64 * 1024, "peak RSS \(peak) KiB")
+        }
+    }
+
     /// On a terminal JSON is re-indented and coloured; NO_COLOR and --pretty turn that down.
     @Test func jsonOnATerminalIsPrettyAndColoured() async throws {
         try await withTestServer { server in

@@ -1,0 +1,129 @@
+import Courier
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `courier` command line against curl, each run as the process a script would start: the built `courier`
+/// beside this executable (build it in the same configuration, `swift build -c release --product courier`),
+/// else the contender is left out with a note.
+extension Scenario {
+    /// `cli-get-1g`: one body of 1 GiB (64 MiB with `--quick`) written to a file with `-o` and to `/dev/null`
+    /// through stdout, `courier get -s` against `curl -s`. From nginx's `/big` with `--url` (see
+    /// `Scripts/bench-nginx`), else from the in-process server. Also courier's peak RSS, measured by the kernel
+    /// for a separate, untimed run.
+    static let cliGet1G = Scenario(name: "cli-get-1g") { target, plan in
+        let external = target.server == nil  // nginx from Scripts/bench-nginx, whose /big is 1 GiB
+        let size = external || !plan.isQuick ? 1 << 30 : 64 << 20
+        let url = (external ? target.base.appending(path: "big") : target.base.appending(path: "blob/\(size)")).absoluteString
+        var notes = ""
+        guard let courier = CLIRuns.courier(noting: &notes) else {
+            return ScenarioResult(name: "cli-get-1g", unit: "MB/s", higherIsBetter: true, results: [:], notes: notes)
+        }
+        let directory = try Transfers.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("body.bin").path
+        var commands: [(name: String, line: String)] = [
+            ("courier-o", "\(courier.path) get -s -o \(file) \(url)"),
+            ("courier-stdout", "\(courier.path) get -s \(url) >/dev/null"),
+        ]
+        if let curl = Tools.find("curl", noting: &notes) {
+            commands += [("curl-o", "\(curl.path) -s -o \(file) \(url)"), ("curl-stdout", "\(curl.path) -s \(url) >/dev/null")]
+        }
+        let rounds = plan.isQuick ? 1 : 5
+        var seconds: [String: [Double]] = [:]
+        for round in 0..<rounds {
+            for (name, line) in round % 2 == 0 ? commands : commands.reversed() {
+                seconds[name, default: []].append(try await CLIRuns.time(line))
+                if name.hasSuffix("-o") {
+                    let written = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? -1
+                    guard written == size else { throw BenchError.unexpected("\(name) wrote \(written) of \(size) bytes") }
+                    try? FileManager.default.removeItem(atPath: file)
+                }
+                sync()  // untimed: the next run does not pay for writing this one's pages out
+            }
+        }
+        let results = seconds.mapValues { Double(size) / 1e6 / CLIRuns.median($0) }
+        let peak = try await CLIRuns.peakRSSKiB("\(courier.path) get -s \(url) >/dev/null")
+        var versus = ""
+        if results["curl-o"] != nil {
+            versus = String(format: "curl-o/courier-o time = %.2f, curl-stdout/courier-stdout time = %.2f (courier's time within 1.1x of curl's: ratio >= 0.91); ",
+                            results.ratio("courier-o", to: "curl-o"), results.ratio("courier-stdout", to: "curl-stdout"))
+        }
+        return ScenarioResult(
+            name: "cli-get-1g", unit: "MB/s", higherIsBetter: true, results: results,
+            metrics: ["peak_rss_mib": ["courier": Double(peak) / 1024]],
+            notes: notes + versus + String(format: "courier peak RSS %.0f MiB (target <= 64, the kernel's figure for the child); ", Double(peak) / 1024)
+                + "\(ByteCount.format(size)) per run, median of \(rounds) runs each, one process per run")
+    }
+
+    /// `cli-get-1k`: the wall time of a whole process that fetches 1 KiB (`courier get -s` against `curl -s`, and
+    /// xh and httpie when installed), 200 runs each (20 with `--quick`): start-up is what a script pays for.
+    static let cliGet1K = Scenario(name: "cli-get-1k") { target, plan in
+        let url = target.base.appending(path: "small").absoluteString
+        var notes = ""
+        var commands: [(name: String, line: String)] = []
+        if let courier = CLIRuns.courier(noting: &notes) { commands.append(("courier", "\(courier.path) get -s \(url) >/dev/null")) }
+        if let curl = Tools.find("curl", noting: &notes) { commands.append(("curl", "\(curl.path) -s \(url) >/dev/null")) }
+        if let xh = Tools.find("xh", noting: &notes) { commands.append(("xh", "\(xh.path) --ignore-stdin \(url) >/dev/null")) }
+        if let http = Tools.find("http", noting: &notes) { commands.append(("httpie", "\(http.path) --ignore-stdin \(url) >/dev/null")) }
+        let runs = plan.isQuick ? 20 : 200
+        var milliseconds: [String: [Double]] = [:]
+        for run in 0..<runs {
+            for (name, line) in run % 2 == 0 ? commands : commands.reversed() {
+                milliseconds[name, default: []].append(try await CLIRuns.time(line) * 1000)
+            }
+        }
+        let results = milliseconds.mapValues { $0.reduce(0, +) / Double($0.count) }
+        let versus = results["curl"] != nil && results["courier"] != nil
+            ? String(format: "courier/curl = %.2f (target <= 1.2); ", results.ratio("courier", to: "curl")) : ""
+        let medians = milliseconds.keys.sorted().map { String(format: "%@ %.1f", $0, CLIRuns.median(milliseconds[$0] ?? [])) }
+        return ScenarioResult(name: "cli-get-1k", unit: "ms per process", higherIsBetter: false, results: results,
+                              notes: notes + versus + "mean of \(runs) runs each, alternating; medians (ms): " + medians.joined(separator: ", "))
+    }
+}
+
+/// Running shell command lines for the CLI scenarios.
+enum CLIRuns {
+    /// The `courier` executable built beside this one.
+    static func courier(noting notes: inout String) -> URL? {
+        let beside = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("courier")
+        guard FileManager.default.isExecutableFile(atPath: beside.path) else {
+            notes += "courier is not built beside courier-bench (swift build -c release --product courier), so it was left out; "
+            return nil
+        }
+        return beside
+    }
+
+    /// Runs `line` with `/bin/sh -c` and returns its wall time in seconds; throws unless it exits 0.
+    static func time(_ line: String) async throws -> Double {
+        let start = ContinuousClock.now
+        try await Tools.run(URL(filePath: "/bin/sh"), ["-c", line])
+        return start.duration(to: .now).seconds
+    }
+
+    /// The peak resident set of the process `line` starts, in KiB, as the kernel counted it (`getrusage` of the
+    /// child, through a small Python parent, so no earlier child of this process is counted).
+    static func peakRSSKiB(_ line: String) async throws -> Int {
+        let script = "import resource, subprocess, sys\nsubprocess.check_call(['/bin/sh', '-c', sys.argv[1]])\n"
+            + "sys.stderr.write('%d' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        let process = Process()
+        process.executableURL = URL(filePath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, line]
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let output = try await Task.detached { try pipe.fileHandleForReading.readToEnd() ?? Data() }.value
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let kib = Int(String(decoding: output, as: UTF8.self)) else {
+            throw BenchError.unexpected("the peak RSS run of '\(line)' failed")
+        }
+        return kib
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+    }
+}
