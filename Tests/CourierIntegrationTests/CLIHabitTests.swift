@@ -165,6 +165,34 @@ struct CLIHabitTests {
         }
     }
 
+    /// The first hour's rough edges: a busy port, a cache directory that is not there, the progress bar on a
+    /// terminal, completions.
+    @Test func firstHourEdges() async throws {
+        try await withTestServer { server in
+            let busy = try await CLI.run(["serve", "--port", String(server.port)])
+            #expect(busy.status == 1 && busy.stderr.contains("port \(server.port) is in use") && busy.stderr.contains("--port 0"), "\(busy.stderr)")
+            #expect(!busy.stderr.contains("errno"))
+
+            let directory = try newTemporaryDirectory(prefix: "courier-first-hour")
+            let target = directory.appending(path: "body.bin")
+            let shown = try await CLI.run(["get", server.url("/drip?size=200000&chunk=20000&interval=30").absoluteString, "-o", target.path()],
+                                          onTerminal: true)
+            #expect(shown.status == 0 && shown.stdout.contains("\r[") && shown.stdout.contains("#"), "\(shown.stdout.debugDescription)")
+            let quiet = try await CLI.run(["get", server.url("/bytes/200000").absoluteString, "-o", target.path(), "-s"], onTerminal: true)
+            #expect(quiet.status == 0 && quiet.stdout.isEmpty, "\(quiet.stdout.debugDescription)")
+        }
+        let missing = "/nonexistent/courier-cache-\(UUID().uuidString)"
+        for command in [["cache", "stats"], ["cache", "list"], ["cache", "clear"]] {
+            let outcome = try await CLI.run(command + ["--cache-dir", missing])
+            #expect(outcome.status == 1 && outcome.stderr.contains("there is no cache directory at \(missing)"), "\(outcome.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: missing))
+        for shell in ["bash", "zsh", "fish"] {
+            let script = try await CLI.run(["--generate-completion-script", shell])
+            #expect(script.status == 0 && script.stdout.contains("courier") && script.stdout.contains("oauth2-bearer"), "\(shell)")
+        }
+    }
+
     /// Every unusable value is a usage error: exit 64, naming the option.
     @Test func everyUnusableValueIsAUsageError() async throws {
         let directory = try newTemporaryDirectory(prefix: "courier-usage")
