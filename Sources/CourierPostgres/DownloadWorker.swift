@@ -48,15 +48,21 @@ public actor DownloadWorker {
     public nonisolated let pollInterval: Duration
 
     private let manager: DownloadManager
+    private let retries: Int
+    private let idleTimeout: Duration
     private let broadcaster = EventBroadcaster<Event>(replaysLatest: false)
     private var isStopping = false
     /// One per running job, finished by ``stop()``: each job's watch ends on its own.
     private var stopSignals: [Int64: AsyncStream<Void>.Continuation] = [:]
 
-    /// A worker on `queue` that downloads through `session`.
+    /// A worker on `queue` that downloads through `session`; each job's download retries `retries` transient
+    /// failures in a row from the byte reached and ends on `idleTimeout` of silence (see ``DownloadOptions``).
     public init(queue: DownloadQueue, session: Session, concurrency: Int = 2, lease: Duration = .seconds(30),
-                pollInterval: Duration = .milliseconds(500), bytesPerSecond: Int? = nil) throws {
+                pollInterval: Duration = .milliseconds(500), bytesPerSecond: Int? = nil, retries: Int = 2,
+                idleTimeout: Duration = .seconds(30)) throws {
         self.queue = queue
+        self.retries = max(0, retries)
+        self.idleTimeout = idleTimeout
         self.concurrency = max(1, concurrency)
         self.lease = max(lease, .seconds(1))
         self.pollInterval = pollInterval
@@ -120,7 +126,8 @@ public actor DownloadWorker {
         let download: Download
         do {
             download = try await manager.add(job.url, to: .file(job.destination),
-                                             options: DownloadOptions(checksum: job.checksum, connections: job.connections, retries: 2))
+                                             options: DownloadOptions(checksum: job.checksum, connections: job.connections, retries: retries,
+                                                                      idleTimeout: idleTimeout))
         } catch {
             return await failed(job, CourierError.normalized(error))
         }

@@ -107,6 +107,10 @@ struct QueueCommand: AsyncParsableCommand {
 
         func validate() throws {
             if !(1...64).contains(concurrency) { throw ValidationError("--concurrency must be between 1 and 64") }
+            if connection.timeout != nil {
+                throw ValidationError("--timeout does not apply to queue work: a worker runs until stopped, and each job ends on "
+                                      + "--read-timeout of silence")
+            }
         }
 
         func run() async throws {
@@ -116,10 +120,12 @@ struct QueueCommand: AsyncParsableCommand {
                 let leaseTime = try UsageError.parsing("--lease") { try CommandLineInput.seconds(lease) }
                 let rate = try UsageError.parsing("--limit-rate") { try limitRate.map(CommandLineInput.byteRate) }
                 let configuration = try connection.downloadConfiguration()
+                let overrides = try connection.timeoutOverrides()
                 try await withQueue(database.db) { queue in
                     try await queue.prepare()
                     try await withSession(configuration) { session in
-                        let worker = try DownloadWorker(queue: queue, session: session, concurrency: concurrency, lease: leaseTime, bytesPerSecond: rate)
+                        let worker = try DownloadWorker(queue: queue, session: session, concurrency: concurrency, lease: leaseTime, bytesPerSecond: rate,
+                                                     retries: connection.retries ?? 2, idleTimeout: overrides.readIdle ?? .seconds(30))
                         Output.stderr("worker \(worker.name): \(concurrency) at once")
                         let events = worker.events()
                         let printer = Task { for await event in events { Output.stderr(Self.line(event)) } }

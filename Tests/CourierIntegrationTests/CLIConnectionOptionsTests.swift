@@ -4,7 +4,7 @@ import Testing
 
 /// Each command that sends requests takes the same connection options (one option group), and each option is
 /// checked from the server's side: what arrived, where it came through, what was refused. `queue work` takes the
-/// same group; its suite needs PostgreSQL and runs with the fleet tests.
+/// same group; `QueueWorkOptionsTests` checks it there (it needs PostgreSQL).
 @Suite("One set of connection options on every command", .timeLimit(.minutes(6)))
 struct CLIConnectionOptionsTests {
     enum Command: String, CaseIterable, Sendable { case get, batch, download, upload }

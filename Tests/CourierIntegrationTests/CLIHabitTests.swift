@@ -141,6 +141,11 @@ struct CLIHabitTests {
             #expect(!basic.stderr.contains("s3cret") && !basic.stderr.contains(Data("ada:s3cret".utf8).base64EncodedString()))
             _ = try await CLI.run(["get", url, "-u", "ada"])  // no terminal: an empty password, as curl sends it
             #expect(server.requests("/echo").last?.header("authorization") == "Basic " + Data("ada:".utf8).base64EncodedString())
+            // On a terminal, -u with no password asks for one without echoing it.
+            let prompted = try await CLI.run(["get", url, "-u", "ada", "-s"], onTerminal: true, environment: ["COURIER_TTY_ANSWER": "typed-pw"])
+            #expect(prompted.status == 0 && prompted.stdout.contains("Enter the password for 'ada'"), "\(prompted.stdout)")
+            #expect(!prompted.stdout.contains("typed-pw"))
+            #expect(server.requests("/echo").last?.header("authorization") == "Basic " + Data("ada:typed-pw".utf8).base64EncodedString())
             _ = try await CLI.run(["get", url, "--oauth2-bearer", "tok-1"])
             #expect(server.requests("/echo").last?.header("authorization") == "Bearer tok-1")
 

@@ -22,8 +22,10 @@ struct CLI {
         """
 
     /// Runs `courier` on a pseudo-terminal (its stdout and stderr both), copying what it writes there to stdout.
+    /// With `COURIER_TTY_ANSWER` set, types that line once the program asks for a password.
     static let terminalWrapper = """
         import os, pty, sys
+        answer = os.environ.get("COURIER_TTY_ANSWER")
         pid, fd = pty.fork()
         if pid == 0:
             os.execv(sys.argv[1], sys.argv[1:])
@@ -36,6 +38,9 @@ struct CLI {
             if not chunk:
                 break
             out += chunk
+            if answer is not None and b"password" in out:
+                os.write(fd, (answer + "\\n").encode())
+                answer = None
         _, status = os.waitpid(pid, 0)
         sys.stdout.write(out.decode("utf-8", "replace"))
         sys.exit(os.waitstatus_to_exitcode(status))
