@@ -38,6 +38,11 @@ struct DownloadCLITests {
             let notFound = try await CLI.run(["download", server.url("/status/404").absoluteString, "-o", missing.path])
             #expect(notFound.status == 4 && notFound.stderr.contains("404") && notFound.stderr.contains("/status/404"), "\(notFound.stderr)")
             #expect(!notFound.stderr.contains("0 B, 0 B/s"))
+            // A refused connection: each retry is told as it happens, then the failure, with curl's exit code 7.
+            let unreachable = try await CLI.run(["download", "http://127.0.0.1:1/x", "-o", directory.appendingPathComponent("r").path, "--retries", "2"])
+            #expect(unreachable.status == 7, "\(unreachable.stderr)")
+            #expect(unreachable.stderr.hasPrefix("retry 1 after connectionFailed: connection refused by http://127.0.0.1:1/x\nretry 2 after"),
+                    "\(unreachable.stderr)")
             #expect(!missing.exists && !missing.partFile.exists && !missing.resumeRecord.exists)
 
             // --no-resume keeps nothing partial: the same failure leaves no part file and no record.

@@ -28,6 +28,20 @@ struct RequestTests {
         }
     }
 
+    /// Every session names itself `courier/VERSION` unless its configuration says otherwise.
+    @Test func theDefaultUserAgentNamesCourierAndCanBeChanged() async throws {
+        try await withServerSession { session, _ in
+            let echo = try await session.send(Request<Echo>.get("/echo")).value
+            #expect(echo.header("user-agent") == "courier/\(CourierRelease.version)" && CourierRelease.userAgent == "courier/0.1.0")
+            let own = try await session.send(Request<Echo>.get("/echo").header("User-Agent", "mine/1")).value
+            #expect(own.header("user-agent") == "mine/1")
+        }
+        try await withServerSession({ $0.defaultHeaders[.userAgent] = nil }) { session, _ in
+            let echo = try await session.send(Request<Echo>.get("/echo")).value
+            #expect(echo.header("user-agent") == nil)
+        }
+    }
+
     @Test func jsonInJsonOut() async throws {
         try await withServerSession { session, _ in
             let echo = try await session.send(Request<Echo>.post("/echo", body: .json(NewUser(name: "ada", age: 36)))).value
