@@ -82,8 +82,8 @@ struct RequestRun {
         var writer = try start(head, destination: destination, decodes: false, limit: limit)
         try writer.write(ByteBuffer(bytes: response.body))
         try writer.finish()
-        let firstByte = response.timing.timeToFirstByte.map { ContinuousClock.now - (response.timing.total - $0) } ?? .now
-        return Answer(head: head, url: response.url, fromCache: response.isFromCache, firstByte: firstByte, receivedBytes: Int64(response.body.count))
+        return Answer(head: head, url: response.url, fromCache: response.isFromCache, firstByte: response.timing.firstByte ?? .now,
+                      receivedBytes: Int64(response.body.count))
     }
 
     /// Shows the head when asked and returns the writer for the body.
