@@ -115,32 +115,35 @@ struct QueueCommand: AsyncParsableCommand {
 
         func run() async throws {
             // The worker's own signal handler stops it gracefully: running jobs go back to the queue.
-            try await Output.exitOnFailure(cancelsOnSignal: false) { [self] in
-                #if Postgres
-                let leaseTime = try UsageError.parsing("--lease") { try CommandLineInput.seconds(lease) }
-                let rate = try UsageError.parsing("--limit-rate") { try limitRate.map(CommandLineInput.byteRate) }
-                let configuration = try connection.downloadConfiguration()
-                let overrides = try connection.timeoutOverrides()
-                try await withQueue(database.db) { queue in
-                    try await queue.prepare()
-                    try await withSession(configuration) { session in
-                        let worker = try DownloadWorker(queue: queue, session: session, concurrency: concurrency, lease: leaseTime, bytesPerSecond: rate,
-                                                     retries: connection.retries ?? 2, idleTimeout: overrides.readIdle ?? .seconds(30))
-                        Output.stderr("worker \(worker.name): \(concurrency) at once")
-                        let events = worker.events()
-                        let printer = Task { for await event in events { Output.stderr(Self.line(event)) } }
-                        let interrupt = WorkerInterrupt.stopping(worker)
-                        defer { interrupt.sources.forEach { $0.cancel() } }
-                        await worker.run(untilSettled: untilDone)
-                        await printer.value
-                        if interrupt.fired.withLock({ $0 }) { throw ExitCode(130) }
-                    }
-                    if untilDone, try await queue.status().counts[.failed] ?? 0 > 0 { throw ExitCode(1) }
+            let command = self
+            try await Output.exitOnFailure(cancelsOnSignal: false) { try await command.work() }
+        }
+
+        private func work() async throws {
+            #if Postgres
+            let leaseTime = try UsageError.parsing("--lease") { try CommandLineInput.seconds(lease) }
+            let rate = try UsageError.parsing("--limit-rate") { try limitRate.map(CommandLineInput.byteRate) }
+            let configuration = try connection.downloadConfiguration()
+            let overrides = try connection.timeoutOverrides()
+            try await withQueue(database.db) { queue in
+                try await queue.prepare()
+                try await withSession(configuration) { session in
+                    let worker = try DownloadWorker(queue: queue, session: session, concurrency: concurrency, lease: leaseTime, bytesPerSecond: rate,
+                                                    retries: connection.retries ?? 2, idleTimeout: overrides.readIdle ?? .seconds(30))
+                    Output.stderr("worker \(worker.name): \(concurrency) at once")
+                    let events = worker.events()
+                    let printer = Task { for await event in events { Output.stderr(Self.line(event)) } }
+                    let interrupt = WorkerInterrupt.stopping(worker)
+                    defer { interrupt.sources.forEach { $0.cancel() } }
+                    await worker.run(untilSettled: untilDone)
+                    await printer.value
+                    if interrupt.fired.withLock({ $0 }) { throw ExitCode(130) }
                 }
-                #else
-                throw FleetStores.missing
-                #endif
+                if untilDone, try await queue.status().counts[.failed] ?? 0 > 0 { throw ExitCode(1) }
             }
+            #else
+            throw FleetStores.missing
+            #endif
         }
 
         #if Postgres
