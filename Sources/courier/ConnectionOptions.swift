@@ -89,9 +89,25 @@ struct ConnectionOptions: ParsableArguments {
         if (cert == nil) != (key == nil) { throw ValidationError("--cert and --key go together: a client certificate needs its private key") }
     }
 
-    /// The session configuration these options describe, on top of `base`; `retriesByDefault` is the command's
-    /// own default when `--retries` is not given. Every unusable value is a ``UsageError`` naming its option.
-    func configuration(_ base: Configuration = Configuration(), retriesByDefault: Int = 0) throws -> Configuration {
+    /// The session configuration these options describe, on top of `base`, `--retries` as the session's retry rule.
+    /// Every unusable value is a ``UsageError`` naming its option.
+    func configuration(_ base: Configuration = Configuration()) throws -> Configuration {
+        var configuration = try connection(base)
+        if let retries, retries > 0 {
+            configuration.retryPolicy = RetryPolicy(maxAttempts: retries + 1, baseDelay: .milliseconds(250))
+            configuration.monitors.append(RetryReporter(total: retries))
+        }
+        return configuration
+    }
+
+    /// The configuration of a session that downloads: every option but `--retries`, which the download's own rule
+    /// applies from the byte reached (the session's rule would resend whole exchanges).
+    func downloadConfiguration() throws -> Configuration {
+        try connection(Configuration())
+    }
+
+    /// Every option but `--retries`, on top of `base`.
+    private func connection(_ base: Configuration) throws -> Configuration {
         var configuration = base
         for line in headers {
             if let name = try Self.removedHeader(line) {
@@ -112,11 +128,6 @@ struct ConnectionOptions: ParsableArguments {
         if let seconds = try seconds(timeout, "--timeout") { configuration.timeouts.total = seconds }
         if let seconds = try seconds(readTimeout, "--read-timeout") { configuration.timeouts.readIdle = seconds }
         if let seconds = try seconds(connectTimeout, "--connect-timeout") { configuration.timeouts.connect = seconds }
-        let retries = retries ?? retriesByDefault
-        if retries > 0 {
-            configuration.retryPolicy = RetryPolicy(maxAttempts: retries + 1, baseDelay: .milliseconds(250))
-            configuration.monitors.append(RetryReporter(total: retries))
-        }
         if let maxRedirects {
             configuration.redirects.follows = maxRedirects > 0
             configuration.redirects.maxHops = max(maxRedirects, 1)
@@ -124,17 +135,8 @@ struct ConnectionOptions: ParsableArguments {
         return configuration
     }
 
-    /// The configuration of a session that downloads: every option but `--retries`, which the download's own rule
-    /// applies from the byte reached (the session's rule would resend whole exchanges).
-    func downloadConfiguration() throws -> Configuration {
-        var configuration = try self.configuration(retriesByDefault: 0)
-        configuration.retryPolicy = nil
-        configuration.monitors.removeAll { $0 is RetryReporter }
-        return configuration
-    }
-
-    /// `--timeout` as a request's override: uploads and downloads carry long totals of their own, which a
-    /// `--timeout` given on the command line replaces.
+    /// The timeouts as a request's overrides: an upload and a download carry long totals of their own, which a
+    /// `--timeout` given on the command line replaces (the session's timeouts cover every other request).
     func timeoutOverrides() throws -> TimeoutOverrides {
         TimeoutOverrides(connect: try seconds(connectTimeout, "--connect-timeout"), readIdle: try seconds(readTimeout, "--read-timeout"),
                          total: try seconds(timeout, "--timeout"))

@@ -82,7 +82,6 @@ struct RequestOptions: ParsableArguments {
             if defaults[.accept] == nil { request.headers[.accept] = "application/json" }
         }
         if !form.isEmpty { request.body = .form(try CommandLineInput.formFields(form)) }
-        request.timeouts = try connection.timeoutOverrides()
         return request
     }
 
