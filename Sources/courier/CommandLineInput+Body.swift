@@ -10,10 +10,20 @@ extension CommandLineInput {
             if contentType == "application/json" { return try UsageError.parsing(option) { try jsonBody(text) } }
             return .bytes(Data(text.utf8), contentType: contentType)
         }
-        let path = String(text.dropFirst())
-        if path == "-" { return .stream(FileChunks(url: URL(filePath: "/dev/stdin")), contentType: contentType) }
+        return try streamed(String(text.dropFirst()), contentType: contentType)
+    }
+
+    /// The file at `path` as a body streamed from disk (checked readable now: an ``InputFailure`` before anything
+    /// is sent), or standard input streamed in chunks for `-`; `contentType` is given the path.
+    static func streamed(_ path: String, contentType: (String) -> String) throws -> RequestBody {
+        if path == "-" { return .stream(FileChunks(url: URL(filePath: "/dev/stdin")), contentType: contentType(path)) }
         try checkReadable(path)
-        return .file(URL(filePath: path), contentType: contentType)
+        return .file(URL(filePath: path), contentType: contentType(path))
+    }
+
+    /// ``streamed(_:contentType:)`` with one content type whatever the path.
+    static func streamed(_ path: String, contentType: String) throws -> RequestBody {
+        try streamed(path) { _ in contentType }
     }
 
     /// `--form` pairs as parameters; `key=@FILE` and `key=@-` take the value from a file or standard input (read

@@ -36,10 +36,8 @@ extension CommandLineInput {
                 throw UsageError(option: "--data", message: "--data sends one body; it does not mix with --file or --field")
             }
             guard data.hasPrefix("@") else { return .text(data, contentType: "application/octet-stream") }
-            let path = String(data.dropFirst())
-            if path == "-" { return .stream(FileChunks(url: URL(filePath: "/dev/stdin")), contentType: "application/octet-stream") }
-            try checkReadable(path)
-            return .file(URL(filePath: path), contentType: MIMEType.forFileName(URL(filePath: path).lastPathComponent))
+            // The type from the file's name; standard input (`-`, no extension) is application/octet-stream.
+            return try streamed(String(data.dropFirst())) { MIMEType.forFileName(URL(filePath: $0).lastPathComponent) }
         }
         guard !files.isEmpty || !fields.isEmpty else {
             throw UsageError(option: "upload", message: "nothing to upload: give --file name=@PATH, --field key=value or --data @PATH")
