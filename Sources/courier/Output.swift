@@ -1,20 +1,10 @@
 import ArgumentParser
 import Courier
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Where the CLI writes, and how it turns failures into one line and an exit code.
 enum Output {
     static func stdout(_ data: Data) { FileHandle.standardOutput.write(data) }
-
-    /// A response body on stdout; on a terminal, followed by a newline when it lacks one, so the status line on
-    /// stderr starts a line of its own (curl's `-w` habit). Into a pipe or a file it goes byte for byte.
-    static func body(_ data: Data) {
-        stdout(data)
-        if let last = data.last, last != UInt8(ascii: "\n"), isatty(STDOUT_FILENO) != 0 { stdout(Data("\n".utf8)) }
-    }
 
     static func stdout(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
