@@ -25,8 +25,7 @@ final class BodyDestination {
         signal(SIGXFSZ, SIG_IGN)  // past a file size limit, writes fail with EFBIG, told as a write error
         let target = URL(filePath: path)
         let folder = target.deletingLastPathComponent().path(percentEncoded: false)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+        guard FileManager.default.isDirectory(atPath: folder) else {
             throw OutputFailure(message: "cannot write \"\(path)\": the directory \(folder) does not exist")
         }
         let prefix: String = folder.hasSuffix("/") ? folder : folder + "/"

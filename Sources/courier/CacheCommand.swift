@@ -35,8 +35,7 @@ struct CacheCommand: AsyncParsableCommand {
         /// look and remove).
         func open() async throws -> ResponseCache {
             let place = cacheStore ?? CacheArguments.directory(cacheDir).path(percentEncoded: false)
-            var isDirectory: ObjCBool = false
-            if cacheStore == nil, !FileManager.default.fileExists(atPath: place, isDirectory: &isDirectory) || !isDirectory.boolValue {
+            if cacheStore == nil, !FileManager.default.isDirectory(atPath: place) {
                 throw CommandFailure(description: "there is no cache directory at \(place): nothing has been cached there "
                                      + "(courier get URL --cache http --cache-dir \(place) fills it)")
             }

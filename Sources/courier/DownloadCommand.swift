@@ -119,8 +119,7 @@ struct DownloadCommand: AsyncParsableCommand {
     private func downloadOne(_ url: URL, manager: DownloadManager, options: DownloadOptions) async throws {
         if let output, !createDirs {
             let folder = URL(filePath: output).deletingLastPathComponent()
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            guard FileManager.default.isDirectory(atPath: folder.path) else {
                 throw CourierError(code: .fileAccess, message: "the directory \(folder.path) does not exist; add --create-dirs to create it")
             }
         }
