@@ -103,15 +103,14 @@ struct DownloadCommand: AsyncParsableCommand {
                 }
             } catch {
                 // Interrupted or past --timeout: each download saves its resume record before the process ends.
+                let kept = "the partial download is kept, run the same command to resume"
                 if Task.isCancelled {
                     _ = try? await manager.pause(.all)
-                    throw Interrupted(detail: "the partial download is kept, run the same command to resume")
+                    throw Interrupted(detail: kept)
                 }
-                if let error = error as? CourierError, error.code == .timeout {
-                    _ = try? await manager.pause(.all)
-                    throw CourierError(code: .timeout, message: error.message + "; the partial download is kept, run the same command to resume")
-                }
-                throw error
+                guard let timeout = error as? CourierError, timeout.code == .timeout else { throw error }
+                _ = try? await manager.pause(.all)
+                throw CourierError(code: .timeout, message: timeout.message + "; " + kept)
             }
         }
     }
@@ -170,20 +169,5 @@ struct DownloadCommand: AsyncParsableCommand {
         let seconds = String(format: "%.2f", start.duration(to: .now).seconds)
         Output.stderr("\(urls.count) download\(urls.count == 1 ? "" : "s"): \(urls.count - failed) completed, \(failed) failed in \(seconds) s")
         if failed > 0 { throw ExitCode(1) }
-    }
-}
-
-/// SIGINT and SIGTERM handled by the process instead of ending it.
-enum Interrupt {
-    /// Calls `handler` on SIGINT and SIGTERM instead of dying; returns the signal sources, to cancel when done.
-    static func handling(_ handler: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
-        for source in sources {
-            source.setEventHandler(handler: handler)
-            source.resume()
-        }
-        return sources
     }
 }
