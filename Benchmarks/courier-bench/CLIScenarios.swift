@@ -43,7 +43,7 @@ extension Scenario {
                 sync()  // untimed: the next run does not pay for writing this one's pages out
             }
         }
-        let results = seconds.mapValues { Double(size) / 1e6 / CLIRuns.median($0) }
+        let results = seconds.mapValues { Double(size) / 1e6 / Throughput.median($0) }
         let peak = try await CLIRuns.peakRSSKiB("\(courier.path) get -s \(url) >/dev/null")
         var versus = ""
         if results["curl-o"] != nil {
@@ -77,7 +77,7 @@ extension Scenario {
         let results = milliseconds.mapValues { $0.reduce(0, +) / Double($0.count) }
         let versus = results["curl"] != nil && results["courier"] != nil
             ? String(format: "courier/curl = %.2f (target <= 1.2); ", results.ratio("courier", to: "curl")) : ""
-        let medians = milliseconds.keys.sorted().map { String(format: "%@ %.1f", $0, CLIRuns.median(milliseconds[$0] ?? [])) }
+        let medians = milliseconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.1f", $0.key, Throughput.median($0.value)) }
         return ScenarioResult(name: "cli-get-1k", unit: "ms per process", higherIsBetter: false, results: results,
                               notes: notes + versus + "mean of \(runs) runs each, alternating; medians (ms): " + medians.joined(separator: ", "))
     }
@@ -120,10 +120,5 @@ enum CLIRuns {
             throw BenchError.unexpected("the peak RSS run of '\(line)' failed")
         }
         return kib
-    }
-
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
     }
 }
