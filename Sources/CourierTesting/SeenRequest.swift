@@ -1,3 +1,4 @@
+import Courier
 import NIOHTTP1
 
 /// A request as ``TestServer`` saw it arrive: its head and how long its body was.
@@ -22,7 +23,7 @@ public struct SeenRequest: Sendable {
         method = head.method.rawValue
         self.path = path
         uri = head.uri
-        version = head.version.major >= 2 ? "HTTP/\(head.version.major)" : "HTTP/\(head.version.major).\(head.version.minor)"
+        version = head.version.text
         headers = head.headers.map { ($0.name, $0.value) }
         self.bodyLength = bodyLength
     }

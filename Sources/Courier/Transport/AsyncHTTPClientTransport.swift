@@ -164,7 +164,7 @@ public final class AsyncHTTPClientTransport: Transport {
                                                          version: HTTPVersion? = nil) -> TransportResponse where Body.Element == ByteBuffer {
         var response = TransportResponse(status: Self.status(status), headers: ResponseFields.fields(headers),
                                          body: ByteStream(TranslatingBody(base: body, timeouts: timeouts, url: url)))
-        response.version = version.map { $0.major >= 2 ? "HTTP/\($0.major)" : "HTTP/\($0.major).\($0.minor)" }
+        response.version = version?.text
         return response
     }
 
