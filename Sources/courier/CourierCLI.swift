@@ -24,7 +24,7 @@ struct CourierCLI: AsyncParsableCommand {
 
             Exit codes (curl's numbers where curl has them):
             """) + "\n" + ExitStatus.table,
-        version: CourierRelease.version,
+        version: Courier.version,
         subcommands: [
             Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self, DownloadCommand.self, QueueCommand.self, UploadCommand.self, ReachabilityCommand.self, Serve.self, Demo.self,
         ]

@@ -28,11 +28,21 @@ struct RequestTests {
         }
     }
 
+    /// `Courier.version` is the newest release the changelog names, so the two cannot drift apart.
+    @Test func theVersionIsTheChangelogsNewestRelease() throws {
+        let changelog = try String(
+            contentsOf: URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../CHANGELOG.md"),
+            encoding: .utf8)
+        let released = changelog.split(separator: "\n").first { $0.hasPrefix("## ") && $0.first(where: \.isNumber) != nil }
+        #expect(released?.hasPrefix("## \(Courier.version) ") == true, "newest release heading: \(released ?? "none")")
+        #expect(CourierRelease.version == Courier.version)
+    }
+
     /// Every session names itself `courier/VERSION` unless its configuration says otherwise.
     @Test func theDefaultUserAgentNamesCourierAndCanBeChanged() async throws {
         try await withServerSession { session, _ in
             let echo = try await session.send(Request<Echo>.get("/echo")).value
-            #expect(echo.header("user-agent") == "courier/\(CourierRelease.version)" && CourierRelease.userAgent == "courier/0.1.0")
+            #expect(echo.header("user-agent") == "courier/\(Courier.version)" && CourierRelease.userAgent == "courier/0.1.0")
             let own = try await session.send(Request<Echo>.get("/echo").header("User-Agent", "mine/1")).value
             #expect(own.header("user-agent") == "mine/1")
         }
