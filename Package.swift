@@ -15,6 +15,9 @@ let fuzzedSettings: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,
 
 let package = Package(
     name: "Courier",
+    // CI builds and tests on Linux. Apple's systems are expected to build (Linux-only code sits behind
+    // `#if os(Linux)`), from the releases that have the Synchronization module Courier's locks and atomics use.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Courier", targets: ["Courier"]),
         .library(name: "CourierTesting", targets: ["CourierTesting"]),
@@ -52,7 +55,7 @@ let package = Package(
         .target(
             name: "Courier",
             dependencies: [
-                "CCourierSystem",
+                .target(name: "CCourierSystem", condition: .when(platforms: [.linux])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -3,6 +3,14 @@ import Foundation
 import NIOCore
 #if canImport(Glibc)
 import Glibc
+
+private let systemWrite = Glibc.write
+private let systemUmask = Glibc.umask
+#elseif canImport(Darwin)
+import Darwin
+
+private let systemWrite = Darwin.write
+private let systemUmask = Darwin.umask
 #endif
 
 /// Where a response body goes as it arrives: standard output, or `-o FILE` through a temporary file beside it that
@@ -60,7 +68,7 @@ final class BodyDestination {
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 throw OutputFailure(message: "cannot write \(file.map { "\"\($0.final)\"" } ?? "to standard output"): \(String(cString: strerror(errno)))")
@@ -99,8 +107,8 @@ final class BodyDestination {
 
     /// The process's umask, read without changing it for longer than the call.
     private static var umask: mode_t {
-        let mask = Glibc.umask(0o022)
-        _ = Glibc.umask(mask)
+        let mask = systemUmask(0o022)
+        _ = systemUmask(mask)
         return mask
     }
 }

@@ -6,7 +6,9 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+#if os(Linux)
 import CCourierSystem
+#endif
 import NIOCore
 import Synchronization
 
@@ -78,7 +80,9 @@ final class PartFile: Sendable {
     /// Starts writing the file's dirty pages to the disk without waiting for them (Linux only; elsewhere the
     /// `fsync` of a checkpoint does it all). A failure here changes nothing: `fsync` reports what matters.
     private func startWriteback() {
+        #if os(Linux)
         _ = courier_start_writeback(descriptor)
+        #endif
     }
 
     /// Flushes what was written to the disk, so a record written afterwards never claims bytes a crash could lose.

@@ -46,8 +46,11 @@ public enum InterfaceKind: String, Sendable, Hashable {
     /// Anything else: tunnels, bridges, virtual interfaces.
     case other
 
-    /// The kind an interface name suggests, by the kernel's and systemd's naming conventions.
+    /// The kind an interface name suggests, by Linux's and systemd's naming conventions. Elsewhere, where a name
+    /// such as `en0` says nothing of the medium, only loopback (`lo0`) is told apart and every other name is
+    /// `.other`.
     public init(interfaceName name: String) {
+        #if os(Linux)
         if name == "lo" || name.hasPrefix("lo:") {
             self = .loopback
         } else if name.hasPrefix("wl") {
@@ -59,5 +62,8 @@ public enum InterfaceKind: String, Sendable, Hashable {
         } else {
             self = .other
         }
+        #else
+        self = name.hasPrefix("lo") ? .loopback : .other
+        #endif
     }
 }
