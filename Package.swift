@@ -49,6 +49,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.3.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // `swift package generate-documentation` (.ci/build-docs); a plugin, so nothing of it is linked.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(name: "CCourierSystem"),

@@ -4,7 +4,7 @@ public import HTTPTypes
 import NIOCore
 public import OpenAPIRuntime
 
-/// A swift-openapi-runtime `ClientTransport` backed by a Courier ``Courier/Session``, so a client made by
+/// A swift-openapi-runtime `ClientTransport` backed by a Courier ``/Courier/Session``, so a client made by
 /// swift-openapi-generator gets the session's pool, cache, retries, interceptors, TLS policies, cookies, metrics and tracing.
 ///
 /// ```swift
@@ -13,9 +13,9 @@ public import OpenAPIRuntime
 /// ```
 ///
 /// Every status goes back to the generated code, which decides what it means: the session's validators are not
-/// applied, the request's operation ID becomes its ``Courier/Request/tag``. Request bodies of known length up to
+/// applied, the request's operation ID becomes its ``/Courier/Request/tag``. Request bodies of known length up to
 /// ``bufferedBodyLimit`` are gathered so they can be retried and coalesced; longer or unknown ones stream, once.
-/// Response bodies are gathered within the session's ``Courier/ResponseLimits``, then handed over.
+/// Response bodies are gathered within the session's ``/Courier/ResponseLimits``, then handed over.
 public struct CourierClientTransport: ClientTransport {
     /// The session requests go through.
     public let session: Session

@@ -14,7 +14,7 @@ import PostgresNIO
 /// for await status in queue.progress(every: .seconds(1)) { print(status) }
 /// ```
 ///
-/// Every operation waits at most ``operationTimeout`` and throws ``CourierError/Code/database`` when the database
+/// Every operation waits at most ``operationTimeout`` and throws ``/Courier/CourierError/Code/database`` when the database
 /// fails or does not answer; the workers wait and go on.
 public final class DownloadQueue: Sendable {
     /// The database the jobs live in.
@@ -52,7 +52,7 @@ public final class DownloadQueue: Sendable {
         self.operationTimeout = operationTimeout
     }
 
-    /// Creates the table when it is missing; throws ``CourierError/Code/database`` naming what is wrong (address,
+    /// Creates the table when it is missing; throws ``/Courier/CourierError/Code/database`` naming what is wrong (address,
     /// password, a table written by a newer Courier).
     public func prepare() async throws {
         try await database.prepare(Self.schema, within: preparationTimeout)
@@ -66,8 +66,8 @@ public final class DownloadQueue: Sendable {
     /// Adds a job and returns its number. A destination the queue already has keeps its job (a failed one is
     /// queued again, with its attempts reset); one destination is one file.
     ///
-    /// A relative destination is taken from the current directory. Throws ``CourierError/Code/invalidURL`` for a
-    /// URL that is not http(s) and ``CourierError/Code/invalidParameter`` for a directory as the destination or
+    /// A relative destination is taken from the current directory. Throws ``/Courier/CourierError/Code/invalidURL`` for a
+    /// URL that is not http(s) and ``/Courier/CourierError/Code/invalidParameter`` for a directory as the destination or
     /// `maxAttempts` below 1.
     @discardableResult
     public func add(_ url: URL, to destination: URL, checksum: DownloadChecksum? = nil, priority: Int = 0, connections: Int = 1,

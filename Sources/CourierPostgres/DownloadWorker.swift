@@ -2,7 +2,7 @@ public import Courier
 public import Foundation
 import HTTPTypes
 
-/// A worker of a ``DownloadQueue``: claims jobs, downloads each with a ``DownloadManager`` (resuming from a
+/// A worker of a ``DownloadQueue``: claims jobs, downloads each with a ``/Courier/DownloadManager`` (resuming from a
 /// `.part` file another worker left), renews its lease while it does, and records the outcome once.
 ///
 /// ```swift
@@ -56,7 +56,7 @@ public actor DownloadWorker {
     private var stopSignals: [Int64: AsyncStream<Void>.Continuation] = [:]
 
     /// A worker on `queue` that downloads through `session`; each job's download retries `retries` transient
-    /// failures in a row from the byte reached and ends on `idleTimeout` of silence (see ``DownloadOptions``).
+    /// failures in a row from the byte reached and ends on `idleTimeout` of silence (see ``/Courier/DownloadOptions``).
     public init(queue: DownloadQueue, session: Session, concurrency: Int = 2, lease: Duration = .seconds(30),
                 pollInterval: Duration = .milliseconds(500), bytesPerSecond: Int? = nil, retries: Int = 2,
                 idleTimeout: Duration = .seconds(30)) throws {

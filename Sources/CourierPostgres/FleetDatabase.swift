@@ -5,7 +5,7 @@ import NIOPosix
 
 /// The PostgreSQL database a fleet of Courier processes shares: a PostgresNIO `PostgresClient` (its connection
 /// pool) run in a task of its own, every operation bounded in time, every failure a
-/// ``CourierError/Code/database`` that says what the server said (never the password).
+/// ``/Courier/CourierError/Code/database`` that says what the server said (never the password).
 ///
 /// Make one per process and database, share it between a ``PostgresCacheStore`` and other users, and
 /// ``close()`` it when done:
@@ -38,7 +38,7 @@ public final class FleetDatabase: Sendable {
         runner = Task { await client.run() }
     }
 
-    /// Connects to the database at `url` (see ``PostgresLocation``); throws ``CourierError/Code/invalidParameter``
+    /// Connects to the database at `url` (see ``PostgresLocation``); throws ``/Courier/CourierError/Code/invalidParameter``
     /// for a malformed URL.
     public convenience init(url: String, maxConnections: Int = 8, logger: Logger = Logger(label: "courier.postgres")) throws {
         self.init(try PostgresLocation(url: url), maxConnections: maxConnections, logger: logger)
@@ -52,7 +52,7 @@ public final class FleetDatabase: Sendable {
 
     /// `operation` on the pool, given up after `limit` (the wait for a connection included): a server that is
     /// down or stuck costs the caller `limit`, not a hang. What is still running then is cancelled and finishes
-    /// in the background. Failures become ``CourierError/Code/database`` errors naming `what`.
+    /// in the background. Failures become ``/Courier/CourierError/Code/database`` errors naming `what`.
     @discardableResult
     public func run<Result: Sendable>(_ what: String, within limit: Duration,
                                       _ operation: @escaping @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
@@ -62,7 +62,7 @@ public final class FleetDatabase: Sendable {
 
     /// Connects once, outside the pool, and asks the server a trivial question: the pool retries a refused
     /// connection quietly until its caller gives up, so this is how a wrong address or password gets its own
-    /// message (``CourierError/Code/database``, with the server's words).
+    /// message (``/Courier/CourierError/Code/database``, with the server's words).
     public func check(within limit: Duration = .seconds(5)) async throws {
         let location = location
         try await bounded("connecting", within: limit) {
@@ -95,7 +95,7 @@ public final class FleetDatabase: Sendable {
         }
     }
 
-    /// `body`, given up after `limit` (see ``run(_:within:_:)``), its failures as ``CourierError/Code/database``.
+    /// `body`, given up after `limit` (see ``run(_:within:_:)``), its failures as ``/Courier/CourierError/Code/database``.
     private func bounded<Result: Sendable>(_ what: String, within limit: Duration,
                                            _ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
         let location = location
@@ -109,7 +109,7 @@ public final class FleetDatabase: Sendable {
         CourierError(code: .database, message: "\(location) did not answer within \(limit.formattedSeconds) (\(what))")
     }
 
-    /// `error` as a ``CourierError/Code/database`` error that names the database and says what the server said.
+    /// `error` as a ``/Courier/CourierError/Code/database`` error that names the database and says what the server said.
     static func failure(_ error: any Error, doing what: String, at location: PostgresLocation) -> CourierError {
         if let error = error as? CourierError { return error }
         return CourierError(code: .database, message: "\(location): \(what) failed: \(describe(error))", underlying: error)

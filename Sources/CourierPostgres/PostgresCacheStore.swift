@@ -4,7 +4,7 @@ public import Logging
 import PostgresNIO
 
 /// A response cache store in PostgreSQL, shared by every process that uses the same database: what one instance
-/// of a service fetched, the others read. Put it where a ``DiskCacheStore`` goes:
+/// of a service fetched, the others read. Put it where a ``/Courier/DiskCacheStore`` goes:
 ///
 /// ```swift
 /// let database = try FleetDatabase(url: "postgres://app:secret@db.internal/app")
@@ -13,12 +13,12 @@ import PostgresNIO
 /// ```
 ///
 /// - Each entry is a row of `courier_cache` whose `entry` column holds exactly what the disk store writes to a
-///   file (``CacheCompression`` for the body, a SHA-256 over the rest): a damaged row is a miss and is removed,
+///   file (``/Courier/CacheCompression`` for the body, a SHA-256 over the rest): a damaged row is a miss and is removed,
 ///   never served. The other columns (key, URL, sizes, times) serve listings and eviction.
 /// - Eviction keeps the stored bytes under ``maxBytes`` (least recently read first, by `accessed_at`) and drops
 ///   entries older than ``maxAge``. One process evicts at a time (a transaction-scoped advisory lock); the
 ///   others skip it.
-/// - A miss is filled once across the fleet (``CacheFillCoordinator``): one process fetches, the others wait for
+/// - A miss is filled once across the fleet (``/Courier/CacheFillCoordinator``): one process fetches, the others wait for
 ///   its entry, polling; a process that dies while fetching releases its lock with its connection, and the next
 ///   one takes over.
 /// - The database down or slow never fails a request: each operation is bounded by ``operationTimeout`` and a
@@ -81,7 +81,7 @@ public actor PostgresCacheStore: CacheStorage, CacheFillCoordinator {
     }
 
     /// Creates the table when it is missing. The store does this on first use; call it to find out early (and
-    /// with a clear ``CourierError/Code/database`` or ``CourierError/Code/timeout``) that the address, the
+    /// with a clear ``/Courier/CourierError/Code/database`` or ``/Courier/CourierError/Code/timeout``) that the address, the
     /// password or the schema is wrong, since the store's own operations turn every failure into a miss.
     public func prepare() async throws {
         try await database.prepare(Self.schema, within: preparationTimeout)

@@ -35,7 +35,7 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
     /// The URL without its password, for messages and logs.
     public let description: String
 
-    /// Reads `url`; throws ``CourierError/Code/invalidParameter`` naming what is wrong with it.
+    /// Reads `url`; throws ``/Courier/CourierError/Code/invalidParameter`` naming what is wrong with it.
     public init(url text: String) throws {
         func invalid(_ reason: String) -> CourierError {
             CourierError(code: .invalidParameter, message: "the database URL \(Self.withoutPassword(text)) \(reason); "

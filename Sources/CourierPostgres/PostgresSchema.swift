@@ -7,7 +7,7 @@ import PostgresNIO
 ///
 /// ``prepare(in:)`` creates what is missing under a transaction-scoped advisory lock, so many processes starting
 /// at once create each table once; a table written by a newer Courier (a higher version) is refused with a
-/// ``CourierError/Code/database`` error rather than read wrongly.
+/// ``/Courier/CourierError/Code/database`` error rather than read wrongly.
 struct PostgresSchema: Sendable {
     /// The component's name in `courier_schema`.
     let component: String

@@ -40,7 +40,7 @@ public final class StubTransport: Transport {
     private let answer: @Sendable (TransportRequest) async throws -> Answer
     private let recorded = Locked<[TransportRequest]>([])
 
-    /// Creates a stub answering every request with `answer`; throw a ``CourierError`` to simulate a failure.
+    /// Creates a stub answering every request with `answer`; throw a ``/Courier/CourierError`` to simulate a failure.
     public init(_ answer: @escaping @Sendable (TransportRequest) async throws -> Answer) {
         self.answer = answer
     }
@@ -48,7 +48,7 @@ public final class StubTransport: Transport {
     /// Every request sent so far, in order.
     public var requests: [TransportRequest] { recorded.withLock { $0 } }
 
-    /// Sends the request; see ``Transport/send(_:)``.
+    /// Sends the request; see ``/Courier/Transport/send(_:)``.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         recorded.withLock { $0.append(request) }
         let answer = try await self.answer(request)
@@ -56,6 +56,6 @@ public final class StubTransport: Transport {
                                  body: ByteStream(chunks: answer.body.isEmpty ? [] : [ByteBuffer(bytes: answer.body)]))
     }
 
-    /// Releases what the transport holds; see ``Transport/shutdown()``.
+    /// Releases what the transport holds; see ``/Courier/Transport/shutdown()``.
     public func shutdown() async throws {}
 }

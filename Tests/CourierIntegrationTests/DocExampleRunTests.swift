@@ -28,7 +28,7 @@ struct DocExampleRunTests {
     @Test func theDocumentationsFirstExampleRunsAgainstTheLoopbackServer() async throws {
         try await withTestServer { server in
             try await ExampleOrigin.$current.withValue(server.baseURL.absoluteString) {
-                try await runDocs_docc_Courier_1()
+                try await runSources_Courier_Courier_docc_Courier_1()
             }
             #expect(server.hits("/users/42") == 1)
         }
