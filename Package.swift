@@ -27,8 +27,11 @@ let package = Package(
         .executable(name: "courier-bench", targets: ["courier-bench"]),
     ],
     traits: [
-        .trait(name: "Postgres", description: "courier's PostgreSQL commands (shared cache store, download queue); "
-               + "off by default so a first `swift run courier demo` does not build postgres-nio"),
+        .trait(
+            name: "Postgres",
+            description: "courier's PostgreSQL commands (shared cache store, download queue); "
+                + "off by default so a first `swift run courier demo` does not build postgres-nio"
+        ),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -155,9 +158,11 @@ let package = Package(
         .target(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
         .executableTarget(
             name: "courier-fuzz",
-            dependencies: ["Courier", "CLibFuzzer", .product(name: "HTTPTypes", package: "swift-http-types"),
-                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
-                           .product(name: "NIOEmbedded", package: "swift-nio")],
+            dependencies: [
+                "Courier", "CLibFuzzer", .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
             path: "Fuzz/courier-fuzz",
             swiftSettings: strictSettings + fuzzedSettings,
             linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []
@@ -204,8 +209,12 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-suppress-warnings"])]
         ),
         // Run by the crash campaign as a child process: a download killed in the window after its move into place.
-        .executableTarget(name: "courier-crash-helper", dependencies: ["Courier"], path: "Tests/CourierCrashHelper",
-                          swiftSettings: strictSettings),
+        .executableTarget(
+            name: "courier-crash-helper",
+            dependencies: ["Courier"],
+            path: "Tests/CourierCrashHelper",
+            swiftSettings: strictSettings
+        ),
         // Linked into the test bundle only: caps how many tests run at once (see its source).
         .target(name: "CTestRunWidth", path: "Tests/CTestRunWidth"),
         .target(

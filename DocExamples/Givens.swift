@@ -4,7 +4,10 @@
 import CoreMetrics
 
 var session: Session { fatalError() }
-var config: Configuration { get { fatalError() } set {} }
+var config: Configuration {
+    get { fatalError() }
+    set {}
+}
 var cache: ResponseCache { fatalError() }
 var manager: DownloadManager { fatalError() }
 var jar: CookieJar { fatalError() }
@@ -36,18 +39,35 @@ var metricsFactory: any MetricsFactory { NOOPMetricsHandler.instance }
 var setSpinner: @Sendable (Bool) -> Void { { _ in } }
 var show: @Sendable (Bool) -> Void { { _ in } }
 func render(_ feed: Feed, stale: Bool) {}
-struct User: Codable, Sendable { var id: Int; var name: String }
+struct User: Codable, Sendable {
+    var id: Int
+    var name: String
+}
 struct NewUser: Codable, Sendable { var name: String }
 struct Item: Codable, Sendable { var id: Int }
 struct NewItem: Codable, Sendable { var name: String }
 struct Feed: Codable, Sendable { var items: [Item] }
 struct Receipt: Codable, Sendable { var total: Int }
-struct Credentials: Codable, Sendable { var user = "ada"; var password = "" }
-struct Token: Codable, Sendable { var jwt: String; var isGuest: Bool }
-struct Profile: Codable, Sendable { var name: String; static var guest: Profile { Profile(name: "guest") } }
+struct Credentials: Codable, Sendable {
+    var user = "ada"
+    var password = ""
+}
+struct Token: Codable, Sendable {
+    var jwt: String
+    var isGuest: Bool
+}
+struct Profile: Codable, Sendable {
+    var name: String
+    static var guest: Profile { Profile(name: "guest") }
+}
 struct MyAPIError: Error { init(_ json: ParameterValue) {} }
 final class PrometheusCollectorRegistry {}
-func PrometheusMetricsFactory(registry: PrometheusCollectorRegistry) -> any MetricsFactory { NOOPMetricsHandler.instance }
+func PrometheusMetricsFactory(registry: PrometheusCollectorRegistry) -> any MetricsFactory {
+    NOOPMetricsHandler.instance
+}
 var registry: PrometheusCollectorRegistry { PrometheusCollectorRegistry() }
-struct Client { init(serverURL: URL, transport: CourierClientTransport) {}; func listPets() async throws -> [String] { [] } }
+struct Client {
+    init(serverURL: URL, transport: CourierClientTransport) {}
+    func listPets() async throws -> [String] { [] }
+}
 enum Servers { enum Server1 { static func url() throws -> URL { fatalError() } } }

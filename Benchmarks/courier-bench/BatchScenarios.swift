@@ -45,7 +45,9 @@ extension Scenario {
         let contenders: [FixedWork] = [
             FixedWork(name: "courier", renew: sessions.renew) {
                 let outcome = try await sessions.client.batch(requests, options: BatchOptions(concurrency: 256))
-                guard outcome.allSucceeded else { throw BenchError.unexpected("courier: \(outcome.failedIndices.count) failed") }
+                guard outcome.allSucceeded else {
+                    throw BenchError.unexpected("courier: \(outcome.failedIndices.count) failed")
+                }
             },
             ahc("ahc", clients),
             ahc("ahc-defaults", defaultClients),
@@ -65,12 +67,25 @@ extension Scenario {
         let rates = RoundResults(samples: times.mapValues { $0.map { Double(count) / $0.seconds } })
         let ratio = rates.medians.ratio("courier", to: "ahc")
         return ScenarioResult(
-            name: "batch-10k", unit: "req/s", higherIsBetter: true, results: rates.medians,
+            name: "batch-10k",
+            unit: "req/s",
+            higherIsBetter: true,
+            results: rates.medians,
             metrics: ["peak_rss_mib": peak, "cpu_us_per_req": cpuMedians],
-            notes: String(format: "%d GETs of 1 KiB, 256 in flight; courier/ahc = %.3f (target >= 0.9; middle half of the rounds %@); courier peak RSS %.0f MiB (target < 200); median of %d rounds, each on new clients; default connection pools; ahc is set up as Courier sets it up, ahc-defaults is AsyncHTTPClient's default configuration; "
-                          + "CPU per request of the whole process (the in-process server's share included, the same for every contender): courier %.1f us, ahc %.1f us (%.3f), steadier than req/s on a shared machine",
-                          count, ratio, rates.spread("courier", to: "ahc"), peak["courier"] ?? 0, rounds,
-                          cpuMedians["courier"] ?? 0, cpuMedians["ahc"] ?? 0, (cpuMedians["courier"] ?? 0) / max(cpuMedians["ahc"] ?? 1, 0.001)))
+            notes: String(
+                format:
+                    "%d GETs of 1 KiB, 256 in flight; courier/ahc = %.3f (target >= 0.9; middle half of the rounds %@); courier peak RSS %.0f MiB (target < 200); median of %d rounds, each on new clients; default connection pools; ahc is set up as Courier sets it up, ahc-defaults is AsyncHTTPClient's default configuration; "
+                    + "CPU per request of the whole process (the in-process server's share included, the same for every contender): courier %.1f us, ahc %.1f us (%.3f), steadier than req/s on a shared machine",
+                count,
+                ratio,
+                rates.spread("courier", to: "ahc"),
+                peak["courier"] ?? 0,
+                rounds,
+                cpuMedians["courier"] ?? 0,
+                cpuMedians["ahc"] ?? 0,
+                (cpuMedians["courier"] ?? 0) / max(cpuMedians["ahc"] ?? 1, 0.001)
+            )
+        )
     }
 
     /// `coalesce-1000`: 1,000 concurrent identical GETs of an endpoint that takes 50 ms. The headline is how many
@@ -107,14 +122,26 @@ extension Scenario {
         }.mapValues { Throughput.median($0).seconds * 1000 }
         try await session.shutdown()
         try await client.shutdown()
-        let timing = String(format: "time of a round: courier %.0f ms, ahc-singleflight %.0f ms (courier/ahc-singleflight = %.2f), ahc unshared %.0f ms",
-                            times["courier"] ?? 0, times["ahc-singleflight"] ?? 0, (times["courier"] ?? 0) / max(times["ahc-singleflight"] ?? 1, 1),
-                            times["ahc"] ?? 0)
+        let timing = String(
+            format:
+                "time of a round: courier %.0f ms, ahc-singleflight %.0f ms (courier/ahc-singleflight = %.2f), ahc unshared %.0f ms",
+            times["courier"] ?? 0,
+            times["ahc-singleflight"] ?? 0,
+            (times["courier"] ?? 0) / max(times["ahc-singleflight"] ?? 1, 1),
+            times["ahc"] ?? 0
+        )
         let unit = hits.isEmpty ? "ms" : "server hits"
         return ScenarioResult(
-            name: "coalesce-1000", unit: unit, higherIsBetter: false, results: hits.isEmpty ? times : hits, metrics: ["round_ms": times],
-            notes: (hits.isEmpty ? "server hits unknown against --url, so results hold the time of a round; " : "server hits per round (target: courier 1); ")
-                + "\(count) concurrent identical GETs of /delay/50; \(timing); median of \(rounds) rounds; default connection pools")
+            name: "coalesce-1000",
+            unit: unit,
+            higherIsBetter: false,
+            results: hits.isEmpty ? times : hits,
+            metrics: ["round_ms": times],
+            notes: (hits.isEmpty
+                ? "server hits unknown against --url, so results hold the time of a round; "
+                : "server hits per round (target: courier 1); ")
+                + "\(count) concurrent identical GETs of /delay/50; \(timing); median of \(rounds) rounds; default connection pools"
+        )
     }
 }
 
@@ -147,8 +174,11 @@ struct FixedWork: Sendable {
     /// Runs each contender `rounds` times, alternating the order, and returns each one's times in round order.
     /// `around` wraps every timed run (given the contender's name), for figures taken before and after it:
     /// peak memory, server hits.
-    static func compare(_ contenders: [FixedWork], rounds: Int,
-                        around: (String, () async throws -> Void) async throws -> Void) async throws -> [String: [Duration]] {
+    static func compare(
+        _ contenders: [FixedWork],
+        rounds: Int,
+        around: (String, () async throws -> Void) async throws -> Void
+    ) async throws -> [String: [Duration]] {
         var times: [String: [Duration]] = [:]
         for round in 0..<rounds {
             for contender in round % 2 == 0 ? contenders : contenders.reversed() {
@@ -180,8 +210,9 @@ enum MemoryUse {
     /// A size field of /proc/self/status (given in KiB), in MiB.
     private static func statusMiB(_ field: String) -> Double? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
-              let kib = Double(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
+            let kib = Double(line.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
         return kib / 1024
     }
 }

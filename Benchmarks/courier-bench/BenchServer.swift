@@ -18,7 +18,7 @@ final class BenchServer: Sendable {
     /// 1 KiB of JSON, for the cache scenarios.
     static let smallJSON: String = {
         let items = (0..<19).map { #"{"id":\#($0 + 100),"name":"courier","ok":true}"# }.joined(separator: ",")
-        let text = #"{"items":[\#(items)],"pad":""# 
+        let text = #"{"items":[\#(items)],"pad":""#
         return text + String(repeating: "x", count: 1024 - text.utf8.count - 2) + #""}"#
     }()
 
@@ -103,7 +103,11 @@ private final class SmallHandler: ChannelInboundHandler {
                 blob = sender
                 sender.start(context: context)
             } else {
-                respond(context: context, found: path == "/small" || path == "/json" || path == "/upload", json: path == "/json")
+                respond(
+                    context: context,
+                    found: path == "/small" || path == "/json" || path == "/upload",
+                    json: path == "/json"
+                )
             }
         }
     }
@@ -115,9 +119,16 @@ private final class SmallHandler: ChannelInboundHandler {
 
     private func respond(context: ChannelHandlerContext, found: Bool, json: Bool = false) {
         let body = ByteBuffer(string: found ? (json ? BenchServer.smallJSON : BenchServer.small) : "not found")
-        var headers = HTTPHeaders([("Content-Type", json ? "application/json" : "text/plain"), ("Content-Length", String(body.readableBytes))])
+        var headers = HTTPHeaders([
+            ("Content-Type", json ? "application/json" : "text/plain"), ("Content-Length", String(body.readableBytes)),
+        ])
         if !keepAlive { headers.add(name: "Connection", value: "close") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: found ? .ok : .notFound, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(
+                .head(HTTPResponseHead(version: .http1_1, status: found ? .ok : .notFound, headers: headers))
+            ),
+            promise: nil
+        )
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         let keepAlive = self.keepAlive
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)

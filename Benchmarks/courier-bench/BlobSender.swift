@@ -25,7 +25,11 @@ final class BlobSender {
         rate = query.split(separator: "&").first { $0.hasPrefix("rate=") }.flatMap { Int($0.dropFirst("rate=".count)) }
         var range = 0..<size
         if let header = head.headers.first(name: "Range"), header.hasPrefix("bytes="), !header.contains(",") {
-            let bounds = header.dropFirst("bytes=".count).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            let bounds = header.dropFirst("bytes=".count).split(
+                separator: "-",
+                maxSplits: 1,
+                omittingEmptySubsequences: false
+            )
             if bounds.count == 2, let first = Int(bounds[0]), first < size {
                 let last = bounds[1].isEmpty ? size - 1 : min(Int(bounds[1]) ?? size - 1, size - 1)
                 if last >= first { range = first..<(last + 1) }
@@ -38,11 +42,16 @@ final class BlobSender {
     /// Sends the head and starts the body.
     func start(context: ChannelHandlerContext) {
         let partial = end - next != size
-        var headers = HTTPHeaders([("Content-Type", "application/octet-stream"), ("Content-Length", String(end - next)),
-                                   ("Accept-Ranges", "bytes"), ("ETag", "\"blob-\(size)\"")])
+        var headers = HTTPHeaders([
+            ("Content-Type", "application/octet-stream"), ("Content-Length", String(end - next)),
+            ("Accept-Ranges", "bytes"), ("ETag", "\"blob-\(size)\""),
+        ])
         if partial { headers.add(name: "Content-Range", value: "bytes \(next)-\(end - 1)/\(size)") }
         let status: HTTPResponseStatus = partial ? .partialContent : .ok
-        context.write(NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(
+            NIOAny(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))),
+            promise: nil
+        )
         if head.method == .HEAD { next = end }
         send(context: context)
     }
@@ -60,7 +69,9 @@ final class BlobSender {
             if let rate {
                 waitingForTimer = true
                 let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-                context.eventLoop.scheduleTask(in: .nanoseconds(Int64(slice.readableBytes) * 1_000_000_000 / Int64(max(1, rate)))) {
+                context.eventLoop.scheduleTask(
+                    in: .nanoseconds(Int64(slice.readableBytes) * 1_000_000_000 / Int64(max(1, rate)))
+                ) {
                     let (sender, context) = loopBound.value
                     sender.waitingForTimer = false
                     sender.send(context: context)

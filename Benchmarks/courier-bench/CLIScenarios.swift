@@ -1,5 +1,6 @@
 import Courier
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,7 +16,8 @@ extension Scenario {
     static let cliGet1G = Scenario(name: "cli-get-1g") { target, plan in
         let external = target.server == nil  // nginx from Scripts/bench-nginx, whose /big is 1 GiB
         let size = external || !plan.isQuick ? 1 << 30 : 64 << 20
-        let url = (external ? target.base.appending(path: "big") : target.base.appending(path: "blob/\(size)")).absoluteString
+        let url = (external ? target.base.appending(path: "big") : target.base.appending(path: "blob/\(size)"))
+            .absoluteString
         var notes = ""
         guard let courier = CLIRuns.courier(noting: &notes) else {
             return ScenarioResult(name: "cli-get-1g", unit: "MB/s", higherIsBetter: true, results: [:], notes: notes)
@@ -28,7 +30,9 @@ extension Scenario {
             ("courier-stdout", "\(courier.path) get -s \(url) >/dev/null"),
         ]
         if let curl = Tools.find("curl", noting: &notes) {
-            commands += [("curl-o", "\(curl.path) -s -o \(file) \(url)"), ("curl-stdout", "\(curl.path) -s \(url) >/dev/null")]
+            commands += [
+                ("curl-o", "\(curl.path) -s -o \(file) \(url)"), ("curl-stdout", "\(curl.path) -s \(url) >/dev/null"),
+            ]
         }
         let rounds = plan.isQuick ? 1 : 5
         var seconds: [String: [Double]] = [:]
@@ -37,7 +41,9 @@ extension Scenario {
                 seconds[name, default: []].append(try await CLIRuns.time(line))
                 if name.hasSuffix("-o") {
                     let written = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? -1
-                    guard written == size else { throw BenchError.unexpected("\(name) wrote \(written) of \(size) bytes") }
+                    guard written == size else {
+                        throw BenchError.unexpected("\(name) wrote \(written) of \(size) bytes")
+                    }
                     try? FileManager.default.removeItem(atPath: file)
                 }
                 sync()  // untimed: the next run does not pay for writing this one's pages out
@@ -47,14 +53,26 @@ extension Scenario {
         let peak = try await CLIRuns.peakRSSKiB("\(courier.path) get -s \(url) >/dev/null")
         var versus = ""
         if results["curl-o"] != nil {
-            versus = String(format: "curl-o/courier-o time = %.2f, curl-stdout/courier-stdout time = %.2f (courier's time within 1.1x of curl's: ratio >= 0.91); ",
-                            results.ratio("courier-o", to: "curl-o"), results.ratio("courier-stdout", to: "curl-stdout"))
+            versus = String(
+                format:
+                    "curl-o/courier-o time = %.2f, curl-stdout/courier-stdout time = %.2f (courier's time within 1.1x of curl's: ratio >= 0.91); ",
+                results.ratio("courier-o", to: "curl-o"),
+                results.ratio("courier-stdout", to: "curl-stdout")
+            )
         }
         return ScenarioResult(
-            name: "cli-get-1g", unit: "MB/s", higherIsBetter: true, results: results,
+            name: "cli-get-1g",
+            unit: "MB/s",
+            higherIsBetter: true,
+            results: results,
             metrics: ["peak_rss_mib": ["courier": Double(peak) / 1024]],
-            notes: notes + versus + String(format: "courier peak RSS %.0f MiB (target <= 64, the kernel's figure for the child); ", Double(peak) / 1024)
-                + "\(ByteCount.format(size)) per run, median of \(rounds) runs each, one process per run")
+            notes: notes + versus
+                + String(
+                    format: "courier peak RSS %.0f MiB (target <= 64, the kernel's figure for the child); ",
+                    Double(peak) / 1024
+                )
+                + "\(ByteCount.format(size)) per run, median of \(rounds) runs each, one process per run"
+        )
     }
 
     /// `cli-get-1k`: the wall time of a whole process that fetches 1 KiB (`courier get -s` against `curl -s`, and
@@ -63,10 +81,18 @@ extension Scenario {
         let url = target.base.appending(path: "small").absoluteString
         var notes = ""
         var commands: [(name: String, line: String)] = []
-        if let courier = CLIRuns.courier(noting: &notes) { commands.append(("courier", "\(courier.path) get -s \(url) >/dev/null")) }
-        if let curl = Tools.find("curl", noting: &notes) { commands.append(("curl", "\(curl.path) -s \(url) >/dev/null")) }
-        if let xh = Tools.find("xh", noting: &notes) { commands.append(("xh", "\(xh.path) --ignore-stdin \(url) >/dev/null")) }
-        if let http = Tools.find("http", noting: &notes) { commands.append(("httpie", "\(http.path) --ignore-stdin \(url) >/dev/null")) }
+        if let courier = CLIRuns.courier(noting: &notes) {
+            commands.append(("courier", "\(courier.path) get -s \(url) >/dev/null"))
+        }
+        if let curl = Tools.find("curl", noting: &notes) {
+            commands.append(("curl", "\(curl.path) -s \(url) >/dev/null"))
+        }
+        if let xh = Tools.find("xh", noting: &notes) {
+            commands.append(("xh", "\(xh.path) --ignore-stdin \(url) >/dev/null"))
+        }
+        if let http = Tools.find("http", noting: &notes) {
+            commands.append(("httpie", "\(http.path) --ignore-stdin \(url) >/dev/null"))
+        }
         let runs = plan.isQuick ? 20 : 200
         var milliseconds: [String: [Double]] = [:]
         for run in 0..<runs {
@@ -75,11 +101,20 @@ extension Scenario {
             }
         }
         let results = milliseconds.mapValues { $0.reduce(0, +) / Double($0.count) }
-        let versus = results["curl"] != nil && results["courier"] != nil
+        let versus =
+            results["curl"] != nil && results["courier"] != nil
             ? String(format: "courier/curl = %.2f (target <= 1.2); ", results.ratio("courier", to: "curl")) : ""
-        let medians = milliseconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.1f", $0.key, Throughput.median($0.value)) }
-        return ScenarioResult(name: "cli-get-1k", unit: "ms per process", higherIsBetter: false, results: results,
-                              notes: notes + versus + "mean of \(runs) runs each, alternating; medians (ms): " + medians.joined(separator: ", "))
+        let medians = milliseconds.sorted { $0.key < $1.key }.map {
+            String(format: "%@ %.1f", $0.key, Throughput.median($0.value))
+        }
+        return ScenarioResult(
+            name: "cli-get-1k",
+            unit: "ms per process",
+            higherIsBetter: false,
+            results: results,
+            notes: notes + versus + "mean of \(runs) runs each, alternating; medians (ms): "
+                + medians.joined(separator: ", ")
+        )
     }
 }
 
@@ -87,9 +122,11 @@ extension Scenario {
 enum CLIRuns {
     /// The `courier` executable built beside this one.
     static func courier(noting notes: inout String) -> URL? {
-        let beside = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("courier")
+        let beside = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("courier")
         guard FileManager.default.isExecutableFile(atPath: beside.path) else {
-            notes += "courier is not built beside courier-bench (swift build -c release --product courier), so it was left out; "
+            notes +=
+                "courier is not built beside courier-bench (swift build -c release --product courier), so it was left out; "
             return nil
         }
         return beside
@@ -105,7 +142,8 @@ enum CLIRuns {
     /// The peak resident set of the process `line` starts, in KiB, as the kernel counted it (`getrusage` of the
     /// child, through a small Python parent, so no earlier child of this process is counted).
     static func peakRSSKiB(_ line: String) async throws -> Int {
-        let script = "import resource, subprocess, sys\nsubprocess.check_call(['/bin/sh', '-c', sys.argv[1]])\n"
+        let script =
+            "import resource, subprocess, sys\nsubprocess.check_call(['/bin/sh', '-c', sys.argv[1]])\n"
             + "sys.stderr.write('%d' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
         let process = Process()
         process.executableURL = URL(filePath: "/usr/bin/env")

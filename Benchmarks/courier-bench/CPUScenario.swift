@@ -1,11 +1,12 @@
 import AsyncHTTPClient
 import Courier
 import Foundation
+import NIOCore
+import NIOPosix
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import NIOCore
-import NIOPosix
 
 extension Scenario {
     /// `cpu-per-request`: the CPU time each contender spends per 1 KiB GET, each alone in a child process (this
@@ -42,16 +43,34 @@ extension Scenario {
         }
         let counts = loads.map { "\($0.1) GETs at c\($0.0)" }.joined(separator: ", ")
         return ScenarioResult(
-            name: "cpu-per-request", unit: "cpu-us/req", higherIsBetter: false, results: medians,
-            notes: String(format: "user + system CPU of a child process per request, measured over the timed requests only (after a warm-up); "
-                          + "courier/ahc = %.3f at c1 (target <= 1.10), %.3f at c64 (target <= 1.15); ahc-defaults/ahc = %.3f at c1, %.3f at c64; "
-                          + "ahc-delegate/ahc (AsyncHTTPClient's delegate API, which Courier uses, read the least way) = %.3f at c1, %.3f at c64; "
-                          + "courier-defaults/ahc (Courier's default configuration: coalescing and status validation on; at c64 its identical GETs share calls) = %.3f at c1, %.3f at c64; "
-                          + "courier ranges %@ (c1), %@ (c64), ahc %@ (c1), %@ (c64); %@; ratios are the median of %d alternated runs' own ratios; "
-                          + "courier: coalescing and validators off; ahc is set up as Courier sets it up",
-                          ratio("courier", 1), ratio("courier", 64), ratio("ahc-defaults", 1), ratio("ahc-defaults", 64),
-                          ratio("ahc-delegate", 1), ratio("ahc-delegate", 64), ratio("courier-defaults", 1), ratio("courier-defaults", 64),
-                          range("courier", 1), range("courier", 64), range("ahc", 1), range("ahc", 64), counts, runs))
+            name: "cpu-per-request",
+            unit: "cpu-us/req",
+            higherIsBetter: false,
+            results: medians,
+            notes: String(
+                format:
+                    "user + system CPU of a child process per request, measured over the timed requests only (after a warm-up); "
+                    + "courier/ahc = %.3f at c1 (target <= 1.10), %.3f at c64 (target <= 1.15); ahc-defaults/ahc = %.3f at c1, %.3f at c64; "
+                    + "ahc-delegate/ahc (AsyncHTTPClient's delegate API, which Courier uses, read the least way) = %.3f at c1, %.3f at c64; "
+                    + "courier-defaults/ahc (Courier's default configuration: coalescing and status validation on; at c64 its identical GETs share calls) = %.3f at c1, %.3f at c64; "
+                    + "courier ranges %@ (c1), %@ (c64), ahc %@ (c1), %@ (c64); %@; ratios are the median of %d alternated runs' own ratios; "
+                    + "courier: coalescing and validators off; ahc is set up as Courier sets it up",
+                ratio("courier", 1),
+                ratio("courier", 64),
+                ratio("ahc-defaults", 1),
+                ratio("ahc-defaults", 64),
+                ratio("ahc-delegate", 1),
+                ratio("ahc-delegate", 64),
+                ratio("courier-defaults", 1),
+                ratio("courier-defaults", 64),
+                range("courier", 1),
+                range("courier", 64),
+                range("ahc", 1),
+                range("ahc", 64),
+                counts,
+                runs
+            )
+        )
     }
 }
 
@@ -85,13 +104,18 @@ enum CPUChild {
     /// The child's work; prints µs of CPU per timed request.
     static func run(_ spec: String, base: String) async throws {
         let parts = spec.split(separator: ":")
-        guard parts.count == 3, contenders.contains(String(parts[0])), let concurrency = Int(parts[1]), let count = Int(parts[2]),
-              concurrency > 0, count >= concurrency else {
-            throw BenchError.unexpected("--cpu-child takes NAME:CONCURRENCY:COUNT with NAME one of \(contenders), not \(spec)")
+        guard parts.count == 3, contenders.contains(String(parts[0])), let concurrency = Int(parts[1]),
+            let count = Int(parts[2]),
+            concurrency > 0, count >= concurrency
+        else {
+            throw BenchError.unexpected(
+                "--cpu-child takes NAME:CONCURRENCY:COUNT with NAME one of \(contenders), not \(spec)"
+            )
         }
         let url = base.hasSuffix("/") ? base + "small" : base + "/small"
         let (request, close) = contender(String(parts[0]), url: url)
-        try await requests(max(concurrency * 20, count / 10), concurrency: concurrency, request)  // warm-up: connections open
+        // warm-up: connections open
+        try await requests(max(concurrency * 20, count / 10), concurrency: concurrency, request)
         let before = cpuMicros()
         try await requests(count, concurrency: concurrency, request)
         let spent = cpuMicros() - before
@@ -99,36 +123,64 @@ enum CPUChild {
         print(String(format: "%.3f", spent / Double(count)))
     }
 
-    private static func contender(_ name: String, url: String) -> (request: @Sendable () async throws -> Void, close: @Sendable () async throws -> Void) {
+    private static func contender(
+        _ name: String,
+        url: String
+    ) -> (request: @Sendable () async throws -> Void, close: @Sendable () async throws -> Void) {
         if name == "courier" || name == "courier-defaults" {
-            let configuration = name == "courier" ? Configuration { $0.validators = []; $0.scheduling.coalescesRequests = false } : Configuration()
+            let configuration =
+                name == "courier"
+                ? Configuration {
+                    $0.validators = []
+                    $0.scheduling.coalescesRequests = false
+                } : Configuration()
             let session = Session(configuration: configuration)
             let request = Request<Data>.get(url)
-            return ({
-                let response = try await session.send(request)
-                guard response.body.count == 1024 else { throw BenchError.unexpected("courier got \(response.body.count) bytes") }
-            }, { try await session.shutdown() })
+            return (
+                {
+                    let response = try await session.send(request)
+                    guard response.body.count == 1024 else {
+                        throw BenchError.unexpected("courier got \(response.body.count) bytes")
+                    }
+                }, { try await session.shutdown() }
+            )
         }
-        let configuration: HTTPClient.Configuration = name == "ahc-defaults" ? HTTPClient.Configuration() : .likeCourier()
+        let configuration: HTTPClient.Configuration =
+            name == "ahc-defaults" ? HTTPClient.Configuration() : .likeCourier()
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
         if name == "ahc-delegate" {
-            return ({
-                let request = try HTTPClient.Request(url: url)
-                let loop = client.eventLoopGroup.next()
-                let body = try await client.execute(request: request, delegate: CollectingBodyDelegate(loop: loop),
-                                                    eventLoop: .delegate(on: loop)).futureResult.get()
-                guard body.readableBytes == 1024 else { throw BenchError.unexpected("\(name) got \(body.readableBytes) bytes") }
-            }, { try await client.shutdown() })
+            return (
+                {
+                    let request = try HTTPClient.Request(url: url)
+                    let loop = client.eventLoopGroup.next()
+                    let body = try await client.execute(
+                        request: request,
+                        delegate: CollectingBodyDelegate(loop: loop),
+                        eventLoop: .delegate(on: loop)
+                    ).futureResult.get()
+                    guard body.readableBytes == 1024 else {
+                        throw BenchError.unexpected("\(name) got \(body.readableBytes) bytes")
+                    }
+                }, { try await client.shutdown() }
+            )
         }
-        return ({
-            let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
-            let body = try await response.body.collect(upTo: 1 << 20)
-            guard body.readableBytes == 1024 else { throw BenchError.unexpected("\(name) got \(body.readableBytes) bytes") }
-        }, { try await client.shutdown() })
+        return (
+            {
+                let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+                let body = try await response.body.collect(upTo: 1 << 20)
+                guard body.readableBytes == 1024 else {
+                    throw BenchError.unexpected("\(name) got \(body.readableBytes) bytes")
+                }
+            }, { try await client.shutdown() }
+        )
     }
 
     /// Sends `count` requests (rounded down to a multiple of `concurrency`), `concurrency` at a time.
-    private static func requests(_ count: Int, concurrency: Int, _ request: @escaping @Sendable () async throws -> Void) async throws {
+    private static func requests(
+        _ count: Int,
+        concurrency: Int,
+        _ request: @escaping @Sendable () async throws -> Void
+    ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<concurrency {
                 group.addTask { for _ in 0..<(count / concurrency) { try await request() } }

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import Courier
 import CZlib
+import Courier
 import Foundation
 import NIOCore
 import NIOPosix
@@ -13,15 +13,28 @@ extension Scenario {
         let name = disk ? "cache-disk-hit" : "cache-memory-hit"
         return Scenario(name: name) { target, plan in
             let url = target.base.appending(path: "json").absoluteString
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-bench-cache-\(UUID().uuidString)")
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "courier-bench-cache-\(UUID().uuidString)"
+            )
             defer { try? FileManager.default.removeItem(at: directory) }
-            let cache = disk ? ResponseCache(memory: nil, disk: try DiskCacheStore(directory: directory)) : ResponseCache()
-            let cached = Session(configuration: Configuration { $0.validators = []; $0.cache = cache })
-            let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: .likeCourier())
+            let cache =
+                disk ? ResponseCache(memory: nil, disk: try DiskCacheStore(directory: directory)) : ResponseCache()
+            let cached = Session(
+                configuration: Configuration {
+                    $0.validators = []
+                    $0.cache = cache
+                }
+            )
+            let client = HTTPClient(
+                eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+                configuration: .likeCourier()
+            )
             let request = Request<Data>.get(url).cachePolicy(.cacheElseNetwork(ttl: .seconds(3600)))
             @Sendable func check(_ response: Response<Data>, fromCache: Bool) throws {
                 guard response.body.count == 1024, response.isFromCache == fromCache else {
-                    throw BenchError.unexpected("\(name): \(response.body.count) bytes, from cache: \(response.isFromCache)")
+                    throw BenchError.unexpected(
+                        "\(name): \(response.body.count) bytes, from cache: \(response.isFromCache)"
+                    )
                 }
             }
             let contenders = [
@@ -31,7 +44,9 @@ extension Scenario {
                 Contender(name: "ahc") {
                     let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
                     let body = try await response.body.collect(upTo: 1 << 20)
-                    guard body.readableBytes == 1024 else { throw BenchError.unexpected("\(name): ahc got \(body.readableBytes) bytes") }
+                    guard body.readableBytes == 1024 else {
+                        throw BenchError.unexpected("\(name): ahc got \(body.readableBytes) bytes")
+                    }
                 },
             ]
             let results = try await Throughput.compare(contenders, concurrency: 1, plan: plan).medians
@@ -39,9 +54,20 @@ extension Scenario {
             try await client.shutdown()
             let ratio = results.ratio("courier-cache", to: "ahc")
             return ScenarioResult(
-                name: name, unit: "req/s", higherIsBetter: true, results: results,
-                notes: String(format: "1 KiB JSON GET, one at a time, cache-else-network; %@ hit / raw AsyncHTTPClient network GET = %.1fx (target >= %dx); %d rounds of %@ each, median",
-                              disk ? "disk (zlib, no memory store)" : "memory", ratio, disk ? 5 : 20, plan.rounds, "\(plan.duration)"))
+                name: name,
+                unit: "req/s",
+                higherIsBetter: true,
+                results: results,
+                notes: String(
+                    format:
+                        "1 KiB JSON GET, one at a time, cache-else-network; %@ hit / raw AsyncHTTPClient network GET = %.1fx (target >= %dx); %d rounds of %@ each, median",
+                    disk ? "disk (zlib, no memory store)" : "memory",
+                    ratio,
+                    disk ? 5 : 20,
+                    plan.rounds,
+                    "\(plan.duration)"
+                )
+            )
         }
     }
 
@@ -64,7 +90,9 @@ extension Scenario {
                 },
                 FixedWork(name: "zlib") { sizes.set("zlib", try ZlibDirect.compress(json, level: level)) },
             ]
-            let times = try await FixedWork.compare(contenders, rounds: max(1, min(plan.rounds, 5))) { _, run in try await run() }
+            let times = try await FixedWork.compare(contenders, rounds: max(1, min(plan.rounds, 5))) { _, run in
+                try await run()
+            }
             for (name, time) in times.mapValues(Throughput.median) {
                 let rate = Double(json.count) / 1e6 / time.seconds
                 if level == 6 { results[name] = rate } else { level1[name] = rate }
@@ -74,10 +102,20 @@ extension Scenario {
         let ratio = results.ratio("courier", to: "zlib")
         let ratio1 = level1.ratio("courier", to: "zlib")
         return ScenarioResult(
-            name: "compress-json", unit: "MB/s", higherIsBetter: true, results: results,
+            name: "compress-json",
+            unit: "MB/s",
+            higherIsBetter: true,
+            results: results,
             metrics: ["compression_ratio": ratios, "level1_mb_per_s": level1],
-            notes: String(format: "%.0f MB of JSON; level 6: courier/zlib = %.3f, level 1: %.3f (target >= 0.9); compression ratio %.1fx at level 6 (target >= 4x)",
-                          Double(json.count) / 1e6, ratio, ratio1, ratios["courier"] ?? 0))
+            notes: String(
+                format:
+                    "%.0f MB of JSON; level 6: courier/zlib = %.3f, level 1: %.3f (target >= 0.9); compression ratio %.1fx at level 6 (target >= 4x)",
+                Double(json.count) / 1e6,
+                ratio,
+                ratio1,
+                ratios["courier"] ?? 0
+            )
+        )
     }
 }
 
@@ -112,7 +150,8 @@ enum JSONSample {
         while text.utf8.count < bytes {
             if id > 0 { text += "," }
             text += "{\"id\":\(id),\"name\":\"\(words[id % 10]) \(words[(id / 10) % 10])\",\"active\":\(id % 3 == 0),"
-            text += "\"score\":\(Double(id % 1000) / 10),\"tags\":[\"\(words[id % 7])\",\"\(words[id % 5])\"],\"note\":\"item \(id) of the sample\"}"
+            text +=
+                "\"score\":\(Double(id % 1000) / 10),\"tags\":[\"\(words[id % 7])\",\"\(words[id % 5])\"],\"note\":\"item \(id) of the sample\"}"
             id += 1
         }
         return text + "]}"

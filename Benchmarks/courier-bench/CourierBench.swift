@@ -17,7 +17,10 @@ struct CourierBench: AsyncParsableCommand {
     @Option(name: .customLong("scenario"), help: "A scenario to run (repeatable; default: all).")
     var scenarios: [String] = []
 
-    @Option(help: "A server to measure against instead of the in-process one; it must serve /small (1 KiB) and /delay/50 (1 KiB after 50 ms).")
+    @Option(
+        help:
+            "A server to measure against instead of the in-process one; it must serve /small (1 KiB) and /delay/50 (1 KiB after 50 ms)."
+    )
     var url: String?
 
     @Option(help: "Also write the results as JSON to PATH.")

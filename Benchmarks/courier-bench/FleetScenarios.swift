@@ -1,6 +1,7 @@
 import Courier
 import CourierTesting
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,11 +18,17 @@ extension Scenario {
     static let fleetCache = Scenario(name: "fleet-cache") { _, plan in
         #if Postgres
         guard ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"] != nil else {
-            return .skipped("fleet-cache", because: "no database: set COURIER_POSTGRES_URL (Scripts/postgres start DIR prints one)")
+            return .skipped(
+                "fleet-cache",
+                because: "no database: set COURIER_POSTGRES_URL (Scripts/postgres start DIR prints one)"
+            )
         }
-        let processes = 4, keys = plan.isQuick ? 20 : 100, count = plan.isQuick ? 100 : 1_000
+        let processes = 4
+        let keys = plan.isQuick ? 20 : 100
+        let count = plan.isQuick ? 100 : 1_000
         let server = try await TestServer.start()
-        var seconds: [String: Double] = [:], hits: [String: Double] = [:]
+        var seconds: [String: Double] = [:]
+        var hits: [String: Double] = [:]
         for mode in ["shared", "disk"] {
             let name = "fleet-\(mode)-\(UUID().uuidString.prefix(8))"
             let prefix = server.url("/cache/\(name)-").absoluteString
@@ -37,13 +44,32 @@ extension Scenario {
         }
         await server.shutdown()
         return ScenarioResult(
-            name: "fleet-cache", unit: "s", higherIsBetter: false, results: seconds, metrics: ["origin_hits": hits],
-            notes: String(format: "origin hits: shared %.0f (target %d, one per key), disk %.0f (up to %d); total time shared %.2f s, disk %.2f s; "
-                          + "%d processes × %d GETs over %d keys of a 20 ms origin, 8 at a time, each process with a memory store in front",
-                          hits["shared"] ?? 0, keys, hits["disk"] ?? 0, keys * processes, seconds["shared"] ?? 0, seconds["disk"] ?? 0,
-                          processes, count, keys))
+            name: "fleet-cache",
+            unit: "s",
+            higherIsBetter: false,
+            results: seconds,
+            metrics: ["origin_hits": hits],
+            notes: String(
+                format:
+                    "origin hits: shared %.0f (target %d, one per key), disk %.0f (up to %d); total time shared %.2f s, disk %.2f s; "
+                    + "%d processes × %d GETs over %d keys of a 20 ms origin, 8 at a time, each process with a memory store in front",
+                hits["shared"] ?? 0,
+                keys,
+                hits["disk"] ?? 0,
+                keys * processes,
+                seconds["shared"] ?? 0,
+                seconds["disk"] ?? 0,
+                processes,
+                count,
+                keys
+            )
+        )
         #else
-        return .skipped("fleet-cache", because: "built without the Postgres trait (swift build -c release --traits Postgres --product courier-bench)")
+        return .skipped(
+            "fleet-cache",
+            because:
+                "built without the Postgres trait (swift build -c release --traits Postgres --product courier-bench)"
+        )
         #endif
     }
 }
@@ -62,21 +88,30 @@ extension ScenarioResult {
 enum FleetChild {
     /// Runs this executable as one child (which inherits `COURIER_POSTGRES_URL`) and waits for it.
     static func spawn(mode: String, count: Int, keys: Int, prefix: String) async throws {
-        try await Tools.run(URL(filePath: "/proc/self/exe").resolvingSymlinksInPath(), ["--fleet-child", "\(mode):\(count):\(keys)", "--url", prefix])
+        try await Tools.run(
+            URL(filePath: "/proc/self/exe").resolvingSymlinksInPath(),
+            ["--fleet-child", "\(mode):\(count):\(keys)", "--url", prefix]
+        )
     }
 
     static func run(_ spec: String, prefix: String) async throws {
         let parts = spec.split(separator: ":").map(String.init)
-        guard parts.count == 3, ["shared", "disk"].contains(parts[0]), let count = Int(parts[1]), let keys = Int(parts[2]), count > 0, keys > 0 else {
+        guard parts.count == 3, ["shared", "disk"].contains(parts[0]), let count = Int(parts[1]),
+            let keys = Int(parts[2]), count > 0, keys > 0
+        else {
             throw BenchError.unexpected("--fleet-child takes shared|disk:COUNT:KEYS, not \(spec)")
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-fleet-child-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-fleet-child-\(UUID().uuidString)"
+        )
         defer { try? FileManager.default.removeItem(at: directory) }
         let store: any CacheStorage
         var close: @Sendable () async -> Void = {}
         if parts[0] == "shared" {
             #if Postgres
-            guard let url = ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"] else { throw BenchError.unexpected("no COURIER_POSTGRES_URL") }
+            guard let url = ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"] else {
+                throw BenchError.unexpected("no COURIER_POSTGRES_URL")
+            }
             let database = try FleetDatabase(url: url)
             store = PostgresCacheStore(database: database)
             close = { await database.close() }
@@ -86,13 +121,19 @@ enum FleetChild {
         } else {
             store = try DiskCacheStore(directory: directory)
         }
-        let configuration = Configuration { $0.cache = ResponseCache(disk: store); $0.cachePolicy = .http; $0.validators = [] }
+        let configuration = Configuration {
+            $0.cache = ResponseCache(disk: store)
+            $0.cachePolicy = .http
+            $0.validators = []
+        }
         try await withSession(configuration) { session in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for worker in 0..<8 {
                     group.addTask {
                         for index in stride(from: worker, to: count, by: 8) {
-                            _ = try await session.send(Request<Data>.get("\(prefix)\(index % keys)?cache-control=max-age=600&wait=20"))
+                            _ = try await session.send(
+                                Request<Data>.get("\(prefix)\(index % keys)?cache-control=max-age=600&wait=20")
+                            )
                         }
                     }
                 }
@@ -112,9 +153,14 @@ extension Scenario {
     static let queueWorkers = Scenario(name: "queue-workers") { _, plan in
         #if Postgres
         guard let url = ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"] else {
-            return .skipped("queue-workers", because: "no database: set COURIER_POSTGRES_URL (Scripts/postgres start DIR prints one)")
+            return .skipped(
+                "queue-workers",
+                because: "no database: set COURIER_POSTGRES_URL (Scripts/postgres start DIR prints one)"
+            )
         }
-        let files = plan.isQuick ? 16 : 200, size = plan.isQuick ? 512 << 10 : 5_000_000, rate = plan.isQuick ? 2 << 20 : 5_000_000
+        let files = plan.isQuick ? 16 : 200
+        let size = plan.isQuick ? 512 << 10 : 5_000_000
+        let rate = plan.isQuick ? 2 << 20 : 5_000_000
         let digest = ServerFiles.sha256(count: size)
         let server = try await TestServer.start()
         let database = try FleetDatabase(url: url)
@@ -127,13 +173,21 @@ extension Scenario {
             let run = UUID().uuidString.prefix(8)
             var ids: [Int64] = []
             for index in 0..<files {
-                ids.append(try await queue.add(server.url("/file/\(size)?rate=\(rate)&key=\(run)-\(index)"),
-                                               to: directory.appendingPathComponent("f\(index)"), checksum: try .sha256(digest), maxAttempts: 5))
+                ids.append(
+                    try await queue.add(
+                        server.url("/file/\(size)?rate=\(rate)&key=\(run)-\(index)"),
+                        to: directory.appendingPathComponent("f\(index)"),
+                        checksum: try .sha256(digest),
+                        maxAttempts: 5
+                    )
+                )
             }
             let start = ContinuousClock.now
             let children = try (0..<workers).map { _ in try QueueChild() }
             if kills > 0 {
-                while try await queue.status().counts[.completed] ?? 0 < files / 2 { try await Task.sleep(for: .milliseconds(50)) }
+                while try await queue.status().counts[.completed] ?? 0 < files / 2 {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
                 for child in children.prefix(kills) { child.kill() }
             }
             for child in children { await child.exited() }
@@ -143,7 +197,9 @@ extension Scenario {
                 killed.lost = files - jobs.filter { $0.state == .completed }.count
                 killed.takenOver = jobs.filter { $0.attempts > 1 }.count
                 let checksum = try DownloadChecksum.sha256(digest)
-                killed.wrong = (0..<files).filter { (try? checksum.verify(directory.appendingPathComponent("f\($0)"))) == nil }.count
+                killed.wrong =
+                    (0..<files).filter { (try? checksum.verify(directory.appendingPathComponent("f\($0)"))) == nil }
+                    .count
             }
             try await queue.remove(ids)
         }
@@ -151,14 +207,36 @@ extension Scenario {
         await server.shutdown()
         let speedup = (seconds["1-worker"] ?? 0) / max(seconds["4-workers"] ?? 1, 0.001)
         return ScenarioResult(
-            name: "queue-workers", unit: "s", higherIsBetter: false, results: seconds,
-            metrics: ["jobs": ["lost": Double(killed.lost), "taken_over": Double(killed.takenOver), "wrong_checksum": Double(killed.wrong)]],
-            notes: String(format: "4 workers / 1 worker = %.2f× faster (target >= 3.5); after killing 2 of 4 workers halfway through: "
-                          + "%d jobs lost (target 0), %d taken over, %d files with a wrong checksum (target 0); "
-                          + "%d files of %@ paced to %@/s per connection, 2 downloads at once per worker, leases of 3 s",
-                          speedup, killed.lost, killed.takenOver, killed.wrong, files, ByteCount.format(size), ByteCount.format(rate)))
+            name: "queue-workers",
+            unit: "s",
+            higherIsBetter: false,
+            results: seconds,
+            metrics: [
+                "jobs": [
+                    "lost": Double(killed.lost), "taken_over": Double(killed.takenOver),
+                    "wrong_checksum": Double(killed.wrong),
+                ]
+            ],
+            notes: String(
+                format:
+                    "4 workers / 1 worker = %.2f× faster (target >= 3.5); after killing 2 of 4 workers halfway through: "
+                    + "%d jobs lost (target 0), %d taken over, %d files with a wrong checksum (target 0); "
+                    + "%d files of %@ paced to %@/s per connection, 2 downloads at once per worker, leases of 3 s",
+                speedup,
+                killed.lost,
+                killed.takenOver,
+                killed.wrong,
+                files,
+                ByteCount.format(size),
+                ByteCount.format(rate)
+            )
+        )
         #else
-        return .skipped("queue-workers", because: "built without the Postgres trait (swift build -c release --traits Postgres --product courier-bench)")
+        return .skipped(
+            "queue-workers",
+            because:
+                "built without the Postgres trait (swift build -c release --traits Postgres --product courier-bench)"
+        )
         #endif
     }
 }
@@ -188,11 +266,18 @@ final class QueueChild: Sendable {
     /// The child's work: a worker with `concurrency` slots and 3 s leases, until the queue is settled.
     static func run(concurrency: Int) async throws {
         #if Postgres
-        guard let url = ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"] else { throw BenchError.unexpected("no COURIER_POSTGRES_URL") }
+        guard let url = ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"] else {
+            throw BenchError.unexpected("no COURIER_POSTGRES_URL")
+        }
         let database = try FleetDatabase(url: url)
         try await withSession { session in
-            let worker = try DownloadWorker(queue: DownloadQueue(database: database), session: session, concurrency: concurrency,
-                                            lease: .seconds(3), pollInterval: .milliseconds(100))
+            let worker = try DownloadWorker(
+                queue: DownloadQueue(database: database),
+                session: session,
+                concurrency: concurrency,
+                lease: .seconds(3),
+                pollInterval: .milliseconds(100)
+            )
             await worker.run(untilSettled: true)
         }
         await database.close()

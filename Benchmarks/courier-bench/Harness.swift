@@ -10,8 +10,18 @@ struct RoundPlan: Sendable {
     /// open its connections.
     var renewalWarmup: Duration
 
-    static let full = RoundPlan(rounds: 15, duration: .seconds(1), warmup: .seconds(1), renewalWarmup: .milliseconds(200))
-    static let quick = RoundPlan(rounds: 1, duration: .milliseconds(300), warmup: .milliseconds(100), renewalWarmup: .milliseconds(50))
+    static let full = RoundPlan(
+        rounds: 15,
+        duration: .seconds(1),
+        warmup: .seconds(1),
+        renewalWarmup: .milliseconds(200)
+    )
+    static let quick = RoundPlan(
+        rounds: 1,
+        duration: .milliseconds(300),
+        warmup: .milliseconds(100),
+        renewalWarmup: .milliseconds(50)
+    )
 
     /// Whether this is the `--quick` plan, which also shrinks the files of the transfer scenarios.
     var isQuick: Bool { rounds == 1 }
@@ -39,7 +49,8 @@ struct RoundResults: Sendable {
     /// The middle half of the per-round ratios of `contender` to `baseline` (each round ran both), as text:
     /// how far one round's ratio strays from the median's.
     func spread(_ contender: String, to baseline: String) -> String {
-        guard let mine = samples[contender], let theirs = samples[baseline], !mine.isEmpty, mine.count == theirs.count else { return "n/a" }
+        guard let mine = samples[contender], let theirs = samples[baseline], !mine.isEmpty, mine.count == theirs.count
+        else { return "n/a" }
         let ratios = zip(mine, theirs).map { $0 / Swift.max($1, 1) }.sorted()
         return String(format: "%.2f-%.2f", ratios[ratios.count / 4], ratios[(ratios.count * 3) / 4])
     }
@@ -80,7 +91,9 @@ enum Throughput {
     /// Lets every contender run in turn, `plan.rounds` times, and reports each one's rate in every round.
     static func compare(_ contenders: [Contender], concurrency: Int, plan: RoundPlan) async throws -> RoundResults {
         for contender in contenders { try await contender.prepare() }
-        for contender in contenders { _ = try await measure(contender, concurrency: concurrency, duration: plan.warmup) }
+        for contender in contenders {
+            _ = try await measure(contender, concurrency: concurrency, duration: plan.warmup)
+        }
         var samples: [String: [Double]] = [:]
         for round in 0..<plan.rounds {
             // Alternate the order each round so no contender always runs first (or right after another).
@@ -90,7 +103,9 @@ enum Throughput {
                     try await renew()
                     _ = try await measure(contender, concurrency: concurrency, duration: plan.renewalWarmup)
                 }
-                samples[contender.name, default: []].append(try await measure(contender, concurrency: concurrency, duration: plan.duration))
+                samples[contender.name, default: []].append(
+                    try await measure(contender, concurrency: concurrency, duration: plan.duration)
+                )
             }
         }
         for contender in contenders { try await contender.finish() }

@@ -17,32 +17,60 @@ extension Scenario {
         try await session.shutdown()
         let micros = rates.mapValues { 1_000_000 / max($0, 1) }
         return ScenarioResult(
-            name: "session-overhead", unit: "us/req", higherIsBetter: false, results: micros, metrics: ["cpu_us_per_req": cpu],
-            notes: String(format: "a 1 KiB GET through a transport that answers from an event loop (a suspension and a wake-up, no sockets), one at a time; courier - transport = %.1f us of the session's own work per request (target <= 4); %d rounds of %@ each, median; "
-                          + "CPU per request (user + system, all threads, %@): courier %.1f us, transport %.1f us, difference %.1f us (wall time hides part of it: at one request at a time, the session's work shortens the threads' wake-ups)",
-                          (micros["courier"] ?? 0) - (micros["transport"] ?? 0), plan.rounds, "\(plan.duration)",
-                          plan.isQuick ? "300 requests, 1 run" : "20,000 requests, median of 3 alternated runs",
-                          cpu["courier"] ?? 0, cpu["transport"] ?? 0, (cpu["courier"] ?? 0) - (cpu["transport"] ?? 0)))
+            name: "session-overhead",
+            unit: "us/req",
+            higherIsBetter: false,
+            results: micros,
+            metrics: ["cpu_us_per_req": cpu],
+            notes: String(
+                format:
+                    "a 1 KiB GET through a transport that answers from an event loop (a suspension and a wake-up, no sockets), one at a time; courier - transport = %.1f us of the session's own work per request (target <= 4); %d rounds of %@ each, median; "
+                    + "CPU per request (user + system, all threads, %@): courier %.1f us, transport %.1f us, difference %.1f us (wall time hides part of it: at one request at a time, the session's work shortens the threads' wake-ups)",
+                (micros["courier"] ?? 0) - (micros["transport"] ?? 0),
+                plan.rounds,
+                "\(plan.duration)",
+                plan.isQuick ? "300 requests, 1 run" : "20,000 requests, median of 3 alternated runs",
+                cpu["courier"] ?? 0,
+                cpu["transport"] ?? 0,
+                (cpu["courier"] ?? 0) - (cpu["transport"] ?? 0)
+            )
+        )
     }
 
     /// The two contenders of `session-overhead`, and the session the `courier` one sends through.
     static func overheadContenders() throws -> (contenders: [Contender], session: Session) {
         let transport = EventLoopTransport()
-        let session = Session(configuration: Configuration { $0.validators = []; $0.scheduling.coalescesRequests = false },
-                              transport: transport)
+        let session = Session(
+            configuration: Configuration {
+                $0.validators = []
+                $0.scheduling.coalescesRequests = false
+            },
+            transport: transport
+        )
         let url = URL(string: "http://127.0.0.1/small")
         guard let url else { throw BenchError.unexpected("no URL") }
         let request = Request<Data>.get(url.absoluteString)
-        let direct = TransportRequest(method: .get, url: url, headers: [:], body: .empty, timeouts: Timeouts(), deadline: .now + .seconds(3600))
+        let direct = TransportRequest(
+            method: .get,
+            url: url,
+            headers: [:],
+            body: .empty,
+            timeouts: Timeouts(),
+            deadline: .now + .seconds(3600)
+        )
         let contenders = [
             Contender(name: "courier") {
                 let response = try await session.send(request)
-                guard response.body.count == EventLoopTransport.size else { throw BenchError.unexpected("courier got \(response.body.count) bytes") }
+                guard response.body.count == EventLoopTransport.size else {
+                    throw BenchError.unexpected("courier got \(response.body.count) bytes")
+                }
             },
             Contender(name: "transport") {
                 var count = 0
                 for try await chunk in try await transport.send(direct).body { count += chunk.readableBytes }
-                guard count == EventLoopTransport.size else { throw BenchError.unexpected("the transport gave \(count) bytes") }
+                guard count == EventLoopTransport.size else {
+                    throw BenchError.unexpected("the transport gave \(count) bytes")
+                }
             },
         ]
         return (contenders, session)
@@ -61,7 +89,8 @@ extension Scenario {
         let parts = spec.split(separator: ":")
         let (contenders, session) = try overheadContenders()
         guard parts.count == 2, let count = Int(parts[1]), count > 0,
-              let contender = contenders.first(where: { $0.name == parts[0] }) else {
+            let contender = contenders.first(where: { $0.name == parts[0] })
+        else {
             throw BenchError.unexpected("--overhead-child takes NAME:COUNT with NAME courier or transport, not \(spec)")
         }
         for _ in 0..<max(count / 10, 100) { try await contender.request() }
@@ -73,7 +102,8 @@ extension Scenario {
 
     /// The process's CPU time per request of each contender, sending `count` requests one at a time, alone; the
     /// contenders take turns over `runs` runs and the median counts.
-    private static func cpuPerRequest(_ contenders: [Contender], count: Int, runs: Int) async throws -> [String: Double] {
+    private static func cpuPerRequest(_ contenders: [Contender], count: Int, runs: Int) async throws -> [String: Double]
+    {
         var samples: [String: [Double]] = [:]
         for run in 0..<runs {
             for contender in run % 2 == 0 ? contenders : contenders.reversed() {
@@ -111,8 +141,11 @@ final class EventLoopTransport: CancellableTransport {
     private func answer(cancellation: TransportCancellation?) async throws -> TransportResponse {
         let (body, headers) = (self.body, self.headers)
         let answer = loop.makePromise(of: TransportResponse.self)
-        cancellation?.onCancel { answer.fail(CourierError.cancelled()) }  // NIO ignores the second completion of a promise
-        loop.execute { answer.succeed(TransportResponse(status: .ok, headers: headers, body: ByteStream(chunks: [body]))) }
+        // NIO ignores the second completion of a promise
+        cancellation?.onCancel { answer.fail(CourierError.cancelled()) }
+        loop.execute {
+            answer.succeed(TransportResponse(status: .ok, headers: headers, body: ByteStream(chunks: [body])))
+        }
         return try await answer.futureResult.get()
     }
 

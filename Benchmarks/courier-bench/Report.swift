@@ -6,7 +6,9 @@ enum Report {
         var lines = ["| scenario | unit | contender | result |", "| --- | --- | --- | ---: |"]
         for result in results {
             for (name, value) in result.results.sorted(by: { $0.value > $1.value }) {
-                lines.append("| \(result.name) | \(result.unit) | \(name) | \(String(format: value < 100 ? "%.1f" : "%.0f", value)) |")
+                lines.append(
+                    "| \(result.name) | \(result.unit) | \(name) | \(String(format: value < 100 ? "%.1f" : "%.0f", value)) |"
+                )
             }
         }
         lines.append("")
@@ -16,9 +18,14 @@ enum Report {
 
     static func json(_ results: [ScenarioResult]) throws -> Data {
         let scenarios: [[String: Any]] = results.map { result in
-            ["name": result.name, "unit": result.unit, "higher_is_better": result.higherIsBetter,
-             "results": result.results, "metrics": result.metrics, "notes": result.notes]
+            [
+                "name": result.name, "unit": result.unit, "higher_is_better": result.higherIsBetter,
+                "results": result.results, "metrics": result.metrics, "notes": result.notes,
+            ]
         }
-        return try JSONSerialization.data(withJSONObject: ["scenarios": scenarios], options: [.prettyPrinted, .sortedKeys])
+        return try JSONSerialization.data(
+            withJSONObject: ["scenarios": scenarios],
+            options: [.prettyPrinted, .sortedKeys]
+        )
     }
 }

@@ -51,7 +51,9 @@ extension RoundClient where Client == Session {
 extension RoundClient where Client == HTTPClient {
     /// A new AsyncHTTPClient client with `configuration` each round, on the shared event loops.
     static func httpClients(_ configuration: HTTPClient.Configuration) -> RoundClient<HTTPClient> {
-        RoundClient(make: { HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration) },
-                    close: { try await $0.shutdown() })
+        RoundClient(
+            make: { HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration) },
+            close: { try await $0.shutdown() }
+        )
     }
 }

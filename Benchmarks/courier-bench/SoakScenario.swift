@@ -8,10 +8,12 @@ extension Scenario {
     /// the end; the target is a drift within 10 % and an empty pool. Courier only: there is nothing to compare.
     static let soak = Scenario(name: "soak") { target, plan in
         let total = plan.isQuick ? 2_000 : 100_000
-        let session = Session(configuration: Configuration {
-            $0.validators = []
-            $0.cache = ResponseCache(memory: MemoryCacheStore(maxBytes: 4 << 20, maxCount: 200))
-        })
+        let session = Session(
+            configuration: Configuration {
+                $0.validators = []
+                $0.cache = ResponseCache(memory: MemoryCacheStore(maxBytes: 4 << 20, maxCount: 200))
+            }
+        )
         let soak = Soak(total: total, warmup: total / 10)
         let start = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -34,11 +36,28 @@ extension Scenario {
         let drift = warm > 0 ? (end - warm) / warm * 100 : 0
         let counts = soak.counts
         return ScenarioResult(
-            name: "soak", unit: "req/s", higherIsBetter: true, results: ["courier": Double(total) / seconds],
-            metrics: ["rss_mib": ["after_warmup": warm, "end": end], "rss_drift_pct": ["courier": drift],
-                      "pool_left": ["courier": Double(poolLeft)]],
-            notes: String(format: "%d requests, 64 in flight: %d distinct, %d coalesced, %d cached, %d cancelled at random; RSS %.1f MiB after warm-up, %.1f MiB at the end, drift %+.1f%% (target within 10%%); pool left %d (target 0)",
-                          total, counts[0], counts[1], counts[2], counts[3], warm, end, drift, poolLeft))
+            name: "soak",
+            unit: "req/s",
+            higherIsBetter: true,
+            results: ["courier": Double(total) / seconds],
+            metrics: [
+                "rss_mib": ["after_warmup": warm, "end": end], "rss_drift_pct": ["courier": drift],
+                "pool_left": ["courier": Double(poolLeft)],
+            ],
+            notes: String(
+                format:
+                    "%d requests, 64 in flight: %d distinct, %d coalesced, %d cached, %d cancelled at random; RSS %.1f MiB after warm-up, %.1f MiB at the end, drift %+.1f%% (target within 10%%); pool left %d (target 0)",
+                total,
+                counts[0],
+                counts[1],
+                counts[2],
+                counts[3],
+                warm,
+                end,
+                drift,
+                poolLeft
+            )
+        )
     }
 }
 

@@ -10,7 +10,9 @@ struct TransferContender: Sendable {
 enum Transfers {
     /// A new directory under the system's temporary directory (the same filesystem as the part files).
     static func scratchDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-bench-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-bench-\(UUID().uuidString)"
+        )
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory
     }
@@ -20,10 +22,14 @@ enum Transfers {
         var block = [UInt8](repeating: 0, count: 1 << 20)
         var state: UInt32 = 2_463_534_242
         for index in block.indices {
-            state ^= state << 13; state ^= state >> 17; state ^= state << 5
+            state ^= state << 13
+            state ^= state >> 17
+            state ^= state << 5
             block[index] = UInt8(truncatingIfNeeded: state)
         }
-        guard FileManager.default.createFile(atPath: url.path, contents: nil) else { throw BenchError.unexpected("cannot create \(url.path)") }
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw BenchError.unexpected("cannot create \(url.path)")
+        }
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         var written = 0
@@ -37,7 +43,12 @@ enum Transfers {
     /// Lets every contender fetch the file `rounds` times, taking turns (order reversed every other round);
     /// checks each file's size, removes it, flushes the disk (untimed), and reports each contender's median rate
     /// in MB/s.
-    static func compare(_ contenders: [TransferContender], bytes: Int, rounds: Int, in directory: URL) async throws -> [String: Double] {
+    static func compare(
+        _ contenders: [TransferContender],
+        bytes: Int,
+        rounds: Int,
+        in directory: URL
+    ) async throws -> [String: Double] {
         var samples: [String: [Double]] = [:]
         for round in 0..<rounds {
             for contender in round % 2 == 0 ? contenders : contenders.reversed() {
@@ -48,7 +59,9 @@ enum Transfers {
                 let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? -1
                 try? FileManager.default.removeItem(at: file)
                 sync()  // untimed: the next run does not pay for writing this one's pages out (curl leaves them dirty)
-                guard size == bytes else { throw BenchError.unexpected("\(contender.name) wrote \(size) of \(bytes) bytes") }
+                guard size == bytes else {
+                    throw BenchError.unexpected("\(contender.name) wrote \(size) of \(bytes) bytes")
+                }
                 samples[contender.name, default: []].append(Double(bytes) / 1e6 / elapsed)
             }
         }
@@ -78,7 +91,9 @@ enum Tools {
     /// `name` on the PATH; when it is missing, says in `notes` that the contender was left out.
     static func find(_ name: String, noting notes: inout String) -> URL? {
         let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        let tool = paths.map { URL(filePath: String($0)).appendingPathComponent(name) }.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        let tool = paths.map { URL(filePath: String($0)).appendingPathComponent(name) }.first {
+            FileManager.default.isExecutableFile(atPath: $0.path)
+        }
         if tool == nil { notes += "\(name) is not installed, so it was left out; " }
         return tool
     }

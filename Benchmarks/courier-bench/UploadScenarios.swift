@@ -18,11 +18,18 @@ extension Scenario {
                 var form = MultipartFormData()
                 try form.append(file: file, name: "file")
                 _ = try await session.upload(Request<Data>.post(url.absoluteString, body: try form.body())).response
-            },
+            }
         ]
         var notes = ""
         if let curl = Tools.find("curl", noting: &notes) {
-            contenders.append(FixedWork(name: "curl") { try await Tools.run(curl, ["-sSf", "-o", "/dev/null", "-H", "Expect:", "-F", "file=@\(file.path)", url.absoluteString]) })
+            contenders.append(
+                FixedWork(name: "curl") {
+                    try await Tools.run(
+                        curl,
+                        ["-sSf", "-o", "/dev/null", "-H", "Expect:", "-F", "file=@\(file.path)", url.absoluteString]
+                    )
+                }
+            )
         }
         let rounds = plan.isQuick ? 1 : 3
         let times = try await FixedWork.compare(contenders, rounds: rounds) { name, run in
@@ -32,12 +39,19 @@ extension Scenario {
         }
         try await session.shutdown()
         let results = times.mapValues { Double(size) / 1e6 / Throughput.median($0).seconds }
-        let versus = results["curl"].map { _ in String(format: "courier/curl = %.2f (target >= 0.9)", results.ratio("courier", to: "curl")) } ?? ""
+        let versus =
+            results["curl"].map { _ in
+                String(format: "courier/curl = %.2f (target >= 0.9)", results.ratio("courier", to: "curl"))
+            } ?? ""
         return ScenarioResult(
-            name: "upload-multipart-1g", unit: "MB/s", higherIsBetter: true, results: results,
+            name: "upload-multipart-1g",
+            unit: "MB/s",
+            higherIsBetter: true,
+            results: results,
             metrics: ["peak_rss_mib": ["courier": peakRSS.peakMiB]],
             notes: notes + versus + "; " + peakRSS.note
-                + "; \(ByteCount.format(size)) file part per run (page-cached), median of \(rounds) runs each; the server reads and drops the body; curl runs with -H \"Expect:\" (no 100-continue wait, which this server does not answer)")
+                + "; \(ByteCount.format(size)) file part per run (page-cached), median of \(rounds) runs each; the server reads and drops the body; curl runs with -H \"Expect:\" (no 100-continue wait, which this server does not answer)"
+        )
     }
 
     /// `upload-gzip`: 100 MB of JSON (10 MB with `--quick`) uploaded with `Content-Encoding: gzip` at levels 1
@@ -51,20 +65,36 @@ extension Scenario {
         for level in [1, 6] {
             let contenders = [
                 FixedWork(name: "courier-l\(level)") {
-                    let request = try await Request<Data>.post(url.absoluteString, body: .bytes(json, contentType: "application/json"))
-                        .compressingBody(.gzip(level: level))
+                    let request = try await Request<Data>.post(
+                        url.absoluteString,
+                        body: .bytes(json, contentType: "application/json")
+                    )
+                    .compressingBody(.gzip(level: level))
                     _ = try await session.upload(request).response
                 },
                 FixedWork(name: "zlib-l\(level)") { _ = try ZlibDirect.compress(json, level: level) },
             ]
-            let times = try await FixedWork.compare(contenders, rounds: plan.isQuick ? 1 : 3) { _, run in try await run() }
-            for (name, time) in times.mapValues(Throughput.median) { results[name] = Double(json.count) / 1e6 / time.seconds }
+            let times = try await FixedWork.compare(contenders, rounds: plan.isQuick ? 1 : 3) { _, run in
+                try await run()
+            }
+            for (name, time) in times.mapValues(Throughput.median) {
+                results[name] = Double(json.count) / 1e6 / time.seconds
+            }
         }
         try await session.shutdown()
         func ratio(_ level: Int) -> Double { results.ratio("courier-l\(level)", to: "zlib-l\(level)") }
         return ScenarioResult(
-            name: "upload-gzip", unit: "MB/s", higherIsBetter: true, results: results,
-            notes: String(format: "%.0f MB of JSON; courier/zlib = %.2f at level 1, %.2f at level 6 (target >= 0.9); ", Double(json.count) / 1e6, ratio(1), ratio(6))
-                + "courier compresses while it sends to the loopback server, zlib only compresses in memory")
+            name: "upload-gzip",
+            unit: "MB/s",
+            higherIsBetter: true,
+            results: results,
+            notes: String(
+                format: "%.0f MB of JSON; courier/zlib = %.2f at level 1, %.2f at level 6 (target >= 0.9); ",
+                Double(json.count) / 1e6,
+                ratio(1),
+                ratio(6)
+            )
+                + "courier compresses while it sends to the loopback server, zlib only compresses in memory"
+        )
     }
 }

@@ -18,9 +18,18 @@ fileprivate var downloads: URL { fatalError() }
 fileprivate var state: URL { fatalError() }
 fileprivate var stateDirectory: URL { fatalError() }
 fileprivate var file: FileHandle { fatalError() }
-fileprivate struct User: Codable, Sendable { var id: Int; var name: String }
-fileprivate struct Token: Codable, Sendable { var jwt: String; var isGuest: Bool }
-fileprivate struct Credentials: Codable, Sendable { var user = "ada"; var password = "" }
+fileprivate struct User: Codable, Sendable {
+    var id: Int
+    var name: String
+}
+fileprivate struct Token: Codable, Sendable {
+    var jwt: String
+    var isGuest: Bool
+}
+fileprivate struct Credentials: Codable, Sendable {
+    var user = "ada"
+    var password = ""
+}
 fileprivate func snippet() async throws {
 #sourceLocation(file: "README.md", line: 157)
 let outcome = try await session.batch(ids.map { Request<User>.get("/users/\($0)") },

@@ -6,7 +6,10 @@ import CourierOpenAPI
 import Foundation
 
 fileprivate var session: Session { fatalError() }
-fileprivate struct Client { init(serverURL: URL, transport: CourierClientTransport) {}; func listPets() async throws -> [String] { [] } }
+fileprivate struct Client {
+    init(serverURL: URL, transport: CourierClientTransport) {}
+    func listPets() async throws -> [String] { [] }
+}
 fileprivate enum Servers { enum Server1 { static func url() throws -> URL { fatalError() } } }
 fileprivate var url: URL { fatalError() }
 fileprivate func snippet() async throws {

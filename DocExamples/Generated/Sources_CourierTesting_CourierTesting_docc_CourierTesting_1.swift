@@ -6,7 +6,10 @@ import CourierTesting
 import Foundation
 
 fileprivate var session: Session { fatalError() }
-fileprivate var config: Configuration { get { fatalError() } set {} }
+fileprivate var config: Configuration {
+    get { fatalError() }
+    set {}
+}
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/CourierTesting/CourierTesting.docc/CourierTesting.md", line: 19)
 try await withTestServer { server in

@@ -6,7 +6,10 @@ import CourierTesting
 import Foundation
 
 fileprivate var session: Session { fatalError() }
-fileprivate var config: Configuration { get { fatalError() } set {} }
+fileprivate var config: Configuration {
+    get { fatalError() }
+    set {}
+}
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/CourierTesting/StubTransport.swift", line: 9)
 let stub = StubTransport { request in

@@ -5,9 +5,15 @@ import Courier
 import CourierTesting
 import Foundation
 
-fileprivate var config: Configuration { get { fatalError() } set {} }
+fileprivate var config: Configuration {
+    get { fatalError() }
+    set {}
+}
 fileprivate var credentials: Credentials { Credentials() }
-fileprivate struct Credentials: Codable, Sendable { var user = "ada"; var password = "" }
+fileprivate struct Credentials: Codable, Sendable {
+    var user = "ada"
+    var password = ""
+}
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/CourierTesting/TestProxy.swift", line: 11)
 try await withTestProxy(.http(credentials: ("user", "secret"))) { proxy in

@@ -6,9 +6,18 @@ import Foundation
 
 fileprivate var session: Session { fatalError() }
 fileprivate var credentials: Credentials { Credentials() }
-fileprivate struct Token: Codable, Sendable { var jwt: String; var isGuest: Bool }
-fileprivate struct Profile: Codable, Sendable { var name: String; static var guest: Profile { Profile(name: "guest") } }
-fileprivate struct Credentials: Codable, Sendable { var user = "ada"; var password = "" }
+fileprivate struct Token: Codable, Sendable {
+    var jwt: String
+    var isGuest: Bool
+}
+fileprivate struct Profile: Codable, Sendable {
+    var name: String
+    static var guest: Profile { Profile(name: "guest") }
+}
+fileprivate struct Credentials: Codable, Sendable {
+    var user = "ada"
+    var password = ""
+}
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Batch/Chain.swift", line: 7)
 let outcome = try await session.chain { chain in

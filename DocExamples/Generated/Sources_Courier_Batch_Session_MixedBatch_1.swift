@@ -5,7 +5,10 @@ import Courier
 import Foundation
 
 fileprivate var session: Session { fatalError() }
-fileprivate struct User: Codable, Sendable { var id: Int; var name: String }
+fileprivate struct User: Codable, Sendable {
+    var id: Int
+    var name: String
+}
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Batch/Session+MixedBatch.swift", line: 6)
 let (user, feed) = try await session.batch(Request<User>.get("/users/1"), Request<Data>.get("/feed"))

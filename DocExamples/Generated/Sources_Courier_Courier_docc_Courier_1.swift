@@ -5,7 +5,10 @@ import Courier
 import Foundation
 
 fileprivate var session: Session { fatalError() }
-fileprivate var config: Configuration { get { fatalError() } set {} }
+fileprivate var config: Configuration {
+    get { fatalError() }
+    set {}
+}
 #sourceLocation(file: "Sources/Courier/Courier.docc/Courier.md", line: 16)
 fileprivate struct User: Decodable, Sendable { var id: Int; var name: String }
 

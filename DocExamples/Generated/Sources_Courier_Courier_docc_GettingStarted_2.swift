@@ -5,7 +5,10 @@ import Courier
 import Foundation
 
 fileprivate var session: Session { fatalError() }
-fileprivate var config: Configuration { get { fatalError() } set {} }
+fileprivate var config: Configuration {
+    get { fatalError() }
+    set {}
+}
 fileprivate var token: String { "" }
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Courier.docc/GettingStarted.md", line: 30)

@@ -5,7 +5,10 @@ import Courier
 import Foundation
 
 fileprivate var session: Session { fatalError() }
-fileprivate struct User: Codable, Sendable { var id: Int; var name: String }
+fileprivate struct User: Codable, Sendable {
+    var id: Int
+    var name: String
+}
 #sourceLocation(file: "Sources/Courier/Courier.docc/GettingStarted.md", line: 64)
 fileprivate extension Request where Response == User {
     static func user(id: Int) -> Self { .get("/users/\(id)") }

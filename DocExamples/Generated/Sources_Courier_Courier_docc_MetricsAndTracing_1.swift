@@ -4,8 +4,13 @@ import CoreMetrics
 import Courier
 import Foundation
 
-fileprivate var config: Configuration { get { fatalError() } set {} }
-fileprivate func PrometheusMetricsFactory(registry: PrometheusCollectorRegistry) -> any MetricsFactory { NOOPMetricsHandler.instance }
+fileprivate var config: Configuration {
+    get { fatalError() }
+    set {}
+}
+fileprivate func PrometheusMetricsFactory(registry: PrometheusCollectorRegistry) -> any MetricsFactory {
+    NOOPMetricsHandler.instance
+}
 fileprivate var registry: PrometheusCollectorRegistry { PrometheusCollectorRegistry() }
 fileprivate final class PrometheusCollectorRegistry {}
 fileprivate func snippet() async throws {

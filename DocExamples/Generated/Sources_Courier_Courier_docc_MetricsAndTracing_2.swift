@@ -4,7 +4,10 @@ import CoreMetrics
 import Courier
 import Foundation
 
-fileprivate var config: Configuration { get { fatalError() } set {} }
+fileprivate var config: Configuration {
+    get { fatalError() }
+    set {}
+}
 #sourceLocation(file: "Sources/Courier/Courier.docc/MetricsAndTracing.md", line: 50)
 fileprivate struct PrintDebugMessages: EventMonitor {
     func didFinish(with message: DebugMessage) { print(message) }

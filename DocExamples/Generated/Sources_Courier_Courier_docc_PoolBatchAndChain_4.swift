@@ -6,7 +6,10 @@ import Foundation
 
 fileprivate var session: Session { fatalError() }
 fileprivate var ids: [Int] { [] }
-fileprivate struct User: Codable, Sendable { var id: Int; var name: String }
+fileprivate struct User: Codable, Sendable {
+    var id: Int
+    var name: String
+}
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Courier.docc/PoolBatchAndChain.md", line: 94)
 let batch = Batch(ids.map { Request<User>.get("/users/\($0)") }, options: BatchOptions(concurrency: 8, mode: .failFast))

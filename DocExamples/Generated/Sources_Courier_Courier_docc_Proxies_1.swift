@@ -4,10 +4,16 @@ import CoreMetrics
 import Courier
 import Foundation
 
-fileprivate var config: Configuration { get { fatalError() } set {} }
+fileprivate var config: Configuration {
+    get { fatalError() }
+    set {}
+}
 fileprivate var proxyPassword: String { "" }
 fileprivate var credentials: Credentials { Credentials() }
-fileprivate struct Credentials: Codable, Sendable { var user = "ada"; var password = "" }
+fileprivate struct Credentials: Codable, Sendable {
+    var user = "ada"
+    var password = ""
+}
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Courier.docc/Proxies.md", line: 12)
 let config = Configuration {

@@ -4,7 +4,10 @@ import CoreMetrics
 import Courier
 import Foundation
 
-fileprivate var config: Configuration { get { fatalError() } set {} }
+fileprivate var config: Configuration {
+    get { fatalError() }
+    set {}
+}
 fileprivate var cdnRootPEM: String { "" }
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Courier.docc/TLSAndPinning.md", line: 13)

@@ -5,7 +5,10 @@ import Courier
 import CourierTesting
 import Foundation
 
-fileprivate var config: Configuration { get { fatalError() } set {} }
+fileprivate var config: Configuration {
+    get { fatalError() }
+    set {}
+}
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Courier.docc/TLSAndPinning.md", line: 75)
 let ca = try TestCertificateAuthority()

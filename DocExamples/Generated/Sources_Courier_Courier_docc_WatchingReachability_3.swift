@@ -4,7 +4,10 @@ import CoreMetrics
 import Courier
 import Foundation
 
-fileprivate var config: Configuration { get { fatalError() } set {} }
+fileprivate var config: Configuration {
+    get { fatalError() }
+    set {}
+}
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Courier.docc/WatchingReachability.md", line: 53)
 let config = Configuration { $0.waitsForConnectivity = .seconds(30) }

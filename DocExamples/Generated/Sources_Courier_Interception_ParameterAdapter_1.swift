@@ -4,7 +4,10 @@ import CoreMetrics
 import Courier
 import Foundation
 
-fileprivate var config: Configuration { get { fatalError() } set {} }
+fileprivate var config: Configuration {
+    get { fatalError() }
+    set {}
+}
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Interception/ParameterAdapter.swift", line: 12)
 let config = Configuration {

@@ -6,7 +6,10 @@ import Foundation
 
 fileprivate var session: Session { fatalError() }
 fileprivate var show: @Sendable (Bool) -> Void { { _ in } }
-fileprivate struct User: Codable, Sendable { var id: Int; var name: String }
+fileprivate struct User: Codable, Sendable {
+    var id: Int
+    var name: String
+}
 #sourceLocation(file: "Sources/Courier/Interception/RequestAccessory.swift", line: 5)
 fileprivate struct Spinner: RequestAccessory {
     let shows: @Sendable (Bool) -> Void

@@ -5,7 +5,10 @@ import Courier
 import Foundation
 
 fileprivate var session: Session { fatalError() }
-fileprivate var config: Configuration { get { fatalError() } set {} }
+fileprivate var config: Configuration {
+    get { fatalError() }
+    set {}
+}
 fileprivate struct Receipt: Codable, Sendable { var total: Int }
 #sourceLocation(file: "Sources/Courier/Session/ServiceID.swift", line: 4)
 fileprivate extension ServiceID { static let payments: ServiceID = "payments" }

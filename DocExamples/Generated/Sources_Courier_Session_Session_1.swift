@@ -5,7 +5,10 @@ import Courier
 import Foundation
 
 fileprivate var session: Session { fatalError() }
-fileprivate struct User: Codable, Sendable { var id: Int; var name: String }
+fileprivate struct User: Codable, Sendable {
+    var id: Int
+    var name: String
+}
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Session/Session.swift", line: 8)
 try await withSession(Configuration { $0.baseURL = URL(string: "\(ExampleOrigin.current)") }) { session in

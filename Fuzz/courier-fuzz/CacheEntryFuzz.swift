@@ -1,6 +1,6 @@
 import Courier
-import HTTPTypes
 import Foundation
+import HTTPTypes
 
 /// The disk cache's decoder: any file is a whole entry or `Corrupt`, never a crash; a decoded entry survives
 /// encode → decode → encode byte for byte; the header read alone agrees with the whole decode.
@@ -11,8 +11,10 @@ enum CacheEntryFuzz {
             _ = try? CacheEntryCodec.headerEnd(file)
             let header = try? CacheEntryCodec.decodeHeader(file)
             guard let entry = try? CacheEntryCodec.decode(file) else { continue }
-            try require(header?.bodyLength == entry.body.count && header?.key == entry.key && header?.headers == entry.headers,
-                        "the header read alone disagrees with the whole entry")
+            try require(
+                header?.bodyLength == entry.body.count && header?.key == entry.key && header?.headers == entry.headers,
+                "the header read alone disagrees with the whole entry"
+            )
             let once = CacheEntryCodec.encode(entry, compression: .none).file
             let twice = (try? CacheEntryCodec.decode(once)).map { CacheEntryCodec.encode($0, compression: .none).file }
             try require(twice == once, "a decoded entry does not survive encode → decode → encode")

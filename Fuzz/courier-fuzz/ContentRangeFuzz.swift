@@ -10,10 +10,18 @@ enum ContentRangeFuzz {
         let (value, length, startText, endText) = (pieces[0], pieces[1], pieces[2], pieces[3])
         if let range = ContentRange(value) {
             if let bounds = range.range, let end = range.end, let count = range.length {
-                try require(end > bounds.upperBound && count > 0 && count <= end, "\(value.debugDescription) gives end \(end), length \(count)")
-                if let complete = range.completeLength { try require(end <= complete, "\(value.debugDescription) ends past its length") }
+                try require(
+                    end > bounds.upperBound && count > 0 && count <= end,
+                    "\(value.debugDescription) gives end \(end), length \(count)"
+                )
+                if let complete = range.completeLength {
+                    try require(end <= complete, "\(value.debugDescription) ends past its length")
+                }
             } else {
-                try require(range.range == nil && range.end == nil && range.completeLength != nil, "\(value.debugDescription) is half a range")
+                try require(
+                    range.range == nil && range.end == nil && range.completeLength != nil,
+                    "\(value.debugDescription) is half a range"
+                )
             }
         }
         // Numbers as a request or a resume record may hold them, including the edges of Int64.
@@ -26,8 +34,14 @@ enum ContentRangeFuzz {
         for status in [HTTPResponse.Status.partialContent, .ok, .rangeNotSatisfiable] {
             for known in [nil, number(length)] as [Int64?] {
                 let request = ByteRangeRequest(start: start, end: end)
-                let answer = RangeAnswer.decide(request: request, status: status, headers: fields, known: nil, knownLength: known,
-                                                localLength: start)
+                let answer = RangeAnswer.decide(
+                    request: request,
+                    status: status,
+                    headers: fields,
+                    known: nil,
+                    knownLength: known,
+                    localLength: start
+                )
                 if case .write(let offset, _) = answer, status == .partialContent {
                     try require(offset == start, "a 206 for \(start) is written at \(offset)")
                 }
@@ -37,10 +51,17 @@ enum ContentRangeFuzz {
         // A length the server announced, split for several connections: the segments tile it exactly.
         if let total = number(length), total >= 0 {
             let connections = Int(truncatingIfNeeded: start % 70)
-            let segments = ResumeRecord.segments(totalLength: total, connections: connections, minimumBytes: max(1, end ?? 1))
+            let segments = ResumeRecord.segments(
+                totalLength: total,
+                connections: connections,
+                minimumBytes: max(1, end ?? 1)
+            )
             var next: Int64 = 0
             for segment in segments {
-                try require(segment.start == next && (segment.end ?? -1) >= segment.start, "segments of \(total) do not tile it")
+                try require(
+                    segment.start == next && (segment.end ?? -1) >= segment.start,
+                    "segments of \(total) do not tile it"
+                )
                 next = segment.end ?? next
             }
             try require(next == total && segments.count <= max(1, connections), "segments of \(total) end at \(next)")

@@ -19,15 +19,26 @@ enum RedirectFuzz {
         guard let start else { return }
         for status in [HTTPResponse.Status.found, .seeOther, .permanentRedirect] {
             var state = RedirectState(policy: RedirectPolicy(), initial: .post, url: start)
-            guard let action = try? state.next(method: .post, url: start, status: status, location: location, bodyIsReplayable: true),
-                  case .follow(_, let target, _, _) = action else { continue }
+            guard
+                let action = try? state.next(
+                    method: .post,
+                    url: start,
+                    status: status,
+                    location: location,
+                    bodyIsReplayable: true
+                ),
+                case .follow(_, let target, _, _) = action
+            else { continue }
             try requireConnectable(target, from: location)
         }
     }
 
     private static func requireConnectable(_ url: URL, from text: String) throws(InvariantViolation) {
         let scheme = url.scheme?.lowercased()
-        try require(scheme == "http" || scheme == "https", "\(text.debugDescription) passed as \(url), which is not http(s)")
+        try require(
+            scheme == "http" || scheme == "https",
+            "\(text.debugDescription) passed as \(url), which is not http(s)"
+        )
         try require(url.portProblem == nil, "\(text.debugDescription) passed with a port problem")
         let port = url.port ?? (scheme == "https" ? 443 : 80)
         try require((1...65_535).contains(port), "\(text.debugDescription) passed with port \(port)")

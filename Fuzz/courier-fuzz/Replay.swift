@@ -9,7 +9,9 @@ enum Replay {
             let url = URL(filePath: path)
             var isDirectory: ObjCBool = false
             let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
-            if exists, isDirectory.boolValue, let children = try? FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil) {
+            if exists, isDirectory.boolValue,
+                let children = try? FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil)
+            {
                 files += children.sorted { $0.lastPathComponent < $1.lastPathComponent }
             } else if exists, !isDirectory.boolValue, FileManager.default.isReadableFile(atPath: path) {
                 files.append(url)

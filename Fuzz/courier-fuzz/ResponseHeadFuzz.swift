@@ -18,9 +18,15 @@ enum ResponseHeadFuzz {
         do {
             let sync = channel.pipeline.syncOperations
             try sync.addHandler(HTTPRequestEncoder())
-            try sync.addHandler(ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)))
+            try sync.addHandler(
+                ByteToMessageHandler(
+                    HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)
+                )
+            )
             try sync.addHandler(ResponseStatusGuard())
-            try channel.writeOutbound(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/")))
+            try channel.writeOutbound(
+                HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"))
+            )
             try channel.writeOutbound(HTTPClientRequestPart.end(nil))
         } catch {
             return

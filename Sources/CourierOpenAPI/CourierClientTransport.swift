@@ -29,12 +29,22 @@ public struct CourierClientTransport: ClientTransport {
     }
 
     /// Sends one operation's request; see `ClientTransport.send(_:body:baseURL:operationID:)`.
-    public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
-        let base = baseURL.absoluteString.hasSuffix("/") ? String(baseURL.absoluteString.dropLast()) : baseURL.absoluteString
-        var outgoing = Request<Data>(method: request.method, path: base + (request.path ?? "/"), headers: request.headerFields,
-                                     body: try await requestBody(body, contentType: request.headerFields[.contentType]))
-            .withoutSessionValidators()
-            .tag(operationID)
+    public func send(
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        baseURL: URL,
+        operationID: String
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        let base =
+            baseURL.absoluteString.hasSuffix("/") ? String(baseURL.absoluteString.dropLast()) : baseURL.absoluteString
+        var outgoing = Request<Data>(
+            method: request.method,
+            path: base + (request.path ?? "/"),
+            headers: request.headerFields,
+            body: try await requestBody(body, contentType: request.headerFields[.contentType])
+        )
+        .withoutSessionValidators()
+        .tag(operationID)
         if case .known = body?.length {} else if body != nil { outgoing = outgoing.withoutCoalescing() }
         let response = try await session.send(outgoing)
         var headers = response.headers

@@ -4,8 +4,11 @@ import Courier
 /// that stopped answering mid-query): at the limit the caller goes on with `timedOut()`'s error, and the
 /// operation is cancelled and left to end in the background.
 enum Bounded {
-    static func run<Value: Sendable>(within limit: Duration, timedOut: @escaping @Sendable () -> any Error,
-                                     _ operation: @escaping @Sendable () async throws -> Value) async throws -> Value {
+    static func run<Value: Sendable>(
+        within limit: Duration,
+        timedOut: @escaping @Sendable () -> any Error,
+        _ operation: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
         let settlement = Settlement<Value>()
         let work = Task { try await operation() }
         let timer = Task {

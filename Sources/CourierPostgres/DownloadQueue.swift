@@ -22,29 +22,33 @@ public final class DownloadQueue: Sendable {
     /// The longest one operation may take.
     public let operationTimeout: Duration
 
-    static let schema = PostgresSchema(component: "download-queue", version: 1, statements: [
-        """
-        CREATE TABLE IF NOT EXISTS courier_download_jobs (
-            id bigserial PRIMARY KEY,
-            url text NOT NULL,
-            destination text NOT NULL UNIQUE,
-            checksum text,
-            priority integer NOT NULL DEFAULT 0,
-            connections integer NOT NULL DEFAULT 1,
-            state text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'completed', 'failed')),
-            attempts integer NOT NULL DEFAULT 0,
-            max_attempts integer NOT NULL DEFAULT 5,
-            worker text,
-            lease_until timestamptz,
-            completed_bytes bigint NOT NULL DEFAULT 0,
-            total_bytes bigint,
-            last_error text,
-            added_at timestamptz NOT NULL DEFAULT now(),
-            finished_at timestamptz
-        )
-        """,
-        "CREATE INDEX IF NOT EXISTS courier_download_jobs_claim ON courier_download_jobs (state, priority DESC, id)",
-    ])
+    static let schema = PostgresSchema(
+        component: "download-queue",
+        version: 1,
+        statements: [
+            """
+            CREATE TABLE IF NOT EXISTS courier_download_jobs (
+                id bigserial PRIMARY KEY,
+                url text NOT NULL,
+                destination text NOT NULL UNIQUE,
+                checksum text,
+                priority integer NOT NULL DEFAULT 0,
+                connections integer NOT NULL DEFAULT 1,
+                state text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'completed', 'failed')),
+                attempts integer NOT NULL DEFAULT 0,
+                max_attempts integer NOT NULL DEFAULT 5,
+                worker text,
+                lease_until timestamptz,
+                completed_bytes bigint NOT NULL DEFAULT 0,
+                total_bytes bigint,
+                last_error text,
+                added_at timestamptz NOT NULL DEFAULT now(),
+                finished_at timestamptz
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS courier_download_jobs_claim ON courier_download_jobs (state, priority DESC, id)",
+        ]
+    )
 
     /// A queue in `database`; its table is created on first use.
     public init(database: FleetDatabase, operationTimeout: Duration = .seconds(5)) {
@@ -70,28 +74,41 @@ public final class DownloadQueue: Sendable {
     /// URL that is not http(s) and ``/Courier/CourierError/Code/invalidParameter`` for a directory as the destination or
     /// `maxAttempts` below 1.
     @discardableResult
-    public func add(_ url: URL, to destination: URL, checksum: DownloadChecksum? = nil, priority: Int = 0, connections: Int = 1,
-                    maxAttempts: Int = 5) async throws -> Int64 {
+    public func add(
+        _ url: URL,
+        to destination: URL,
+        checksum: DownloadChecksum? = nil,
+        priority: Int = 0,
+        connections: Int = 1,
+        maxAttempts: Int = 5
+    ) async throws -> Int64 {
         try URLBuilder.validate(url)
         let path = destination.standardizedFileURL.path(percentEncoded: false)
         var isDirectory: ObjCBool = false
         let isFolder = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
         guard destination.isFileURL, !destination.hasDirectoryPath, !isFolder, path.hasPrefix("/") else {
-            throw CourierError(code: .invalidParameter, message: "a queued download needs the path of a file, not \(destination.path)")
+            throw CourierError(
+                code: .invalidParameter,
+                message: "a queued download needs the path of a file, not \(destination.path)"
+            )
         }
         guard maxAttempts >= 1, (1...64).contains(connections) else {
             throw CourierError(code: .invalidParameter, message: "maxAttempts must be at least 1 and connections 1…64")
         }
-        let text = url.absoluteString, digest = checksum?.description
+        let text = url.absoluteString
+        let digest = checksum?.description
         return try await run("adding a job") { client in
-            let rows = try await client.query("""
+            let rows = try await client.query(
+                """
                 INSERT INTO courier_download_jobs (url, destination, checksum, priority, connections, max_attempts)
                 VALUES (\(text), \(path), \(digest), \(priority), \(connections), \(maxAttempts))
                 ON CONFLICT (destination) DO UPDATE SET
                     state = CASE WHEN courier_download_jobs.state = 'failed' THEN 'queued' ELSE courier_download_jobs.state END,
                     attempts = CASE WHEN courier_download_jobs.state = 'failed' THEN 0 ELSE courier_download_jobs.attempts END
                 RETURNING id
-                """, logger: PostgresSchema.quiet)
+                """,
+                logger: PostgresSchema.quiet
+            )
             for try await id in rows.decode(Int64.self) { return id }
             throw CourierError(code: .database, message: "adding a job returned no row")
         }
@@ -110,12 +127,19 @@ public final class DownloadQueue: Sendable {
     /// Counts and bytes of the whole queue (``DownloadQueueStatus/bytesPerSecond`` is 0: one reading has no rate).
     public func status() async throws -> DownloadQueueStatus {
         try await run("reading the queue's status") { client in
-            let rows = try await client.query("""
+            let rows = try await client.query(
+                """
                 SELECT state, count(*)::bigint, coalesce(sum(completed_bytes), 0)::bigint, coalesce(sum(total_bytes), 0)::bigint
                 FROM courier_download_jobs GROUP BY state
-                """, logger: PostgresSchema.quiet)
-            var status = DownloadQueueStatus(counts: Dictionary(uniqueKeysWithValues: DownloadJob.State.allCases.map { ($0, 0) }),
-                                             completedBytes: 0, totalBytes: 0, bytesPerSecond: 0)
+                """,
+                logger: PostgresSchema.quiet
+            )
+            var status = DownloadQueueStatus(
+                counts: Dictionary(uniqueKeysWithValues: DownloadJob.State.allCases.map { ($0, 0) }),
+                completedBytes: 0,
+                totalBytes: 0,
+                bytesPerSecond: 0
+            )
             for try await (state, count, completed, total) in rows.decode((String, Int, Int64, Int64).self) {
                 guard let state = DownloadJob.State(rawValue: state) else { continue }
                 status.counts[state] = count
@@ -136,7 +160,10 @@ public final class DownloadQueue: Sendable {
                     if var status = try? await self.status() {
                         let now = ContinuousClock.now
                         if let previous, now > previous.at {
-                            status.bytesPerSecond = max(0, Double(status.completedBytes - previous.bytes) / (now - previous.at).seconds)
+                            status.bytesPerSecond = max(
+                                0,
+                                Double(status.completedBytes - previous.bytes) / (now - previous.at).seconds
+                            )
                         }
                         previous = (status.completedBytes, now)
                         continuation.yield(status)
@@ -174,8 +201,10 @@ public final class DownloadQueue: Sendable {
     public func remove(_ ids: [Int64]) async throws -> Int {
         try await run("removing jobs") { client in
             var count = 0
-            for try await _ in try await client.query("DELETE FROM courier_download_jobs WHERE id = ANY(\(ids)) RETURNING 1",
-                                                      logger: PostgresSchema.quiet).decode(Int.self) { count += 1 }
+            for try await _ in try await client.query(
+                "DELETE FROM courier_download_jobs WHERE id = ANY(\(ids)) RETURNING 1",
+                logger: PostgresSchema.quiet
+            ).decode(Int.self) { count += 1 }
             return count
         }
     }
@@ -186,37 +215,48 @@ public final class DownloadQueue: Sendable {
     func claim(for worker: String, lease: Duration) async throws -> DownloadJob? {
         let seconds = lease.seconds
         return try await jobs(doing: "claiming a job") { client in
-            try await client.query("""
+            try await client.query(
+                """
                 UPDATE courier_download_jobs SET state = 'running', worker = \(worker), attempts = attempts + 1,
                     lease_until = now() + make_interval(secs => \(seconds))
                 WHERE id = (SELECT id FROM courier_download_jobs
                             WHERE state = 'queued' OR (state = 'running' AND lease_until < now())
                             ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED)
                 RETURNING \(unescaped: Self.columns)
-                """, logger: PostgresSchema.quiet)
+                """,
+                logger: PostgresSchema.quiet
+            )
         }.first
     }
 
     /// Extends `worker`'s lease of job `id` and records its progress; `false` when the worker no longer holds it.
     func renew(_ id: Int64, for worker: String, lease: Duration, progress: DownloadProgress) async throws -> Bool {
-        let seconds = lease.seconds, completed = progress.completedBytes, total = progress.totalBytes
+        let seconds = lease.seconds
+        let completed = progress.completedBytes
+        let total = progress.totalBytes
         return try await changed("renewing a lease") { client in
-            try await client.query("""
+            try await client.query(
+                """
                 UPDATE courier_download_jobs SET lease_until = now() + make_interval(secs => \(seconds)),
                     completed_bytes = \(completed), total_bytes = coalesce(\(total), total_bytes)
                 WHERE id = \(id) AND worker = \(worker) AND state = 'running' RETURNING 1
-                """, logger: PostgresSchema.quiet)
+                """,
+                logger: PostgresSchema.quiet
+            )
         }
     }
 
     /// Marks job `id` completed (once: `false` when `worker` no longer holds it).
     func complete(_ id: Int64, for worker: String, bytes: Int64) async throws -> Bool {
         try await changed("completing a job") { client in
-            try await client.query("""
+            try await client.query(
+                """
                 UPDATE courier_download_jobs SET state = 'completed', worker = NULL, lease_until = NULL, completed_bytes = \(bytes),
                     total_bytes = \(bytes), last_error = NULL, finished_at = now()
                 WHERE id = \(id) AND worker = \(worker) AND state = 'running' RETURNING 1
-                """, logger: PostgresSchema.quiet)
+                """,
+                logger: PostgresSchema.quiet
+            )
         }
     }
 
@@ -225,23 +265,29 @@ public final class DownloadQueue: Sendable {
     func release(_ id: Int64, for worker: String, error: CourierError, permanent: Bool) async throws -> Bool {
         let reason = "\(error.code): \(error.message)"
         return try await changed("recording a failure") { client in
-            try await client.query("""
+            try await client.query(
+                """
                 UPDATE courier_download_jobs SET
                     state = CASE WHEN \(permanent) OR attempts >= max_attempts THEN 'failed' ELSE 'queued' END,
                     finished_at = CASE WHEN \(permanent) OR attempts >= max_attempts THEN now() END,
                     worker = NULL, lease_until = NULL, last_error = \(reason)
                 WHERE id = \(id) AND worker = \(worker) AND state = 'running' RETURNING 1
-                """, logger: PostgresSchema.quiet)
+                """,
+                logger: PostgresSchema.quiet
+            )
         }
     }
 
     /// Gives job `id` back to the queue without counting the attempt (a worker that stops on purpose).
     func handBack(_ id: Int64, for worker: String) async throws -> Bool {
         try await changed("handing a job back") { client in
-            try await client.query("""
+            try await client.query(
+                """
                 UPDATE courier_download_jobs SET state = 'queued', worker = NULL, lease_until = NULL, attempts = greatest(attempts - 1, 0)
                 WHERE id = \(id) AND worker = \(worker) AND state = 'running' RETURNING 1
-                """, logger: PostgresSchema.quiet)
+                """,
+                logger: PostgresSchema.quiet
+            )
         }
     }
 
@@ -254,43 +300,83 @@ public final class DownloadQueue: Sendable {
     /// The jobs `SELECT … FROM courier_download_jobs <clause>` finds.
     private func select(_ clause: String) async throws -> [DownloadJob] {
         try await jobs(doing: "reading jobs") { client in
-            try await client.query(PostgresQuery(unsafeSQL: "SELECT \(Self.columns) FROM courier_download_jobs \(clause)"),
-                                   logger: PostgresSchema.quiet)
+            try await client.query(
+                PostgresQuery(unsafeSQL: "SELECT \(Self.columns) FROM courier_download_jobs \(clause)"),
+                logger: PostgresSchema.quiet
+            )
         }
     }
 
     /// The jobs in the rows `query` returns (each with ``columns``).
-    private func jobs(doing what: String, _ query: @escaping @Sendable (PostgresClient) async throws -> PostgresRowSequence) async throws -> [DownloadJob] {
+    private func jobs(
+        doing what: String,
+        _ query: @escaping @Sendable (PostgresClient) async throws -> PostgresRowSequence
+    ) async throws -> [DownloadJob] {
         try await run(what) { client in
             var jobs: [DownloadJob] = []
             for try await row in try await query(client) {
-                let (id, url, destination, checksum, priority, connections, state, attempts, maxAttempts, worker, completed, total, error)
-                    = try row.decode((Int64, String, String, String?, Int, Int, String, Int, Int, String?, Int64, Int64?, String?).self)
+                let (
+                    id, url, destination, checksum, priority, connections, state, attempts, maxAttempts, worker,
+                    completed, total, error
+                ) = try row.decode(
+                    (Int64, String, String, String?, Int, Int, String, Int, Int, String?, Int64, Int64?, String?).self
+                )
                 guard let link = URL(string: url), let state = DownloadJob.State(rawValue: state) else {
                     throw CourierError(code: .database, message: "job \(id) has an unreadable URL or state")
                 }
                 let digest = try checksum.map { try DownloadChecksum(stored: $0) }
-                jobs.append(DownloadJob(id: id, url: link, destination: URL(filePath: destination), checksum: digest, priority: priority,
-                                        connections: connections, state: state, attempts: attempts, maxAttempts: maxAttempts,
-                                        worker: worker, completedBytes: completed, totalBytes: total, lastError: error))
+                jobs.append(
+                    DownloadJob(
+                        id: id,
+                        url: link,
+                        destination: URL(filePath: destination),
+                        checksum: digest,
+                        priority: priority,
+                        connections: connections,
+                        state: state,
+                        attempts: attempts,
+                        maxAttempts: maxAttempts,
+                        worker: worker,
+                        completedBytes: completed,
+                        totalBytes: total,
+                        lastError: error
+                    )
+                )
             }
             return jobs
         }
     }
 
-    private func changed(_ what: String, _ query: @escaping @Sendable (PostgresClient) async throws -> PostgresRowSequence) async throws -> Bool {
+    private func changed(
+        _ what: String,
+        _ query: @escaping @Sendable (PostgresClient) async throws -> PostgresRowSequence
+    ) async throws -> Bool {
         try await run(what) { client in
             for try await _ in try await query(client) { return true }
             return false
         }
     }
 
-    private func run<Result: Sendable>(_ what: String, _ operation: @escaping @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
+    private func run<Result: Sendable>(
+        _ what: String,
+        _ operation: @escaping @Sendable (PostgresClient) async throws -> Result
+    ) async throws -> Result {
         do {
-            return try await database.run(what, on: Self.schema, within: operationTimeout, preparingWithin: preparationTimeout, operation)
-        } catch where FleetDatabase.sqlState(of: error) == "42P01" {  // undefined_table: dropped behind the queue's back
-            throw CourierError(code: .database, message: "\(database.location): the table courier_download_jobs is missing "
-                               + "(it is created again on the next call, empty)", underlying: error)
+            return try await database.run(
+                what,
+                on: Self.schema,
+                within: operationTimeout,
+                preparingWithin: preparationTimeout,
+                operation
+            )
+        } catch let error where FleetDatabase.sqlState(of: error) == "42P01" {
+            // undefined_table: dropped behind the queue's back
+            throw CourierError(
+                code: .database,
+                message: "\(database.location): the table courier_download_jobs is missing "
+                    + "(it is created again on the next call, empty)",
+                underlying: error
+            )
         }
     }
 }

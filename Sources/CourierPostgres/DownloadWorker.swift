@@ -57,9 +57,16 @@ public actor DownloadWorker {
 
     /// A worker on `queue` that downloads through `session`; each job's download retries `retries` transient
     /// failures in a row from the byte reached and ends on `idleTimeout` of silence (see ``/Courier/DownloadOptions``).
-    public init(queue: DownloadQueue, session: Session, concurrency: Int = 2, lease: Duration = .seconds(30),
-                pollInterval: Duration = .milliseconds(500), bytesPerSecond: Int? = nil, retries: Int = 2,
-                idleTimeout: Duration = .seconds(30)) throws {
+    public init(
+        queue: DownloadQueue,
+        session: Session,
+        concurrency: Int = 2,
+        lease: Duration = .seconds(30),
+        pollInterval: Duration = .milliseconds(500),
+        bytesPerSecond: Int? = nil,
+        retries: Int = 2,
+        idleTimeout: Duration = .seconds(30)
+    ) throws {
         self.queue = queue
         self.retries = max(0, retries)
         self.idleTimeout = idleTimeout
@@ -67,8 +74,13 @@ public actor DownloadWorker {
         self.lease = max(lease, .seconds(1))
         self.pollInterval = pollInterval
         name = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UUID().uuidString.prefix(8).lowercased())"
-        manager = try DownloadManager(session: session, configuration: .init(maxConcurrentDownloads: max(1, concurrency),
-                                                                             bytesPerSecond: bytesPerSecond))
+        manager = try DownloadManager(
+            session: session,
+            configuration: .init(
+                maxConcurrentDownloads: max(1, concurrency),
+                bytesPerSecond: bytesPerSecond
+            )
+        )
     }
 
     /// Its events from now on; the stream ends when ``run(untilSettled:)`` returns.
@@ -125,9 +137,16 @@ public actor DownloadWorker {
         }
         let download: Download
         do {
-            download = try await manager.add(job.url, to: .file(job.destination),
-                                             options: DownloadOptions(checksum: job.checksum, connections: job.connections, retries: retries,
-                                                                      idleTimeout: idleTimeout))
+            download = try await manager.add(
+                job.url,
+                to: .file(job.destination),
+                options: DownloadOptions(
+                    checksum: job.checksum,
+                    connections: job.connections,
+                    retries: retries,
+                    idleTimeout: idleTimeout
+                )
+            )
         } catch {
             return await failed(job, CourierError.normalized(error))
         }
@@ -158,7 +177,9 @@ public actor DownloadWorker {
 
     /// Waits for `download` to end while renewing the job's lease.
     private func watch(_ download: Download, of job: DownloadJob) async -> Outcome {
-        let queue = queue, name = name, lease = lease
+        let queue = queue
+        let name = name
+        let lease = lease
         let (stopping, signal) = AsyncStream<Void>.makeStream()
         if isStopping { signal.finish() } else { stopSignals[job.id] = signal }
         defer { stopSignals[job.id] = nil }
@@ -178,7 +199,8 @@ public actor DownloadWorker {
                     try? await Task.sleep(for: lease / 3)
                     guard !Task.isCancelled else { return nil }
                     do {
-                        guard try await queue.renew(job.id, for: name, lease: lease, progress: await download.progress) else { return .lost }
+                        guard try await queue.renew(job.id, for: name, lease: lease, progress: await download.progress)
+                        else { return .lost }
                         lastRenewal = .now
                     } catch {
                         self.tell(.waitingForDatabase(CourierError.normalized(error)))
@@ -215,7 +237,8 @@ public actor DownloadWorker {
     /// Records the completion, trying again while the database is away (the file is in place either way, and a
     /// worker that claims the job later finds it there).
     private func completed(_ job: DownloadJob, file: URL) async {
-        let size = (try? FileManager.default.attributesOfItem(atPath: file.path(percentEncoded: false))[.size] as? Int64) ?? 0
+        let size =
+            (try? FileManager.default.attributesOfItem(atPath: file.path(percentEncoded: false))[.size] as? Int64) ?? 0
         while true {
             do {
                 _ = try await queue.complete(job.id, for: name, bytes: size)

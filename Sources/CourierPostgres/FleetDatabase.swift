@@ -1,7 +1,7 @@
 import Courier
 public import Logging
-public import PostgresNIO
 import NIOPosix
+public import PostgresNIO
 
 /// The PostgreSQL database a fleet of Courier processes shares: a PostgresNIO `PostgresClient` (its connection
 /// pool) run in a task of its own, every operation bounded in time, every failure a
@@ -24,7 +24,11 @@ public final class FleetDatabase: Sendable {
     private let preparedSchemas = Locked<Set<String>>([])
 
     /// Connects (lazily, on first use) to the database at `location`, with at most `maxConnections` open.
-    public init(_ location: PostgresLocation, maxConnections: Int = 8, logger: Logger = Logger(label: "courier.postgres")) {
+    public init(
+        _ location: PostgresLocation,
+        maxConnections: Int = 8,
+        logger: Logger = Logger(label: "courier.postgres")
+    ) {
         var configuration = location.clientConfiguration
         configuration.options.maximumConnections = max(1, maxConnections)
         configuration.options.connectTimeout = .seconds(3)
@@ -40,7 +44,11 @@ public final class FleetDatabase: Sendable {
 
     /// Connects to the database at `url` (see ``PostgresLocation``); throws ``/Courier/CourierError/Code/invalidParameter``
     /// for a malformed URL.
-    public convenience init(url: String, maxConnections: Int = 8, logger: Logger = Logger(label: "courier.postgres")) throws {
+    public convenience init(
+        url: String,
+        maxConnections: Int = 8,
+        logger: Logger = Logger(label: "courier.postgres")
+    ) throws {
         self.init(try PostgresLocation(url: url), maxConnections: maxConnections, logger: logger)
     }
 
@@ -54,8 +62,11 @@ public final class FleetDatabase: Sendable {
     /// down or stuck costs the caller `limit`, not a hang. What is still running then is cancelled and finishes
     /// in the background. Failures become ``/Courier/CourierError/Code/database`` errors naming `what`.
     @discardableResult
-    public func run<Result: Sendable>(_ what: String, within limit: Duration,
-                                      _ operation: @escaping @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
+    public func run<Result: Sendable>(
+        _ what: String,
+        within limit: Duration,
+        _ operation: @escaping @Sendable (PostgresClient) async throws -> Result
+    ) async throws -> Result {
         let client = client
         return try await bounded(what, within: limit) { try await operation(client) }
     }
@@ -66,9 +77,12 @@ public final class FleetDatabase: Sendable {
     public func check(within limit: Duration = .seconds(5)) async throws {
         let location = location
         try await bounded("connecting", within: limit) {
-            let connection = try await PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.any(),
-                                                                  configuration: try location.connectionConfiguration(), id: 0,
-                                                                  logger: PostgresSchema.quiet).get()
+            let connection = try await PostgresConnection.connect(
+                on: MultiThreadedEventLoopGroup.singleton.any(),
+                configuration: try location.connectionConfiguration(),
+                id: 0,
+                logger: PostgresSchema.quiet
+            ).get()
             defer { Task { try? await connection.close() } }
             try await connection.query("SELECT 1", logger: PostgresSchema.quiet)
         }
@@ -84,8 +98,13 @@ public final class FleetDatabase: Sendable {
 
     /// `operation` on `schema`'s tables, prepared first. A table dropped behind Courier's back (`undefined_table`)
     /// fails this call and is created again, empty, by the next.
-    func run<Result: Sendable>(_ what: String, on schema: PostgresSchema, within limit: Duration, preparingWithin preparation: Duration,
-                               _ operation: @escaping @Sendable (PostgresClient) async throws -> Result) async throws -> Result {
+    func run<Result: Sendable>(
+        _ what: String,
+        on schema: PostgresSchema,
+        within limit: Duration,
+        preparingWithin preparation: Duration,
+        _ operation: @escaping @Sendable (PostgresClient) async throws -> Result
+    ) async throws -> Result {
         try await prepare(schema, within: preparation)
         do {
             return try await run(what, within: limit, operation)
@@ -96,8 +115,11 @@ public final class FleetDatabase: Sendable {
     }
 
     /// `body`, given up after `limit` (see ``run(_:within:_:)``), its failures as ``/Courier/CourierError/Code/database``.
-    private func bounded<Result: Sendable>(_ what: String, within limit: Duration,
-                                           _ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
+    private func bounded<Result: Sendable>(
+        _ what: String,
+        within limit: Duration,
+        _ body: @escaping @Sendable () async throws -> Result
+    ) async throws -> Result {
         let location = location
         return try await Bounded.run(within: limit, timedOut: { Self.noAnswer(from: location, within: limit, what) }) {
             do { return try await body() } catch { throw Self.failure(error, doing: what, at: location) }
@@ -112,7 +134,11 @@ public final class FleetDatabase: Sendable {
     /// `error` as a ``/Courier/CourierError/Code/database`` error that names the database and says what the server said.
     static func failure(_ error: any Error, doing what: String, at location: PostgresLocation) -> CourierError {
         if let error = error as? CourierError { return error }
-        return CourierError(code: .database, message: "\(location): \(what) failed: \(describe(error))", underlying: error)
+        return CourierError(
+            code: .database,
+            message: "\(location): \(what) failed: \(describe(error))",
+            underlying: error
+        )
     }
 
     /// What went wrong, from the server's message and SQLSTATE when there is one; PSQLError's own description

@@ -8,15 +8,19 @@ extension PostgresCacheStore {
     /// poll every ``pollInterval`` for its entry or the lock. Death of the fetching process closes its connection,
     /// which releases the lock, so the next poll takes over. When the database cannot be reached within
     /// ``operationTimeout``, or `deadline` passes, the caller fetches itself.
-    public nonisolated func fill<Fetched: Sendable>(_ key: CacheKey, waitingUntil deadline: ContinuousClock.Instant,
-                                                    fetch: @Sendable () async throws -> Fetched) async throws -> CacheFill<Fetched> {
+    public nonisolated func fill<Fetched: Sendable>(
+        _ key: CacheKey,
+        waitingUntil deadline: ContinuousClock.Instant,
+        fetch: @Sendable () async throws -> Fetched
+    ) async throws -> CacheFill<Fetched> {
         let lock = Self.lockID(key)
         var interval = pollInterval
         while ContinuousClock.now < deadline {
             switch await AdvisoryLock.take(lock, on: database, within: operationTimeout) {
             case .held(let held):
                 defer { held.release() }
-                if let entry = await entry(for: key) { return .filled(entry) }  // stored while this one was taking the lock
+                // stored while this one was taking the lock
+                if let entry = await entry(for: key) { return .filled(entry) }
                 return .fetched(try await fetch())
             case .busy:
                 try await Task.sleep(for: min(interval, max(.zero, deadline - .now)))
@@ -63,8 +67,10 @@ enum AdvisoryLock {
             do {
                 try await client.withConnection { connection in
                     var taken = false
-                    for try await value in try await connection.query("SELECT pg_try_advisory_lock(\(id))",
-                                                                      logger: PostgresSchema.quiet).decode(Bool.self) { taken = value }
+                    for try await value in try await connection.query(
+                        "SELECT pg_try_advisory_lock(\(id))",
+                        logger: PostgresSchema.quiet
+                    ).decode(Bool.self) { taken = value }
                     guard taken else {
                         answer.yield(.busy)
                         return
@@ -74,15 +80,23 @@ enum AdvisoryLock {
                     try await connection.query("SELECT pg_advisory_unlock(\(id))", logger: PostgresSchema.quiet)
                 }
             } catch {
-                answer.yield(.unavailable(FleetDatabase.failure(error, doing: "taking a fill lock", at: database.location)))
+                answer.yield(
+                    .unavailable(FleetDatabase.failure(error, doing: "taking a fill lock", at: database.location))
+                )
             }
             answer.finish()
         }
         let timer = Task {
             try? await Task.sleep(for: limit)
-            if !Task.isCancelled { answer.yield(.unavailable(FleetDatabase.noAnswer(from: database.location, within: limit, "taking a fill lock"))) }
+            if !Task.isCancelled {
+                answer.yield(
+                    .unavailable(FleetDatabase.noAnswer(from: database.location, within: limit, "taking a fill lock"))
+                )
+            }
         }
-        var first: Attempt = .unavailable(CourierError(code: .database, message: "taking a fill lock ended without an answer"))
+        var first: Attempt = .unavailable(
+            CourierError(code: .database, message: "taking a fill lock ended without an answer")
+        )
         for await attempt in attempts {
             first = attempt
             break

@@ -46,31 +46,41 @@ public actor PostgresCacheStore: CacheStorage, CacheFillCoordinator {
     /// The advisory lock the evicting process holds for its transaction.
     static let evictionLock: Int64 = 0x436F_7572_6965_7202
 
-    static let schema = PostgresSchema(component: "cache", version: 1, statements: [
-        """
-        CREATE TABLE IF NOT EXISTS courier_cache (
-            digest text PRIMARY KEY,
-            key text NOT NULL,
-            method text NOT NULL,
-            url text NOT NULL,
-            status integer NOT NULL,
-            stored_at timestamptz NOT NULL,
-            expires_at timestamptz,
-            accessed_at timestamptz NOT NULL DEFAULT now(),
-            body_bytes bigint NOT NULL,
-            stored_body_bytes bigint NOT NULL,
-            stored_bytes bigint NOT NULL,
-            compressed boolean NOT NULL,
-            entry bytea NOT NULL
-        )
-        """,
-        "CREATE INDEX IF NOT EXISTS courier_cache_accessed_at ON courier_cache (accessed_at)",
-    ])
+    static let schema = PostgresSchema(
+        component: "cache",
+        version: 1,
+        statements: [
+            """
+            CREATE TABLE IF NOT EXISTS courier_cache (
+                digest text PRIMARY KEY,
+                key text NOT NULL,
+                method text NOT NULL,
+                url text NOT NULL,
+                status integer NOT NULL,
+                stored_at timestamptz NOT NULL,
+                expires_at timestamptz,
+                accessed_at timestamptz NOT NULL DEFAULT now(),
+                body_bytes bigint NOT NULL,
+                stored_body_bytes bigint NOT NULL,
+                stored_bytes bigint NOT NULL,
+                compressed boolean NOT NULL,
+                entry bytea NOT NULL
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS courier_cache_accessed_at ON courier_cache (accessed_at)",
+        ]
+    )
 
     /// A store in `database`; its table is created on first use.
-    public init(database: FleetDatabase, maxBytes: Int = 1 << 30, maxAge: Duration? = nil, compression: CacheCompression = CacheCompression(),
-                operationTimeout: Duration = .seconds(1), pollInterval: Duration = .milliseconds(20),
-                logger: Logger = Logger(label: "courier.cache.postgres")) {
+    public init(
+        database: FleetDatabase,
+        maxBytes: Int = 1 << 30,
+        maxAge: Duration? = nil,
+        compression: CacheCompression = CacheCompression(),
+        operationTimeout: Duration = .seconds(1),
+        pollInterval: Duration = .milliseconds(20),
+        logger: Logger = Logger(label: "courier.cache.postgres")
+    ) {
         self.database = database
         self.maxBytes = max(0, maxBytes)
         self.maxAge = maxAge
@@ -94,13 +104,20 @@ public actor PostgresCacheStore: CacheStorage, CacheFillCoordinator {
 
     public func entry(for key: CacheKey) async -> CacheEntry? {
         let digest = key.digest
-        guard let file = await attempt("reading an entry", { client in
-            var file: Data?
-            let rows = try await client.query("UPDATE courier_cache SET accessed_at = now() WHERE digest = \(digest) RETURNING entry",
-                                              logger: PostgresSchema.quiet)
-            for try await found in rows.decode(Data.self) { file = found }
-            return file
-        }) ?? nil else { return nil }
+        guard
+            let file = await attempt(
+                "reading an entry",
+                { client in
+                    var file: Data?
+                    let rows = try await client.query(
+                        "UPDATE courier_cache SET accessed_at = now() WHERE digest = \(digest) RETURNING entry",
+                        logger: PostgresSchema.quiet
+                    )
+                    for try await found in rows.decode(Data.self) { file = found }
+                    return file
+                }
+            ) ?? nil
+        else { return nil }
         guard let entry = try? CacheEntryCodec.decode(file), entry.key == key.text else {
             outage.logger.warning("a shared cache entry is damaged or belongs to another key; it is removed")
             await removeEntry(for: key)
@@ -120,9 +137,11 @@ public actor PostgresCacheStore: CacheStorage, CacheFillCoordinator {
             await removeEntry(for: key)
             return
         }
-        let digest = key.digest, summary = entry.summary
+        let digest = key.digest
+        let summary = entry.summary
         let written: Void? = await attempt("storing an entry") { client in
-            try await client.query("""
+            try await client.query(
+                """
                 INSERT INTO courier_cache (digest, key, method, url, status, stored_at, expires_at, accessed_at, body_bytes,
                                            stored_body_bytes, stored_bytes, compressed, entry)
                 VALUES (\(digest), \(summary.key), \(summary.method), \(summary.url), \(summary.status), \(summary.storedAt),
@@ -131,7 +150,9 @@ public actor PostgresCacheStore: CacheStorage, CacheFillCoordinator {
                     status = EXCLUDED.status, stored_at = EXCLUDED.stored_at, expires_at = EXCLUDED.expires_at, accessed_at = now(),
                     body_bytes = EXCLUDED.body_bytes, stored_body_bytes = EXCLUDED.stored_body_bytes,
                     stored_bytes = EXCLUDED.stored_bytes, compressed = EXCLUDED.compressed, entry = EXCLUDED.entry
-                """, logger: PostgresSchema.quiet)
+                """,
+                logger: PostgresSchema.quiet
+            )
         }
         guard written != nil else { return }
         if storesSinceEviction % Self.storesPerEviction == 0 { await evict() }
@@ -143,8 +164,10 @@ public actor PostgresCacheStore: CacheStorage, CacheFillCoordinator {
         let digest = key.digest
         return await attempt("removing an entry") { client in
             var removed = false
-            for try await _ in try await client.query("DELETE FROM courier_cache WHERE digest = \(digest) RETURNING 1",
-                                                      logger: PostgresSchema.quiet).decode(Int.self) { removed = true }
+            for try await _ in try await client.query(
+                "DELETE FROM courier_cache WHERE digest = \(digest) RETURNING 1",
+                logger: PostgresSchema.quiet
+            ).decode(Int.self) { removed = true }
             return removed
         } ?? false
     }
@@ -155,23 +178,39 @@ public actor PostgresCacheStore: CacheStorage, CacheFillCoordinator {
         guard !digests.isEmpty else { return 0 }
         return await attempt("removing entries") { client in
             var count = 0
-            for try await _ in try await client.query("DELETE FROM courier_cache WHERE digest = ANY(\(digests)) RETURNING 1",
-                                                      logger: PostgresSchema.quiet).decode(Int.self) { count += 1 }
+            for try await _ in try await client.query(
+                "DELETE FROM courier_cache WHERE digest = ANY(\(digests)) RETURNING 1",
+                logger: PostgresSchema.quiet
+            ).decode(Int.self) { count += 1 }
             return count
         } ?? 0
     }
 
     public func summaries() async -> [CacheEntrySummary] {
         await attempt("listing entries") { client in
-            let rows = try await client.query("""
+            let rows = try await client.query(
+                """
                 SELECT key, method, url, status, stored_at, expires_at, body_bytes, stored_bytes
                 FROM courier_cache ORDER BY stored_at DESC
-                """, logger: PostgresSchema.quiet)
+                """,
+                logger: PostgresSchema.quiet
+            )
             var summaries: [CacheEntrySummary] = []
             for try await (key, method, url, status, storedAt, expiresAt, bodyBytes, storedBytes)
-                in rows.decode((String, String, String, Int, Date, Date?, Int, Int).self) {
-                summaries.append(CacheEntrySummary(key: key, method: method, url: url, status: status, storedAt: storedAt,
-                                                   expiresAt: expiresAt, bodyBytes: bodyBytes, storedBytes: storedBytes))
+                in rows.decode((String, String, String, Int, Date, Date?, Int, Int).self)
+            {
+                summaries.append(
+                    CacheEntrySummary(
+                        key: key,
+                        method: method,
+                        url: url,
+                        status: status,
+                        storedAt: storedAt,
+                        expiresAt: expiresAt,
+                        bodyBytes: bodyBytes,
+                        storedBytes: storedBytes
+                    )
+                )
             }
             return summaries
         } ?? []
@@ -179,15 +218,24 @@ public actor PostgresCacheStore: CacheStorage, CacheFillCoordinator {
 
     public func statistics() async -> CacheStoreStatistics {
         await attempt("counting entries") { client in
-            let rows = try await client.query("""
+            let rows = try await client.query(
+                """
                 SELECT count(*)::bigint, coalesce(sum(stored_bytes), 0)::bigint, coalesce(sum(body_bytes), 0)::bigint,
                        coalesce(sum(stored_body_bytes), 0)::bigint, (count(*) FILTER (WHERE NOT compressed))::bigint
                 FROM courier_cache
-                """, logger: PostgresSchema.quiet)
+                """,
+                logger: PostgresSchema.quiet
+            )
             var statistics = CacheStoreStatistics()
-            for try await (count, stored, body, storedBody, uncompressed) in rows.decode((Int, Int, Int, Int, Int).self) {
-                statistics = CacheStoreStatistics(entryCount: count, storedBytes: stored, bodyBytes: body, storedBodyBytes: storedBody,
-                                                  uncompressedEntries: uncompressed)
+            for try await (count, stored, body, storedBody, uncompressed) in rows.decode((Int, Int, Int, Int, Int).self)
+            {
+                statistics = CacheStoreStatistics(
+                    entryCount: count,
+                    storedBytes: stored,
+                    bodyBytes: body,
+                    storedBodyBytes: storedBody,
+                    uncompressedEntries: uncompressed
+                )
             }
             return statistics
         } ?? CacheStoreStatistics()
@@ -203,18 +251,26 @@ public actor PostgresCacheStore: CacheStorage, CacheFillCoordinator {
         let _: Void? = await attempt("evicting") { client in
             try await client.withTransaction(logger: PostgresSchema.quiet) { connection in
                 var isEvicting = false
-                for try await taken in try await connection.query("SELECT pg_try_advisory_xact_lock(\(Self.evictionLock))",
-                                                                  logger: PostgresSchema.quiet).decode(Bool.self) { isEvicting = taken }
+                for try await taken in try await connection.query(
+                    "SELECT pg_try_advisory_xact_lock(\(Self.evictionLock))",
+                    logger: PostgresSchema.quiet
+                ).decode(Bool.self) { isEvicting = taken }
                 guard isEvicting else { return }
                 if let cutoff {
-                    try await connection.query("DELETE FROM courier_cache WHERE stored_at < \(cutoff)", logger: PostgresSchema.quiet)
+                    try await connection.query(
+                        "DELETE FROM courier_cache WHERE stored_at < \(cutoff)",
+                        logger: PostgresSchema.quiet
+                    )
                 }
-                try await connection.query("""
+                try await connection.query(
+                    """
                     DELETE FROM courier_cache WHERE digest IN (
                         SELECT digest FROM (
                             SELECT digest, sum(stored_bytes) OVER (ORDER BY accessed_at DESC, digest) AS running FROM courier_cache
                         ) AS ranked WHERE running > \(maxBytes))
-                    """, logger: PostgresSchema.quiet)
+                    """,
+                    logger: PostgresSchema.quiet
+                )
             }
         }
     }
@@ -223,10 +279,18 @@ public actor PostgresCacheStore: CacheStorage, CacheFillCoordinator {
 
     /// `operation` bounded by ``operationTimeout`` after the table is prepared; `nil` (logged once per outage)
     /// when it fails. A table dropped behind the store's back is created again on the next call.
-    func attempt<Result: Sendable>(_ what: String,
-                                   _ operation: @escaping @Sendable (PostgresClient) async throws -> Result) async -> Result? {
+    func attempt<Result: Sendable>(
+        _ what: String,
+        _ operation: @escaping @Sendable (PostgresClient) async throws -> Result
+    ) async -> Result? {
         do {
-            let result = try await database.run(what, on: Self.schema, within: operationTimeout, preparingWithin: preparationTimeout, operation)
+            let result = try await database.run(
+                what,
+                on: Self.schema,
+                within: operationTimeout,
+                preparingWithin: preparationTimeout,
+                operation
+            )
             outage.succeeded()
             return result
         } catch {

@@ -1,7 +1,7 @@
-import Foundation
-public import PostgresNIO
-import NIOSSL
 import Courier
+import Foundation
+import NIOSSL
+public import PostgresNIO
 
 /// Where a database is, read from a connection URL as libpq writes it:
 /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE?sslmode=disable|prefer|require`.
@@ -38,8 +38,11 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
     /// Reads `url`; throws ``/Courier/CourierError/Code/invalidParameter`` naming what is wrong with it.
     public init(url text: String) throws {
         func invalid(_ reason: String) -> CourierError {
-            CourierError(code: .invalidParameter, message: "the database URL \(Self.withoutPassword(text)) \(reason); "
-                         + "expected postgres://USER:PASSWORD@HOST:PORT/DATABASE")
+            CourierError(
+                code: .invalidParameter,
+                message: "the database URL \(Self.withoutPassword(text)) \(reason); "
+                    + "expected postgres://USER:PASSWORD@HOST:PORT/DATABASE"
+            )
         }
         guard let components = URLComponents(string: text) else { throw invalid("is not a URL") }
         guard let scheme = components.scheme?.lowercased(), ["postgres", "postgresql"].contains(scheme) else {
@@ -67,28 +70,45 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
 
     /// What a PostgresNIO client (a pool) needs to connect.
     public var clientConfiguration: PostgresClient.Configuration {
-        let tls: PostgresClient.Configuration.TLS = switch self.tls {
-        case .disable: .disable
-        case .prefer: .prefer(.makeClientConfiguration())
-        case .require: .require(.makeClientConfiguration())
-        }
-        return PostgresClient.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
+        let tls: PostgresClient.Configuration.TLS =
+            switch self.tls {
+            case .disable: .disable
+            case .prefer: .prefer(.makeClientConfiguration())
+            case .require: .require(.makeClientConfiguration())
+            }
+        return PostgresClient.Configuration(
+            host: host,
+            port: port,
+            username: username,
+            password: password,
+            database: database,
+            tls: tls
+        )
     }
 
     /// What a single PostgresNIO connection needs; throws when the TLS context cannot be made.
     func connectionConfiguration() throws -> PostgresConnection.Configuration {
-        let tls: PostgresConnection.Configuration.TLS = switch self.tls {
-        case .disable: .disable
-        case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-        case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
-        }
-        return PostgresConnection.Configuration(host: host, port: port, username: username, password: password, database: database, tls: tls)
+        let tls: PostgresConnection.Configuration.TLS =
+            switch self.tls {
+            case .disable: .disable
+            case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+        return PostgresConnection.Configuration(
+            host: host,
+            port: port,
+            username: username,
+            password: password,
+            database: database,
+            tls: tls
+        )
     }
 
     /// `text` with the password of its user part replaced by `***`, printable.
     static func withoutPassword(_ text: String) -> String {
         guard let at = text.lastIndex(of: "@"), let schemeEnd = text.range(of: "://"), schemeEnd.upperBound < at,
-              let colon = text[schemeEnd.upperBound..<at].firstIndex(of: ":") else { return CourierError.printable(text) }
+            let colon = text[schemeEnd.upperBound..<at].firstIndex(of: ":")
+        else { return CourierError.printable(text) }
         return CourierError.printable(String(text[..<text.index(after: colon)]) + "***" + String(text[at...]))
     }
 }

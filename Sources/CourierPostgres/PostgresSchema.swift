@@ -21,27 +21,42 @@ struct PostgresSchema: Sendable {
 
     func prepare(in database: FleetDatabase, within limit: Duration = .seconds(10)) async throws {
         try await database.check(within: limit)
-        let component = component, version = version, statements = statements
+        let component = component
+        let version = version
+        let statements = statements
         try await database.run("preparing the \(component) tables", within: limit) { client in
             try await client.withTransaction(logger: Self.quiet) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey))", logger: Self.quiet)
-                try await connection.query("""
+                try await connection.query(
+                    """
                     CREATE TABLE IF NOT EXISTS courier_schema (component text PRIMARY KEY, version integer NOT NULL)
-                    """, logger: Self.quiet)
+                    """,
+                    logger: Self.quiet
+                )
                 var stored: Int?
-                for try await found in try await connection.query("SELECT version FROM courier_schema WHERE component = \(component)",
-                                                                    logger: Self.quiet).decode(Int.self) {
+                for try await found in try await connection.query(
+                    "SELECT version FROM courier_schema WHERE component = \(component)",
+                    logger: Self.quiet
+                ).decode(Int.self) {
                     stored = found
                 }
                 if let stored, stored > version {
-                    throw CourierError(code: .database, message: "\(database.location): the \(component) tables were written by a newer "
-                                       + "Courier (schema \(stored); this one reads \(version)); upgrade Courier or use another database")
+                    throw CourierError(
+                        code: .database,
+                        message: "\(database.location): the \(component) tables were written by a newer "
+                            + "Courier (schema \(stored); this one reads \(version)); upgrade Courier or use another database"
+                    )
                 }
-                for statement in statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: Self.quiet) }
-                try await connection.query("""
+                for statement in statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: Self.quiet)
+                }
+                try await connection.query(
+                    """
                     INSERT INTO courier_schema (component, version) VALUES (\(component), \(version))
                     ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version
-                    """, logger: Self.quiet)
+                    """,
+                    logger: Self.quiet
+                )
             }
         }
     }

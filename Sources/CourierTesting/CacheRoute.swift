@@ -20,15 +20,20 @@ struct CacheRoute {
     func serve() async throws {
         let now = Date()
         let etag = request.query["etag"] ?? "\"v1\""
-        let lastModified = request.query["last-modified"] == "none"
+        let lastModified =
+            request.query["last-modified"] == "none"
             ? nil : HTTPDate.format(now.addingTimeInterval(-Double(request.int("last-modified") ?? 3600)))
         let date = now.addingTimeInterval(-Double(request.int("date-ago") ?? 0))
-        var headers: [(String, String)] = [("Content-Type", request.query["type"] ?? "application/json"), ("Date", HTTPDate.format(date))]
+        var headers: [(String, String)] = [
+            ("Content-Type", request.query["type"] ?? "application/json"), ("Date", HTTPDate.format(date)),
+        ]
         if etag != "none" { headers.append(("ETag", etag)) }
         if let lastModified { headers.append(("Last-Modified", lastModified)) }
         if let control = request.query["cache-control"] { headers.append(("Cache-Control", control)) }
         if let expires = request.query["expires"] {
-            headers.append(("Expires", Int(expires).map { HTTPDate.format(now.addingTimeInterval(Double($0))) } ?? expires))
+            headers.append(
+                ("Expires", Int(expires).map { HTTPDate.format(now.addingTimeInterval(Double($0))) } ?? expires)
+            )
         }
         if let vary = request.query["vary"] { headers.append(("Vary", vary)) }
         if let age = request.query["age"] { headers.append(("Age", age)) }
@@ -45,11 +50,16 @@ struct CacheRoute {
             try await writer.respond(status: 503, text: "failing on purpose")
             return
         }
-        let conditionalMatch = (etag != "none" && request.header("If-None-Match") == etag)
-            || (request.header("If-None-Match") == nil && lastModified != nil && request.header("If-Modified-Since") == lastModified)
+        let conditionalMatch =
+            (etag != "none" && request.header("If-None-Match") == etag)
+            || (request.header("If-None-Match") == nil && lastModified != nil
+                && request.header("If-Modified-Since") == lastModified)
         if conditionalMatch {
-            try await writer.respond(status: 304, headers: headers.filter { $0.0 != "Content-Type" }
-                                     + (request.query["headers-on-304"] != nil ? extra : []))
+            try await writer.respond(
+                status: 304,
+                headers: headers.filter { $0.0 != "Content-Type" }
+                    + (request.query["headers-on-304"] != nil ? extra : [])
+            )
             return
         }
         let bodies = state.increment(counter)

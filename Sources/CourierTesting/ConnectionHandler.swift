@@ -46,7 +46,10 @@ struct ConnectionHandler {
         }
     }
 
-    private func serve(_ inbound: NIOAsyncChannelInboundStream<HTTPServerRequestPart>, writer: ResponseWriter) async throws {
+    private func serve(
+        _ inbound: NIOAsyncChannelInboundStream<HTTPServerRequestPart>,
+        writer: ResponseWriter
+    ) async throws {
         var head: HTTPRequestHead?
         var body = ByteBuffer()
         var length = 0
@@ -61,8 +64,12 @@ struct ConnectionHandler {
                 length = 0
                 hasher = SHA256()
                 let path = next.uri.prefix { $0 != "?" }
-                multipart = path == "/multipart" ? MultipartDigest(contentType: next.headers.first(name: "Content-Type"),
-                                                                             contentEncoding: next.headers.first(name: "Content-Encoding")) : nil
+                multipart =
+                    path == "/multipart"
+                    ? MultipartDigest(
+                        contentType: next.headers.first(name: "Content-Type"),
+                        contentEncoding: next.headers.first(name: "Content-Encoding")
+                    ) : nil
                 cutAt = path == "/fault/cut-upload" ? Self.cutPoint(next) : nil
             case .body(var chunk):
                 length += chunk.readableBytes
@@ -79,10 +86,15 @@ struct ConnectionHandler {
                 let components = URLComponents(string: requestHead.uri)
                 var query: [String: String] = [:]
                 for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
-                let request = ServerRequest(head: requestHead, body: body, bodyLength: length,
-                                            bodySHA256: Hex.string(hasher.finalize()),
-                                            path: components?.path ?? requestHead.uri, query: query,
-                                            multipart: multipart?.summary())
+                let request = ServerRequest(
+                    head: requestHead,
+                    body: body,
+                    bodyLength: length,
+                    bodySHA256: Hex.string(hasher.finalize()),
+                    path: components?.path ?? requestHead.uri,
+                    query: query,
+                    multipart: multipart?.summary()
+                )
                 state.recordHit(request.path)
                 state.record(SeenRequest(request.head, path: request.path, bodyLength: request.bodyLength))
                 let keepAlive = try await Routes(state: state).respond(to: request, writer: writer)
@@ -120,11 +132,18 @@ struct ResponseWriter {
     let channel: any Channel
 
     /// Headers HTTP/2 forbids (RFC 9113 §8.2.2); an HTTP/2 stream leaves them out.
-    private static let connectionSpecific: Set<String> = ["connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection"]
+    private static let connectionSpecific: Set<String> = [
+        "connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection",
+    ]
 
     /// Writes `HTTP/1.1 status` and the headers as given (nothing added); `rawStatus` replaces the code's digits
     /// on HTTP/1.1 (`042`).
-    func writeHead(status: Int, rawStatus: String? = nil, reason: String? = nil, headers: [(String, String)]) async throws {
+    func writeHead(
+        status: Int,
+        rawStatus: String? = nil,
+        reason: String? = nil,
+        headers: [(String, String)]
+    ) async throws {
         switch sink {
         case .bytes(let outbound):
             let reason = reason ?? (rawStatus == nil ? HTTPResponseStatus(statusCode: status).reasonPhrase : "X")
@@ -134,8 +153,15 @@ struct ResponseWriter {
             try await outbound.write(ByteBuffer(string: text))
         case .parts(let outbound):
             let kept = headers.filter { !Self.connectionSpecific.contains($0.0.lowercased()) }
-            try await outbound.write(.head(HTTPResponseHead(version: .http2, status: HTTPResponseStatus(statusCode: status),
-                                                            headers: HTTPHeaders(kept))))
+            try await outbound.write(
+                .head(
+                    HTTPResponseHead(
+                        version: .http2,
+                        status: HTTPResponseStatus(statusCode: status),
+                        headers: HTTPHeaders(kept)
+                    )
+                )
+            )
         }
     }
 
@@ -154,16 +180,32 @@ struct ResponseWriter {
     }
 
     /// A complete response with `Content-Length`.
-    func respond(status: Int = 200, headers: [(String, String)] = [], body: ByteBuffer = ByteBuffer(), includeBody: Bool = true) async throws {
+    func respond(
+        status: Int = 200,
+        headers: [(String, String)] = [],
+        body: ByteBuffer = ByteBuffer(),
+        includeBody: Bool = true
+    ) async throws {
         var all = headers
-        if !all.contains(where: { $0.0.lowercased() == "content-length" }) { all.append(("Content-Length", String(body.readableBytes))) }
+        if !all.contains(where: { $0.0.lowercased() == "content-length" }) {
+            all.append(("Content-Length", String(body.readableBytes)))
+        }
         try await writeHead(status: status, headers: all)
         if includeBody { try await write(body) }
     }
 
     /// A complete response with a text body.
-    func respond(status: Int = 200, contentType: String = "text/plain; charset=utf-8", text: String, extraHeaders: [(String, String)] = []) async throws {
-        try await respond(status: status, headers: [("Content-Type", contentType)] + extraHeaders, body: ByteBuffer(string: text))
+    func respond(
+        status: Int = 200,
+        contentType: String = "text/plain; charset=utf-8",
+        text: String,
+        extraHeaders: [(String, String)] = []
+    ) async throws {
+        try await respond(
+            status: status,
+            headers: [("Content-Type", contentType)] + extraHeaders,
+            body: ByteBuffer(string: text)
+        )
     }
 
     /// Waits for `duration`; `false` as soon as the client closes the connection or the server shuts down. Woken

@@ -15,13 +15,19 @@ struct FaultRoutes {
             // Promise `size` bytes, send the first K, then close (FIN).
             let size = request.int("size") ?? 64 * 1024
             let cut = min(argument ?? size / 2, size)
-            try await writer.writeHead(status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Length", String(size))])
+            try await writer.writeHead(
+                status: 200,
+                headers: [("Content-Type", "application/octet-stream"), ("Content-Length", String(size))]
+            )
             try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: 0, count: cut)))
             return false
         case "reset":
             // Reset before any response, or after K body bytes of a promised megabyte.
             if let after = request.int("after") {
-                try await writer.writeHead(status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Length", String(1 << 20))])
+                try await writer.writeHead(
+                    status: 200,
+                    headers: [("Content-Type", "application/octet-stream"), ("Content-Length", String(1 << 20))]
+                )
                 try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: 0, count: after)))
                 try await Task.sleep(for: .milliseconds(20))
             }
@@ -32,26 +38,39 @@ struct FaultRoutes {
             // so a client that reused it would read the surplus as its next response.
             let claimed = request.int("claimed") ?? 100
             let actual = request.int("actual") ?? 50
-            try await writer.writeHead(status: 200, headers: [("Content-Type", "text/plain"), ("Content-Length", String(claimed))])
+            try await writer.writeHead(
+                status: 200,
+                headers: [("Content-Type", "text/plain"), ("Content-Length", String(claimed))]
+            )
             try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: 0, count: actual)))
             return actual > claimed
         case "bad-chunked":
             // `?kind=`: garbage where a size belongs (the default), bare LF line ends, a size that overflows 64 bits.
-            let framing = switch request.query["kind"] {
-            case "bare-lf": "5\nhello\n0\n\n"
-            case "overflow": "1ffffffffffffffff0\r\nhello\r\n0\r\n\r\n"
-            default: "5\r\nhello\r\nzz\r\nnot a chunk\r\n"
-            }
-            try await writer.writeHead(status: 200, headers: [("Content-Type", "text/plain"), ("Transfer-Encoding", "chunked")])
+            let framing =
+                switch request.query["kind"] {
+                case "bare-lf": "5\nhello\n0\n\n"
+                case "overflow": "1ffffffffffffffff0\r\nhello\r\n0\r\n\r\n"
+                default: "5\r\nhello\r\nzz\r\nnot a chunk\r\n"
+                }
+            try await writer.writeHead(
+                status: 200,
+                headers: [("Content-Type", "text/plain"), ("Transfer-Encoding", "chunked")]
+            )
             try await writer.write(ByteBuffer(string: framing))
             return false
         case "two-lengths":
-            try await writer.writeHead(status: 200, headers: [("Content-Type", "text/plain"), ("Content-Length", "5"), ("Content-Length", "11")])
+            try await writer.writeHead(
+                status: 200,
+                headers: [("Content-Type", "text/plain"), ("Content-Length", "5"), ("Content-Length", "11")]
+            )
             try await writer.write(ByteBuffer(string: "hello world"))
             return false
         case "length-and-chunked":
             // A request-smuggling shape: the client must not trust either framing.
-            try await writer.writeHead(status: 200, headers: [("Content-Type", "text/plain"), ("Content-Length", "3"), ("Transfer-Encoding", "chunked")])
+            try await writer.writeHead(
+                status: 200,
+                headers: [("Content-Type", "text/plain"), ("Content-Length", "3"), ("Transfer-Encoding", "chunked")]
+            )
             try await writer.write(ByteBuffer(string: "5\r\nhello\r\n0\r\n\r\n"))
             return false
         case "stacked-gzip":
@@ -59,48 +78,74 @@ struct FaultRoutes {
             var plain = ByteBuffer(string: ServerFiles.jsonDocument(items: 20))
             var once = try plain.compress(with: .gzip())
             let twice = try once.compress(with: .gzip())
-            try await writer.respond(headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip, gzip")], body: twice)
+            try await writer.respond(
+                headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip, gzip")],
+                body: twice
+            )
             return true
         case "stall":
             // Stall before the head (`?at=head`), or after the head and some bytes (the default).
             if request.query["at"] != "head" {
-                try await writer.writeHead(status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Length", "1000")])
+                try await writer.writeHead(
+                    status: 200,
+                    headers: [("Content-Type", "application/octet-stream"), ("Content-Length", "1000")]
+                )
                 try await writer.write(ByteBuffer(bytes: ServerFiles.bytes(offset: 0, count: 10)))
             }
             try await Task.sleep(for: .seconds(3600))
             return false
         case "bad-gzip":
             let garbage = ByteBuffer(bytes: ServerFiles.bytes(offset: 7, count: 512))
-            try await writer.respond(headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")], body: garbage)
+            try await writer.respond(
+                headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")],
+                body: garbage
+            )
             return false
         case "truncated-gzip":
             var plain = ByteBuffer(string: ServerFiles.jsonDocument(items: 50))
             let full = try plain.compress(with: .gzip())
             let cut = full.getSlice(at: full.readerIndex, length: full.readableBytes / 2) ?? full
-            try await writer.respond(headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")], body: cut)
+            try await writer.respond(
+                headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")],
+                body: cut
+            )
             return true
         case "gzip-members":
             // Two gzip members (RFC 1952 §2.2), then `?trailer=` bytes of garbage when asked.
-            var first = ByteBuffer(string: "first member, "), next = ByteBuffer(string: "second member")
+            var first = ByteBuffer(string: "first member, ")
+            var next = ByteBuffer(string: "second member")
             var body = try first.compress(with: .gzip())
             var second = try next.compress(with: .gzip())
             body.writeBuffer(&second)
             if let trailer = request.query["trailer"] { body.writeString(trailer) }
-            try await writer.respond(headers: [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")], body: body)
+            try await writer.respond(
+                headers: [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")],
+                body: body
+            )
             return true
         case "bomb":
             let body = try ServerFiles.zeroBomb()
-            try await writer.respond(headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", "gzip")], body: body)
+            try await writer.respond(
+                headers: [("Content-Type", "application/octet-stream"), ("Content-Encoding", "gzip")],
+                body: body
+            )
             return true
         case "status":
             // `/fault/status/CODE`: the status line `HTTP/1.1 CODE X` exactly as written (`042`, `000`), with a body.
             let code = parts.count > 2 ? parts[2] : "042"
-            try await writer.writeHead(status: max(0, Int(code) ?? 0), rawStatus: code, headers: [("Content-Type", "text/plain"), ("Content-Length", "5")])
+            try await writer.writeHead(
+                status: max(0, Int(code) ?? 0),
+                rawStatus: code,
+                headers: [("Content-Type", "text/plain"), ("Content-Length", "5")]
+            )
             try await writer.write(ByteBuffer(string: "hello"))
             return true
         case "huge-header":
             let size = request.int("size") ?? 1 << 20
-            try await writer.writeHead(status: 200, headers: [("X-Huge", String(repeating: "a", count: size)), ("Content-Length", "2")])
+            try await writer.writeHead(
+                status: 200,
+                headers: [("X-Huge", String(repeating: "a", count: size)), ("Content-Length", "2")]
+            )
             try await writer.write(ByteBuffer(string: "ok"))
             return false
         default:

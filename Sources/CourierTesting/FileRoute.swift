@@ -32,8 +32,14 @@ struct FileRoute {
     func serve() async throws -> Bool {
         let size = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
         let key = request.query["key"] ?? request.path
-        if request.query["auth"] != nil, request.header("authorization") != "Bearer token-\(state.counter("auth-generation"))" {
-            try await writer.respond(status: 401, headers: [("WWW-Authenticate", "Bearer realm=\"courier\"")], body: ByteBuffer(string: "refused"))
+        if request.query["auth"] != nil,
+            request.header("authorization") != "Bearer token-\(state.counter("auth-generation"))"
+        {
+            try await writer.respond(
+                status: 401,
+                headers: [("WWW-Authenticate", "Bearer realm=\"courier\"")],
+                body: ByteBuffer(string: "refused")
+            )
             return true
         }
         let number = state.increment("file:" + key)
@@ -59,7 +65,9 @@ struct FileRoute {
             status = 206
             declared = requested.count - (after("short-after") ? 1 : 0)
             let shift = after("bad-range-after") ? 1 : 0
-            let contentRange = after("huge-range-after") ? "bytes \(requested.lowerBound)-\(Int64.max)/*"
+            let contentRange =
+                after("huge-range-after")
+                ? "bytes \(requested.lowerBound)-\(Int64.max)/*"
                 : "bytes \(requested.lowerBound + shift)-\(requested.upperBound - 1 + shift)/\(size)"
             headers.append(("Content-Range", contentRange))
         }
@@ -103,7 +111,11 @@ struct FileRoute {
     /// `bytes=a-b`, `bytes=a-` or `bytes=-n` within `size`; `nil` when unsatisfiable or malformed.
     static func parse(range header: String, size: Int) -> Range<Int>? {
         guard header.hasPrefix("bytes="), !header.contains(",") else { return nil }
-        let spec = header.dropFirst("bytes=".count).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        let spec = header.dropFirst("bytes=".count).split(
+            separator: "-",
+            maxSplits: 1,
+            omittingEmptySubsequences: false
+        )
         guard spec.count == 2 else { return nil }
         if spec[0].isEmpty {
             guard let suffix = Int(spec[1]), suffix > 0, size > 0 else { return nil }

@@ -33,12 +33,15 @@ final class MultipartDigest {
     init?(contentType: String?, contentEncoding: String?) {
         inflater = try? BodyDecompressor(contentEncoding: contentEncoding, limits: .unbounded)
         guard let contentType, contentType.lowercased().hasPrefix("multipart/"),
-              let boundary = HeaderParameters.value("boundary", in: contentType), !boundary.isEmpty else { return nil }
+            let boundary = HeaderParameters.value("boundary", in: contentType), !boundary.isEmpty
+        else { return nil }
         parser = MultipartParser(boundary: boundary)
         delimiter = Array("\r\n--\(boundary)".utf8)
         parser.onHeader = { [unowned self] name, value in
             headers.append((name, value))
-            if name.lowercased() == "content-type", value.lowercased().hasPrefix("application/gzip") { gunzip = GunzipDigest() }
+            if name.lowercased() == "content-type", value.lowercased().hasPrefix("application/gzip") {
+                gunzip = GunzipDigest()
+            }
         }
         parser.onBody = { [unowned self] chunk in
             contentSeen = true
@@ -75,10 +78,12 @@ final class MultipartDigest {
 
     /// How many bytes of `bytes` come before the first whole `delimiter`, or else before the tail that could be
     /// the start of one.
-    private static func contentLength(of bytes: UnsafeRawBufferPointer, before delimiter: UnsafeRawBufferPointer) -> Int {
+    private static func contentLength(of bytes: UnsafeRawBufferPointer, before delimiter: UnsafeRawBufferPointer) -> Int
+    {
         guard let base = bytes.baseAddress, let pattern = delimiter.baseAddress else { return 0 }
         var start = 0
-        while start < bytes.count, let cr = memchr(base + start, 13, bytes.count - start) {  // every delimiter starts with CR
+        // every delimiter starts with CR
+        while start < bytes.count, let cr = memchr(base + start, 13, bytes.count - start) {
             let position = base.distance(to: UnsafeRawPointer(cr))
             if memcmp(cr, pattern, min(delimiter.count, bytes.count - position)) == 0 { return position }
             start = position + 1
@@ -111,18 +116,25 @@ final class MultipartDigest {
     /// `{"parts": [{name, filename, contentType, headers, length, sha256, decodedLength?, decodedSHA256?}],
     /// "receivedBytes": on the wire, "decodedBytes": after the content coding}`.
     func summary() -> String {
-        let object: [String: Any] = failure.map { ["error": $0] } ?? ["parts": parts, "receivedBytes": receivedBytes, "decodedBytes": decodedBytes]
+        let object: [String: Any] =
+            failure.map { ["error": $0] } ?? [
+                "parts": parts, "receivedBytes": receivedBytes, "decodedBytes": decodedBytes,
+            ]
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }
 
     private func finishPart() {
-        var part: [String: Any] = ["length": length, "sha256": Hex.string(hasher.finalize()),
-                                   "headers": headers.map { "\($0.0): \($0.1)" }]
+        var part: [String: Any] = [
+            "length": length, "sha256": Hex.string(hasher.finalize()),
+            "headers": headers.map { "\($0.0): \($0.1)" },
+        ]
         for (name, value) in headers {
             switch name.lowercased() {
             case "content-disposition":
-                for (key, parameter) in HeaderParameters.parse(value) where key == "name" || key == "filename" { part[key] = parameter }
+                for (key, parameter) in HeaderParameters.parse(value) where key == "name" || key == "filename" {
+                    part[key] = parameter
+                }
             case "content-type": part["contentType"] = value
             default: break
             }

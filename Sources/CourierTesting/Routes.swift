@@ -1,5 +1,5 @@
-import Courier
 import CompressNIO
+import Courier
 import Crypto
 import Foundation
 import NIOCore
@@ -12,16 +12,25 @@ struct Routes {
     func respond(to request: ServerRequest, writer: ResponseWriter) async throws -> Bool {
         var parts = request.path.split(separator: "/").map(String.init)
         // A leading API version (`/v2/users/1`) is skipped, as a versioned API would route it.
-        if let first = parts.first, first.count > 1, first.first == "v", first.dropFirst().allSatisfy(\.isNumber) { parts.removeFirst() }
+        if let first = parts.first, first.count > 1, first.first == "v", first.dropFirst().allSatisfy(\.isNumber) {
+            parts.removeFirst()
+        }
         let isHead = request.head.method == .HEAD
         switch parts.first ?? "" {
         case "echo": try await echo(request, writer)
-        case "small": try await writer.respond(headers: [("Content-Type", "text/plain")], body: ServerFiles.small, includeBody: !isHead)
+        case "small":
+            try await writer.respond(
+                headers: [("Content-Type", "text/plain")],
+                body: ServerFiles.small,
+                includeBody: !isHead
+            )
         case "status":
             let code = parts.count > 1 ? Int(parts[1]) ?? 200 : 200
             var headers: [(String, String)] = [("Content-Type", "text/plain")]
             if let retryAfter = request.query["retry-after"] { headers.append(("Retry-After", retryAfter)) }
-            let body = (100..<200).contains(code) || code == 204 || code == 304 ? ByteBuffer() : ByteBuffer(string: "status \(code)")
+            let body =
+                (100..<200).contains(code) || code == 204 || code == 304
+                ? ByteBuffer() : ByteBuffer(string: "status \(code)")
             try await writer.respond(status: code, headers: headers, body: body, includeBody: !isHead)
         case "delay", "slow":  // `/slow`, the README's slow endpoint, is a delay of a minute
             let ms = parts[0] == "slow" ? 60_000 : parts.count > 1 ? Int(parts[1]) ?? 0 : 0
@@ -37,7 +46,12 @@ struct Routes {
             if count <= request.int("failures") ?? 2 {
                 var headers: [(String, String)] = []
                 if let retryAfter = request.query["retry-after"] { headers.append(("Retry-After", retryAfter)) }
-                try await writer.respond(status: request.int("status") ?? 503, contentType: "text/plain", text: "failure \(count)", extraHeaders: headers)
+                try await writer.respond(
+                    status: request.int("status") ?? 503,
+                    contentType: "text/plain",
+                    text: "failure \(count)",
+                    extraHeaders: headers
+                )
             } else {
                 try await writer.respond(text: "ok after \(count - 1) failures")
             }
@@ -45,24 +59,42 @@ struct Routes {
         case "redirect-loop": try await writer.respond(status: 302, headers: [("Location", "/redirect-loop-b")])
         case "redirect-loop-b": try await writer.respond(status: 302, headers: [("Location", "/redirect-loop")])
         case "redirect-to":
-            try await writer.respond(status: request.int("status") ?? 302, headers: [("Location", request.query["url"] ?? "/echo")])
+            try await writer.respond(
+                status: request.int("status") ?? 302,
+                headers: [("Location", request.query["url"] ?? "/echo")]
+            )
         case "gzip", "deflate": try await compressed(parts[0], writer)
         case "bytes":
             let count = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            try await bytes(count: count, chunked: request.query["chunked"] != nil, writer: writer, includeBody: !isHead)
+            try await bytes(
+                count: count,
+                chunked: request.query["chunked"] != nil,
+                writer: writer,
+                includeBody: !isHead
+            )
         case "file": return try await FileRoute(request: request, parts: parts, state: state, writer: writer).serve()
         case "drip": try await drip(request, writer)
         case "json": try await json(request, writer)
         case "cache": try await CacheRoute(request: request, state: state, writer: writer).serve()
         case "set-cookies":
             // One cookie per query pair (Path=/), except `location`, which turns the answer into a 302 there.
-            let cookies = request.query.filter { $0.key != "location" }.sorted { $0.key < $1.key }.map { ("Set-Cookie", "\($0.key)=\($0.value); Path=/") }
+            let cookies = request.query.filter { $0.key != "location" }.sorted { $0.key < $1.key }.map {
+                ("Set-Cookie", "\($0.key)=\($0.value); Path=/")
+            }
             let location = request.query["location"].map { [("Location", $0)] } ?? []
-            try await writer.respond(status: location.isEmpty ? 200 : 302, headers: cookies + location, body: ByteBuffer(string: "{}"))
+            try await writer.respond(
+                status: location.isEmpty ? 200 : 302,
+                headers: cookies + location,
+                body: ByteBuffer(string: "{}")
+            )
         case "response-headers":
             let headers = request.query.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             try await writer.respond(headers: headers, body: ByteBuffer(string: "{}"))
-        case "multipart": try await writer.respond(contentType: "application/json", text: request.multipart ?? "{\"error\":\"not multipart\"}")
+        case "multipart":
+            try await writer.respond(
+                contentType: "application/json",
+                text: request.multipart ?? "{\"error\":\"not multipart\"}"
+            )
         case "fault": return try await FaultRoutes(request: request, parts: parts, writer: writer).serve()
         case "auth": try await auth(request, parts, writer)
         default: try await writer.respond(status: 404, text: "no route for \(request.path)")
@@ -78,7 +110,10 @@ struct Routes {
         switch parts.count > 1 ? parts[1] : "" {
         case "refresh":
             state.add("auth-generation", 1)
-            try await writer.respond(contentType: "application/json", text: "{\"access_token\":\"token-\(state.counter("auth-generation"))\"}")
+            try await writer.respond(
+                contentType: "application/json",
+                text: "{\"access_token\":\"token-\(state.counter("auth-generation"))\"}"
+            )
         case "resource" where request.header("authorization") == "Bearer token-\(state.counter("auth-generation"))":
             try await writer.respond(text: "ok")
         default:
@@ -95,7 +130,8 @@ struct Routes {
             "uri": request.head.uri,
             "query": request.query,
             "headers": headers,
-            "body": request.bodyLength <= 64 * 1024 ? String(buffer: request.body) : "",  // larger: length and hash only
+            // larger: length and hash only
+            "body": request.bodyLength <= 64 * 1024 ? String(buffer: request.body) : "",
             "bodyLength": request.bodyLength,
             "bodySHA256": request.bodySHA256,
         ]
@@ -111,8 +147,11 @@ struct Routes {
             }
         }
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        try await writer.respond(headers: [("Content-Type", "application/json")], body: ByteBuffer(bytes: data),
-                                 includeBody: request.head.method != .HEAD)
+        try await writer.respond(
+            headers: [("Content-Type", "application/json")],
+            body: ByteBuffer(bytes: data),
+            includeBody: request.head.method != .HEAD
+        )
     }
 
     private func redirect(_ request: ServerRequest, _ parts: [String], _ writer: ResponseWriter) async throws {
@@ -129,13 +168,19 @@ struct Routes {
     private func compressed(_ kind: String, _ writer: ResponseWriter) async throws {
         var plain = ByteBuffer(string: ServerFiles.jsonDocument(items: 200))
         let body = try plain.compress(with: kind == "gzip" ? .gzip() : .zlib())
-        try await writer.respond(headers: [("Content-Type", "application/json"), ("Content-Encoding", kind)], body: body)
+        try await writer.respond(
+            headers: [("Content-Type", "application/json"), ("Content-Encoding", kind)],
+            body: body
+        )
     }
 
     private func bytes(count: Int, chunked: Bool, writer: ResponseWriter, includeBody: Bool) async throws {
         let chunkSize = 64 * 1024
         if chunked {
-            try await writer.writeHead(status: 200, headers: [("Content-Type", "application/octet-stream"), ("Transfer-Encoding", "chunked")])
+            try await writer.writeHead(
+                status: 200,
+                headers: [("Content-Type", "application/octet-stream"), ("Transfer-Encoding", "chunked")]
+            )
             var offset = 0
             while offset < count {
                 let size = min(chunkSize, count - offset)
@@ -147,7 +192,10 @@ struct Routes {
             }
             try await writer.write(ByteBuffer(string: "0\r\n\r\n"))
         } else {
-            try await writer.writeHead(status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Length", String(count))])
+            try await writer.writeHead(
+                status: 200,
+                headers: [("Content-Type", "application/octet-stream"), ("Content-Length", String(count))]
+            )
             guard includeBody else { return }
             var offset = 0
             while offset < count {
@@ -162,7 +210,10 @@ struct Routes {
         let size = request.int("size") ?? 10
         let chunk = max(1, request.int("chunk") ?? 1)
         let interval = request.int("interval") ?? 100
-        try await writer.writeHead(status: 200, headers: [("Content-Type", "application/octet-stream"), ("Content-Length", String(size))])
+        try await writer.writeHead(
+            status: 200,
+            headers: [("Content-Type", "application/octet-stream"), ("Content-Length", String(size))]
+        )
         var offset = 0
         while offset < size {
             let count = min(chunk, size - offset)
@@ -190,7 +241,8 @@ struct Routes {
         }
         var user: [String: Any] = ["id": id, "name": "user \(id)"]
         if request.head.method == .PATCH || request.head.method == .PUT,
-           let fields = try? JSONSerialization.jsonObject(with: Data(request.body.readableBytesView)) as? [String: Any] {
+            let fields = try? JSONSerialization.jsonObject(with: Data(request.body.readableBytesView)) as? [String: Any]
+        {
             user.merge(fields.filter { $0.key != "id" }) { $1 }
         }
         let json = try JSONSerialization.data(withJSONObject: user, options: [.sortedKeys])
@@ -199,8 +251,10 @@ struct Routes {
 
     private func json(_ request: ServerRequest, _ writer: ResponseWriter) async throws {
         let etag = "\"json-\(request.query["version"] ?? "1")\""
-        var headers: [(String, String)] = [("Content-Type", "application/json"), ("ETag", etag),
-                                           ("Last-Modified", "Sat, 21 Nov 2026 12:00:00 GMT")]
+        var headers: [(String, String)] = [
+            ("Content-Type", "application/json"), ("ETag", etag),
+            ("Last-Modified", "Sat, 21 Nov 2026 12:00:00 GMT"),
+        ]
         if let maxAge = request.query["max-age"] { headers.append(("Cache-Control", "max-age=\(maxAge)")) }
         if let cacheControl = request.query["cache-control"] { headers.append(("Cache-Control", cacheControl)) }
         if request.header("If-None-Match") == etag {
@@ -208,6 +262,9 @@ struct Routes {
             return
         }
         let hit = state.hits(request.path)
-        try await writer.respond(headers: headers, body: ByteBuffer(string: "{\"id\":1,\"name\":\"courier\",\"served\":\(hit)}"))
+        try await writer.respond(
+            headers: headers,
+            body: ByteBuffer(string: "{\"id\":1,\"name\":\"courier\",\"served\":\(hit)}")
+        )
     }
 }

@@ -1,14 +1,16 @@
-public import Foundation
-import Courier
 import CompressNIO
+import Courier
 import Crypto
+public import Foundation
 public import NIOCore
 
 /// The content the test server serves, generated so tests can compute what they should receive.
 public enum ServerFiles {
     /// Byte `i` of every deterministic body the server sends (`/bytes/N`, `/file/N`, `/drip`, faults).
     @inline(__always)
-    public static func byte(at index: Int) -> UInt8 { UInt8(truncatingIfNeeded: (index &* 31 &+ index >> 8 &+ 7) % 251) }
+    public static func byte(at index: Int) -> UInt8 {
+        UInt8(truncatingIfNeeded: (index &* 31 &+ index >> 8 &+ 7) % 251)
+    }
 
     /// `count` deterministic bytes starting at `offset`.
     public static func bytes(offset: Int, count: Int) -> [UInt8] {
@@ -41,7 +43,9 @@ public enum ServerFiles {
             let run = min(256 - index & 255, 251, destination.count - written)  // one value of i >> 8, one row
             rows[(index >> 8 + 7) % 251].withUnsafeBytes { row in
                 let source = UnsafeRawBufferPointer(rebasing: row[(index % 251)...])
-                UnsafeMutableRawBufferPointer(rebasing: destination[written...]).copyMemory(from: UnsafeRawBufferPointer(rebasing: source[..<run]))
+                UnsafeMutableRawBufferPointer(rebasing: destination[written...]).copyMemory(
+                    from: UnsafeRawBufferPointer(rebasing: source[..<run])
+                )
             }
             written += run
         }

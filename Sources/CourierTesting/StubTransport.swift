@@ -52,8 +52,11 @@ public final class StubTransport: Transport {
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         recorded.withLock { $0.append(request) }
         let answer = try await self.answer(request)
-        return TransportResponse(status: answer.status, headers: answer.headers,
-                                 body: ByteStream(chunks: answer.body.isEmpty ? [] : [ByteBuffer(bytes: answer.body)]))
+        return TransportResponse(
+            status: answer.status,
+            headers: answer.headers,
+            body: ByteStream(chunks: answer.body.isEmpty ? [] : [ByteBuffer(bytes: answer.body)])
+        )
     }
 
     /// Releases what the transport holds; see ``/Courier/Transport/shutdown()``.

@@ -33,7 +33,9 @@ public final class TCPRelay: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers(
-                        RelayDelay(state: state), RelayConnector(targetPort: targetPort, state: state))
+                        RelayDelay(state: state),
+                        RelayConnector(targetPort: targetPort, state: state)
+                    )
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
@@ -126,24 +128,28 @@ private final class RelayConnector: ChannelInboundHandler, RemovableChannelHandl
         let channel = context.channel
         guard !state.withLockedValue({ $0.isCut }) else { return context.close(promise: nil) }
         let state = state
-        ClientBootstrap(group: context.eventLoop).connect(host: "127.0.0.1", port: targetPort).assumeIsolated().whenComplete { result in
-            guard case .success(let peer) = result else { return channel.close(promise: nil) }
-            do {
-                _ = channel.pipeline.syncOperations.removeHandler(self)
-                try peer.pipeline.syncOperations.addHandler(RelayDelay(state: state))
-                try join(channel, peer)
-                state.withLockedValue {
-                    $0.open[ObjectIdentifier(channel)] = channel
-                    $0.open[ObjectIdentifier(peer)] = peer
+        ClientBootstrap(group: context.eventLoop).connect(host: "127.0.0.1", port: targetPort).assumeIsolated()
+            .whenComplete { result in
+                guard case .success(let peer) = result else { return channel.close(promise: nil) }
+                do {
+                    _ = channel.pipeline.syncOperations.removeHandler(self)
+                    try peer.pipeline.syncOperations.addHandler(RelayDelay(state: state))
+                    try join(channel, peer)
+                    state.withLockedValue {
+                        $0.open[ObjectIdentifier(channel)] = channel
+                        $0.open[ObjectIdentifier(peer)] = peer
+                    }
+                    channel.closeFuture.whenComplete { _ in
+                        state.withLockedValue { $0.open[ObjectIdentifier(channel)] = nil }
+                    }
+                    peer.closeFuture.whenComplete { _ in state.withLockedValue { $0.open[ObjectIdentifier(peer)] = nil }
+                    }
+                    try channel.syncOptions?.setOption(.autoRead, value: true)
+                } catch {
+                    peer.close(promise: nil)
+                    channel.close(promise: nil)
                 }
-                channel.closeFuture.whenComplete { _ in state.withLockedValue { $0.open[ObjectIdentifier(channel)] = nil } }
-                peer.closeFuture.whenComplete { _ in state.withLockedValue { $0.open[ObjectIdentifier(peer)] = nil } }
-                try channel.syncOptions?.setOption(.autoRead, value: true)
-            } catch {
-                peer.close(promise: nil)
-                channel.close(promise: nil)
             }
-        }
         context.fireChannelActive()
     }
 }

@@ -25,8 +25,11 @@ extension TestServer {
 
         func serverConfiguration() throws -> TLSConfiguration {
             var configuration = TLSConfiguration.makeServerConfiguration(
-                certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(identity.certificatePEM.utf8)).map { .certificate($0) },
-                privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem)))
+                certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(identity.certificatePEM.utf8)).map {
+                    .certificate($0)
+                },
+                privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem))
+            )
             configuration.applicationProtocols = http2 ? ["h2", "http/1.1"] : ["http/1.1"]
             if let clientCA = clientCertificateAuthorityPEM {
                 configuration.certificateVerification = .noHostnameVerification

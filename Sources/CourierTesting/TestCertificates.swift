@@ -24,15 +24,21 @@ public struct TestCertificateAuthority: Sendable {
         let publicKey = Certificate.PublicKey(key.publicKey)
         let now = Date()
         let certificate = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: publicKey,
-            notValidBefore: now.addingTimeInterval(-86_400), notValidAfter: now.addingTimeInterval(10 * 365 * 86_400),
-            issuer: subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: publicKey,
+            notValidBefore: now.addingTimeInterval(-86_400),
+            notValidAfter: now.addingTimeInterval(10 * 365 * 86_400),
+            issuer: subject,
+            subject: subject,
+            signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
                 SubjectKeyIdentifier(hash: publicKey)
             },
-            issuerPrivateKey: Certificate.PrivateKey(key))
+            issuerPrivateKey: Certificate.PrivateKey(key)
+        )
         self.certificate = certificate
         self.key = key
         self.certificatePEM = try certificate.serializeAsPEM().pemString
@@ -41,16 +47,23 @@ public struct TestCertificateAuthority: Sendable {
     /// Issues a certificate for `hosts` (DNS names and IP literals), for a server or, with `forClient`, for a
     /// client presenting it in mutual TLS. `validity` defaults to yesterday through next year; pass a past range
     /// for an expired certificate.
-    public func issue(hosts: [String] = ["localhost", "127.0.0.1"], forClient: Bool = false,
-                      validity: ClosedRange<Date>? = nil) throws -> TestIdentity {
+    public func issue(
+        hosts: [String] = ["localhost", "127.0.0.1"],
+        forClient: Bool = false,
+        validity: ClosedRange<Date>? = nil
+    ) throws -> TestIdentity {
         let key = P256.Signing.PrivateKey()
         let publicKey = Certificate.PublicKey(key.publicKey)
         let now = Date()
         let validity = validity ?? now.addingTimeInterval(-86_400)...now.addingTimeInterval(365 * 86_400)
         let certificate = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: publicKey,
-            notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound,
-            issuer: self.certificate.subject, subject: try DistinguishedName { CommonName(hosts.first ?? "client") },
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: publicKey,
+            notValidBefore: validity.lowerBound,
+            notValidAfter: validity.upperBound,
+            issuer: self.certificate.subject,
+            subject: try DistinguishedName { CommonName(hosts.first ?? "client") },
             signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
@@ -58,11 +71,17 @@ public struct TestCertificateAuthority: Sendable {
                 try ExtendedKeyUsage([forClient ? .clientAuth : .serverAuth])
                 SubjectAlternativeNames(Self.alternativeNames(hosts))
                 SubjectKeyIdentifier(hash: publicKey)
-                AuthorityKeyIdentifier(keyIdentifier: try self.certificate.extensions.subjectKeyIdentifier?.keyIdentifier)
+                AuthorityKeyIdentifier(
+                    keyIdentifier: try self.certificate.extensions.subjectKeyIdentifier?.keyIdentifier
+                )
             },
-            issuerPrivateKey: Certificate.PrivateKey(self.key))
-        return TestIdentity(certificatePEM: try certificate.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation,
-                            publicKeyPin: try Self.pin(of: publicKey))
+            issuerPrivateKey: Certificate.PrivateKey(self.key)
+        )
+        return TestIdentity(
+            certificatePEM: try certificate.serializeAsPEM().pemString,
+            privateKeyPEM: key.pemRepresentation,
+            publicKeyPin: try Self.pin(of: publicKey)
+        )
     }
 
     /// A self-signed server certificate for `hosts`, trusted by nobody unless pinned or given as a root.
@@ -72,18 +91,28 @@ public struct TestCertificateAuthority: Sendable {
         let subject = try DistinguishedName { CommonName(hosts.first ?? "localhost") }
         let now = Date()
         let certificate = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: publicKey,
-            notValidBefore: now.addingTimeInterval(-86_400), notValidAfter: now.addingTimeInterval(365 * 86_400),
-            issuer: subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
+            version: .v3,
+            serialNumber: Certificate.SerialNumber(),
+            publicKey: publicKey,
+            notValidBefore: now.addingTimeInterval(-86_400),
+            notValidAfter: now.addingTimeInterval(365 * 86_400),
+            issuer: subject,
+            subject: subject,
+            signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))  // so it can be its own trust anchor
+                // so it can be its own trust anchor
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                 Critical(KeyUsage(digitalSignature: true, keyCertSign: true))
                 try ExtendedKeyUsage([.serverAuth])
                 SubjectAlternativeNames(alternativeNames(hosts))
             },
-            issuerPrivateKey: Certificate.PrivateKey(key))
-        return TestIdentity(certificatePEM: try certificate.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation,
-                            publicKeyPin: try pin(of: publicKey))
+            issuerPrivateKey: Certificate.PrivateKey(key)
+        )
+        return TestIdentity(
+            certificatePEM: try certificate.serializeAsPEM().pemString,
+            privateKeyPEM: key.pemRepresentation,
+            publicKeyPin: try pin(of: publicKey)
+        )
     }
 
     private static func alternativeNames(_ hosts: [String]) -> [GeneralName] {

@@ -52,8 +52,10 @@ public final class TestProxy: Sendable {
                     let pipeline = channel.pipeline.syncOperations
                     switch kind {
                     case .http:
-                        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)),
-                                                name: "decoder")
+                        try pipeline.addHandler(
+                            ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)),
+                            name: "decoder"
+                        )
                         try pipeline.addHandler(HTTPResponseEncoder(), name: "encoder")
                         try pipeline.addHandler(ConnectTunnel(expectedAuthorization: expected, log: log))
                     case .socks5(let credentials):
@@ -129,10 +131,15 @@ private final class ConnectTunnel: ChannelInboundHandler, RemovableChannelHandle
         case .head(let head):
             guard head.method == .CONNECT else { return refuse(context, .methodNotAllowed) }
             if let expectedAuthorization, head.headers["proxy-authorization"].first != expectedAuthorization {
-                return refuse(context, .proxyAuthenticationRequired, headers: [("Proxy-Authenticate", "Basic realm=\"courier\"")])
+                return refuse(
+                    context,
+                    .proxyAuthenticationRequired,
+                    headers: [("Proxy-Authenticate", "Basic realm=\"courier\"")]
+                )
             }
             guard let colon = head.uri.lastIndex(of: ":"), let port = Int(head.uri[head.uri.index(after: colon)...]),
-                  String(head.uri[..<colon]).isLoopbackHost else { return refuse(context, .forbidden) }
+                String(head.uri[..<colon]).isLoopbackHost
+            else { return refuse(context, .forbidden) }
             target = (String(head.uri[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
         case .body: break
         case .end:
@@ -169,12 +176,22 @@ private final class ConnectTunnel: ChannelInboundHandler, RemovableChannelHandle
             }
     }
 
-    private func refuse(_ context: ChannelHandlerContext, _ status: HTTPResponseStatus, headers: [(String, String)] = []) {
+    private func refuse(
+        _ context: ChannelHandlerContext,
+        _ status: HTTPResponseStatus,
+        headers: [(String, String)] = []
+    ) {
         log.refused()
-        var head = HTTPResponseHead(version: .http1_1, status: status, headers: HTTPHeaders(headers + [("Content-Length", "0")]))
+        var head = HTTPResponseHead(
+            version: .http1_1,
+            status: status,
+            headers: HTTPHeaders(headers + [("Content-Length", "0")])
+        )
         head.headers.add(name: "Connection", value: "close")
         context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
     }
 }
 
@@ -221,7 +238,9 @@ private final class SOCKSTunnel: ChannelInboundHandler, RemovableChannelHandler 
             case .request:
                 guard let request = Self.target(bytes) else { return }
                 received.moveReaderIndex(forwardBy: request.length)
-                guard bytes[1] == 1, request.host.isLoopbackHost else { return refuse(context, reply: [5, 2, 0, 1, 0, 0, 0, 0, 0, 0]) }
+                guard bytes[1] == 1, request.host.isLoopbackHost else {
+                    return refuse(context, reply: [5, 2, 0, 1, 0, 0, 0, 0, 0, 0])
+                }
                 step = .connecting
                 connect(context, host: request.host, port: request.port)
             case .connecting:
@@ -233,8 +252,11 @@ private final class SOCKSTunnel: ChannelInboundHandler, RemovableChannelHandler 
     private func connect(_ context: ChannelHandlerContext, host: String, port: Int) {
         let channel = context.channel
         let log = self.log
-        ClientBootstrap(group: context.eventLoop).connect(host: host, port: port).assumeIsolated().whenComplete { result in
-            guard case .success(let peer) = result else { return self.refuse(context, reply: [5, 5, 0, 1, 0, 0, 0, 0, 0, 0]) }
+        ClientBootstrap(group: context.eventLoop).connect(host: host, port: port).assumeIsolated().whenComplete {
+            result in
+            guard case .success(let peer) = result else {
+                return self.refuse(context, reply: [5, 5, 0, 1, 0, 0, 0, 0, 0, 0])
+            }
             self.write(context, [5, 0, 0, 1, 127, 0, 0, 1, 0, 0])
             let leftover = self.received
             do {
@@ -256,7 +278,9 @@ private final class SOCKSTunnel: ChannelInboundHandler, RemovableChannelHandler 
     private func refuse(_ context: ChannelHandlerContext, reply: [UInt8]) {
         log.refused()
         step = .connecting  // read nothing more
-        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: reply))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: reply))).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
     }
 
     /// An RFC 1929 request at the front of `bytes`, once all of it has arrived.
@@ -266,8 +290,11 @@ private final class SOCKSTunnel: ChannelInboundHandler, RemovableChannelHandler 
         guard bytes.count > userEnd else { return nil }
         let passwordEnd = userEnd + 1 + Int(bytes[userEnd])
         guard bytes.count >= passwordEnd else { return nil }
-        return (String(decoding: bytes[2..<userEnd], as: UTF8.self), String(decoding: bytes[(userEnd + 1)..<passwordEnd], as: UTF8.self),
-                passwordEnd)
+        return (
+            String(decoding: bytes[2..<userEnd], as: UTF8.self),
+            String(decoding: bytes[(userEnd + 1)..<passwordEnd], as: UTF8.self),
+            passwordEnd
+        )
     }
 
     /// The host and port of a CONNECT request at the front of `bytes`, once all of it has arrived.

@@ -9,7 +9,10 @@ extension TestServer {
     /// HTTP/2 (a multiplexer of streams, each answered with response parts).
     private typealias Negotiated = NIONegotiatedHTTPVersion<
         NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>,
-        (any Channel, NIOHTTP2Handler.AsyncStreamMultiplexer<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>>)
+        (
+            any Channel,
+            NIOHTTP2Handler.AsyncStreamMultiplexer<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>>
+        )
     >
 
     /// A TLS server that offers `h2` and `http/1.1`. The counter `h2-connections` counts HTTP/2 connections and
@@ -17,7 +20,8 @@ extension TestServer {
     static func startNegotiatingHTTP2(host: String, port: Int, tls: TLSOptions) async throws -> TestServer {
         let state = ServerState()
         let sslContext = try NIOSSLContext(configuration: tls.serverConfiguration())
-        let server = try await bootstrap.bind(host: host, port: port) { channel -> EventLoopFuture<EventLoopFuture<Negotiated>> in
+        let server = try await bootstrap.bind(host: host, port: port) {
+            channel -> EventLoopFuture<EventLoopFuture<Negotiated>> in
             do {
                 try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
             } catch {
@@ -31,10 +35,13 @@ extension TestServer {
                     channel.configureAsyncHTTP2Pipeline(mode: .server) { stream in
                         stream.eventLoop.makeCompletedFuture {
                             try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                            return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: stream)
+                            return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(
+                                wrappingChannelSynchronously: stream
+                            )
                         }
                     }.map { multiplexer in (channel, multiplexer) }
-                })
+                }
+            )
         }
         return running(server, state: state, isTLS: true) { negotiation in await serve(negotiation, state: state) }
     }

@@ -27,7 +27,13 @@ public final class TestServer: Sendable {
     private let serverTask: Task<Void, Never>
     private let closeServer: @Sendable () -> Void
 
-    private init(port: Int, isTLS: Bool, state: ServerState, task: Task<Void, Never>, close: @escaping @Sendable () -> Void) {
+    private init(
+        port: Int,
+        isTLS: Bool,
+        state: ServerState,
+        task: Task<Void, Never>,
+        close: @escaping @Sendable () -> Void
+    ) {
         self.port = port
         // The literals are well-formed URLs for any port number, so this cannot fail.
         self.baseURL = URL(string: isTLS ? "https://localhost:\(port)" : "http://127.0.0.1:\(port)")!
@@ -38,19 +44,27 @@ public final class TestServer: Sendable {
 
     /// Starts a server on `host` (loopback only) and `port` (0 picks a free one); with `tls` it speaks HTTPS and
     /// its ``baseURL`` is `https://localhost:PORT`, so the certificate can name the host.
-    public static func start(host: String = "127.0.0.1", port: Int = 0, tls: TLSOptions? = nil) async throws -> TestServer {
+    public static func start(
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        tls: TLSOptions? = nil
+    ) async throws -> TestServer {
         if let tls, tls.http2 { return try await startNegotiatingHTTP2(host: host, port: port, tls: tls) }
         let state = ServerState()
         let sslContext = try tls.map { try NIOSSLContext(configuration: $0.serverConfiguration()) }
         let server = try await bootstrap.bind(host: host, port: port) { channel in
             channel.eventLoop.makeCompletedFuture {
-                if let sslContext { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext)) }
+                if let sslContext {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                }
                 let connection = try http1Connection(on: channel)
                 state.accept(connection)
                 return connection
             }
         }
-        return running(server, state: state, isTLS: tls != nil) { connection in await ConnectionHandler(state: state).run(connection) }
+        return running(server, state: state, isTLS: tls != nil) { connection in
+            await ConnectionHandler(state: state).run(connection)
+        }
     }
 
     /// The listening options every test server uses.
@@ -63,13 +77,19 @@ public final class TestServer: Sendable {
 
     /// An HTTP/1.1 connection on `channel`: requests decoded, answers written as raw bytes. Call on its event loop.
     static func http1Connection(on channel: any Channel) throws -> NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer> {
-        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes)))
+        try channel.pipeline.syncOperations.addHandler(
+            ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
+        )
         return try NIOAsyncChannel<HTTPServerRequestPart, ByteBuffer>(wrappingChannelSynchronously: channel)
     }
 
     /// A server that hands each accepted connection to `serve`, concurrently, until it is shut down.
-    static func running<Connection: Sendable>(_ server: NIOAsyncChannel<Connection, Never>, state: ServerState, isTLS: Bool,
-                                              serve: @escaping @Sendable (Connection) async -> Void) -> TestServer {
+    static func running<Connection: Sendable>(
+        _ server: NIOAsyncChannel<Connection, Never>,
+        state: ServerState,
+        isTLS: Bool,
+        serve: @escaping @Sendable (Connection) async -> Void
+    ) -> TestServer {
         let listener = server.channel
         let task = Task<Void, Never> {
             _ = try? await server.executeThenClose { connections in
@@ -83,8 +103,13 @@ public final class TestServer: Sendable {
                 }
             }
         }
-        return TestServer(port: listener.localAddress?.port ?? 0, isTLS: isTLS, state: state, task: task,
-                          close: { listener.close(promise: nil) })
+        return TestServer(
+            port: listener.localAddress?.port ?? 0,
+            isTLS: isTLS,
+            state: state,
+            task: task,
+            close: { listener.close(promise: nil) }
+        )
     }
 
     /// The absolute URL of `path` (which may carry a query) on this server.

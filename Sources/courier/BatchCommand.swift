@@ -8,7 +8,8 @@ struct BatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "batch",
         abstract: "Send the requests listed in a file, several at a time.",
-        discussion: HelpText.reflow("""
+        discussion: HelpText.reflow(
+            """
             FILE holds one request per line: 'METHOD URL' or just 'URL' (GET); blank lines and '#' comments are
             skipped; '-' reads standard input. Prints '<status> METHOD URL' (or 'ERR METHOD URL: error' when no
             answer came) per request in input order, each as soon as it and every earlier one have ended, then a
@@ -17,7 +18,8 @@ struct BatchCommand: AsyncParsableCommand {
             Example:
               courier batch urls.txt --concurrency 16 --fail-fast
               courier batch urls.txt --cache cache-else-network --cookie-jar jar.json
-            """)
+            """
+        )
     )
 
     @Argument(help: "The file listing the requests ('-' for standard input).")
@@ -64,13 +66,17 @@ struct BatchCommand: AsyncParsableCommand {
         // Each line is printed as soon as its request and every earlier one have ended, and no answer is kept
         // after that: memory stays flat for any number of requests (a bounded window waits for a slow one).
         let progress = try await withSession(configuration) { session in
-            try await session.run(Batch(requests, options: options), window: max(16, 2 * concurrency)) { index, result in
+            try await session.run(Batch(requests, options: options), window: max(16, 2 * concurrency)) {
+                index,
+                result in
                 Output.stdout(Self.line(requests[index], result))
             }
         }
         let failed = progress.failed
         let seconds = String(format: "%.2f", start.duration(to: .now).seconds)
-        Output.stderr("\(requests.count) requests: \(requests.count - failed) succeeded, \(failed) failed in \(seconds) s")
+        Output.stderr(
+            "\(requests.count) requests: \(requests.count - failed) succeeded, \(failed) failed in \(seconds) s"
+        )
         if failed > 0 { throw ExitCode(1) }
     }
 }

@@ -1,6 +1,7 @@
 import Courier
 import Foundation
 import NIOCore
+
 #if canImport(Glibc)
 import Glibc
 
@@ -71,7 +72,10 @@ final class BodyDestination {
             let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
-                throw OutputFailure(message: "cannot write \(file.map { "\"\($0.final)\"" } ?? "to standard output"): \(String(cString: strerror(errno)))")
+                throw OutputFailure(
+                    message:
+                        "cannot write \(file.map { "\"\($0.final)\"" } ?? "to standard output"): \(String(cString: strerror(errno)))"
+                )
             }
             offset += written
         }

@@ -2,6 +2,7 @@ import Courier
 import Foundation
 import HTTPTypes
 import NIOCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,12 +25,21 @@ struct BodyWriter {
     /// A writer for an answer with `headers`; `decodes` is false when the body arrives decoded already (from the
     /// session's whole-body path). Throws ``CourierError/Code/bodyTooLarge`` at once when the announced length
     /// passes `limit`.
-    init(destination: BodyDestination, headers: HTTPFields, decodes: Bool, limit: Int?, style: OutputStyle, showsProgress: Bool) throws {
+    init(
+        destination: BodyDestination,
+        headers: HTTPFields,
+        decodes: Bool,
+        limit: Int?,
+        style: OutputStyle,
+        showsProgress: Bool
+    ) throws {
         self.destination = destination
         self.limit = limit
         let encoding = decodes ? headers[.contentEncoding] : nil
-        self.decompressor = try BodyDecompressor(contentEncoding: encoding,
-                                                 limits: ResponseLimits(maxBodyBytes: limit.map { $0 + 1 } ?? .max, maxDecompressionRatio: .max))
+        self.decompressor = try BodyDecompressor(
+            contentEncoding: encoding,
+            limits: ResponseLimits(maxBodyBytes: limit.map { $0 + 1 } ?? .max, maxDecompressionRatio: .max)
+        )
         let length = headers[.contentLength].flatMap { Int64($0) }
         if let limit, let length, length > limit, encoding == nil {
             throw Self.tooLarge(limit)
@@ -57,7 +67,13 @@ struct BodyWriter {
         if let last = decoded.readableBytesView.last { lastByte = last }
         if let progress {
             let seconds = max(start.duration(to: .now).seconds, 0.001)
-            progress.show(TransferProgress(completedBytes: receivedBytes, totalBytes: expectedBytes, bytesPerSecond: Double(receivedBytes) / seconds))
+            progress.show(
+                TransferProgress(
+                    completedBytes: receivedBytes,
+                    totalBytes: expectedBytes,
+                    bytesPerSecond: Double(receivedBytes) / seconds
+                )
+            )
         }
     }
 
@@ -74,6 +90,9 @@ struct BodyWriter {
     }
 
     private static func tooLarge(_ limit: Int) -> CourierError {
-        CourierError(code: .bodyTooLarge, message: "the body is larger than --max-filesize (\(ByteCount.format(limit)))")
+        CourierError(
+            code: .bodyTooLarge,
+            message: "the body is larger than --max-filesize (\(ByteCount.format(limit)))"
+        )
     }
 }

@@ -13,16 +13,27 @@ struct CacheArguments: ParsableArguments {
     @Option(help: "The cache directory (default $XDG_CACHE_HOME/courier, else ~/.cache/courier).")
     var cacheDir: String?
 
-    @Option(help: ArgumentHelp("A cache shared by a fleet, postgres://USER:PASSWORD@HOST:PORT/DB (or a directory, as --cache-dir); "
-                               + "needs a build with --traits Postgres.", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "A cache shared by a fleet, postgres://USER:PASSWORD@HOST:PORT/DB (or a directory, as --cache-dir); "
+                + "needs a build with --traits Postgres.",
+            valueName: "url"
+        )
+    )
     var cacheStore: String?
 
     func validate() throws {
         if let cache, CacheArguments.policy(named: cache, ttl: nil) == nil {
-            throw ValidationError("--cache must be one of network-only, cache-else-network, network-else-cache, cache-only, http")
+            throw ValidationError(
+                "--cache must be one of network-only, cache-else-network, network-else-cache, cache-only, http"
+            )
         }
-        if ttl != nil && cache != "cache-else-network" { throw ValidationError("--ttl needs --cache cache-else-network") }
-        if cacheStore != nil && cacheDir != nil { throw ValidationError("--cache-store and --cache-dir exclude each other") }
+        if ttl != nil && cache != "cache-else-network" {
+            throw ValidationError("--ttl needs --cache cache-else-network")
+        }
+        if cacheStore != nil && cacheDir != nil {
+            throw ValidationError("--cache-store and --cache-dir exclude each other")
+        }
         if cacheStore != nil && cache == nil { throw ValidationError("--cache-store needs --cache POLICY") }
     }
 

@@ -32,7 +32,9 @@ extension CommandLineInput {
         var literal: [String] = []
         var fromFiles: [(key: String, path: String)] = []
         for pair in pairs {
-            if let equals = pair.firstIndex(of: "="), equals != pair.startIndex, pair[pair.index(after: equals)...].hasPrefix("@") {
+            if let equals = pair.firstIndex(of: "="), equals != pair.startIndex,
+                pair[pair.index(after: equals)...].hasPrefix("@")
+            {
                 fromFiles.append((String(pair[..<equals]), String(pair[pair.index(equals, offsetBy: 2)...])))
             } else {
                 literal.append(pair)
@@ -47,11 +49,14 @@ extension CommandLineInput {
     static func readText(_ path: String) throws -> String {
         let data: Data
         do {
-            data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(filePath: path))
+            data =
+                path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(filePath: path))
         } catch {
             throw InputFailure(path: path, reason: Self.reason(error))
         }
-        guard let text = String(data: data, encoding: .utf8) else { throw InputFailure(path: path, reason: "it is not UTF-8 text") }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw InputFailure(path: path, reason: "it is not UTF-8 text")
+        }
         return text
     }
 
@@ -62,7 +67,9 @@ extension CommandLineInput {
             throw InputFailure(path: path, reason: "no such file")
         }
         guard !isDirectory.boolValue else { throw InputFailure(path: path, reason: "it is a directory") }
-        guard FileManager.default.isReadableFile(atPath: path) else { throw InputFailure(path: path, reason: "permission denied") }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw InputFailure(path: path, reason: "permission denied")
+        }
     }
 
     private static func reason(_ error: any Error) -> String {

@@ -6,22 +6,36 @@ extension CommandLineInput {
     /// setting; `nil` for `none`. Named codings compress any size; `adaptive` keeps the 150 KB floor.
     static func payloadCompression(_ text: String) throws -> PayloadCompression? {
         let lower = text.trimmingCharacters(in: .whitespaces).lowercased()
-        let (name, argument) = lower.firstIndex(of: ":").map { (String(lower[..<$0]), String(lower[lower.index(after: $0)...])) } ?? (lower, nil)
+        let (name, argument) =
+            lower.firstIndex(of: ":").map { (String(lower[..<$0]), String(lower[lower.index(after: $0)...])) } ?? (
+                lower, nil
+            )
         switch (name, argument) {
         case ("none", nil): return nil
         case ("adaptive", nil): return .adaptive()
         case ("target", let size?): return .targetSize(Int64(try byteSize(size)))
         case ("gzip", _), ("deflate", _):
-            let level = try argument.map { text -> Int in
-                guard let level = Int(text), (1...9).contains(level) else {
-                    throw CourierError(code: .invalidParameter, message: "the compression level must be 1 to 9, not \"\(CourierError.printable(text))\"")
-                }
-                return level
-            } ?? 6
-            return PayloadCompression(encoding: name == "gzip" ? .gzip : .deflate, strategy: .fixed(level: level), minimumBytes: 0)
+            let level =
+                try argument.map { text -> Int in
+                    guard let level = Int(text), (1...9).contains(level) else {
+                        throw CourierError(
+                            code: .invalidParameter,
+                            message: "the compression level must be 1 to 9, not \"\(CourierError.printable(text))\""
+                        )
+                    }
+                    return level
+                } ?? 6
+            return PayloadCompression(
+                encoding: name == "gzip" ? .gzip : .deflate,
+                strategy: .fixed(level: level),
+                minimumBytes: 0
+            )
         default:
-            throw CourierError(code: .invalidParameter,
-                               message: "\"\(CourierError.printable(text))\" is not a compression: use none, gzip, deflate, gzip:LEVEL, adaptive or target:SIZE")
+            throw CourierError(
+                code: .invalidParameter,
+                message:
+                    "\"\(CourierError.printable(text))\" is not a compression: use none, gzip, deflate, gzip:LEVEL, adaptive or target:SIZE"
+            )
         }
     }
 
@@ -33,14 +47,20 @@ extension CommandLineInput {
     static func uploadBody(files: [String], fields: [String], data: String?) throws -> RequestBody {
         if let data {
             guard files.isEmpty, fields.isEmpty else {
-                throw UsageError(option: "--data", message: "--data sends one body; it does not mix with --file or --field")
+                throw UsageError(
+                    option: "--data",
+                    message: "--data sends one body; it does not mix with --file or --field"
+                )
             }
             guard data.hasPrefix("@") else { return .text(data, contentType: "application/octet-stream") }
             // The type from the file's name; standard input (`-`, no extension) is application/octet-stream.
             return try streamed(String(data.dropFirst())) { MIMEType.forFileName(URL(filePath: $0).lastPathComponent) }
         }
         guard !files.isEmpty || !fields.isEmpty else {
-            throw UsageError(option: "upload", message: "nothing to upload: give --file name=@PATH, --field key=value or --data @PATH")
+            throw UsageError(
+                option: "upload",
+                message: "nothing to upload: give --file name=@PATH, --field key=value or --data @PATH"
+            )
         }
         var form = MultipartFormData()
         for pair in fields {
@@ -50,10 +70,15 @@ extension CommandLineInput {
         for pair in files {
             let (name, value) = try split(pair, what: "--file", example: "name=@PATH")
             guard value.hasPrefix("@"), value.count > 1 else {
-                throw UsageError(option: "--file", message: "--file takes name=@PATH, not \"\(CourierError.printable(pair))\"")
+                throw UsageError(
+                    option: "--file",
+                    message: "--file takes name=@PATH, not \"\(CourierError.printable(pair))\""
+                )
             }
             try checkReadable(String(value.dropFirst()))
-            try UsageError.parsing("--file") { try form.append(file: URL(filePath: String(value.dropFirst())), name: name) }
+            try UsageError.parsing("--file") {
+                try form.append(file: URL(filePath: String(value.dropFirst())), name: name)
+            }
         }
         return try form.body()
     }

@@ -8,8 +8,10 @@ enum CommandLineInput {
     /// `Name: value` as a validated header field.
     static func header(_ line: String) throws -> HTTPField {
         guard let colon = line.firstIndex(of: ":") else {
-            throw CourierError.invalidHeader(name: line.count > 60 ? String(line.prefix(60)) + "…" : line,
-                                             reason: "is not of the form 'Name: value'")
+            throw CourierError.invalidHeader(
+                name: line.count > 60 ? String(line.prefix(60)) + "…" : line,
+                reason: "is not of the form 'Name: value'"
+            )
         }
         let name = String(line[..<colon])
         let value = line[line.index(after: colon)...].trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
@@ -21,7 +23,10 @@ enum CommandLineInput {
         var parameters = Parameters()
         for pair in pairs {
             guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
-                throw CourierError(code: .invalidParameter, message: "parameter \"\(CourierError.printable(pair))\" is not of the form key=value")
+                throw CourierError(
+                    code: .invalidParameter,
+                    message: "parameter \"\(CourierError.printable(pair))\" is not of the form key=value"
+                )
             }
             let key = String(pair[..<equals])
             let value = ParameterValue.string(String(pair[pair.index(after: equals)...]))
@@ -49,9 +54,14 @@ enum CommandLineInput {
         try URLBuilder.validateCharacters(text)
         if let url = URLBuilder.absoluteURL(text) { return url }
         guard !text.contains("://") else { throw CourierError.invalidURL(text) }
-        if let slashes = text.range(of: "//"), text[..<slashes.lowerBound].allSatisfy({ $0.isLetter }), !text[..<slashes.lowerBound].isEmpty {
+        if let slashes = text.range(of: "//"), text[..<slashes.lowerBound].allSatisfy({ $0.isLetter }),
+            !text[..<slashes.lowerBound].isEmpty
+        {
             let suggestion = text[..<slashes.lowerBound] + "://" + text[slashes.upperBound...]
-            throw CourierError.invalidURL(text, reason: "the scheme is missing its colon (did you mean \(CourierError.printable(String(suggestion))))")
+            throw CourierError.invalidURL(
+                text,
+                reason: "the scheme is missing its colon (did you mean \(CourierError.printable(String(suggestion))))"
+            )
         }
         guard let first = text.first, first.isLetter || first.isNumber || first == "[" else {
             throw CourierError.invalidURL(text, reason: "a URL needs a host, such as http://127.0.0.1:8080/path")
@@ -63,7 +73,10 @@ enum CommandLineInput {
     /// Seconds as a duration; rejects negative, zero and non-numbers.
     static func seconds(_ text: String) throws -> Duration {
         guard let value = Double(text), value > 0, value.isFinite, value < 1e9 else {
-            throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(text))\" is not a positive number of seconds")
+            throw CourierError(
+                code: .invalidParameter,
+                message: "\"\(CourierError.printable(text))\" is not a positive number of seconds"
+            )
         }
         return .milliseconds(Int64(value * 1000))
     }
@@ -72,7 +85,10 @@ enum CommandLineInput {
     /// (K, M and G are powers of 1024, also written KiB, MiB and GiB; a trailing `B` or `/s` is allowed).
     static func byteRate(_ text: String) throws -> Int {
         guard let bytes = byteCount(text, suffixes: ["/s", "b"]) else {
-            throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(text))\" is not a rate such as 500K or 2M")
+            throw CourierError(
+                code: .invalidParameter,
+                message: "\"\(CourierError.printable(text))\" is not a rate such as 500K or 2M"
+            )
         }
         return bytes
     }
@@ -81,7 +97,10 @@ enum CommandLineInput {
     /// MiB and GiB; a trailing `B` is allowed).
     static func byteSize(_ text: String) throws -> Int {
         guard let bytes = byteCount(text, suffixes: ["b"]) else {
-            throw CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(text))\" is not a size such as 64K or 2M")
+            throw CourierError(
+                code: .invalidParameter,
+                message: "\"\(CourierError.printable(text))\" is not a size such as 64K or 2M"
+            )
         }
         return bytes
     }
@@ -96,7 +115,9 @@ enum CommandLineInput {
             factor = pow(1024, power)
             number.removeLast()
         }
-        guard let value = Double(number), value.isFinite, value > 0, value * factor >= 1, value * factor < 1e15 else { return nil }
+        guard let value = Double(number), value.isFinite, value > 0, value * factor >= 1, value * factor < 1e15 else {
+            return nil
+        }
         return Int(value * factor)
     }
 
@@ -124,7 +145,10 @@ enum CommandLineInput {
             let method: HTTPRequest.Method
             if words.count == 2 {
                 guard let parsed = HTTPRequest.Method(words[0].uppercased()), words[0].allSatisfy(\.isLetter) else {
-                    throw CourierError(code: .invalidParameter, message: "line \(number): \"\(CourierError.printable(words[0]))\" is not an HTTP method")
+                    throw CourierError(
+                        code: .invalidParameter,
+                        message: "line \(number): \"\(CourierError.printable(words[0]))\" is not an HTTP method"
+                    )
                 }
                 method = parsed
             } else {

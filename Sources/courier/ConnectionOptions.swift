@@ -2,6 +2,7 @@ import ArgumentParser
 import Courier
 import Foundation
 import HTTPTypes
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,28 +11,45 @@ import Glibc
 /// `queue work`): headers and credentials, the proxy, TLS, cookies, the HTTP version, timeouts, retries and
 /// redirects. One group, so each command takes them alike and a test runs each of them on each command.
 struct ConnectionOptions: ParsableArguments {
-    @Option(name: [.customShort("H"), .customLong("header")],
-            help: "A header, 'Name: value'; 'Name:' with no value removes a default (such as User-Agent). Repeatable.")
+    @Option(
+        name: [.customShort("H"), .customLong("header")],
+        help: "A header, 'Name: value'; 'Name:' with no value removes a default (such as User-Agent). Repeatable."
+    )
     var headers: [String] = []
 
-    @Option(name: [.customShort("u"), .customLong("user")],
-            help: ArgumentHelp("Basic authentication, user:password; with only user, the password is asked for on the terminal.",
-                               valueName: "user:password"))
+    @Option(
+        name: [.customShort("u"), .customLong("user")],
+        help: ArgumentHelp(
+            "Basic authentication, user:password; with only user, the password is asked for on the terminal.",
+            valueName: "user:password"
+        )
+    )
     var user: String?
 
-    @Option(name: .customLong("oauth2-bearer"), help: ArgumentHelp("Send 'Authorization: Bearer TOKEN'.", valueName: "token"))
+    @Option(
+        name: .customLong("oauth2-bearer"),
+        help: ArgumentHelp("Send 'Authorization: Bearer TOKEN'.", valueName: "token")
+    )
     var bearer: String?
 
-    @Option(name: [.customShort("A"), .customLong("user-agent")],
-            help: ArgumentHelp("The User-Agent to send (default \(CourierRelease.userAgent)).", valueName: "name"))
+    @Option(
+        name: [.customShort("A"), .customLong("user-agent")],
+        help: ArgumentHelp("The User-Agent to send (default \(CourierRelease.userAgent)).", valueName: "name")
+    )
     var userAgent: String?
 
-    @Option(help: ArgumentHelp("Go through this proxy: http://[user:password@]host[:port] or socks5://host[:port]. "
-                               + "Without it, http_proxy, https_proxy, all_proxy and no_proxy apply (never to loopback).",
-                               valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "Go through this proxy: http://[user:password@]host[:port] or socks5://host[:port]. "
+                + "Without it, http_proxy, https_proxy, all_proxy and no_proxy apply (never to loopback).",
+            valueName: "url"
+        )
+    )
     var proxy: String?
 
-    @Option(help: ArgumentHelp("Trust the CA certificates in this PEM file instead of the system's.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp("Trust the CA certificates in this PEM file instead of the system's.", valueName: "file")
+    )
     var cacert: String?
 
     @Option(help: ArgumentHelp("A client certificate (PEM) for mutual TLS; needs --key.", valueName: "file"))
@@ -40,15 +58,26 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The client certificate's unencrypted private key (PEM).", valueName: "file"))
     var key: String?
 
-    @Option(help: ArgumentHelp("Require this public key, sha256/BASE64 of the server's SubjectPublicKeyInfo. Repeatable.",
-                               valueName: "pin"))
+    @Option(
+        help: ArgumentHelp(
+            "Require this public key, sha256/BASE64 of the server's SubjectPublicKeyInfo. Repeatable.",
+            valueName: "pin"
+        )
+    )
     var pin: [String] = []
 
-    @Flag(name: [.customShort("k"), .long], help: "Accept any server certificate (expired, self-signed, other host). Testing only.")
+    @Flag(
+        name: [.customShort("k"), .long],
+        help: "Accept any server certificate (expired, self-signed, other host). Testing only."
+    )
     var insecure = false
 
-    @Option(help: ArgumentHelp("Send the cookies in FILE and save the ones the server sets back to it (created if missing).",
-                               valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "Send the cookies in FILE and save the ones the server sets back to it (created if missing).",
+            valueName: "file"
+        )
+    )
     var cookieJar: String?
 
     @Flag(help: "Offer HTTP/2 on https URLs; the server chooses through ALPN (the default, made explicit).")
@@ -57,36 +86,64 @@ struct ConnectionOptions: ParsableArguments {
     @Flag(name: .customLong("http1.1"), help: "Use HTTP/1.1 only, never HTTP/2.")
     var http11 = false
 
-    @Option(help: ArgumentHelp("The longest a request may take, in seconds: connecting, sending and reading the answer to its "
-                               + "last byte, redirects and retries included (curl's --max-time). Default: 30 for a request; "
-                               + "none for upload and download, which end on silence (--read-timeout).", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "The longest a request may take, in seconds: connecting, sending and reading the answer to its "
+                + "last byte, redirects and retries included (curl's --max-time). Default: 30 for a request; "
+                + "none for upload and download, which end on silence (--read-timeout).",
+            valueName: "seconds"
+        )
+    )
     var timeout: String?
 
-    @Option(help: ArgumentHelp("The longest wait for the next bytes of the answer, in seconds: raise it for a server that "
-                               + "answers only after processing a large upload. Default: 30.", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "The longest wait for the next bytes of the answer, in seconds: raise it for a server that "
+                + "answers only after processing a large upload. Default: 30.",
+            valueName: "seconds"
+        )
+    )
     var readTimeout: String?
 
     @Option(help: ArgumentHelp("The longest wait for a connection, in seconds. Default: 30.", valueName: "seconds"))
     var connectTimeout: String?
 
-    @Option(parsing: .unconditional,
-            help: ArgumentHelp("Transient failures retried, each told on stderr (idempotent requests; for download, "
-                               + "from the last byte on disk). Default: 0; for download, 5.", valueName: "n"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Transient failures retried, each told on stderr (idempotent requests; for download, "
+                + "from the last byte on disk). Default: 0; for download, 5.",
+            valueName: "n"
+        )
+    )
     var retries: Int?
 
-    @Option(name: .customLong("max-redirs"), parsing: .unconditional,
-            help: ArgumentHelp("The most redirects followed (default 10); 0 follows none and prints the redirect itself.", valueName: "n"))
+    @Option(
+        name: .customLong("max-redirs"),
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "The most redirects followed (default 10); 0 follows none and prints the redirect itself.",
+            valueName: "n"
+        )
+    )
     var maxRedirects: Int?
 
-    @Flag(name: [.customShort("L"), .customLong("location")], help: "Follow redirects: the default, accepted for curl's habit.")
+    @Flag(
+        name: [.customShort("L"), .customLong("location")],
+        help: "Follow redirects: the default, accepted for curl's habit."
+    )
     var followsRedirects = false
 
     func validate() throws {
         if http2 && http11 { throw ValidationError("--http2 and --http1.1 cannot be combined") }
         if let retries, !(0...20).contains(retries) { throw ValidationError("--retries must be between 0 and 20") }
-        if let maxRedirects, !(0...100).contains(maxRedirects) { throw ValidationError("--max-redirs must be between 0 and 100") }
+        if let maxRedirects, !(0...100).contains(maxRedirects) {
+            throw ValidationError("--max-redirs must be between 0 and 100")
+        }
         if user != nil && bearer != nil { throw ValidationError("-u and --oauth2-bearer cannot be combined") }
-        if (cert == nil) != (key == nil) { throw ValidationError("--cert and --key go together: a client certificate needs its private key") }
+        if (cert == nil) != (key == nil) {
+            throw ValidationError("--cert and --key go together: a client certificate needs its private key")
+        }
     }
 
     /// The session configuration these options describe, on top of `base`, `--retries` as the session's retry rule.
@@ -117,13 +174,25 @@ struct ConnectionOptions: ParsableArguments {
                 configuration.defaultHeaders[field.name] = field.value
             }
         }
-        if let userAgent { configuration.defaultHeaders[.userAgent] = try UsageError.parsing("-A") { try HeaderValidation.field(name: "User-Agent", value: userAgent) }.value }
+        if let userAgent {
+            configuration.defaultHeaders[.userAgent] = try UsageError.parsing("-A") {
+                try HeaderValidation.field(name: "User-Agent", value: userAgent)
+            }.value
+        }
         if let authorization = try authorization() { configuration.defaultHeaders[.authorization] = authorization }
         configuration.tls.default = try UsageError.parsing("--pin") {
-            try CommandLineInput.tlsPolicy(caBundle: cacert, certificate: cert, privateKey: key, pins: pin, insecure: insecure)
+            try CommandLineInput.tlsPolicy(
+                caBundle: cacert,
+                certificate: cert,
+                privateKey: key,
+                pins: pin,
+                insecure: insecure
+            )
         }
         configuration.httpVersion = http11 ? .http1Only : .automatic
-        configuration.proxies = try UsageError.parsing("--proxy") { try proxy.map { ProxySettings(all: try Proxy(url: $0)) } ?? ProxySettings.environment() }
+        configuration.proxies = try UsageError.parsing("--proxy") {
+            try proxy.map { ProxySettings(all: try Proxy(url: $0)) } ?? ProxySettings.environment()
+        }
         if let cookieJar { configuration.cookieJar = try CookieJar(file: URL(filePath: cookieJar)) }
         if let seconds = try seconds(timeout, "--timeout") { configuration.timeouts.total = seconds }
         if let seconds = try seconds(readTimeout, "--read-timeout") { configuration.timeouts.readIdle = seconds }
@@ -138,8 +207,11 @@ struct ConnectionOptions: ParsableArguments {
     /// The timeouts as a request's overrides: an upload and a download carry long totals of their own, which a
     /// `--timeout` given on the command line replaces (the session's timeouts cover every other request).
     func timeoutOverrides() throws -> TimeoutOverrides {
-        TimeoutOverrides(connect: try seconds(connectTimeout, "--connect-timeout"), readIdle: try seconds(readTimeout, "--read-timeout"),
-                         total: try seconds(timeout, "--timeout"))
+        TimeoutOverrides(
+            connect: try seconds(connectTimeout, "--connect-timeout"),
+            readIdle: try seconds(readTimeout, "--read-timeout"),
+            total: try seconds(timeout, "--timeout")
+        )
     }
 
     private func seconds(_ text: String?, _ option: String) throws -> Duration? {
@@ -151,12 +223,16 @@ struct ConnectionOptions: ParsableArguments {
     /// terminal, without echo (and uses an empty one when there is no terminal, as curl does).
     private func authorization() throws -> String? {
         if let bearer {
-            return try UsageError.parsing("--oauth2-bearer") { try HeaderValidation.field(name: "Authorization", value: "Bearer \(bearer)") }.value
+            return try UsageError.parsing("--oauth2-bearer") {
+                try HeaderValidation.field(name: "Authorization", value: "Bearer \(bearer)")
+            }.value
         }
         guard let user else { return nil }
         var credentials = user
         if !user.contains(":") {
-            let password = isatty(STDIN_FILENO) != 0 ? getpass("Enter the password for '\(user)': ").map { String(cString: $0) } : nil
+            let password =
+                isatty(STDIN_FILENO) != 0
+                ? getpass("Enter the password for '\(user)': ").map { String(cString: $0) } : nil
             credentials += ":" + (password ?? "")
         }
         return "Basic " + Data(credentials.utf8).base64EncodedString()

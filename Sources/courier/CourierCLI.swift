@@ -8,7 +8,8 @@ struct CourierCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "courier",
         abstract: "HTTP requests, the loopback test server and an offline tour of the Courier library.",
-        discussion: HelpText.reflow("""
+        discussion: HelpText.reflow(
+            """
             Examples:
               courier get 127.0.0.1:8080/echo --param q=swift -H 'Accept: text/plain'
               courier post 127.0.0.1:8080/echo --json '{"name":"ada"}' -i
@@ -23,10 +24,13 @@ struct CourierCLI: AsyncParsableCommand {
               courier 127.0.0.1:8080/echo       (a URL first means get)
 
             Exit codes (curl's numbers where curl has them):
-            """) + "\n" + ExitStatus.table,
+            """
+        ) + "\n" + ExitStatus.table,
         version: Courier.version,
         subcommands: [
-            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self, DownloadCommand.self, QueueCommand.self, UploadCommand.self, ReachabilityCommand.self, Serve.self, Demo.self,
+            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self,
+            DownloadCommand.self, QueueCommand.self, UploadCommand.self, ReachabilityCommand.self, Serve.self,
+            Demo.self,
         ]
     )
 

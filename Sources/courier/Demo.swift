@@ -7,16 +7,23 @@ import HTTPTypes
 /// `courier demo`: an offline tour. It starts the loopback server and shows, step by step, what the library does.
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "demo", abstract: "Tour Courier offline against its embedded loopback server.",
-        discussion: HelpText.reflow("""
+        commandName: "demo",
+        abstract: "Tour Courier offline against its embedded loopback server.",
+        discussion: HelpText.reflow(
+            """
             Needs no network. Each step prints what happened; the exit code is 0 only if every step behaved as expected.
             Example:
               courier demo
-            """)
+            """
+        )
     )
 
-    @Option(help: ArgumentHelp("A PostgreSQL database for the fleet steps (default $COURIER_POSTGRES_URL); needs a build with --traits Postgres.",
-                               valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "A PostgreSQL database for the fleet steps (default $COURIER_POSTGRES_URL); needs a build with --traits Postgres.",
+            valueName: "url"
+        )
+    )
     var db: String?
 
     func run() async throws {
@@ -40,7 +47,10 @@ struct DemoTour {
     var passed = 0
     var failed = 0
 
-    struct Item: Decodable, Sendable { var id: Int; var name: String }
+    struct Item: Decodable, Sendable {
+        var id: Int
+        var name: String
+    }
 
     mutating func check(_ title: String, _ body: () async throws -> (Bool, String)) async {
         do {
@@ -69,9 +79,14 @@ struct DemoTour {
                 return (item.name == "courier", "GET /json → Item(id: \(item.id), name: \"\(item.name)\")")
             }
             await check("POST a JSON body, read the echo") {
-                let echo = try await session.send(Request<[String: ParameterValue]>.post("/echo", body: .json(["name": "ada", "age": 36])))
+                let echo = try await session.send(
+                    Request<[String: ParameterValue]>.post("/echo", body: .json(["name": "ada", "age": 36]))
+                )
                 let body = echo.value["body"]?.stringValue ?? ""
-                return (body == #"{"age":36,"name":"ada"}"#, "server saw \(body) in \(echo.timing.total.formatted(.units(allowed: [.milliseconds])))")
+                return (
+                    body == #"{"age":36,"name":"ada"}"#,
+                    "server saw \(body) in \(echo.timing.total.formatted(.units(allowed: [.milliseconds])))"
+                )
             }
             await check("Default parameters and headers; the cURL export hides the token") {
                 let echo = try await session.send(Request<Data>.get("/echo", query: ["page": 2]))
@@ -80,25 +95,40 @@ struct DemoTour {
             }
             await check("gzip bodies are decoded while streaming") {
                 let response = try await session.send(Request<[String: ParameterValue]>.get("/gzip"))
-                return (response.value["count"] == 200, "\(response.headers[.contentLength] ?? "?") compressed bytes → \(response.body.count) bytes of JSON")
+                return (
+                    response.value["count"] == 200,
+                    "\(response.headers[.contentLength] ?? "?") compressed bytes → \(response.body.count) bytes of JSON"
+                )
             }
             await check("Redirects are followed, with a hop limit") {
                 let response = try await session.send(Request<Data>.get("/redirect/3"))
                 return (response.url.path() == "/redirect/0", "/redirect/3 → \(response.url.path()) after 3 hops")
             }
             await check("Retries with backoff recover from a flaky endpoint") {
-                let request = Request<String>.get("/flaky/demo?failures=2").retry(RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(20)))
+                let request = Request<String>.get("/flaky/demo?failures=2").retry(
+                    RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(20))
+                )
                 let response = try await session.send(request)
-                return (server.hits("/flaky/demo") == 3, "\"\(response.value)\" — the server was hit \(server.hits("/flaky/demo")) times")
+                return (
+                    server.hits("/flaky/demo") == 3,
+                    "\"\(response.value)\" — the server was hit \(server.hits("/flaky/demo")) times"
+                )
             }
             await check("A stalled server ends in a typed timeout") {
-                let error = await Self.failure { _ = try await session.send(Request<Data>.get("/fault/stall").timeout(.milliseconds(300))) }
+                let error = await Self.failure {
+                    _ = try await session.send(Request<Data>.get("/fault/stall").timeout(.milliseconds(300)))
+                }
                 return (error?.code == .timeout, error.map(String.init(describing:)) ?? "no error")
             }
             await check("Header injection is refused before anything is sent") {
                 let before = server.totalHits
-                let error = await Self.failure { _ = try await session.send(Request<Data>.get("/echo").header("X-Evil", "a\r\nInjected: 1")) }
-                return (error?.code == .invalidHeader && server.totalHits == before, error.map(String.init(describing:)) ?? "no error")
+                let error = await Self.failure {
+                    _ = try await session.send(Request<Data>.get("/echo").header("X-Evil", "a\r\nInjected: 1"))
+                }
+                return (
+                    error?.code == .invalidHeader && server.totalHits == before,
+                    error.map(String.init(describing:)) ?? "no error"
+                )
             }
             await check("A decompression bomb is stopped while streaming") {
                 let error = await Self.failure { _ = try await session.send(Request<Data>.get("/fault/bomb")) }
@@ -111,12 +141,20 @@ struct DemoTour {
                 task.cancel()
                 let result = await task.result
                 let elapsed = start.duration(to: .now)
-                guard case .failure(let error as CourierError) = result else { return (false, "the request was not cancelled") }
-                return (error.code == .cancelled, "\(error) \(elapsed.formatted(.units(allowed: [.milliseconds]))) after cancel()")
+                guard case .failure(let error as CourierError) = result else {
+                    return (false, "the request was not cancelled")
+                }
+                return (
+                    error.code == .cancelled,
+                    "\(error) \(elapsed.formatted(.units(allowed: [.milliseconds]))) after cancel()"
+                )
             }
             await check("A batch runs requests together and keeps their order") {
                 let paths = ["/delay/120", "/small", "/status/404", "/json"]
-                let outcome = try await session.batch(paths.map { Request<Data>.get($0) }, options: BatchOptions(concurrency: 4))
+                let outcome = try await session.batch(
+                    paths.map { Request<Data>.get($0) },
+                    options: BatchOptions(concurrency: 4)
+                )
                 let lines = zip(paths, outcome.results).map { path, result in
                     switch result {
                     case .success(let response): "\(path) → \(response.status.code)"
@@ -128,11 +166,19 @@ struct DemoTour {
             await check("A chain builds each step from the previous answer") {
                 let outcome = try await session.chain { chain in
                     let item = try await chain.step("item", Request<Item>.get("/json"))
-                    let echo = try await chain.step("lookup", Request<[String: ParameterValue]>.get("/echo", query: ["name": .string(item.value.name)]))
-                    guard case .object(let query)? = echo.value["query"], case .string(let name)? = query["name"] else { return "" }
+                    let echo = try await chain.step(
+                        "lookup",
+                        Request<[String: ParameterValue]>.get("/echo", query: ["name": .string(item.value.name)])
+                    )
+                    guard case .object(let query)? = echo.value["query"], case .string(let name)? = query["name"] else {
+                        return ""
+                    }
                     return name
                 }
-                return (outcome.value == "courier", "steps: \(outcome.steps.map(\.description).joined(separator: "; ")) → \"\(outcome.value)\"")
+                return (
+                    outcome.value == "courier",
+                    "steps: \(outcome.steps.map(\.description).joined(separator: "; ")) → \"\(outcome.value)\""
+                )
             }
             await check("Identical requests in flight share one call") {
                 let before = server.hits("/delay/200")
@@ -145,16 +191,24 @@ struct DemoTour {
             }
             await check("A rate limit refuses requests sent too fast") {
                 await session.updateConfiguration {
-                    $0.scheduling.rateLimits = [RateLimitRule(pathPrefix: "/small", limit: .minimumInterval(.seconds(10)), whenLimited: .fail)]
+                    $0.scheduling.rateLimits = [
+                        RateLimitRule(pathPrefix: "/small", limit: .minimumInterval(.seconds(10)), whenLimited: .fail)
+                    ]
                 }
                 defer { Task { await session.updateConfiguration { $0.scheduling.rateLimits = [] } } }
                 _ = try await session.send(Request<Data>.get("/small"))
                 let error = await Self.failure { _ = try await session.send(Request<Data>.get("/small")) }
-                return (error?.code == .tooFrequent, "\(error.map(String.init(describing:)) ?? "no error") — user message: \(error?.userMessage ?? "")")
+                return (
+                    error?.code == .tooFrequent,
+                    "\(error.map(String.init(describing:)) ?? "no error") — user message: \(error?.userMessage ?? "")"
+                )
             }
             await check("A 404 is a typed error with a body preview") {
                 let error = await Self.failure { _ = try await session.send(Request<Data>.get("/status/404")) }
-                return (error?.status == .notFound, "\(error.map(String.init(describing:)) ?? "no error") — preview: \(error?.bodyPreview ?? "")")
+                return (
+                    error?.status == .notFound,
+                    "\(error.map(String.init(describing:)) ?? "no error") — preview: \(error?.bodyPreview ?? "")"
+                )
             }
         }
         try await cacheSteps()
@@ -164,6 +218,9 @@ struct DemoTour {
     }
 
     static func failure(_ body: () async throws -> Void) async -> CourierError? {
-        do { try await body(); return nil } catch { return error as? CourierError }
+        do {
+            try await body()
+            return nil
+        } catch { return error as? CourierError }
     }
 }

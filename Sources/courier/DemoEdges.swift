@@ -24,29 +24,47 @@ extension DemoTour {
             pinned.pinning = .publicKeys([try authority.issue().publicKeyPin])
             let refused = await Self.failure {
                 // The mismatch is also logged as a warning; the tour prints the error itself instead.
-                try await withSession(Configuration { $0.tls.default = pinned; $0.logger.logLevel = .error }) { session in
+                try await withSession(
+                    Configuration {
+                        $0.tls.default = pinned
+                        $0.logger.logLevel = .error
+                    }
+                ) { session in
                     _ = try await session.send(Request<Data>.get(tlsServer.url("/echo?wrong").absoluteString))
                 }
             }
-            return (ok.code == 200 && refused?.code == .tls && tlsServer.hits("/echo") == 1,
-                    "right pin: HTTP \(ok.code); wrong pin: \(refused?.description ?? "accepted!") — the server saw \(tlsServer.hits("/echo")) request")
+            return (
+                ok.code == 200 && refused?.code == .tls && tlsServer.hits("/echo") == 1,
+                "right pin: HTTP \(ok.code); wrong pin: \(refused?.description ?? "accepted!") — the server saw \(tlsServer.hits("/echo")) request"
+            )
         }
         await check("HTTP/2 through ALPN: 32 concurrent requests share one connection") {
             try await withSession(Configuration { $0.tls.default = trusted }) { session in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for index in 0..<32 {  // distinct URLs: identical ones would share one call
-                        group.addTask { _ = try await session.send(Request<Data>.get(tlsServer.url("/small?n=\(index)").absoluteString)) }
+                        group.addTask {
+                            _ = try await session.send(
+                                Request<Data>.get(tlsServer.url("/small?n=\(index)").absoluteString)
+                            )
+                        }
                     }
                     try await group.waitForAll()
                 }
             }
             let connections = tlsServer.counter("h2-connections")
-            return (connections <= 2 && tlsServer.counter("h2-streams") >= 32,
-                    "\(tlsServer.counter("h2-streams")) streams over \(connections) HTTP/2 connection\(connections == 1 ? "" : "s")")
+            return (
+                connections <= 2 && tlsServer.counter("h2-streams") >= 32,
+                "\(tlsServer.counter("h2-streams")) streams over \(connections) HTTP/2 connection\(connections == 1 ? "" : "s")"
+            )
         }
         await check("A cookie the server sets goes back with the next request") {
             let jar = try CookieJar()
-            let cookie = try await withSession(Configuration { $0.baseURL = server.baseURL; $0.cookieJar = jar }) { session in
+            let cookie = try await withSession(
+                Configuration {
+                    $0.baseURL = server.baseURL
+                    $0.cookieJar = jar
+                }
+            ) { session in
                 _ = try await session.send(Request<Data>.get("/set-cookies", query: ["session": "abc123"]))
                 return try await session.send(Request<Data>.get("/echo")).body
             }
@@ -55,11 +73,19 @@ extension DemoTour {
         }
         await check("An HTTP proxy with credentials tunnels the request") {
             try await withTestProxy(.http(credentials: ("demo", "secret"))) { proxy in
-                let through = Proxy.http(host: "127.0.0.1", port: proxy.port, credentials: .init(username: "demo", password: "secret"))
-                let status = try await withSession(Configuration { $0.proxies = ProxySettings(all: through) }) { session in
+                let through = Proxy.http(
+                    host: "127.0.0.1",
+                    port: proxy.port,
+                    credentials: .init(username: "demo", password: "secret")
+                )
+                let status = try await withSession(Configuration { $0.proxies = ProxySettings(all: through) }) {
+                    session in
                     try await session.send(Request<Data>.get(server.url("/small").absoluteString)).status
                 }
-                return (status.code == 200 && proxy.tunnels.count == 1, "HTTP \(status.code) through CONNECT tunnels to \(proxy.tunnels)")
+                return (
+                    status.code == 200 && proxy.tunnels.count == 1,
+                    "HTTP \(status.code) through CONNECT tunnels to \(proxy.tunnels)"
+                )
             }
         }
         await check("Reachability follows a port that closes") {
@@ -68,7 +94,10 @@ extension DemoTour {
             let before = await monitor.check()
             await closing.shutdown()
             let after = await monitor.check()
-            return (before == .reachable(.loopback) && after == .notReachable, "while open: \(before); after closing: \(after)")
+            return (
+                before == .reachable(.loopback) && after == .notReachable,
+                "while open: \(before); after closing: \(after)"
+            )
         }
     }
 }

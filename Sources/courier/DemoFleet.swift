@@ -1,6 +1,7 @@
 import Courier
 import CourierTesting
 import Foundation
+
 #if Postgres
 import CourierPostgres
 #endif
@@ -12,22 +13,31 @@ extension DemoTour {
     mutating func fleetSteps(database url: String?) async throws {
         #if Postgres
         guard let url else {
-            Output.stdout("· Fleet steps skipped: no database. Start one and pass it:\n"
-                          + "    export COURIER_POSTGRES_URL=$(Scripts/postgres start /tmp/courier-pg) && courier demo")
+            Output.stdout(
+                "· Fleet steps skipped: no database. Start one and pass it:\n"
+                    + "    export COURIER_POSTGRES_URL=$(Scripts/postgres start /tmp/courier-pg) && courier demo"
+            )
             return
         }
         let server = self.server
         let key = UUID().uuidString.prefix(8)
         await check("Three instances share one PostgreSQL cache: a cold start reaches the origin once") {
             let path = "/cache/demo-fleet-\(key)?cache-control=max-age=60&wait=200"
-            let databases = try (0..<3).map { _ in try FleetDatabase(url: url, maxConnections: 2, logger: FleetStores.logger) }
+            let databases = try (0..<3).map { _ in
+                try FleetDatabase(url: url, maxConnections: 2, logger: FleetStores.logger)
+            }
             defer { Task { for database in databases { await database.close() } } }
             let served = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for database in databases {
                     let store = PostgresCacheStore(database: database, logger: FleetStores.logger)
                     try await store.prepare()
                     group.addTask {
-                        try await withSession(Configuration { $0.baseURL = server.baseURL; $0.cache = ResponseCache(shared: store) }) { session in
+                        try await withSession(
+                            Configuration {
+                                $0.baseURL = server.baseURL
+                                $0.cache = ResponseCache(shared: store)
+                            }
+                        ) { session in
                             try await session.send(Request<Data>.get(path).cachePolicy(.http)).isFromCache
                         }
                     }
@@ -36,8 +46,11 @@ extension DemoTour {
             }
             let hits = server.hits("/cache/demo-fleet-\(key)")
             await PostgresCacheStore(database: databases[0]).removeEntries { $0.url.contains("demo-fleet-\(key)") }
-            return (hits == 1, "3 sessions, each with its own connections, missed at once → \(hits) origin hit; "
-                    + "\(served.filter { $0 }.count) answered from the shared entry")
+            return (
+                hits == 1,
+                "3 sessions, each with its own connections, missed at once → \(hits) origin hit; "
+                    + "\(served.filter { $0 }.count) answered from the shared entry"
+            )
         }
         await check("Two workers share a download queue; each job is done once") {
             let database = try FleetDatabase(url: url, logger: FleetStores.logger)
@@ -48,15 +61,25 @@ extension DemoTour {
             let queue = DownloadQueue(database: database)
             var ids: [Int64] = []
             for index in 0..<6 {
-                ids.append(try await queue.add(server.url("/file/200000?rate=800000&key=demo-\(key)-\(index)"),
-                                               to: directory.appendingPathComponent("file-\(index)"),
-                                               checksum: try .sha256(ServerFiles.sha256(count: 200_000))))
+                ids.append(
+                    try await queue.add(
+                        server.url("/file/200000?rate=800000&key=demo-\(key)-\(index)"),
+                        to: directory.appendingPathComponent("file-\(index)"),
+                        checksum: try .sha256(ServerFiles.sha256(count: 200_000))
+                    )
+                )
             }
             try await withSession { session in
                 await withTaskGroup(of: Void.self) { group in
                     for _ in 0..<2 {
                         group.addTask {
-                            guard let worker = try? DownloadWorker(queue: queue, session: session, concurrency: 2, pollInterval: .milliseconds(100))
+                            guard
+                                let worker = try? DownloadWorker(
+                                    queue: queue,
+                                    session: session,
+                                    concurrency: 2,
+                                    pollInterval: .milliseconds(100)
+                                )
                             else { return }
                             await worker.run(untilSettled: true)
                         }
@@ -67,10 +90,15 @@ extension DemoTour {
             for id in ids where try await queue.job(id)?.state == .completed { done += 1 }
             let requests = (0..<6).map { server.counter("file:demo-\(key)-\($0)") }.reduce(0, +)
             try await queue.remove(ids)
-            return (done == 6 && requests == 6, "6 jobs, 2 workers × 2 slots → \(done) completed and verified, \(requests) downloads")
+            return (
+                done == 6 && requests == 6,
+                "6 jobs, 2 workers × 2 slots → \(done) completed and verified, \(requests) downloads"
+            )
         }
         #else
-        Output.stdout("· Fleet steps skipped: this build has no PostgreSQL support (swift run --traits Postgres courier demo --db URL)")
+        Output.stdout(
+            "· Fleet steps skipped: this build has no PostgreSQL support (swift run --traits Postgres courier demo --db URL)"
+        )
         #endif
     }
 }

@@ -9,33 +9,53 @@ extension DemoTour {
     /// the one that failed.
     mutating func uploadSteps() async throws {
         let server = self.server
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-demo-uploads-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-demo-uploads-\(UUID().uuidString)"
+        )
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let json = Data(ServerFiles.jsonDocument(items: 20_000).utf8)
         let report = directory.appendingPathComponent("report.json")
         try json.write(to: report)
         try await withSession(Configuration { $0.baseURL = server.baseURL }) { session in
-            await check("A multipart form is gzip-compressed while it streams; the server parses it and checks each part") {
+            await check(
+                "A multipart form is gzip-compressed while it streams; the server parses it and checks each part"
+            ) {
                 var form = MultipartFormData()
                 try form.append(field: "title", value: "Quarterly report")
                 try form.append(file: report, name: "report")
-                let (request, decision) = try await Request<Data>.post("/multipart", body: try form.body()).compressingBodyWithDecision(.adaptive())
+                let (request, decision) = try await Request<Data>.post("/multipart", body: try form.body())
+                    .compressingBodyWithDecision(.adaptive())
                 let upload = try session.upload(request)
                 let answer = try JSONDecoder().decode(MultipartAnswer.self, from: try await upload.response.value)
                 let whole = answer.parts.last?.sha256 == Hex.string(SHA256.hash(data: json))
                 let saved = answer.decodedBytes - answer.receivedBytes
-                return (whole && saved > 0, "\(decision); \(ByteCount.format(answer.decodedBytes)) form sent as \(ByteCount.format(answer.receivedBytes)) "
-                        + "(\(ByteCount.format(saved)) saved), parts \(answer.parts.compactMap(\.name)) arrived whole")
+                return (
+                    whole && saved > 0,
+                    "\(decision); \(ByteCount.format(answer.decodedBytes)) form sent as \(ByteCount.format(answer.receivedBytes)) "
+                        + "(\(ByteCount.format(saved)) saved), parts \(answer.parts.compactMap(\.name)) arrived whole"
+                )
             }
             await check("The adaptive strategy leaves already-compressed content alone") {
-                let photo = try await Request<Data>.post("/echo", body: .bytes(json, contentType: "image/jpeg")).compressingBodyWithDecision(.adaptive())
-                return (photo.decision.setting == nil, "a \(ByteCount.format(json.count)) image/jpeg body: \(photo.decision)")
+                let photo = try await Request<Data>.post("/echo", body: .bytes(json, contentType: "image/jpeg"))
+                    .compressingBodyWithDecision(.adaptive())
+                return (
+                    photo.decision.setting == nil,
+                    "a \(ByteCount.format(json.count)) image/jpeg body: \(photo.decision)"
+                )
             }
             await check("A batch upload names the files that failed") {
                 let files = [report, directory.appendingPathComponent("missing.json"), report]
-                let outcome = try await session.uploadFiles(files, to: "/multipart", field: "file", options: BatchOptions(concurrency: 2))
-                return (outcome.failedFiles == [files[1]], "3 files, 2 uploaded; failed: \(outcome.failedFiles.map(\.lastPathComponent))")
+                let outcome = try await session.uploadFiles(
+                    files,
+                    to: "/multipart",
+                    field: "file",
+                    options: BatchOptions(concurrency: 2)
+                )
+                return (
+                    outcome.failedFiles == [files[1]],
+                    "3 files, 2 uploaded; failed: \(outcome.failedFiles.map(\.lastPathComponent))"
+                )
             }
         }
     }

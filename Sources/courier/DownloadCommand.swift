@@ -1,6 +1,7 @@
 import ArgumentParser
 import Courier
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,7 +11,8 @@ struct DownloadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "download",
         abstract: "Download files resumably, with several connections, a rate limit and a checksum.",
-        discussion: HelpText.reflow("""
+        discussion: HelpText.reflow(
+            """
             The file grows as DEST.part beside a resume record (DEST.part.resume); it is checked (length, then
             --sha256) and renamed to DEST only when whole. Run the same command again after Ctrl-C, a crash or
             kill -9 and it continues where the record says. An existing DEST is never replaced without --overwrite.
@@ -23,7 +25,8 @@ struct DownloadCommand: AsyncParsableCommand {
               courier download 127.0.0.1:8080/file/1000000 -o big.bin --connections 4
               courier download 127.0.0.1:8080/file/1000000 -d downloads --limit-rate 500K
               courier download -i urls.txt -d downloads --concurrency 4
-            """)
+            """
+        )
     )
 
     @Argument(help: "The URL to download (or use -i).")
@@ -32,11 +35,19 @@ struct DownloadCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "The file to write.")
     var output: String?
 
-    @Option(name: .customShort("d"), help: ArgumentHelp("The directory to write into; the name comes from the server or the URL (default: the current one).",
-                                                        valueName: "dir"))
+    @Option(
+        name: .customShort("d"),
+        help: ArgumentHelp(
+            "The directory to write into; the name comes from the server or the URL (default: the current one).",
+            valueName: "dir"
+        )
+    )
     var directory: String?
 
-    @Option(name: .customShort("i"), help: ArgumentHelp("A file listing one URL per line ('-' for standard input); needs -d.", valueName: "list"))
+    @Option(
+        name: .customShort("i"),
+        help: ArgumentHelp("A file listing one URL per line ('-' for standard input); needs -d.", valueName: "list")
+    )
     var inputFile: String?
 
     @Option(help: "The SHA-256 the file must have (64 hex digits).")
@@ -60,7 +71,10 @@ struct DownloadCommand: AsyncParsableCommand {
     @Flag(help: "Create the missing directories of -o PATH, as curl's --create-dirs does.")
     var createDirs = false
 
-    @Flag(help: "Keep nothing partial: a retry or a new run fetches the file from the first byte, and a failure leaves no .part file.")
+    @Flag(
+        help:
+            "Keep nothing partial: a retry or a new run fetches the file from the first byte, and a failure leaves no .part file."
+    )
     var noResume = false
 
     @OptionGroup var connection: ConnectionOptions
@@ -69,10 +83,14 @@ struct DownloadCommand: AsyncParsableCommand {
         if (url == nil) == (inputFile == nil) { throw ValidationError("give either a URL or -i LIST") }
         if output != nil, directory != nil { throw ValidationError("-o and -d exclude each other") }
         if inputFile != nil, directory == nil { throw ValidationError("-i needs -d DIR") }
-        if inputFile != nil, output != nil || sha256 != nil { throw ValidationError("-o and --sha256 name one file; they do not go with -i") }
+        if inputFile != nil, output != nil || sha256 != nil {
+            throw ValidationError("-o and --sha256 name one file; they do not go with -i")
+        }
         if !(1...16).contains(connections) { throw ValidationError("--connections must be between 1 and 16") }
         if !(1...64).contains(concurrency) { throw ValidationError("--concurrency must be between 1 and 64") }
-        if noResume, connections > 1 { throw ValidationError("--no-resume downloads over one connection; leave out --connections") }
+        if noResume, connections > 1 {
+            throw ValidationError("--no-resume downloads over one connection; leave out --connections")
+        }
     }
 
     func run() async throws {
@@ -82,14 +100,22 @@ struct DownloadCommand: AsyncParsableCommand {
     }
 
     private func download() async throws {
-        var options = DownloadOptions(checksum: try UsageError.parsing("--sha256") { try sha256.map(DownloadChecksum.sha256) },
-                                      connections: connections, retries: connection.retries ?? 5, overwrites: overwrite, resumable: !noResume)
+        var options = DownloadOptions(
+            checksum: try UsageError.parsing("--sha256") { try sha256.map(DownloadChecksum.sha256) },
+            connections: connections,
+            retries: connection.retries ?? 5,
+            overwrites: overwrite,
+            resumable: !noResume
+        )
         let overrides = try connection.timeoutOverrides()
         if let idle = overrides.readIdle { options.idleTimeout = idle }
         let download = options
         let rate = try UsageError.parsing("--limit-rate") { try limitRate.map(CommandLineInput.byteRate) }
-        let configuration = DownloadManager.Configuration(maxConcurrentDownloads: concurrency, stateDirectory: stateDir.map { URL(filePath: $0) },
-                                                          bytesPerSecond: rate)
+        let configuration = DownloadManager.Configuration(
+            maxConcurrentDownloads: concurrency,
+            stateDirectory: stateDir.map { URL(filePath: $0) },
+            bytesPerSecond: rate
+        )
         try await withSession(try connection.downloadConfiguration()) { session in
             let manager = try DownloadManager(session: session, configuration: configuration)
             await manager.restore(resuming: false)
@@ -98,7 +124,11 @@ struct DownloadCommand: AsyncParsableCommand {
                     if let inputFile {
                         try await downloadList(inputFile, manager: manager, options: download)
                     } else if let url {
-                        try await downloadOne(try UsageError.parsing("URL") { try CommandLineInput.url(url) }, manager: manager, options: download)
+                        try await downloadOne(
+                            try UsageError.parsing("URL") { try CommandLineInput.url(url) },
+                            manager: manager,
+                            options: download
+                        )
                     }
                 }
             } catch {
@@ -119,15 +149,26 @@ struct DownloadCommand: AsyncParsableCommand {
         if let output, !createDirs {
             let folder = URL(filePath: output).deletingLastPathComponent()
             guard FileManager.default.isDirectory(atPath: folder.path) else {
-                throw CourierError(code: .fileAccess, message: "the directory \(folder.path) does not exist; add --create-dirs to create it")
+                throw CourierError(
+                    code: .fileAccess,
+                    message: "the directory \(folder.path) does not exist; add --create-dirs to create it"
+                )
             }
         }
-        let destination: DownloadDestination = output.map { .file(URL(filePath: $0)) } ?? .directory(URL(filePath: directory ?? "."))
+        let destination: DownloadDestination =
+            output.map { .file(URL(filePath: $0)) } ?? .directory(URL(filePath: directory ?? "."))
         // Subscribed before it starts, so the first events (where a resume starts) are seen too.
         let download: Download
-        do { download = try await manager.add(url, to: destination, options: options, startsImmediately: false) } catch let error as CourierError
-            where error.code == .destinationExists {  // refused before starting: the file was there already
-            throw CourierError(code: error.code, message: error.message + "; add --overwrite to replace it", underlying: error.underlying)
+        do {
+            download = try await manager.add(url, to: destination, options: options, startsImmediately: false)
+        } catch let error as CourierError
+            where error.code == .destinationExists
+        {  // refused before starting: the file was there already
+            throw CourierError(
+                code: error.code,
+                message: error.message + "; add --overwrite to replace it",
+                underlying: error.underlying
+            )
         }
         let events = await download.events()
         try await manager.start(.download(download))
@@ -136,7 +177,9 @@ struct DownloadCommand: AsyncParsableCommand {
         printer.end()
         let file = try await download.completion()
         let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
-        Output.stderr("saved \(file.path) (\(ByteCount.format(size)))\(options.checksum == nil ? "" : ", sha256 verified")")
+        Output.stderr(
+            "saved \(file.path) (\(ByteCount.format(size)))\(options.checksum == nil ? "" : ", sha256 verified")"
+        )
         Output.stdout(file.path)
     }
 
@@ -145,7 +188,20 @@ struct DownloadCommand: AsyncParsableCommand {
         let start = ContinuousClock.now
         var added: [(URL, Result<Download, any Error>)] = []
         for url in urls {
-            do { added.append((url, .success(try await manager.add(url, to: .directory(URL(filePath: directory ?? ".")), options: options)))) } catch {
+            do {
+                added.append(
+                    (
+                        url,
+                        .success(
+                            try await manager.add(
+                                url,
+                                to: .directory(URL(filePath: directory ?? ".")),
+                                options: options
+                            )
+                        )
+                    )
+                )
+            } catch {
                 added.append((url, .failure(error)))
             }
         }
@@ -167,7 +223,9 @@ struct DownloadCommand: AsyncParsableCommand {
         progress.cancel()
         printer.end()
         let seconds = String(format: "%.2f", start.duration(to: .now).seconds)
-        Output.stderr("\(urls.count) download\(urls.count == 1 ? "" : "s"): \(urls.count - failed) completed, \(failed) failed in \(seconds) s")
+        Output.stderr(
+            "\(urls.count) download\(urls.count == 1 ? "" : "s"): \(urls.count - failed) completed, \(failed) failed in \(seconds) s"
+        )
         if failed > 0 { throw ExitCode(1) }
     }
 }

@@ -45,7 +45,8 @@ enum ExitStatus: Int32, CaseIterable {
 
     /// The table as the help text shows it.
     static var table: String {
-        allCases.map { "  \(String($0.rawValue).padding(toLength: 4, withPad: " ", startingAt: 0))\($0.meaning)" }.joined(separator: "\n")
+        allCases.map { "  \(String($0.rawValue).padding(toLength: 4, withPad: " ", startingAt: 0))\($0.meaning)" }
+            .joined(separator: "\n")
     }
 
     /// The status a 4xx or 5xx answer ends with; `nil` for any other.

@@ -1,6 +1,7 @@
 import Courier
 import Foundation
 import Logging
+
 #if Postgres
 import CourierPostgres
 #endif
@@ -12,8 +13,11 @@ enum FleetStores {
     static let logger = Logger(label: "courier") { StreamLogHandler.standardError(label: $0) }
 
     /// What a build without them says.
-    static let missing = CourierError(code: .invalidParameter, message: "this courier was built without PostgreSQL support; "
-                                      + "build it with `swift build --traits Postgres` (or `swift run --traits Postgres courier …`)")
+    static let missing = CourierError(
+        code: .invalidParameter,
+        message: "this courier was built without PostgreSQL support; "
+            + "build it with `swift build --traits Postgres` (or `swift run --traits Postgres courier …`)"
+    )
 
     /// Whether `text` names a database rather than a directory.
     static func isDatabase(_ text: String) -> Bool {
@@ -25,9 +29,14 @@ enum FleetStores {
     static func cacheStore(_ place: String) throws -> any CacheStorage {
         // An empty place would be the working directory, filled with entries the user never asked to keep there.
         guard !place.isEmpty else {
-            throw CourierError(code: .invalidParameter, message: "the cache store is empty; give a directory or postgres://USER:PASSWORD@HOST:PORT/DB")
+            throw CourierError(
+                code: .invalidParameter,
+                message: "the cache store is empty; give a directory or postgres://USER:PASSWORD@HOST:PORT/DB"
+            )
         }
-        guard isDatabase(place) else { return try DiskCacheStore(directory: URL(filePath: place, directoryHint: .isDirectory)) }
+        guard isDatabase(place) else {
+            return try DiskCacheStore(directory: URL(filePath: place, directoryHint: .isDirectory))
+        }
         #if Postgres
         return PostgresCacheStore(database: try FleetDatabase(url: place, logger: logger), logger: logger)
         #else

@@ -4,7 +4,9 @@ import ArgumentParser
 enum HelpText {
     /// The help of a `--limit-rate` option, whose downloads the rate covers are `scope` ("all downloads").
     static func limitRate(covering scope: String) -> ArgumentHelp {
-        ArgumentHelp("The most bytes per second, such as 500K or 2M: K, M and G are powers of 1024 (KiB, MiB, GiB, as sizes are printed); \(scope) together.")
+        ArgumentHelp(
+            "The most bytes per second, such as 500K or 2M: K, M and G are powers of 1024 (KiB, MiB, GiB, as sizes are printed); \(scope) together."
+        )
     }
 
     /// `text` with the lines of each paragraph joined, so swift-argument-parser wraps them to the terminal instead

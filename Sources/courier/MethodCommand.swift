@@ -16,8 +16,11 @@ extension MethodCommand {
     /// The subcommand's name, abstract and example, from its method.
     static func methodConfiguration(example arguments: String) -> CommandConfiguration {
         let name = method.rawValue.lowercased()
-        return CommandConfiguration(commandName: name, abstract: "Send a \(method.rawValue) request.",
-                                    discussion: "Example:\n  courier \(name) \(arguments)")
+        return CommandConfiguration(
+            commandName: name,
+            abstract: "Send a \(method.rawValue) request.",
+            discussion: "Example:\n  courier \(name) \(arguments)"
+        )
     }
 
     func run() async throws {
@@ -31,31 +34,41 @@ extension MethodCommand {
 
 struct Get: MethodCommand {
     static let method = HTTPRequest.Method.get
-    static let configuration: CommandConfiguration = methodConfiguration(example: "http://127.0.0.1:8080/echo --param q=1 -H 'X-Trace: 7'")
+    static let configuration: CommandConfiguration = methodConfiguration(
+        example: "http://127.0.0.1:8080/echo --param q=1 -H 'X-Trace: 7'"
+    )
     @OptionGroup var options: RequestOptions
 }
 
 struct Post: MethodCommand {
     static let method = HTTPRequest.Method.post
-    static let configuration: CommandConfiguration = methodConfiguration(example: #"http://127.0.0.1:8080/echo --json '{"a":1}'"#)
+    static let configuration: CommandConfiguration = methodConfiguration(
+        example: #"http://127.0.0.1:8080/echo --json '{"a":1}'"#
+    )
     @OptionGroup var options: RequestOptions
 }
 
 struct Put: MethodCommand {
     static let method = HTTPRequest.Method.put
-    static let configuration: CommandConfiguration = methodConfiguration(example: "http://127.0.0.1:8080/echo -d @body.bin")
+    static let configuration: CommandConfiguration = methodConfiguration(
+        example: "http://127.0.0.1:8080/echo -d @body.bin"
+    )
     @OptionGroup var options: RequestOptions
 }
 
 struct Delete: MethodCommand {
     static let method = HTTPRequest.Method.delete
-    static let configuration: CommandConfiguration = methodConfiguration(example: "http://127.0.0.1:8080/echo --param id=3")
+    static let configuration: CommandConfiguration = methodConfiguration(
+        example: "http://127.0.0.1:8080/echo --param id=3"
+    )
     @OptionGroup var options: RequestOptions
 }
 
 struct Patch: MethodCommand {
     static let method = HTTPRequest.Method.patch
-    static let configuration: CommandConfiguration = methodConfiguration(example: #"http://127.0.0.1:8080/echo --json '{"name":"ada"}'"#)
+    static let configuration: CommandConfiguration = methodConfiguration(
+        example: #"http://127.0.0.1:8080/echo --json '{"name":"ada"}'"#
+    )
     @OptionGroup var options: RequestOptions
 }
 

@@ -16,14 +16,20 @@ enum Output {
     /// Runs `body`; any error but an exit code becomes one line on stderr (a ``CourierError`` prints as
     /// `code: message`) and the exit code ``ExitStatus`` gives it. With `cancelsOnSignal`, SIGINT and SIGTERM
     /// cancel `body`, which cleans up as a cancelled task does, and the command ends with 130.
-    static func exitOnFailure(cancelsOnSignal: Bool = true, _ body: @escaping @Sendable () async throws -> Void) async throws {
+    static func exitOnFailure(
+        cancelsOnSignal: Bool = true,
+        _ body: @escaping @Sendable () async throws -> Void
+    ) async throws {
         let interrupted = Locked(false)
         let work = Task { try await body() }
-        let signals = !cancelsOnSignal ? [] : Interrupt.handling {
-            interrupted.withLock { $0 = true }
-            work.cancel()
-        }
-        defer { signals.forEach { $0.cancel() } }
+        let signals =
+            !cancelsOnSignal
+            ? []
+            : Interrupt.handling {
+                interrupted.withLock { $0 = true }
+                work.cancel()
+            }
+        defer { for signal in signals { signal.cancel() } }
         do {
             try await work.value
         } catch let exit as ExitCode {

@@ -1,5 +1,6 @@
 import Courier
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Courier
 import Foundation
+
 #if Postgres
 import CourierPostgres
 #endif
@@ -11,7 +12,8 @@ struct QueueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue",
         abstract: "A download queue in PostgreSQL shared by workers on many machines (build with --traits Postgres).",
-        discussion: HelpText.reflow("""
+        discussion: HelpText.reflow(
+            """
             Jobs live in the table courier_download_jobs. A worker claims one at a time per slot under a lease it
             renews; a worker that dies (kill -9) loses its lease and another continues the file from its .part
             and resume record, so the destination directory must be shared by the workers. Each job's file goes
@@ -22,7 +24,8 @@ struct QueueCommand: AsyncParsableCommand {
               courier queue add --db $DB -i /tmp/urls.txt -d /tmp/jobs
               courier queue work --db $DB --concurrency 4 --until-done
               courier queue status --db $DB
-            """),
+            """
+        ),
         subcommands: [Add.self, Work.self, Status.self]
     )
 
@@ -32,16 +35,25 @@ struct QueueCommand: AsyncParsableCommand {
     }
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add jobs: URLs (or -i LIST) into a directory.")
+        static let configuration = CommandConfiguration(
+            commandName: "add",
+            abstract: "Add jobs: URLs (or -i LIST) into a directory."
+        )
         @OptionGroup var database: Database
 
         @Argument(help: "The URLs to download (or use -i).")
         var urls: [String] = []
 
-        @Option(name: .customShort("i"), help: ArgumentHelp("A file listing one URL per line ('-' for standard input).", valueName: "list"))
+        @Option(
+            name: .customShort("i"),
+            help: ArgumentHelp("A file listing one URL per line ('-' for standard input).", valueName: "list")
+        )
         var inputFile: String?
 
-        @Option(name: .customShort("d"), help: ArgumentHelp("The directory the files go into; every worker must reach it.", valueName: "dir"))
+        @Option(
+            name: .customShort("d"),
+            help: ArgumentHelp("The directory the files go into; every worker must reach it.", valueName: "dir")
+        )
         var directory: String
 
         @Option(help: "The SHA-256 the file must have (64 hex digits); with one URL only.")
@@ -58,7 +70,9 @@ struct QueueCommand: AsyncParsableCommand {
 
         func validate() throws {
             if urls.isEmpty == (inputFile == nil) { throw ValidationError("give URLs or -i LIST") }
-            if sha256 != nil && (urls.count != 1 || inputFile != nil) { throw ValidationError("--sha256 names one file; give one URL") }
+            if sha256 != nil && (urls.count != 1 || inputFile != nil) {
+                throw ValidationError("--sha256 names one file; give one URL")
+            }
             if !(1...16).contains(connections) { throw ValidationError("--connections must be between 1 and 16") }
             if attempts < 1 { throw ValidationError("--attempts must be at least 1") }
         }
@@ -66,15 +80,25 @@ struct QueueCommand: AsyncParsableCommand {
         func run() async throws {
             try await Output.exitOnFailure {
                 #if Postgres
-                let links = try inputFile.map { try CommandLineInput.urlList(try CommandLineInput.readText($0)) } ?? urls.map(CommandLineInput.url)
+                let links =
+                    try inputFile.map { try CommandLineInput.urlList(try CommandLineInput.readText($0)) }
+                    ?? urls.map(CommandLineInput.url)
                 let folder = URL(filePath: directory, directoryHint: .isDirectory).standardizedFileURL
                 let checksum = try sha256.map(DownloadChecksum.sha256)
                 try await withQueue(database.db) { queue in
                     for link in links {
-                        let destination = try DownloadFileName.destination(for: DownloadFileName.suggested(contentDisposition: nil, url: link),
-                                                                           in: folder)
-                        let id = try await queue.add(link, to: destination, checksum: checksum, priority: priority, connections: connections,
-                                                     maxAttempts: attempts)
+                        let destination = try DownloadFileName.destination(
+                            for: DownloadFileName.suggested(contentDisposition: nil, url: link),
+                            in: folder
+                        )
+                        let id = try await queue.add(
+                            link,
+                            to: destination,
+                            checksum: checksum,
+                            priority: priority,
+                            connections: connections,
+                            maxAttempts: attempts
+                        )
                         Output.stdout("\(id) \(destination.path(percentEncoded: false))")
                     }
                     Output.stderr("added \(links.count) job\(links.count == 1 ? "" : "s")")
@@ -88,7 +112,9 @@ struct QueueCommand: AsyncParsableCommand {
 
     struct Work: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "work", abstract: "Work through the queue; Ctrl-C hands the running jobs back (their part files stay).")
+            commandName: "work",
+            abstract: "Work through the queue; Ctrl-C hands the running jobs back (their part files stay)."
+        )
         @OptionGroup var database: Database
 
         @Option(help: "Jobs downloaded at once (1-64).")
@@ -108,8 +134,10 @@ struct QueueCommand: AsyncParsableCommand {
         func validate() throws {
             if !(1...64).contains(concurrency) { throw ValidationError("--concurrency must be between 1 and 64") }
             if connection.timeout != nil {
-                throw ValidationError("--timeout does not apply to queue work: a worker runs until stopped, and each job ends on "
-                                      + "--read-timeout of silence")
+                throw ValidationError(
+                    "--timeout does not apply to queue work: a worker runs until stopped, and each job ends on "
+                        + "--read-timeout of silence"
+                )
             }
         }
 
@@ -128,13 +156,20 @@ struct QueueCommand: AsyncParsableCommand {
             try await withQueue(database.db) { queue in
                 try await queue.prepare()
                 try await withSession(configuration) { session in
-                    let worker = try DownloadWorker(queue: queue, session: session, concurrency: concurrency, lease: leaseTime, bytesPerSecond: rate,
-                                                    retries: connection.retries ?? 2, idleTimeout: overrides.readIdle ?? .seconds(30))
+                    let worker = try DownloadWorker(
+                        queue: queue,
+                        session: session,
+                        concurrency: concurrency,
+                        lease: leaseTime,
+                        bytesPerSecond: rate,
+                        retries: connection.retries ?? 2,
+                        idleTimeout: overrides.readIdle ?? .seconds(30)
+                    )
                     Output.stderr("worker \(worker.name): \(concurrency) at once")
                     let events = worker.events()
                     let printer = Task { for await event in events { Output.stderr(Self.line(event)) } }
                     let interrupt = WorkerInterrupt.stopping(worker)
-                    defer { interrupt.sources.forEach { $0.cancel() } }
+                    defer { for source in interrupt.sources { source.cancel() } }
                     await worker.run(untilSettled: untilDone)
                     await printer.value
                     if interrupt.fired.withLock({ $0 }) { throw ExitCode(130) }
@@ -149,9 +184,11 @@ struct QueueCommand: AsyncParsableCommand {
         #if Postgres
         static func line(_ event: DownloadWorker.Event) -> String {
             switch event {
-            case .started(let job): "started \(job.id) \(Redactor.standard.redact(url: job.url)) (attempt \(job.attempts) of \(job.maxAttempts))"
+            case .started(let job):
+                "started \(job.id) \(Redactor.standard.redact(url: job.url)) (attempt \(job.attempts) of \(job.maxAttempts))"
             case .completed(let job, let file): "done \(job.id) \(file.path(percentEncoded: false))"
-            case .failed(let job, let error, let willRetry): "failed \(job.id): \(error)\(willRetry ? "; queued again" : "")"
+            case .failed(let job, let error, let willRetry):
+                "failed \(job.id): \(error)\(willRetry ? "; queued again" : "")"
             case .handedBack(let job): "handed back \(job.id); its part file stays for the next worker"
             case .waitingForDatabase(let error): "waiting for the database: \(error)"
             }
@@ -168,11 +205,14 @@ struct QueueCommand: AsyncParsableCommand {
                 #if Postgres
                 try await withQueue(database.db) { queue in
                     for job in try await queue.jobs() {
-                        let size = job.totalBytes.map { "\(ByteCount.format(job.completedBytes)) of \(ByteCount.format($0))" }
+                        let size =
+                            job.totalBytes.map { "\(ByteCount.format(job.completedBytes)) of \(ByteCount.format($0))" }
                             ?? ByteCount.format(job.completedBytes)
                         let error = job.lastError.map { "  \(CourierError.printable($0))" } ?? ""
-                        Output.stdout("\(job.id)\t\(job.state)\t\(job.attempts)/\(job.maxAttempts)\t\(size)\t"
-                                      + "\(job.destination.path(percentEncoded: false))\(error)")
+                        Output.stdout(
+                            "\(job.id)\t\(job.state)\t\(job.attempts)/\(job.maxAttempts)\t\(size)\t"
+                                + "\(job.destination.path(percentEncoded: false))\(error)"
+                        )
                     }
                     Output.stderr(String(describing: try await queue.status()))
                 }

@@ -7,12 +7,15 @@ struct ReachabilityCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reachability",
         abstract: "Tell whether HOST[:PORT] can be reached, and over which kind of interface.",
-        discussion: HelpText.reflow("""
+        discussion: HelpText.reflow(
+            """
             Probes with a TCP connection (closed at once) and checks that an interface is up. Exits 0 when reachable.
             Examples:
               courier reachability 127.0.0.1:8080
               courier reachability https://example.com --watch --interval 2
-            """))
+            """
+        )
+    )
 
     @Argument(help: "HOST, HOST:PORT or a URL (port 80, or 443 for https, when none is given).")
     var target: String

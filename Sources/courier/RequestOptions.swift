@@ -10,26 +10,50 @@ struct RequestOptions: ParsableArguments {
     @Argument(help: "The URL to request (http or https; without a scheme, http:// is assumed).")
     var url: String
 
-    @Option(name: .customLong("param"), help: "A query parameter (a body parameter with --form), key=value. Repeatable.")
+    @Option(
+        name: .customLong("param"),
+        help: "A query parameter (a body parameter with --form), key=value. Repeatable."
+    )
     var params: [String] = []
 
-    @Option(name: [.customShort("d"), .customLong("data")],
-            help: ArgumentHelp("A raw body: the text itself, @FILE (streamed from disk) or @- (standard input, streamed); "
-                               + "sent as application/x-www-form-urlencoded unless -H says otherwise.", valueName: "data"))
+    @Option(
+        name: [.customShort("d"), .customLong("data")],
+        help: ArgumentHelp(
+            "A raw body: the text itself, @FILE (streamed from disk) or @- (standard input, streamed); "
+                + "sent as application/x-www-form-urlencoded unless -H says otherwise.",
+            valueName: "data"
+        )
+    )
     var data: String?
 
-    @Option(help: ArgumentHelp("A JSON body: the text itself (checked to be JSON), @FILE or @-; sends Content-Type and "
-                               + "Accept application/json (unless -H sets Accept).", valueName: "json"))
+    @Option(
+        help: ArgumentHelp(
+            "A JSON body: the text itself (checked to be JSON), @FILE or @-; sends Content-Type and "
+                + "Accept application/json (unless -H sets Accept).",
+            valueName: "json"
+        )
+    )
     var json: String?
 
-    @Option(help: ArgumentHelp("A form field, key=value (key=@FILE or key=@- takes the value from a file or standard input), "
-                               + "sent as application/x-www-form-urlencoded. Repeatable.", valueName: "key=value"))
+    @Option(
+        help: ArgumentHelp(
+            "A form field, key=value (key=@FILE or key=@- takes the value from a file or standard input), "
+                + "sent as application/x-www-form-urlencoded. Repeatable.",
+            valueName: "key=value"
+        )
+    )
     var form: [String] = []
 
-    @Option(name: .shortAndLong, help: "Write the body to FILE, through a temporary file renamed into place when whole.")
+    @Option(
+        name: .shortAndLong,
+        help: "Write the body to FILE, through a temporary file renamed into place when whole."
+    )
     var output: String?
 
-    @Flag(name: [.customShort("i"), .customLong("include")], help: "Print the status line and the headers before the body.")
+    @Flag(
+        name: [.customShort("i"), .customLong("include")],
+        help: "Print the status line and the headers before the body."
+    )
     var include = false
 
     @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and print the status line and the headers.")
@@ -38,18 +62,32 @@ struct RequestOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Print no status line and no progress.")
     var silent = false
 
-    @Option(name: [.customShort("w"), .customLong("write-out")],
-            help: ArgumentHelp("Print FORMAT on stdout after the transfer; it may use %{\(WriteOut.variables.joined(separator: "}, %{"))}, "
-                               + "\\n and \\t.", valueName: "format"))
+    @Option(
+        name: [.customShort("w"), .customLong("write-out")],
+        help: ArgumentHelp(
+            "Print FORMAT on stdout after the transfer; it may use %{\(WriteOut.variables.joined(separator: "}, %{"))}, "
+                + "\\n and \\t.",
+            valueName: "format"
+        )
+    )
     var writeOut: String?
 
-    @Option(help: ArgumentHelp("How to show a body on a terminal: none, format (re-indent JSON), colors, or all (the default on a "
-                               + "terminal; NO_COLOR turns colours off). Output into a pipe or a file is the bytes as received.",
-                               valueName: "style"))
+    @Option(
+        help: ArgumentHelp(
+            "How to show a body on a terminal: none, format (re-indent JSON), colors, or all (the default on a "
+                + "terminal; NO_COLOR turns colours off). Output into a pipe or a file is the bytes as received.",
+            valueName: "style"
+        )
+    )
     var pretty: String?
 
-    @Option(help: ArgumentHelp("Fail (exit 63) when the body is larger than SIZE, such as 10M; a body read whole (--cache) is "
-                               + "limited to 256 MiB in any case.", valueName: "size"))
+    @Option(
+        help: ArgumentHelp(
+            "Fail (exit 63) when the body is larger than SIZE, such as 10M; a body read whole (--cache) is "
+                + "limited to 256 MiB in any case.",
+            valueName: "size"
+        )
+    )
     var maxFilesize: String?
 
     @Flag(name: .shortAndLong, help: "Log the request and response (credentials redacted) to stderr.")
@@ -63,11 +101,15 @@ struct RequestOptions: ParsableArguments {
         if [data != nil, json != nil, !form.isEmpty].filter({ $0 }).count > 1 {
             throw ValidationError("-d, --json and --form each give the body: use one of them")
         }
-        if let pretty, OutputStyle(named: pretty) == nil { throw ValidationError("--pretty must be one of none, format, colors, all") }
+        if let pretty, OutputStyle(named: pretty) == nil {
+            throw ValidationError("--pretty must be one of none, format, colors, all")
+        }
         if let writeOut {
             do { _ = try WriteOut(writeOut) } catch let error as UsageError { throw ValidationError(error.description) }
         }
-        if headOnly, data != nil || json != nil || !form.isEmpty { throw ValidationError("-I sends HEAD, which carries no body") }
+        if headOnly, data != nil || json != nil || !form.isEmpty {
+            throw ValidationError("-I sends HEAD, which carries no body")
+        }
     }
 
     /// The request these options describe; `defaults` are the session's default headers (so `--json` leaves an
@@ -76,7 +118,13 @@ struct RequestOptions: ParsableArguments {
         let target = try UsageError.parsing("URL") { try CommandLineInput.url(url) }
         let query = try UsageError.parsing("--param") { try CommandLineInput.parameters(params) }
         var request = Request<Data>(method: headOnly ? .head : method, path: target.absoluteString, query: query)
-        if let data { request.body = try CommandLineInput.body(data, option: "-d", contentType: "application/x-www-form-urlencoded") }
+        if let data {
+            request.body = try CommandLineInput.body(
+                data,
+                option: "-d",
+                contentType: "application/x-www-form-urlencoded"
+            )
+        }
         if let json {
             request.body = try CommandLineInput.body(json, option: "--json", contentType: "application/json")
             if defaults[.accept] == nil { request.headers[.accept] = "application/json" }

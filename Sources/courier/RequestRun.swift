@@ -2,6 +2,7 @@ import Courier
 import Foundation
 import HTTPTypes
 import NIOCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,11 +52,16 @@ struct RequestRun {
             Output.stderr("HTTP \(status.code)\(answer.fromCache ? " (cache)" : "")")
         }
         if let writeOut {
-            let facts = WriteOut.Facts(statusCode: status.code, totalSeconds: start.duration(to: .now).seconds,
-                                       startTransferSeconds: start.duration(to: answer.firstByte).seconds,
-                                       downloadedBytes: answer.receivedBytes, effectiveURL: answer.url.absoluteString,
-                                       redirects: redirects.followed, contentType: answer.head.headers[.contentType] ?? "",
-                                       httpVersion: answer.head.version.map { String($0.dropFirst("HTTP/".count)) } ?? "")
+            let facts = WriteOut.Facts(
+                statusCode: status.code,
+                totalSeconds: start.duration(to: .now).seconds,
+                startTransferSeconds: start.duration(to: answer.firstByte).seconds,
+                downloadedBytes: answer.receivedBytes,
+                effectiveURL: answer.url.absoluteString,
+                redirects: redirects.followed,
+                contentType: answer.head.headers[.contentType] ?? "",
+                httpVersion: answer.head.version.map { String($0.dropFirst("HTTP/".count)) } ?? ""
+            )
             Output.stdoutText(writeOut.text(facts))
         }
         return ExitStatus.of(status: status.code) ?? .success
@@ -64,7 +70,12 @@ struct RequestRun {
     private var showsHead: Bool { options.include || options.headOnly || method == .head }
 
     /// The answer through ``Session/stream(_:)``: the head as soon as it arrives, then the body chunk by chunk.
-    private func streamed(_ request: Request<Data>, session: Session, destination: BodyDestination, limit: Int?) async throws -> Answer {
+    private func streamed(
+        _ request: Request<Data>,
+        session: Session,
+        destination: BodyDestination,
+        limit: Int?
+    ) async throws -> Answer {
         let response = try await session.stream(request)
         let head = ResponseHeadText(version: response.version, status: response.status, headers: response.headers)
         var answer = Answer(head: head, url: response.url, fromCache: false, firstByte: .now, receivedBytes: 0)
@@ -76,24 +87,47 @@ struct RequestRun {
     }
 
     /// The answer read whole through ``Session/send(_:)``, so `--cache` can answer it or store it.
-    private func whole(_ request: Request<Data>, session: Session, destination: BodyDestination, limit: Int?) async throws -> Answer {
+    private func whole(
+        _ request: Request<Data>,
+        session: Session,
+        destination: BodyDestination,
+        limit: Int?
+    ) async throws -> Answer {
         let response = try await session.send(request)
         let head = ResponseHeadText(version: nil, status: response.status, headers: response.headers)
         var writer = try start(head, destination: destination, decodes: false, limit: limit)
         try writer.write(ByteBuffer(bytes: response.body))
         try writer.finish()
-        return Answer(head: head, url: response.url, fromCache: response.isFromCache, firstByte: response.timing.firstByte ?? .now,
-                      receivedBytes: Int64(response.body.count))
+        return Answer(
+            head: head,
+            url: response.url,
+            fromCache: response.isFromCache,
+            firstByte: response.timing.firstByte ?? .now,
+            receivedBytes: Int64(response.body.count)
+        )
     }
 
     /// Shows the head when asked and returns the writer for the body.
-    private func start(_ head: ResponseHeadText, destination: BodyDestination, decodes: Bool, limit: Int?) throws -> BodyWriter {
+    private func start(
+        _ head: ResponseHeadText,
+        destination: BodyDestination,
+        decodes: Bool,
+        limit: Int?
+    ) throws -> BodyWriter {
         let style = OutputStyle.choose(options.pretty, onTerminal: destination.isTerminal)
         if showsHead {
-            try BodyDestination.standardOutput().write(head.text(colours: style.colours, onTerminal: isatty(STDOUT_FILENO) != 0))
+            try BodyDestination.standardOutput().write(
+                head.text(colours: style.colours, onTerminal: isatty(STDOUT_FILENO) != 0)
+            )
         }
         let showsProgress = options.output != nil && !options.silent && isatty(STDERR_FILENO) != 0
-        return try BodyWriter(destination: destination, headers: head.headers, decodes: decodes, limit: limit, style: style,
-                              showsProgress: showsProgress)
+        return try BodyWriter(
+            destination: destination,
+            headers: head.headers,
+            decodes: decodes,
+            limit: limit,
+            style: style,
+            showsProgress: showsProgress
+        )
     }
 }

@@ -13,13 +13,15 @@ struct ResponseHeadText {
     /// Without a version from the transport (a cached answer), the line starts with `HTTP` alone.
     /// On a terminal, control characters in values are escaped (``TerminalText``).
     func text(colours: Bool, onTerminal: Bool) -> String {
-        let statusColour = switch status.code {
-        case 200..<300: "\u{1B}[32m"
-        case 300..<400: "\u{1B}[36m"
-        default: "\u{1B}[31m"
-        }
+        let statusColour =
+            switch status.code {
+            case 200..<300: "\u{1B}[32m"
+            case 300..<400: "\u{1B}[36m"
+            default: "\u{1B}[31m"
+            }
         let reset = colours ? "\u{1B}[0m" : ""
-        var text = "\(version ?? "HTTP") \(colours ? statusColour : "")\(status.code)\(status.reasonPhrase.isEmpty ? "" : " " + (onTerminal ? TerminalText.escaped(status.reasonPhrase) : status.reasonPhrase))\(reset)\r\n"
+        var text =
+            "\(version ?? "HTTP") \(colours ? statusColour : "")\(status.code)\(status.reasonPhrase.isEmpty ? "" : " " + (onTerminal ? TerminalText.escaped(status.reasonPhrase) : status.reasonPhrase))\(reset)\r\n"
         for field in headers {
             let name = colours ? "\u{1B}[36m\(field.name.rawName)\(reset)" : field.name.rawName
             text += "\(name): \(onTerminal ? TerminalText.escaped(field.value) : field.value)\r\n"

@@ -6,8 +6,10 @@ import NIOCore
 /// `courier serve`: runs the loopback test server for trying things by hand.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "serve", abstract: "Run the CourierTesting loopback server (127.0.0.1) until interrupted.",
-        discussion: HelpText.reflow("""
+        commandName: "serve",
+        abstract: "Run the CourierTesting loopback server (127.0.0.1) until interrupted.",
+        discussion: HelpText.reflow(
+            """
             Routes include /echo, /small, /status/N, /delay/MS, /flaky/KEY?failures=N (fails N times, then
             answers), /redirect/N, /redirect-to?url=U, /gzip, /deflate, /bytes/N, /file/N (ranges, and faults such
             as ?cut=K or ?rate=B), /drip, /json, /cache/KEY?cache-control=V (validators and 304s), /set-cookies,
@@ -15,7 +17,8 @@ struct Serve: AsyncParsableCommand {
             bad-chunked, stall, bad-gzip, bomb, huge-header, cut-upload).
             Example:
               courier serve --port 8080 & courier get http://127.0.0.1:8080/echo
-            """)
+            """
+        )
     )
 
     @Option(help: "The port to listen on (0 picks a free one).")
@@ -28,9 +31,13 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         try await Output.exitOnFailure { [port] in
             let server: TestServer
-            do { server = try await TestServer.start(port: port) } catch let error as IOError where error.errnoCode == EADDRINUSE {
-                throw CommandFailure(description: "port \(port) is in use: stop what listens there, or pick another with --port "
-                                     + "(--port 0 picks a free one)")
+            do { server = try await TestServer.start(port: port) } catch let error as IOError
+                where error.errnoCode == EADDRINUSE
+            {
+                throw CommandFailure(
+                    description: "port \(port) is in use: stop what listens there, or pick another with --port "
+                        + "(--port 0 picks a free one)"
+                )
             }
             Output.stdout("serving on \(server.baseURL.absoluteString) (Ctrl-C to stop)")
             // Until Ctrl-C or SIGTERM cancels the wait; the server then closes before the command ends.

@@ -9,8 +9,12 @@ enum UnknownCommand {
     static func message(for word: String, among names: [String]) -> String? {
         guard !word.hasPrefix("-"), !names.contains(word) else { return nil }
         var text = "courier: unknown command '\(CourierError.printable(word, limit: 40))'"
-        let nearest = names.map { (name: $0, distance: distance(word.lowercased(), $0)) }.min { $0.distance < $1.distance }
-        if let nearest, nearest.distance <= max(1, min(2, word.count / 2)) { text += "; did you mean '\(nearest.name)'?" }
+        let nearest = names.map { (name: $0, distance: distance(word.lowercased(), $0)) }.min {
+            $0.distance < $1.distance
+        }
+        if let nearest, nearest.distance <= max(1, min(2, word.count / 2)) {
+            text += "; did you mean '\(nearest.name)'?"
+        }
         return text + " (see courier --help)"
     }
 
@@ -23,7 +27,8 @@ enum UnknownCommand {
 
     /// The edit distance between `a` and `b` (insertions, deletions and substitutions).
     static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let a = Array(a)
+        let b = Array(b)
         var previous = Array(0...b.count)
         for (i, left) in a.enumerated() {
             var current = [i + 1]

@@ -8,7 +8,8 @@ struct UploadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "upload",
         abstract: "Upload files as a multipart form or a raw body, streamed from disk, optionally compressed.",
-        discussion: HelpText.reflow("""
+        discussion: HelpText.reflow(
+            """
             Files are read from disk while they are sent, so their size does not matter. --compress sends the body
             with Content-Encoding: gzip or deflate, compressed on the fly; adaptive skips what would not shrink,
             target:SIZE picks the fastest setting that fits and fails when none does. Shows progress on stderr,
@@ -20,7 +21,8 @@ struct UploadCommand: AsyncParsableCommand {
               courier upload 127.0.0.1:8080/echo --data @logs.json --compress adaptive
               courier upload 127.0.0.1:8080/echo --data @logs.json --method PUT --retries 3
               courier upload 127.0.0.1:8080/echo --data @dump.json --compress target:2M
-            """)
+            """
+        )
     )
 
     @Argument(help: "The URL to send to.")
@@ -38,13 +40,18 @@ struct UploadCommand: AsyncParsableCommand {
     @Option(help: "POST or PUT.")
     var method = "POST"
 
-    @Option(help: "none, gzip, deflate, gzip:LEVEL, adaptive or target:SIZE (such as target:2M; K, M and G are powers of 1024, KiB, MiB and GiB as sizes are printed).")
+    @Option(
+        help:
+            "none, gzip, deflate, gzip:LEVEL, adaptive or target:SIZE (such as target:2M; K, M and G are powers of 1024, KiB, MiB and GiB as sizes are printed)."
+    )
     var compress = "none"
 
     @OptionGroup var connection: ConnectionOptions
 
     func validate() throws {
-        guard ["POST", "PUT"].contains(method.uppercased()) else { throw ValidationError("--method must be POST or PUT") }
+        guard ["POST", "PUT"].contains(method.uppercased()) else {
+            throw ValidationError("--method must be POST or PUT")
+        }
     }
 
     func run() async throws {
@@ -58,13 +65,17 @@ struct UploadCommand: AsyncParsableCommand {
         var request = Request<Data>(method: method.uppercased() == "PUT" ? .put : .post, path: target.absoluteString)
         request.body = try CommandLineInput.uploadBody(files: files, fields: fields, data: data)
         request.timeouts = try connection.timeoutOverrides()
-        if let compression = try UsageError.parsing("--compress", { try CommandLineInput.payloadCompression(compress) }) {
+        if let compression = try UsageError.parsing("--compress", { try CommandLineInput.payloadCompression(compress) })
+        {
             let decided = try await request.compressingBodyWithDecision(compression)
             request = decided.request
             Output.stderr("\(compression.encoding.rawValue): \(decided.decision)")
         }
-        let resend = UploadResend(retryPolicy: configuration.retryPolicy as? RetryPolicy, redirects: configuration.redirects,
-                                  reporter: configuration.monitors.lazy.compactMap { $0 as? RetryReporter }.first)
+        let resend = UploadResend(
+            retryPolicy: configuration.retryPolicy as? RetryPolicy,
+            redirects: configuration.redirects,
+            reporter: configuration.monitors.lazy.compactMap { $0 as? RetryReporter }.first
+        )
         let response = try await withSession(configuration) { session in
             try await resend.send(request) { request in
                 let upload = try session.upload(request)

@@ -16,10 +16,15 @@ struct WriteOut {
     }
 
     /// The variables it knows, in the order the help lists them.
-    static let variables = ["http_code", "response_code", "time_total", "time_starttransfer", "size_download", "url_effective",
-                            "num_redirects", "content_type", "http_version"]
+    static let variables = [
+        "http_code", "response_code", "time_total", "time_starttransfer", "size_download", "url_effective",
+        "num_redirects", "content_type", "http_version",
+    ]
 
-    private enum Part { case text(String), variable(String) }
+    private enum Part {
+        case text(String)
+        case variable(String)
+    }
     private let parts: [Part]
 
     /// Parses `format`; throws a ``UsageError`` for an unknown or unclosed `%{…}`.
@@ -34,7 +39,10 @@ struct WriteOut {
                 }
                 let name = String(rest[rest.index(rest.startIndex, offsetBy: 2)..<close])
                 guard Self.variables.contains(name) else {
-                    throw UsageError(option: "-w", message: "unknown variable %{\(name)}; known: \(Self.variables.joined(separator: ", "))")
+                    throw UsageError(
+                        option: "-w",
+                        message: "unknown variable %{\(name)}; known: \(Self.variables.joined(separator: ", "))"
+                    )
                 }
                 parts.append(.text(text))
                 text = ""

@@ -1,6 +1,7 @@
 import Courier
-@testable import courier
 import Testing
+
+@testable import courier
 
 @Suite("The CLI's parsers: byte counts in one convention (powers of 1024), reachability targets")
 struct CommandLineInputTests {

@@ -16,8 +16,11 @@ configuration.afterMoveIntoPlace = { _ in usleep(pause * 1000) }
 do {
     try await withSession(Configuration()) { session in
         let manager = try DownloadManager(session: session, configuration: configuration)
-        let download = try await manager.add(url, to: .file(URL(filePath: arguments[2])),
-                                             options: DownloadOptions(checksum: try .sha256(arguments[3])))
+        let download = try await manager.add(
+            url,
+            to: .file(URL(filePath: arguments[2])),
+            options: DownloadOptions(checksum: try .sha256(arguments[3]))
+        )
         print("saved \(try await download.completion().path)")
     }
 } catch {

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import NIOCore
@@ -10,15 +10,20 @@ import Testing
 @Suite("Authentication: one refresh for many refused calls", .timeLimit(.minutes(1)))
 struct AuthenticationTests {
     /// Runs `body` with a session signed by a ``LateTokenAuthenticator`` that starts from `credential`.
-    func withAuthenticatedSession(credential: String = "expired", failure: (any Error)? = nil,
-                                  _ configure: @escaping @Sendable (inout Configuration) -> Void = { _ in },
-                                  _ body: (Session, TestServer, Locked<Int>) async throws -> Void) async throws {
+    func withAuthenticatedSession(
+        credential: String = "expired",
+        failure: (any Error)? = nil,
+        _ configure: @escaping @Sendable (inout Configuration) -> Void = { _ in },
+        _ body: (Session, TestServer, Locked<Int>) async throws -> Void
+    ) async throws {
         let refreshes = Locked(0)
         let holder = SessionHolder()
         try await withServerSession({ configuration in
             configure(&configuration)
-            configuration.authentication = Authentication(LateTokenAuthenticator(holder: holder, refreshes: refreshes, failure: failure),
-                                                          credential: credential)
+            configuration.authentication = Authentication(
+                LateTokenAuthenticator(holder: holder, refreshes: refreshes, failure: failure),
+                credential: credential
+            )
         }) { session, server in
             holder.session.withLock { $0 = session }
             try await body(session, server, refreshes)
@@ -29,7 +34,9 @@ struct AuthenticationTests {
         try await withAuthenticatedSession { session, server, refreshes in
             let answers = try await withThrowingTaskGroup(of: String.self) { group in
                 for index in 0..<50 {
-                    group.addTask { try await session.send(Request<String>.get("/auth/resource", query: ["n": .int(index)])).value }
+                    group.addTask {
+                        try await session.send(Request<String>.get("/auth/resource", query: ["n": .int(index)])).value
+                    }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
@@ -45,7 +52,11 @@ struct AuthenticationTests {
         try await withAuthenticatedSession(failure: RefreshRefused()) { session, _, refreshes in
             let errors = await withTaskGroup(of: CourierError?.self) { group in
                 for index in 0..<5 {
-                    group.addTask { await courierError { _ = try await session.send(Request<String>.get("/auth/resource", query: ["n": .int(index)])) } }
+                    group.addTask {
+                        await courierError {
+                            _ = try await session.send(Request<String>.get("/auth/resource", query: ["n": .int(index)]))
+                        }
+                    }
                 }
                 return await group.reduce(into: []) { $0.append($1) }
             }
@@ -67,7 +78,9 @@ struct AuthenticationTests {
         try await withAuthenticatedSession(credential: "token-0") { session, _, _ in
             let signed = try await session.send(Request<String>.get("/auth/resource"))
             #expect(signed.value == "ok")
-            let error = await courierError { _ = try await session.send(Request<String>.get("/auth/resource").authentication(nil)) }
+            let error = await courierError {
+                _ = try await session.send(Request<String>.get("/auth/resource").authentication(nil))
+            }
             #expect(error?.status?.code == 401, "no credential, no refresh: the 401 goes to validation")
         }
     }
@@ -104,9 +117,15 @@ struct AuthenticationTests {
             let manager = try DownloadManager(session: session)
             let target = directory.appendingPathComponent("signed.bin")
             let url = server.url("/file/\(size)?auth&cut=100000&faults=1&expire-on-cut&key=signed")
-            let download = try await manager.add(url, to: .file(target),
-                                                 options: DownloadOptions(checksum: try .sha256(ServerFiles.sha256(count: size)), retries: 2,
-                                                                          retryDelay: .milliseconds(10)))
+            let download = try await manager.add(
+                url,
+                to: .file(target),
+                options: DownloadOptions(
+                    checksum: try .sha256(ServerFiles.sha256(count: size)),
+                    retries: 2,
+                    retryDelay: .milliseconds(10)
+                )
+            )
             _ = try await download.completion()
             #expect(refreshes.withLock { $0 } == 1)
             #expect(server.counter("file-bytes:signed") == size, "the bytes before the refusal were not fetched again")
@@ -119,7 +138,11 @@ struct AuthenticationTests {
         let release = AsyncStream<Void>.makeStream()
         let (refreshStarted, refreshEnded) = (Locked(false), Locked(false))
         try await withServerSession({
-            let authenticator = HeldRefreshAuthenticator(release: release.stream, started: refreshStarted, ended: refreshEnded)
+            let authenticator = HeldRefreshAuthenticator(
+                release: release.stream,
+                started: refreshStarted,
+                ended: refreshEnded
+            )
             $0.authentication = Authentication(authenticator, credential: "expired")
         }) { session, _ in
             let call = Task { await courierError { _ = try await session.send(Request<String>.get("/auth/resource")) } }
@@ -171,7 +194,9 @@ struct LateTokenAuthenticator: Authenticator {
     func refresh(_ credential: String) async throws -> String {
         refreshes.withLock { $0 += 1 }
         if let failure { throw failure }
-        guard let session = holder.session.withLock({ $0 }) else { throw CourierError(code: .invalidState, message: "no session yet") }
+        guard let session = holder.session.withLock({ $0 }) else {
+            throw CourierError(code: .invalidState, message: "no session yet")
+        }
         struct Token: Decodable { var access_token: String }
         return try await session.send(Request<Token>.post("/auth/refresh").authentication(nil)).value.access_token
     }

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Logging
@@ -8,11 +8,15 @@ import Testing
 
 @Suite("Bad input never sends", .timeLimit(.minutes(1)))
 struct BadInputTests {
-    @Test(arguments: [("X-Evil", "a\r\nX-Injected: 1"), ("X-Evil", "a\nb"), ("X-Evil", "nul\u{0}"), ("X-Evil\r\nX-Injected", "1"),
-                      ("Bad Name", "v"), ("X-Evil", "bell\u{7}")])
+    @Test(arguments: [
+        ("X-Evil", "a\r\nX-Injected: 1"), ("X-Evil", "a\nb"), ("X-Evil", "nul\u{0}"), ("X-Evil\r\nX-Injected", "1"),
+        ("Bad Name", "v"), ("X-Evil", "bell\u{7}"),
+    ])
     func headerInjectionIsRejectedBeforeAnyByteLeaves(name: String, value: String) async throws {
         try await withServerSession { session, server in
-            let error = await courierError { _ = try await session.send(Request<Data>.get("/echo").header(name, value)) }
+            let error = await courierError {
+                _ = try await session.send(Request<Data>.get("/echo").header(name, value))
+            }
             #expect(error?.code == .invalidHeader)
             #expect(error?.description.contains("\r") == false && error?.description.contains("\n") == false)
             try await Task.sleep(for: .milliseconds(50))
@@ -31,10 +35,14 @@ struct BadInputTests {
 
     @Test func anEncodableThatThrowsIsAnEncodingError() async throws {
         struct Unencodable: Encodable, Sendable {
-            func encode(to encoder: any Encoder) throws { throw EncodingError.invalidValue(0, .init(codingPath: [], debugDescription: "no")) }
+            func encode(to encoder: any Encoder) throws {
+                throw EncodingError.invalidValue(0, .init(codingPath: [], debugDescription: "no"))
+            }
         }
         try await withServerSession { session, server in
-            let error = await courierError { _ = try await session.send(Request<Data>.post("/echo", body: .json(Unencodable()))) }
+            let error = await courierError {
+                _ = try await session.send(Request<Data>.post("/echo", body: .json(Unencodable())))
+            }
             #expect(error?.code == .encoding)
             #expect(server.totalHits == 0)
         }

@@ -10,7 +10,8 @@ struct CLIConnectionOptionsTests {
     enum Command: String, CaseIterable, Sendable { case get, batch, download, upload }
 
     /// Runs `command` against `url` with `options`, the rest of its command line made up here.
-    private func run(_ command: Command, _ url: URL, _ options: [String], in directory: URL) async throws -> CLI.Outcome {
+    private func run(_ command: Command, _ url: URL, _ options: [String], in directory: URL) async throws -> CLI.Outcome
+    {
         let name = UUID().uuidString
         let arguments: [String]
         switch command {
@@ -53,27 +54,48 @@ struct CLIConnectionOptionsTests {
             #expect(outcome.status == 0 && last != nil, "--connect-timeout: \(outcome.stderr)")
 
             let jar = directory.appending(path: "jar.json").path()
-            _ = try await CLI.run(["get", server.url("/set-cookies?matrix=\(command)").absoluteString, "--cookie-jar", jar])
+            _ = try await CLI.run([
+                "get", server.url("/set-cookies?matrix=\(command)").absoluteString, "--cookie-jar", jar,
+            ])
             outcome = try await run(command, echo, ["--cookie-jar", jar], in: directory)
             #expect(last?.header("cookie") == "matrix=\(command)", "--cookie-jar: \(outcome.stderr)")
 
             try await withTestProxy(.http(credentials: nil)) { proxy in
                 outcome = try await run(command, echo, ["--proxy", "http://127.0.0.1:\(proxy.port)"], in: directory)
-                #expect(outcome.status == 0 && proxy.tunnels.contains("127.0.0.1:\(server.port)"), "--proxy: \(outcome.stderr)")
+                #expect(
+                    outcome.status == 0 && proxy.tunnels.contains("127.0.0.1:\(server.port)"),
+                    "--proxy: \(outcome.stderr)"
+                )
             }
 
             for option in ["--timeout", "--read-timeout"] {
                 let aborts = server.aborts("/delay/4000")
-                outcome = try await run(command, server.url("/delay/4000"), [option, "0.4", "--retries", "0"], in: directory)
+                outcome = try await run(
+                    command,
+                    server.url("/delay/4000"),
+                    [option, "0.4", "--retries", "0"],
+                    in: directory
+                )
                 #expect(outcome.status != 0, "\(option)")
-                #expect(await eventually { server.aborts("/delay/4000") > aborts }, "\(option): the server saw no client leave")
+                #expect(
+                    await eventually { server.aborts("/delay/4000") > aborts },
+                    "\(option): the server saw no client leave"
+                )
             }
 
-            outcome = try await run(command, server.url("/flaky/\(command)?failures=1"), ["--retries", "1"], in: directory)
+            outcome = try await run(
+                command,
+                server.url("/flaky/\(command)?failures=1"),
+                ["--retries", "1"],
+                in: directory
+            )
             #expect(outcome.status == 0 && server.hits("/flaky/\(command)") == 2, "--retries: \(outcome.stderr)")
 
             outcome = try await run(command, server.url("/redirect/3"), ["--max-redirs", "1"], in: directory)
-            #expect(outcome.status != 0 && server.hits("/redirect/2") == 1 && server.hits("/redirect/1") == 0, "--max-redirs: \(outcome.stderr)")
+            #expect(
+                outcome.status != 0 && server.hits("/redirect/2") == 1 && server.hits("/redirect/1") == 0,
+                "--max-redirs: \(outcome.stderr)"
+            )
             outcome = try await run(command, server.url("/redirect/1"), ["-L"], in: directory)
             #expect(outcome.status == 0 && server.hits("/redirect/0") == 1, "-L: \(outcome.stderr)")
         }
@@ -90,9 +112,19 @@ struct CLIConnectionOptionsTests {
             let echo = server.url("/echo")
             var outcome = try await run(command, echo, ["--cacert", caFile.path()], in: directory)
             #expect(outcome.status == 0 && server.hits("/echo") == 1, "--cacert: \(outcome.stderr)")
-            outcome = try await run(command, echo, ["--cacert", caFile.path(), "--pin", "sha256/" + leaf.publicKeyPin], in: directory)
+            outcome = try await run(
+                command,
+                echo,
+                ["--cacert", caFile.path(), "--pin", "sha256/" + leaf.publicKeyPin],
+                in: directory
+            )
             #expect(outcome.status == 0 && server.hits("/echo") == 2, "--pin: \(outcome.stderr)")
-            outcome = try await run(command, echo, ["--cacert", caFile.path(), "--pin", "sha256/" + (try authority.issue()).publicKeyPin], in: directory)
+            outcome = try await run(
+                command,
+                echo,
+                ["--cacert", caFile.path(), "--pin", "sha256/" + (try authority.issue()).publicKeyPin],
+                in: directory
+            )
             #expect(outcome.status != 0 && server.hits("/echo") == 2, "a wrong --pin reached the server")
             outcome = try await run(command, echo, ["--insecure"], in: directory)
             #expect(outcome.status == 0 && server.hits("/echo") == 3, "--insecure: \(outcome.stderr)")
@@ -100,20 +132,32 @@ struct CLIConnectionOptionsTests {
 
         let clients = try TestCertificateAuthority(name: "Courier Client CA")
         let client = try clients.issue(hosts: ["courier-client"], forClient: true).write(to: directory, name: "client")
-        try await withTestServer(tls: .init(identity: leaf, clientCertificateAuthorityPEM: clients.certificatePEM)) { server in
+        try await withTestServer(tls: .init(identity: leaf, clientCertificateAuthorityPEM: clients.certificatePEM)) {
+            server in
             let echo = server.url("/echo")
             var outcome = try await run(command, echo, ["--cacert", caFile.path()], in: directory)
             #expect(outcome.status != 0 && server.hits("/echo") == 0, "no client certificate, yet the server answered")
-            outcome = try await run(command, echo, ["--cacert", caFile.path(), "--cert", client.certificate, "--key", client.privateKey], in: directory)
+            outcome = try await run(
+                command,
+                echo,
+                ["--cacert", caFile.path(), "--cert", client.certificate, "--key", client.privateKey],
+                in: directory
+            )
             #expect(outcome.status == 0 && server.hits("/echo") == 1, "--cert/--key: \(outcome.stderr)")
         }
 
         try await withTestServer(tls: .init(identity: leaf, http2: true)) { server in
             let echo = server.url("/echo")
             var outcome = try await run(command, echo, ["--cacert", caFile.path(), "--http2"], in: directory)
-            #expect(outcome.status == 0 && server.requests("/echo").last?.version == "HTTP/2", "--http2: \(outcome.stderr)")
+            #expect(
+                outcome.status == 0 && server.requests("/echo").last?.version == "HTTP/2",
+                "--http2: \(outcome.stderr)"
+            )
             outcome = try await run(command, echo, ["--cacert", caFile.path(), "--http1.1"], in: directory)
-            #expect(outcome.status == 0 && server.requests("/echo").last?.version == "HTTP/1.1", "--http1.1: \(outcome.stderr)")
+            #expect(
+                outcome.status == 0 && server.requests("/echo").last?.version == "HTTP/1.1",
+                "--http1.1: \(outcome.stderr)"
+            )
         }
     }
 }

@@ -28,7 +28,12 @@ struct CLIExitCodeTests {
             for (arguments, status) in cases {
                 let outcome = try await CLI.run(arguments)
                 #expect(outcome.status == status, "\(arguments): \(outcome.status) \(outcome.stderr)")
-                if status != 0 { #expect(outcome.stderr.hasPrefix("courier: ") || outcome.stderr.hasPrefix("HTTP "), "\(outcome.stderr)") }
+                if status != 0 {
+                    #expect(
+                        outcome.stderr.hasPrefix("courier: ") || outcome.stderr.hasPrefix("HTTP "),
+                        "\(outcome.stderr)"
+                    )
+                }
             }
 
             // 23: the output cannot be written (a file size limit, as a full disk would refuse it); no file is left.
@@ -39,8 +44,11 @@ struct CLIExitCodeTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path()).isEmpty)
 
             // 130: interrupted; what -o was writing is removed, the final name never appears.
-            let slow = try await CLI.run(["get", url("/drip?size=100000&chunk=100&interval=20"), "-o", target.path()],
-                                         killWhen: { server.hits("/drip") > 0 }, signal: SIGINT)
+            let slow = try await CLI.run(
+                ["get", url("/drip?size=100000&chunk=100&interval=20"), "-o", target.path()],
+                killWhen: { server.hits("/drip") > 0 },
+                signal: SIGINT
+            )
             #expect(slow.status == 130, "\(slow.stderr)")
             #expect(slow.stderr.contains("interrupted"))
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path()).isEmpty)
@@ -55,12 +63,17 @@ struct CLIExitCodeTests {
     /// The table is the same in `courier --help` and the README: every code with its meaning.
     @Test func theTableIsInTheHelpAndTheReadme() async throws {
         let help = try await CLI.run(["--help"])
-        let readme = try String(contentsOf: URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../README.md"), encoding: .utf8)
+        let readme = try String(
+            contentsOf: URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../README.md"),
+            encoding: .utf8
+        )
         let table = help.stdout.components(separatedBy: "Exit codes").last ?? ""
         var rows: [Int: String] = [:]
         for line in table.split(separator: "\n") {
             let words = line.split(separator: " ", maxSplits: 1)
-            if line.hasPrefix("  "), words.count == 2, let code = Int(words[0]) { rows[code] = words[1].trimmingCharacters(in: .whitespaces) }
+            if line.hasPrefix("  "), words.count == 2, let code = Int(words[0]) {
+                rows[code] = words[1].trimmingCharacters(in: .whitespaces)
+            }
         }
         #expect(rows.keys.sorted() == [0, 1, 4, 5, 6, 7, 23, 26, 28, 35, 47, 61, 63, 64, 130], "\(table)")
         for (code, meaning) in rows {

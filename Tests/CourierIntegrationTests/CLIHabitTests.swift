@@ -9,12 +9,19 @@ struct CLIHabitTests {
         try await withTestServer { server in
             let included = try await CLI.run(["get", server.url("/echo").absoluteString, "-i"])
             #expect(included.status == 0)
-            #expect(included.stdout.hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"), "\(included.stdout.prefix(80))")
+            #expect(
+                included.stdout.hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"),
+                "\(included.stdout.prefix(80))"
+            )
             #expect(included.stdout.contains("\r\n\r\n{\"body\""))
 
             let headOnly = try await CLI.run(["get", server.url("/bytes/10").absoluteString, "-I"])
-            #expect(headOnly.status == 0 && headOnly.stdout == "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: 10\r\n\r\n",
-                    "\(headOnly.stdout.debugDescription)")
+            #expect(
+                headOnly.status == 0
+                    && headOnly.stdout
+                        == "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: 10\r\n\r\n",
+                "\(headOnly.stdout.debugDescription)"
+            )
             #expect(server.requests("/bytes/10").last?.method == "HEAD")
             let head = try await CLI.run(["head", server.url("/bytes/10").absoluteString])
             #expect(head.stdout == headOnly.stdout && head.stderr.isEmpty)
@@ -22,7 +29,8 @@ struct CLIHabitTests {
             let silent = try await CLI.run(["get", server.url("/small").absoluteString, "-s"])
             #expect(silent.status == 0 && silent.stderr.isEmpty && !silent.stdout.isEmpty)
 
-            let format = "\\n%{http_code} %{num_redirects} %{size_download} %{url_effective} %{time_starttransfer} %{time_total}\\n"
+            let format =
+                "\\n%{http_code} %{num_redirects} %{size_download} %{url_effective} %{time_starttransfer} %{time_total}\\n"
             let written = try await CLI.run(["get", server.url("/redirect/2").absoluteString, "-s", "-w", format])
             let line = written.stdout.split(separator: "\n").last.map(String.init) ?? ""
             let words = line.split(separator: " ").map(String.init)
@@ -36,8 +44,13 @@ struct CLIHabitTests {
             let unknown = try await CLI.run(["get", server.url("/small").absoluteString, "-w", "%{nope}"])
             #expect(unknown.status == 64 && unknown.stderr.contains("unknown variable %{nope}"))
 
-            let notFollowed = try await CLI.run(["get", server.url("/redirect/1").absoluteString, "--max-redirs", "0", "-i", "-s"])
-            #expect(notFollowed.status == 0 && notFollowed.stdout.hasPrefix("HTTP/1.1 302 Found\r\n") && server.hits("/redirect/0") == 1)
+            let notFollowed = try await CLI.run([
+                "get", server.url("/redirect/1").absoluteString, "--max-redirs", "0", "-i", "-s",
+            ])
+            #expect(
+                notFollowed.status == 0 && notFollowed.stdout.hasPrefix("HTTP/1.1 302 Found\r\n")
+                    && server.hits("/redirect/0") == 1
+            )
             let curlHabit = try await CLI.run(["get", server.url("/redirect/1").absoluteString, "-L", "-s"])
             #expect(curlHabit.status == 0 && server.hits("/redirect/0") == 2)
         }
@@ -48,22 +61,31 @@ struct CLIHabitTests {
         let directory = try newTemporaryDirectory(prefix: "courier-stream")
         let target = directory.appending(path: "body.bin")
         try await withTestServer { server in
-            let saved = try await CLI.run(["get", server.url("/bytes/3000000").absoluteString, "-o", target.path(), "-s"])
+            let saved = try await CLI.run([
+                "get", server.url("/bytes/3000000").absoluteString, "-o", target.path(), "-s",
+            ])
             #expect(saved.status == 0 && saved.stdout.isEmpty, "\(saved.stderr)")
             #expect((try FileManager.default.attributesOfItem(atPath: target.path())[.size] as? Int) == 3_000_000)
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path()) == ["body.bin"])
 
             // A body cut short leaves the old file as it was and no temporary one.
-            let cut = try await CLI.run(["get", server.url("/fault/close-at/5000?size=100000").absoluteString, "-o", target.path()])
+            let cut = try await CLI.run([
+                "get", server.url("/fault/close-at/5000?size=100000").absoluteString, "-o", target.path(),
+            ])
             #expect(cut.status != 0)
             #expect((try FileManager.default.attributesOfItem(atPath: target.path())[.size] as? Int) == 3_000_000)
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path()) == ["body.bin"])
 
-            let missingFolder = try await CLI.run(["get", server.url("/small").absoluteString, "-o", directory.appending(path: "no/such").path()])
+            let missingFolder = try await CLI.run([
+                "get", server.url("/small").absoluteString, "-o", directory.appending(path: "no/such").path(),
+            ])
             #expect(missingFolder.status == 23 && missingFolder.stderr.contains("does not exist"))
 
             let piped = try await CLI.run(["get", server.url("/json").absoluteString, "-s"])
-            #expect(piped.stdout == #"{"id":1,"name":"courier","served":1}"# || piped.stdout.hasPrefix(#"{"id":1"#), "\(piped.stdout)")
+            #expect(
+                piped.stdout == #"{"id":1,"name":"courier","served":1}"# || piped.stdout.hasPrefix(#"{"id":1"#),
+                "\(piped.stdout)"
+            )
             #expect(!piped.stdout.contains("\n") && !piped.stdout.contains("\u{1B}"))
         }
     }
@@ -74,8 +96,10 @@ struct CLIHabitTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let target = directory.appending(path: "big.bin")
         try await withTestServer { server in
-            let outcome = try await CLI.run(["get", server.url("/bytes/1073741824").absoluteString, "-o", target.path(), "-s"],
-                                            measuringPeakRSS: true)
+            let outcome = try await CLI.run(
+                ["get", server.url("/bytes/1073741824").absoluteString, "-o", target.path(), "-s"],
+                measuringPeakRSS: true
+            )
             #expect(outcome.status == 0, "\(outcome.stderr)")
             #expect((try FileManager.default.attributesOfItem(atPath: target.path())[.size] as? Int) == 1 << 30)
             let peak = try #require(outcome.peakRSSKiB)
@@ -88,13 +112,22 @@ struct CLIHabitTests {
         try await withTestServer { server in
             let url = server.url("/json").absoluteString
             let coloured = try await CLI.run(["get", url], onTerminal: true, environment: ["NO_COLOR": ""])
-            #expect(coloured.stdout.contains("{\r\n  \u{1B}[34m\"id\"\u{1B}[0m: \u{1B}[36m1\u{1B}[0m,"), "\(coloured.stdout.debugDescription)")
+            #expect(
+                coloured.stdout.contains("{\r\n  \u{1B}[34m\"id\"\u{1B}[0m: \u{1B}[36m1\u{1B}[0m,"),
+                "\(coloured.stdout.debugDescription)"
+            )
             let plain = try await CLI.run(["get", url], onTerminal: true, environment: ["NO_COLOR": "1"])
-            #expect(plain.stdout.contains("{\r\n  \"id\": 1,\r\n  \"name\": \"courier\","), "\(plain.stdout.debugDescription)")
+            #expect(
+                plain.stdout.contains("{\r\n  \"id\": 1,\r\n  \"name\": \"courier\","),
+                "\(plain.stdout.debugDescription)"
+            )
             let raw = try await CLI.run(["get", url, "--pretty", "none"], onTerminal: true)
             #expect(raw.stdout.contains(#"{"id":1,"name":"courier""#))
             let included = try await CLI.run(["get", url, "-i"], onTerminal: true, environment: ["NO_COLOR": ""])
-            #expect(included.stdout.contains("\u{1B}[32m200") && included.stdout.contains("\u{1B}[36mContent-Type\u{1B}[0m: application/json"))
+            #expect(
+                included.stdout.contains("\u{1B}[32m200")
+                    && included.stdout.contains("\u{1B}[36mContent-Type\u{1B}[0m: application/json")
+            )
         }
     }
 
@@ -105,7 +138,10 @@ struct CLIHabitTests {
         try await withTestServer { server in
             let url = server.url("/echo").absoluteString
             let fromFile = try await CLI.run(["post", url, "-d", "@" + file.path(), "-s"])
-            #expect(fromFile.status == 0 && fromFile.stdout.contains(#""body":"{\"from\":\"file\"}""#), "\(fromFile.stdout)")
+            #expect(
+                fromFile.status == 0 && fromFile.stdout.contains(#""body":"{\"from\":\"file\"}""#),
+                "\(fromFile.stdout)"
+            )
             #expect(server.requests("/echo").last?.header("content-type") == "application/x-www-form-urlencoded")
             #expect(server.requests("/echo").last?.header("content-length") == "15")
 
@@ -118,11 +154,17 @@ struct CLIHabitTests {
             #expect(notJSON.status == 64 && notJSON.stderr.contains("--json"))
 
             let fromStdin = try await CLI.run(["put", url, "-d", "@-", "-s"], standardInput: file)
-            #expect(fromStdin.status == 0 && fromStdin.stdout.contains(#""body":"{\"from\":\"file\"}""#), "\(fromStdin.stderr)")
+            #expect(
+                fromStdin.status == 0 && fromStdin.stdout.contains(#""body":"{\"from\":\"file\"}""#),
+                "\(fromStdin.stderr)"
+            )
             #expect(server.requests("/echo").last?.header("transfer-encoding") == "chunked")
 
             let form = try await CLI.run(["post", url, "--form", "name=ada", "--form", "note=@" + file.path(), "-s"])
-            #expect(form.status == 0 && form.stdout.contains("name=ada&note=%7B%22from%22%3A%22file%22%7D"), "\(form.stdout)")
+            #expect(
+                form.status == 0 && form.stdout.contains("name=ada&note=%7B%22from%22%3A%22file%22%7D"),
+                "\(form.stdout)"
+            )
         }
     }
 
@@ -137,15 +179,34 @@ struct CLIHabitTests {
             #expect(server.requests("/echo").last?.header("user-agent") == nil)
 
             let basic = try await CLI.run(["get", url, "-u", "ada:s3cret", "-v"])
-            #expect(server.requests("/echo").last?.header("authorization") == "Basic " + Data("ada:s3cret".utf8).base64EncodedString())
-            #expect(!basic.stderr.contains("s3cret") && !basic.stderr.contains(Data("ada:s3cret".utf8).base64EncodedString()))
+            #expect(
+                server.requests("/echo").last?.header("authorization") == "Basic "
+                    + Data("ada:s3cret".utf8).base64EncodedString()
+            )
+            #expect(
+                !basic.stderr.contains("s3cret")
+                    && !basic.stderr.contains(Data("ada:s3cret".utf8).base64EncodedString())
+            )
             _ = try await CLI.run(["get", url, "-u", "ada"])  // no terminal: an empty password, as curl sends it
-            #expect(server.requests("/echo").last?.header("authorization") == "Basic " + Data("ada:".utf8).base64EncodedString())
+            #expect(
+                server.requests("/echo").last?.header("authorization") == "Basic "
+                    + Data("ada:".utf8).base64EncodedString()
+            )
             // On a terminal, -u with no password asks for one without echoing it.
-            let prompted = try await CLI.run(["get", url, "-u", "ada", "-s"], onTerminal: true, environment: ["COURIER_TTY_ANSWER": "typed-pw"])
-            #expect(prompted.status == 0 && prompted.stdout.contains("Enter the password for 'ada'"), "\(prompted.stdout)")
+            let prompted = try await CLI.run(
+                ["get", url, "-u", "ada", "-s"],
+                onTerminal: true,
+                environment: ["COURIER_TTY_ANSWER": "typed-pw"]
+            )
+            #expect(
+                prompted.status == 0 && prompted.stdout.contains("Enter the password for 'ada'"),
+                "\(prompted.stdout)"
+            )
             #expect(!prompted.stdout.contains("typed-pw"))
-            #expect(server.requests("/echo").last?.header("authorization") == "Basic " + Data("ada:typed-pw".utf8).base64EncodedString())
+            #expect(
+                server.requests("/echo").last?.header("authorization") == "Basic "
+                    + Data("ada:typed-pw".utf8).base64EncodedString()
+            )
             _ = try await CLI.run(["get", url, "--oauth2-bearer", "tok-1"])
             #expect(server.requests("/echo").last?.header("authorization") == "Bearer tok-1")
 
@@ -161,8 +222,14 @@ struct CLIHabitTests {
     /// Each command's help shows its examples whole at 80 columns (swift-argument-parser wraps there when not on a
     /// terminal): a wrapped example would start its next line at the margin.
     @Test func helpExamplesFitEightyColumns() async throws {
-        for command in [[], ["get"], ["post"], ["batch"], ["cache"], ["download"], ["upload"], ["serve"], ["queue"], ["reachability"], ["demo"]] {
-            let lines = try await CLI.run(command + ["--help"]).stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        for command in [
+            [], ["get"], ["post"], ["batch"], ["cache"], ["download"], ["upload"], ["serve"], ["queue"],
+            ["reachability"], ["demo"],
+        ] {
+            let lines = try await CLI.run(command + ["--help"]).stdout.split(
+                separator: "\n",
+                omittingEmptySubsequences: false
+            )
             for (index, line) in lines.enumerated() where line.hasPrefix("  courier ") && index + 1 < lines.count {
                 let next = lines[index + 1]
                 #expect(next.isEmpty || next.hasPrefix("  "), "\(command): \(line) | \(next)")
@@ -175,26 +242,44 @@ struct CLIHabitTests {
     @Test func firstHourEdges() async throws {
         try await withTestServer { server in
             let busy = try await CLI.run(["serve", "--port", String(server.port)])
-            #expect(busy.status == 1 && busy.stderr.contains("port \(server.port) is in use") && busy.stderr.contains("--port 0"), "\(busy.stderr)")
+            #expect(
+                busy.status == 1 && busy.stderr.contains("port \(server.port) is in use")
+                    && busy.stderr.contains("--port 0"),
+                "\(busy.stderr)"
+            )
             #expect(!busy.stderr.contains("errno"))
 
             let directory = try newTemporaryDirectory(prefix: "courier-first-hour")
             let target = directory.appending(path: "body.bin")
-            let shown = try await CLI.run(["get", server.url("/drip?size=200000&chunk=20000&interval=30").absoluteString, "-o", target.path()],
-                                          onTerminal: true)
-            #expect(shown.status == 0 && shown.stdout.contains("\r[") && shown.stdout.contains("#"), "\(shown.stdout.debugDescription)")
-            let quiet = try await CLI.run(["get", server.url("/bytes/200000").absoluteString, "-o", target.path(), "-s"], onTerminal: true)
+            let shown = try await CLI.run(
+                ["get", server.url("/drip?size=200000&chunk=20000&interval=30").absoluteString, "-o", target.path()],
+                onTerminal: true
+            )
+            #expect(
+                shown.status == 0 && shown.stdout.contains("\r[") && shown.stdout.contains("#"),
+                "\(shown.stdout.debugDescription)"
+            )
+            let quiet = try await CLI.run(
+                ["get", server.url("/bytes/200000").absoluteString, "-o", target.path(), "-s"],
+                onTerminal: true
+            )
             #expect(quiet.status == 0 && quiet.stdout.isEmpty, "\(quiet.stdout.debugDescription)")
         }
         let missing = "/nonexistent/courier-cache-\(UUID().uuidString)"
         for command in [["cache", "stats"], ["cache", "list"], ["cache", "clear"]] {
             let outcome = try await CLI.run(command + ["--cache-dir", missing])
-            #expect(outcome.status == 1 && outcome.stderr.contains("there is no cache directory at \(missing)"), "\(outcome.stderr)")
+            #expect(
+                outcome.status == 1 && outcome.stderr.contains("there is no cache directory at \(missing)"),
+                "\(outcome.stderr)"
+            )
         }
         #expect(!FileManager.default.fileExists(atPath: missing))
         for shell in ["bash", "zsh", "fish"] {
             let script = try await CLI.run(["--generate-completion-script", shell])
-            #expect(script.status == 0 && script.stdout.contains("courier") && script.stdout.contains("oauth2-bearer"), "\(shell)")
+            #expect(
+                script.status == 0 && script.stdout.contains("courier") && script.stdout.contains("oauth2-bearer"),
+                "\(shell)"
+            )
         }
     }
 
@@ -210,8 +295,16 @@ struct CLIHabitTests {
             (["get", "http://127.0.0.1:1/", "--param", "novalue"], "--param"),
             (["get", "http://127.0.0.1:1/", "-H", "NoColon"], "-H"),
             (["get", "http://127.0.0.1:1/", "--max-filesize", "2X"], "--max-filesize"),
-            (["download", "http://127.0.0.1:1/f", "-o", directory.appending(path: "f").path(), "--limit-rate", "2X"], "--limit-rate"),
-            (["download", "http://127.0.0.1:1/f", "-o", directory.appending(path: "f").path(), "--sha256", "abc"], "--sha256"),
+            (
+                [
+                    "download", "http://127.0.0.1:1/f", "-o", directory.appending(path: "f").path(), "--limit-rate",
+                    "2X",
+                ], "--limit-rate"
+            ),
+            (
+                ["download", "http://127.0.0.1:1/f", "-o", directory.appending(path: "f").path(), "--sha256", "abc"],
+                "--sha256"
+            ),
             (["upload", "http://127.0.0.1:1/", "--data", "@" + file.path(), "--compress", "target:abc"], "--compress"),
             (["upload", "http://127.0.0.1:1/", "--file", "doc=/path"], "--file"),
         ]

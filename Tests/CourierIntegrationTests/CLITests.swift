@@ -49,7 +49,9 @@ struct CLI {
     /// The executable `name` beside the test bundle in the build folder.
     static func executable(_ name: String = "courier") -> URL {
         var directory = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: directory.appending(path: name).path()) && directory.pathComponents.count > 1 {
+        while !FileManager.default.fileExists(atPath: directory.appending(path: name).path())
+            && directory.pathComponents.count > 1
+        {
             directory.deleteLastPathComponent()
         }
         return directory.appending(path: name)
@@ -64,11 +66,19 @@ struct CLI {
     /// With `killWhen`, the signal goes as soon as the condition holds (checked every few milliseconds while the
     /// process runs): a test that must interrupt a transfer midway waits for the transfer (say, the server has sent
     /// N bytes), not for a clock that a busy machine makes meaningless.
-    static func run(_ arguments: [String], program: String = "courier", killAfter: Duration? = nil,
-                    killWhen: (@Sendable () -> Bool)? = nil, signal: Int32 = SIGKILL,
-                    fileSizeLimitKiB: Int? = nil, measuringPeakRSS: Bool = false, onTerminal: Bool = false,
-                    environment: [String: String] = [:], standardInput: URL? = nil,
-                    watchdog: Duration = .seconds(240)) async throws -> Outcome {
+    static func run(
+        _ arguments: [String],
+        program: String = "courier",
+        killAfter: Duration? = nil,
+        killWhen: (@Sendable () -> Bool)? = nil,
+        signal: Int32 = SIGKILL,
+        fileSizeLimitKiB: Int? = nil,
+        measuringPeakRSS: Bool = false,
+        onTerminal: Bool = false,
+        environment: [String: String] = [:],
+        standardInput: URL? = nil,
+        watchdog: Duration = .seconds(240)
+    ) async throws -> Outcome {
         let executable = executable(program)
         let directory = FileManager.default.temporaryDirectory
         let outURL = directory.appending(path: "courier-cli-\(UUID().uuidString).out")
@@ -82,15 +92,19 @@ struct CLI {
         let process = Process()
         if let fileSizeLimitKiB {
             process.executableURL = URL(filePath: "/bin/sh")
-            process.arguments = ["-c", "ulimit -f \(fileSizeLimitKiB) && exec \"$0\" \"$@\"", executable.path] + arguments
+            process.arguments =
+                ["-c", "ulimit -f \(fileSizeLimitKiB) && exec \"$0\" \"$@\"", executable.path] + arguments
         } else if measuringPeakRSS || onTerminal {
             process.executableURL = URL(filePath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", onTerminal ? terminalWrapper : peakRSSWrapper, executable.path] + arguments
+            process.arguments =
+                ["python3", "-c", onTerminal ? terminalWrapper : peakRSSWrapper, executable.path] + arguments
         } else {
             process.executableURL = executable
             process.arguments = arguments
         }
-        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, own in own } }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, own in own }
+        }
         process.standardOutput = try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)
         process.standardInput = try standardInput.map { try FileHandle(forReadingFrom: $0) } ?? FileHandle.nullDevice
@@ -133,7 +147,12 @@ struct CLI {
             peak = Int(stderr[marker.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines))
             stderr = String(stderr[..<marker.lowerBound])
         }
-        return Outcome(status: status, stdout: String(decoding: outData, as: UTF8.self), stderr: stderr, peakRSSKiB: peak)
+        return Outcome(
+            status: status,
+            stdout: String(decoding: outData, as: UTF8.self),
+            stderr: stderr,
+            peakRSSKiB: peak
+        )
     }
 }
 
@@ -141,7 +160,9 @@ struct CLI {
 struct CLITests {
     @Test func getWritesTheBodyToStdoutAndTheStatusToStderr() async throws {
         try await withTestServer { server in
-            let outcome = try await CLI.run(["get", server.url("/echo").absoluteString, "--param", "q=1", "-H", "X-Trace: 7"])
+            let outcome = try await CLI.run([
+                "get", server.url("/echo").absoluteString, "--param", "q=1", "-H", "X-Trace: 7",
+            ])
             #expect(outcome.status == 0)
             #expect(outcome.stderr == "HTTP 200\n")
             #expect(outcome.stdout.contains(#""q":"1""#) && outcome.stdout.contains(#""x-trace":["7"]"#))
@@ -152,7 +173,10 @@ struct CLITests {
         try await withTestServer { server in
             let echo = server.url("/echo").absoluteString
             let post = try await CLI.run(["post", echo, "--json", #"{"a":1}"#])
-            #expect(post.status == 0 && post.stdout.contains(#""body":"{\"a\":1}""#) && post.stdout.contains(#""method":"POST""#))
+            #expect(
+                post.status == 0 && post.stdout.contains(#""body":"{\"a\":1}""#)
+                    && post.stdout.contains(#""method":"POST""#)
+            )
             let put = try await CLI.run(["put", echo, "--form", "name=ada", "--form", "x=a b"])
             #expect(put.status == 0 && put.stdout.contains(#""body":"name=ada&x=a%20b""#))
             for method in ["delete", "patch"] {
@@ -171,7 +195,9 @@ struct CLITests {
             let outcome = try await CLI.run(["get", server.url("/bytes/50000").absoluteString, "-o", path])
             #expect(outcome.status == 0 && outcome.stdout.isEmpty)
             #expect(FileManager.default.contents(atPath: path) == ServerFiles.data(count: 50_000))
-            let failed = try await CLI.run(["get", server.url("/fault/close-at/10").absoluteString, "-o", path + ".broken"])
+            let failed = try await CLI.run([
+                "get", server.url("/fault/close-at/10").absoluteString, "-o", path + ".broken",
+            ])
             #expect(failed.status == 1)
             #expect(!FileManager.default.fileExists(atPath: path + ".broken"))
         }
@@ -190,62 +216,102 @@ struct CLITests {
         try await withTestServer { server in
             let list = FileManager.default.temporaryDirectory.appending(path: "courier-batch-\(UUID().uuidString).txt")
             defer { try? FileManager.default.removeItem(at: list) }
-            let lines = ["# a comment", server.url("/delay/100").absoluteString, "", "POST \(server.url("/echo").absoluteString)",
-                         "get \(server.url("/status/404").absoluteString)", server.url("/small").absoluteString]
+            let lines = [
+                "# a comment", server.url("/delay/100").absoluteString, "",
+                "POST \(server.url("/echo").absoluteString)",
+                "get \(server.url("/status/404").absoluteString)", server.url("/small").absoluteString,
+            ]
             try Data(lines.joined(separator: "\n").utf8).write(to: list)
             let outcome = try await CLI.run(["batch", list.path, "--concurrency", "4"])
             #expect(outcome.status == 1)
-            #expect(outcome.stdout.split(separator: "\n").map { $0.split(separator: " ").prefix(2).joined(separator: " ") }
-                == ["200 GET", "200 POST", "404 GET", "200 GET"])
+            #expect(
+                outcome.stdout.split(separator: "\n").map { $0.split(separator: " ").prefix(2).joined(separator: " ") }
+                    == ["200 GET", "200 POST", "404 GET", "200 GET"]
+            )
             #expect(!outcome.stdout.contains("ERR"))
             try Data("http://127.0.0.1:1/x\n".utf8).write(to: list)
             let refused = try await CLI.run(["batch", list.path])
             #expect(refused.status == 1 && refused.stdout.hasPrefix("ERR GET http://127.0.0.1:1/x: connectionFailed: "))
             #expect(outcome.stderr.hasPrefix("4 requests: 3 succeeded, 1 failed in "))
 
-            try Data([server.url("/small").absoluteString, server.url("/json").absoluteString].joined(separator: "\n").utf8).write(to: list)
+            try Data(
+                [server.url("/small").absoluteString, server.url("/json").absoluteString].joined(separator: "\n").utf8
+            ).write(to: list)
             let clean = try await CLI.run(["batch", list.path, "--fail-fast"])
             #expect(clean.status == 0 && clean.stderr.hasPrefix("2 requests: 2 succeeded, 0 failed"))
 
             try Data("GET http://x y z\n".utf8).write(to: list)
             let bad = try await CLI.run(["batch", list.path])
-            #expect(bad.status == 1 && bad.stderr == "courier: invalidParameter: line 1: expected 'METHOD URL' or 'URL'\n")
+            #expect(
+                bad.status == 1 && bad.stderr == "courier: invalidParameter: line 1: expected 'METHOD URL' or 'URL'\n"
+            )
             let missing = try await CLI.run(["batch", "/nonexistent/list.txt"])
-            #expect(missing.status == 26 && missing.stderr.hasPrefix("courier: cannot read \"/nonexistent/list.txt\": "), "\(missing.stderr)")
+            #expect(
+                missing.status == 26 && missing.stderr.hasPrefix("courier: cannot read \"/nonexistent/list.txt\": "),
+                "\(missing.stderr)"
+            )
         }
     }
 
     @Test func retriesAndTimeouts() async throws {
         try await withTestServer { server in
-            let retried = try await CLI.run(["get", server.url("/flaky/cli?failures=1").absoluteString, "--retries", "2"])
+            let retried = try await CLI.run([
+                "get", server.url("/flaky/cli?failures=1").absoluteString, "--retries", "2",
+            ])
             #expect(retried.status == 0 && server.hits("/flaky/cli") == 2)
             // Each retry is told on stderr, as aria2 does, before the status line.
             let lines = retried.stderr.split(separator: "\n")
-            #expect(lines.count == 2 && lines[0].hasPrefix("retry 1/2 after ") && lines[0].hasSuffix(" ms: HTTP 503 Service Unavailable")
-                    && lines[1] == "HTTP 200", "\(retried.stderr)")
+            #expect(
+                lines.count == 2 && lines[0].hasPrefix("retry 1/2 after ")
+                    && lines[0].hasSuffix(" ms: HTTP 503 Service Unavailable")
+                    && lines[1] == "HTTP 200",
+                "\(retried.stderr)"
+            )
             let slow = try await CLI.run(["get", server.url("/delay/3000").absoluteString, "--timeout", "0.3"])
             #expect(slow.status == 28)
             #expect(slow.stderr.hasPrefix("courier: timeout: total timeout of 300 ms elapsed"))
             // --read-timeout bounds each wait for the answer, apart from the whole exchange.
-            let silent = try await CLI.run(["get", server.url("/delay/3000").absoluteString, "--read-timeout", "0.3", "--timeout", "20"])
-            #expect(silent.status == 28 && silent.stderr.hasPrefix("courier: timeout: readIdle timeout of 300 ms elapsed"), "\(silent.stderr)")
+            let silent = try await CLI.run([
+                "get", server.url("/delay/3000").absoluteString, "--read-timeout", "0.3", "--timeout", "20",
+            ])
+            #expect(
+                silent.status == 28 && silent.stderr.hasPrefix("courier: timeout: readIdle timeout of 300 ms elapsed"),
+                "\(silent.stderr)"
+            )
             let patient = try await CLI.run(["get", server.url("/delay/300").absoluteString, "--read-timeout", "5"])
             #expect(patient.status == 0, "\(patient.stderr)")
         }
     }
 
     @Test(arguments: [
-        (["get", "http://127.0.0.1:1/x", "-H", "X-Evil: a\r\nInjected: 1"], "courier: -H: header \"X-Evil\" has a value containing CR"),
-        (["get", "http://127.0.0.1:1/x", "-H", "no colon"], "courier: -H: header \"no colon\" is not of the form 'Name: value'"),
+        (
+            ["get", "http://127.0.0.1:1/x", "-H", "X-Evil: a\r\nInjected: 1"],
+            "courier: -H: header \"X-Evil\" has a value containing CR"
+        ),
+        (
+            ["get", "http://127.0.0.1:1/x", "-H", "no colon"],
+            "courier: -H: header \"no colon\" is not of the form 'Name: value'"
+        ),
         (["get", "not a url"], "courier: URL: URL contains a space or control character: \"not a url\""),
         (["get", "ftp://example.com/x"], "courier: URL: not a valid http(s) URL: \"ftp://example.com/x\""),
         (["post", "http://127.0.0.1:1/x", "--json", "{nope"], "courier: --json: the JSON body is not valid JSON"),
-        (["get", "http://127.0.0.1:1/x", "--param", "novalue"], "courier: --param: parameter \"novalue\" is not of the form key=value"),
-        (["get", "http://127.0.0.1:1/x", "--timeout=-1"], "courier: --timeout: \"-1\" is not a positive number of seconds"),
-        (["get", "http//127.0.0.1:1/x"],
-         "courier: URL: the scheme is missing its colon (did you mean http://127.0.0.1:1/x): \"http//127.0.0.1:1/x\""),
+        (
+            ["get", "http://127.0.0.1:1/x", "--param", "novalue"],
+            "courier: --param: parameter \"novalue\" is not of the form key=value"
+        ),
+        (
+            ["get", "http://127.0.0.1:1/x", "--timeout=-1"],
+            "courier: --timeout: \"-1\" is not a positive number of seconds"
+        ),
+        (
+            ["get", "http//127.0.0.1:1/x"],
+            "courier: URL: the scheme is missing its colon (did you mean http://127.0.0.1:1/x): \"http//127.0.0.1:1/x\""
+        ),
         (["get", "/echo"], "courier: URL: a URL needs a host, such as http://127.0.0.1:8080/path: \"/echo\""),
-        (["get", "http://courier..invalid/x"], "courier: connectionFailed: could not resolve the host name \"courier..invalid\""),
+        (
+            ["get", "http://courier..invalid/x"],
+            "courier: connectionFailed: could not resolve the host name \"courier..invalid\""
+        ),
     ])
     func badInputIsOneClearLine(arguments: [String], message: String) async throws {
         let outcome = try await CLI.run(arguments)
@@ -261,14 +327,20 @@ struct CLITests {
             #expect(bare.status == 0 && bare.stdout.contains("\"method\":\"GET\"") && bare.stderr == "HTTP 200\n")
         }
         let negative = try await CLI.run(["get", "http://127.0.0.1:1/x", "--retries", "-1"])
-        #expect(negative.status == 64 && negative.stderr.hasPrefix("Error: --retries must be between 0 and 20"), "\(negative.stderr)")
+        #expect(
+            negative.status == 64 && negative.stderr.hasPrefix("Error: --retries must be between 0 and 20"),
+            "\(negative.stderr)"
+        )
     }
 
     @Test func onATerminalTheStatusLineStandsOnItsOwnLine() async throws {
         try await withTestServer { server in
             // /json's body does not end in a newline; on a terminal the status must not stick to it.
             let shown = try await CLI.run(["get", server.url("/json").absoluteString], onTerminal: true)
-            #expect(shown.status == 0 && shown.stdout.hasSuffix("}\r\nHTTP 200\r\n"), "\(shown.stdout.suffix(40).debugDescription)")
+            #expect(
+                shown.status == 0 && shown.stdout.hasSuffix("}\r\nHTTP 200\r\n"),
+                "\(shown.stdout.suffix(40).debugDescription)"
+            )
             // Into a pipe or a file the body stays byte for byte what the server sent.
             let piped = try await CLI.run(["get", server.url("/json").absoluteString])
             #expect(piped.stdout.hasSuffix("}") && piped.stderr == "HTTP 200\n")
@@ -277,7 +349,10 @@ struct CLITests {
 
     @Test func anUnknownCommandIsNamedWithTheNearestOne() async throws {
         let typo = try await CLI.run(["gett", "http://127.0.0.1:1/x"])
-        #expect(typo.status == 64 && typo.stderr == "courier: unknown command 'gett'; did you mean 'get'? (see courier --help)\n")
+        #expect(
+            typo.status == 64
+                && typo.stderr == "courier: unknown command 'gett'; did you mean 'get'? (see courier --help)\n"
+        )
         let unknown = try await CLI.run(["xyzzy"])
         #expect(unknown.status == 64 && unknown.stderr == "courier: unknown command 'xyzzy' (see courier --help)\n")
         let help = try await CLI.run(["help", "get"])
@@ -293,7 +368,9 @@ struct CLITests {
 
     @Test func verboseLogsWithoutSecrets() async throws {
         try await withTestServer { server in
-            let outcome = try await CLI.run(["get", server.url("/small").absoluteString, "-v", "-H", "Authorization: Bearer cli-secret"])
+            let outcome = try await CLI.run([
+                "get", server.url("/small").absoluteString, "-v", "-H", "Authorization: Bearer cli-secret",
+            ])
             #expect(outcome.status == 0)
             #expect(outcome.stderr.contains("→ GET") && outcome.stderr.contains("← 200"))
             #expect(!outcome.stderr.contains("cli-secret"))
@@ -309,7 +386,10 @@ struct CLITests {
         #expect(missing.status != 0 && !missing.stderr.contains("Fatal error"))
         // Paragraphs are left for swift-argument-parser to wrap: no line ends where the source broke it.
         let download = try await CLI.run(["download", "--help"]).stdout
-        #expect(download.contains("checked (length, then --sha256) and renamed") && download.contains("-d <dir>") && download.contains("-i <list>"))
+        #expect(
+            download.contains("checked (length, then --sha256) and renamed") && download.contains("-d <dir>")
+                && download.contains("-i <list>")
+        )
         let serve = try await CLI.run(["serve", "--help"]).stdout
         #expect(serve.contains("/flaky/KEY") && serve.contains("/cache/KEY"))
         let batch = try await CLI.run(["batch", "--help"]).stdout

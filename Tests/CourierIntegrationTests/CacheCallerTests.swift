@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
@@ -27,8 +27,10 @@ struct CacheCallerTests {
     }
 
     @Test func optedInAnAnswerIsKeyedByTheCredentialAndServedToItAlone() async throws {
-        try await withCachingSession(policy: .cacheElseNetwork(ttl: .seconds(600)),
-                                     options: CacheOptions(storesAuthorizedResponses: true)) { session, server in
+        try await withCachingSession(
+            policy: .cacheElseNetwork(ttl: .seconds(600)),
+            options: CacheOptions(storesAuthorizedResponses: true)
+        ) { session, server in
             let path = "/cache/keyed?etag=none&last-modified=none"
             let first = try await get(session, path, "Bearer ALICE")
             let again = try await get(session, path, "Bearer ALICE")

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
@@ -24,16 +24,22 @@ struct CacheRFC9111Tests {
             // Revalidated (max-age=0 makes it stale at once): the merged answer's Age restarts from the 304's.
             _ = try await get(session, "/cache/reval?cache-control=max-age=0&age=7")
             let merged = try await get(session, "/cache/reval?cache-control=max-age=0&age=7")
-            #expect(merged.cacheInfo.wasRevalidated && merged.headers[.age].flatMap(Int.init).map { $0 >= 7 && $0 < 17 } == true)
+            #expect(
+                merged.cacheInfo.wasRevalidated
+                    && merged.headers[.age].flatMap(Int.init).map { $0 >= 7 && $0 < 17 } == true
+            )
         }
     }
 
     @Test func fieldsOfOneConnectionAreNotStored() async throws {
         try await withCachingSession { session, server in
-            let path = "/cache/hop?cache-control=max-age=600&headers=Connection:X-Private|X-Private:1|Keep-Alive:timeout=5|Proxy-Note:x|X-Kept:yes"
+            let path =
+                "/cache/hop?cache-control=max-age=600&headers=Connection:X-Private|X-Private:1|Keep-Alive:timeout=5|Proxy-Note:x|X-Kept:yes"
             _ = try await get(session, path)
             let entry = try #require(await session.cache?.entry(url: server.url(path)))
-            for name in ["Connection", "X-Private", "Keep-Alive", "Proxy-Note"] { #expect(entry.headers[HTTPField.Name(name)!] == nil, "\(name)") }
+            for name in ["Connection", "X-Private", "Keep-Alive", "Proxy-Note"] {
+                #expect(entry.headers[HTTPField.Name(name)!] == nil, "\(name)")
+            }
             #expect(entry.headers[HTTPField.Name("X-Kept")!] == "yes")
         }
     }
@@ -56,13 +62,21 @@ struct CacheRFC9111Tests {
     @Test func anErrorWithExplicitFreshnessIsStoredAndReused() async throws {
         try await withCachingSession { session, server in
             for _ in 0..<2 {
-                let error = await courierError { _ = try await get(session, "/cache/broken?status=500&cache-control=max-age=600") }
+                let error = await courierError {
+                    _ = try await get(session, "/cache/broken?status=500&cache-control=max-age=600")
+                }
                 #expect(error?.status?.code == 500)
             }
             #expect(server.hits("/cache/broken") == 1)
             // Without explicit freshness a 500 is not stored, and stale-if-error still answers from the good entry.
-            _ = try await get(session, "/cache/sie?cache-control=max-age=0,stale-if-error=600&fail-after=1&etag=none&last-modified=none")
-            let rescued = try await get(session, "/cache/sie?cache-control=max-age=0,stale-if-error=600&fail-after=1&etag=none&last-modified=none")
+            _ = try await get(
+                session,
+                "/cache/sie?cache-control=max-age=0,stale-if-error=600&fail-after=1&etag=none&last-modified=none"
+            )
+            let rescued = try await get(
+                session,
+                "/cache/sie?cache-control=max-age=0,stale-if-error=600&fail-after=1&etag=none&last-modified=none"
+            )
             #expect(rescued.cacheInfo.isFromCache && rescued.status == .ok)
         }
     }
@@ -75,16 +89,20 @@ struct CacheRFC9111Tests {
             _ = try await get(session, page)
             _ = try await get(session, other)
             // A failed unsafe request (5xx) changes nothing on the server, so it invalidates nothing.
-            _ = try? await session.send(Request<Data>(method: .post, path: page + "&status=500").cachePolicy(.networkOnly))
+            _ = try? await session.send(
+                Request<Data>(method: .post, path: page + "&status=500").cachePolicy(.networkOnly)
+            )
             #expect(await cached(page))
             // An extension method is unsafe too; the answer's Location and Content-Location on the same origin go as well.
             let purge = Request<Data>(method: HTTPRequest.Method("PURGE")!, path: page)
             _ = try await session.send(purge)
             #expect(await !cached(page))
             _ = try await get(session, page)
-            let location = server.url(other).absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let location =
+                server.url(other).absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
             _ = try await session.send(Request<Data>.post("/cache/post?headers=Content-Location:\(location)"))
-            let otherKept = await cached(other), pageKept = await cached(page)
+            let otherKept = await cached(other)
+            let pageKept = await cached(page)
             #expect(!otherKept && pageKept)
         }
     }

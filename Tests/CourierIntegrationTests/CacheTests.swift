@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
@@ -20,15 +20,23 @@ func withCachingSession<T>(
     _ body: (Session, TestServer) async throws -> T
 ) async throws -> T {
     let disk = try directory.map { try DiskCacheStore(directory: $0) }
-    return try await withServerSession({
-        $0.cache = ResponseCache(disk: disk, options: options)
-        $0.cachePolicy = policy
-    }, body)
+    return try await withServerSession(
+        {
+            $0.cache = ResponseCache(disk: disk, options: options)
+            $0.cachePolicy = policy
+        },
+        body
+    )
 }
 
 @Suite("Response cache over the loopback server", .timeLimit(.minutes(2)))
 struct CacheTests {
-    func get(_ session: Session, _ path: String, _ policy: CachePolicy? = nil, headers: HTTPFields = [:]) async throws -> Response<CacheAnswer> {
+    func get(
+        _ session: Session,
+        _ path: String,
+        _ policy: CachePolicy? = nil,
+        headers: HTTPFields = [:]
+    ) async throws -> Response<CacheAnswer> {
         var request = Request<CacheAnswer>.get(path, headers: headers)
         request.cachePolicy = policy
         return try await session.send(request)
@@ -70,7 +78,9 @@ struct CacheTests {
             _ = try await get(session, "/cache/revalidate")
             try await Task.sleep(for: .milliseconds(150))
             let again = try await get(session, "/cache/revalidate")
-            #expect(again.isFromCache && again.cacheInfo.wasRevalidated && again.value.served == 1 && again.status == .ok)
+            #expect(
+                again.isFromCache && again.cacheInfo.wasRevalidated && again.value.served == 1 && again.status == .ok
+            )
             #expect(server.hits("/cache/revalidate") == 2)
             let stats = await session.cache?.statistics()
             #expect(stats?.revalidations == 1)
@@ -103,10 +113,14 @@ struct CacheTests {
     @Test func cacheThenNetworkYieldsTheCachedAnswerThenTheFreshOne() async throws {
         try await withCachingSession { session, server in
             var first: [Response<CacheAnswer>] = []
-            for try await response in session.responses(for: Request<CacheAnswer>.get("/cache/both")) { first.append(response) }
+            for try await response in session.responses(for: Request<CacheAnswer>.get("/cache/both")) {
+                first.append(response)
+            }
             #expect(first.count == 1 && !first[0].isFromCache)
             var second: [Response<CacheAnswer>] = []
-            for try await response in session.responses(for: Request<CacheAnswer>.get("/cache/both")) { second.append(response) }
+            for try await response in session.responses(for: Request<CacheAnswer>.get("/cache/both")) {
+                second.append(response)
+            }
             #expect(second.map(\.isFromCache) == [true, false])
             #expect(second.map(\.value.served) == [1, 2])
         }
@@ -120,7 +134,10 @@ struct CacheTests {
             #expect(server.hits("/cache/nostore") == 3)
             _ = try await get(session, "/cache/nocache?cache-control=no-cache")
             let revalidated = try await get(session, "/cache/nocache?cache-control=no-cache")
-            #expect(revalidated.cacheInfo.wasRevalidated && revalidated.value.served == 1 && server.hits("/cache/nocache") == 2)
+            #expect(
+                revalidated.cacheInfo.wasRevalidated && revalidated.value.served == 1
+                    && server.hits("/cache/nocache") == 2
+            )
             let expired = try await get(session, "/cache/expires?expires=0&etag=none&last-modified=none")
             let again = try await get(session, "/cache/expires?expires=0&etag=none&last-modified=none")
             #expect(!expired.isFromCache && !again.isFromCache && again.value.served == 2)
@@ -183,7 +200,9 @@ struct CacheTests {
                 let stale = try await get(session, path)
                 #expect(stale.isFromCache)
             }
-            await eventually("the refresh ended") { await session.pool.taskCount == 0 && server.hits("/cache/swr-once") >= 2 }
+            await eventually("the refresh ended") {
+                await session.pool.taskCount == 0 && server.hits("/cache/swr-once") >= 2
+            }
             #expect(server.hits("/cache/swr-once") == 2, "five stale answers started one refresh, not five")
         }
     }
@@ -198,14 +217,19 @@ struct CacheTests {
                 return count
             }
             if call > 1 { try await Task.sleep(for: .seconds(3600)) }
-            return StubTransport.Answer(headers: [.cacheControl: "max-age=0, stale-while-revalidate=60", .eTag: "\"v1\""],
-                                        body: Data(#"{"path":"/","served":1,"varied":""}"#.utf8))
+            return StubTransport.Answer(
+                headers: [.cacheControl: "max-age=0, stale-while-revalidate=60", .eTag: "\"v1\""],
+                body: Data(#"{"path":"/","served":1,"varied":""}"#.utf8)
+            )
         }
-        let session = Session(configuration: Configuration {
-            $0.baseURL = URL(string: "http://stub.invalid")
-            $0.cache = ResponseCache()
-            $0.cachePolicy = .http
-        }, transport: stub)
+        let session = Session(
+            configuration: Configuration {
+                $0.baseURL = URL(string: "http://stub.invalid")
+                $0.cache = ResponseCache()
+                $0.cachePolicy = .http
+            },
+            transport: stub
+        )
         _ = try await get(session, "/swr")
         #expect(try await get(session, "/swr").isFromCache)  // stale: the refresh starts and hangs
         await eventually("the refresh is in flight") { calls.withLock { $0 } == 2 }
@@ -217,11 +241,14 @@ struct CacheTests {
         try await withCachingSession { session, server in
             _ = try await get(session, "/cache/item?cache-control=max-age=600")
             #expect(try await get(session, "/cache/item?cache-control=max-age=600").isFromCache)
-            _ = try await session.send(Request<Data>.post("/cache/item?cache-control=max-age=600", body: .json(["name": "new"])))
+            _ = try await session.send(
+                Request<Data>.post("/cache/item?cache-control=max-age=600", body: .json(["name": "new"]))
+            )
             #expect(try await !get(session, "/cache/item?cache-control=max-age=600").isFromCache)
             // Also when the POST itself runs under a time-to-live policy.
             #expect(try await get(session, "/cache/item?cache-control=max-age=600").isFromCache)
-            let post = Request<Data>.post("/cache/item?cache-control=max-age=600", body: .json(["name": "newer"])).cachePolicy(.cacheElseNetwork())
+            let post = Request<Data>.post("/cache/item?cache-control=max-age=600", body: .json(["name": "newer"]))
+                .cachePolicy(.cacheElseNetwork())
             _ = try await session.send(post)
             #expect(try await !get(session, "/cache/item?cache-control=max-age=600").isFromCache)
         }
@@ -231,20 +258,37 @@ struct CacheTests {
         try await withCachingSession { session, server in
             for _ in 0..<2 { _ = try? await get(session, "/cache/partial?status=206&cache-control=max-age=60") }
             #expect(server.hits("/cache/partial") == 2)
-            for _ in 0..<2 { _ = try await get(session, "/cache/private?cache-control=max-age=60", headers: [.authorization: "Bearer t"]) }
+            for _ in 0..<2 {
+                _ = try await get(
+                    session,
+                    "/cache/private?cache-control=max-age=60",
+                    headers: [.authorization: "Bearer t"]
+                )
+            }
             #expect(server.hits("/cache/private") == 2)
-            for _ in 0..<2 { _ = try await get(session, "/cache/public?cache-control=max-age=60,public", headers: [.authorization: "Bearer t"]) }
+            for _ in 0..<2 {
+                _ = try await get(
+                    session,
+                    "/cache/public?cache-control=max-age=60,public",
+                    headers: [.authorization: "Bearer t"]
+                )
+            }
             #expect(server.hits("/cache/public") == 1)
         }
     }
 
     @Test func theDiskCacheSurvivesASessionAndTheManagementAPIWorks() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-cache-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-cache-\(UUID().uuidString)"
+        )
         defer { try? FileManager.default.removeItem(at: directory) }
         try await withTestServer { server in
             let url = server.url("/cache/kept?cache-control=max-age=600")
             func session(_ body: (Session) async throws -> Void) async throws {
-                let cache = ResponseCache(disk: try DiskCacheStore(directory: directory), options: CacheOptions(namespace: "v1"))
+                let cache = ResponseCache(
+                    disk: try DiskCacheStore(directory: directory),
+                    options: CacheOptions(namespace: "v1")
+                )
                 try await withSession(Configuration { $0.cache = cache }) { try await body($0) }
             }
             try await session { _ = try await $0.send(Request<CacheAnswer>.get(url.absoluteString)) }
@@ -266,11 +310,16 @@ struct CacheTests {
     }
 
     @Test func aFailingDiskLogsAWarningAndTheRequestSucceeds() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-cache-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-cache-\(UUID().uuidString)"
+        )
         let logs = CapturedLogs()
         let disk = try DiskCacheStore(directory: directory, logger: logs.logger())
         try FileManager.default.removeItem(at: directory)  // every write fails from now on
-        try await withServerSession({ $0.cache = ResponseCache(memory: nil, disk: disk); $0.cachePolicy = .cacheElseNetwork() }) { session, server in
+        try await withServerSession({
+            $0.cache = ResponseCache(memory: nil, disk: disk)
+            $0.cachePolicy = .cacheElseNetwork()
+        }) { session, server in
             let first = try await get(session, "/cache/diskfull")
             let second = try await get(session, "/cache/diskfull")
             #expect(!first.isFromCache && !second.isFromCache && second.value.served == 2)
@@ -282,9 +331,13 @@ struct CacheTests {
         try await withTestServer { server in
             let cache = ResponseCache()
             let path = server.url("/cache/ns?cache-control=max-age=600").absoluteString
-            try await withSession(Configuration { $0.cache = cache }) { _ = try await $0.send(Request<CacheAnswer>.get(path)) }
+            try await withSession(Configuration { $0.cache = cache }) {
+                _ = try await $0.send(Request<CacheAnswer>.get(path))
+            }
             let bumped = ResponseCache(memory: cache.memory, options: CacheOptions(namespace: "v2"))
-            let response = try await withSession(Configuration { $0.cache = bumped }) { try await $0.send(Request<CacheAnswer>.get(path)) }
+            let response = try await withSession(Configuration { $0.cache = bumped }) {
+                try await $0.send(Request<CacheAnswer>.get(path))
+            }
             #expect(!response.isFromCache && server.hits("/cache/ns") == 2)
         }
     }

@@ -12,11 +12,16 @@ import Testing
 struct CancellableTransportTests {
     @Test func theSessionStopsACancellableTransportFromOutsideTheCallersTask() async throws {
         let transport = HoldingTransport()
-        try await withSession(Configuration { $0.baseURL = URL(string: "https://api.example.com") }, transport: transport) { session in
+        try await withSession(
+            Configuration { $0.baseURL = URL(string: "https://api.example.com") },
+            transport: transport
+        ) { session in
             let answered = try await session.send(Request<String>.get("/answer"))
             #expect(answered.value == "held back", "answered through send(_:cancellation:), not the plain send(_:)")
 
-            let late = await courierError { _ = try await session.send(Request<Data>.get("/hold").timeout(.milliseconds(200))) }
+            let late = await courierError {
+                _ = try await session.send(Request<Data>.get("/hold").timeout(.milliseconds(200)))
+            }
             #expect(late?.code == .timeout)
             #expect(transport.stops == 1, "the deadline reached the transport")
 
@@ -37,8 +42,14 @@ struct CancellableTransportTests {
 
     @Test func itsPlainSendIsCancelledWithTheCallingTaskAlsoWhileTheBodyIsRead() async throws {
         let transport = EndlessBodyTransport()
-        let request = TransportRequest(method: .get, url: URL(filePath: "/endless"), headers: [:], body: .empty, timeouts: Timeouts(),
-                                       deadline: .now + .seconds(60))
+        let request = TransportRequest(
+            method: .get,
+            url: URL(filePath: "/endless"),
+            headers: [:],
+            body: .empty,
+            timeouts: Timeouts(),
+            deadline: .now + .seconds(60)
+        )
         let reader = Task {
             var count = 0
             for try await chunk in try await transport.send(request).body { count += chunk.readableBytes }
@@ -46,7 +57,10 @@ struct CancellableTransportTests {
         }
         await eventually("the first chunk is read") { transport.stops == 0 && transport.started }
         reader.cancel()
-        guard case .failure(let error) = await reader.result else { Issue.record("the endless body ended"); return }
+        guard case .failure(let error) = await reader.result else {
+            Issue.record("the endless body ended")
+            return
+        }
         #expect((error as? CourierError)?.code == .cancelled)
         #expect(transport.stops == 1, "the task's cancellation reached the transport mid-body")
     }
@@ -84,7 +98,12 @@ private final class HoldingTransport: CancellableTransport {
         let resumed = NIOLockedValueBox(false)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             cancellation.onCancel { [counts] in
-                guard resumed.withLockedValue({ done in defer { done = true }; return !done }) else { return }
+                guard
+                    resumed.withLockedValue({ done in
+                        defer { done = true }
+                        return !done
+                    })
+                else { return }
                 counts.withLockedValue { $0.stops += 1 }
                 continuation.resume(throwing: CourierError.cancelled())
             }
@@ -97,7 +116,11 @@ private final class HoldingTransport: CancellableTransport {
     func shutdown() async throws {}
 
     private static func answer(_ text: String) -> TransportResponse {
-        TransportResponse(status: .ok, headers: [.contentType: "text/plain"], body: ByteStream(chunks: [ByteBuffer(string: text)]))
+        TransportResponse(
+            status: .ok,
+            headers: [.contentType: "text/plain"],
+            body: ByteStream(chunks: [ByteBuffer(string: text)])
+        )
     }
 }
 
@@ -129,19 +152,28 @@ private final class EndlessBodyTransport: CancellableTransport {
         }
         state.withLockedValue { $0.started = true }
         let state = self.state
-        return TransportResponse(status: .ok, headers: [:], body: ByteStream(ChunkSource {
-            if !state.withLockedValue({ state in defer { state.sentFirst = true }; return state.sentFirst }) {
-                return ByteBuffer(string: "first")
-            }
-            try await withCheckedThrowingContinuation { continuation in
-                let cancelled = state.withLockedValue { state in
-                    if !state.cancelled { state.waiting = continuation }
-                    return state.cancelled
+        return TransportResponse(
+            status: .ok,
+            headers: [:],
+            body: ByteStream(
+                ChunkSource {
+                    if !state.withLockedValue({ state in
+                        defer { state.sentFirst = true }
+                        return state.sentFirst
+                    }) {
+                        return ByteBuffer(string: "first")
+                    }
+                    try await withCheckedThrowingContinuation { continuation in
+                        let cancelled = state.withLockedValue { state in
+                            if !state.cancelled { state.waiting = continuation }
+                            return state.cancelled
+                        }
+                        if cancelled { continuation.resume(throwing: CourierError.cancelled()) }
+                    }
+                    return nil
                 }
-                if cancelled { continuation.resume(throwing: CourierError.cancelled()) }
-            }
-            return nil
-        }))
+            )
+        )
     }
 
     func shutdown() async throws {}

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
@@ -12,7 +12,9 @@ struct CoalescingTests {
         await withTaskGroup(of: (Int, Result<Response<Data>, any Error>).self) { group in
             for (index, request) in requests.enumerated() {
                 group.addTask {
-                    do { return (index, .success(try await session.send(request))) } catch { return (index, .failure(error)) }
+                    do { return (index, .success(try await session.send(request))) } catch {
+                        return (index, .failure(error))
+                    }
                 }
             }
             var results = [Result<Response<Data>, any Error>?](repeating: nil, count: requests.count)
@@ -24,7 +26,10 @@ struct CoalescingTests {
     @Test
     func identicalRequestsInFlightShareOneCall() async throws {
         try await withServerSession { session, server in
-            let results = await sendAtOnce(session, Array(repeating: Request<Data>.get("/delay/300", query: ["q": "1"]), count: 20))
+            let results = await sendAtOnce(
+                session,
+                Array(repeating: Request<Data>.get("/delay/300", query: ["q": "1"]), count: 20)
+            )
             #expect(results.allSatisfy { (try? $0.get().string) == "waited 300 ms" })
             #expect(server.hits("/delay/300") == 1)
         }
@@ -33,8 +38,13 @@ struct CoalescingTests {
     @Test func optingOutOrDifferingInCredentialsMakesSeparateCalls() async throws {
         try await withServerSession { session, server in
             let plain = Request<Data>.get("/delay/200")
-            _ = await sendAtOnce(session, [plain, plain.withoutCoalescing(), plain.header("Authorization", "Bearer a"),
-                                           plain.header("Authorization", "Bearer b"), plain.query(["other": 1])])
+            _ = await sendAtOnce(
+                session,
+                [
+                    plain, plain.withoutCoalescing(), plain.header("Authorization", "Bearer a"),
+                    plain.header("Authorization", "Bearer b"), plain.query(["other": 1]),
+                ]
+            )
             #expect(server.hits("/delay/200") == 5)
         }
     }
@@ -56,7 +66,10 @@ struct CoalescingTests {
             let tasks = [leader] + (0..<2).map { _ in Task { try await session.send(request) } }
             await eventually("two callers share it") { await session.pool.snapshot().filter(\.isCoalesced).count == 2 }
             tasks[0].cancel()  // the caller whose task runs the call: it goes on for the other two
-            guard case .failure(let error) = await tasks[0].result else { Issue.record("the cancelled caller got an answer"); return }
+            guard case .failure(let error) = await tasks[0].result else {
+                Issue.record("the cancelled caller got an answer")
+                return
+            }
             #expect((error as? CourierError)?.code == .cancelled)
             let second = try await tasks[1].value
             let third = try await tasks[2].value
@@ -117,7 +130,9 @@ struct CoalescingTests {
         try await withServerSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
             let retried = Task {
                 // Retry-After: 2 makes the wait two seconds, not a random backoff.
-                try await session.send(Request<String>.get("/flaky/slot?failures=1&retry-after=2").retry(RetryPolicy(maxAttempts: 2)))
+                try await session.send(
+                    Request<String>.get("/flaky/slot?failures=1&retry-after=2").retry(RetryPolicy(maxAttempts: 2))
+                )
             }
             await eventually("the first attempt failed") { server.hits("/flaky/slot") == 1 }
             let start = ContinuousClock.now
@@ -136,10 +151,15 @@ struct CoalescingTests {
             await eventually("the server has the call") { server.hits("/delay/2000") == 1 }
             for task in tasks { task.cancel() }
             for task in tasks {
-                guard case .failure(let error) = await task.result else { Issue.record("a caller got an answer"); continue }
+                guard case .failure(let error) = await task.result else {
+                    Issue.record("a caller got an answer")
+                    continue
+                }
                 #expect((error as? CourierError)?.code == .cancelled)
             }
-            await eventually("the server sees the connection close", within: .seconds(1)) { server.aborts("/delay/2000") == 1 }
+            await eventually("the server sees the connection close", within: .seconds(1)) {
+                server.aborts("/delay/2000") == 1
+            }
             #expect(server.hits("/delay/2000") == 1)
         }
     }
@@ -150,15 +170,23 @@ struct BatchAndChainTests {
     final class Recorder: BatchPlugin {
         let calls = Locked<[String]>([])
         func willStart(total: Int) { calls.withLock { $0.append("willStart \(total)") } }
-        func didFinish(_ progress: BatchProgress) { calls.withLock { $0.append("didFinish \(progress.completed)/\(progress.failed)") } }
+        func didFinish(_ progress: BatchProgress) {
+            calls.withLock { $0.append("didFinish \(progress.completed)/\(progress.failed)") }
+        }
     }
 
     /// HLNetworking's and RBEFireworks' mixed batches: each answer keeps its own type, no common one.
     @Test func aBatchOfDifferentTypesReturnsEachResponseTyped() async throws {
-        struct User: Decodable, Sendable { var id: Int; var name: String }
+        struct User: Decodable, Sendable {
+            var id: Int
+            var name: String
+        }
         try await withServerSession { session, server in
-            let (user, text, bytes) = try await session.batch(Request<User>.get("/users/7"), Request<String>.get("/status/200"),
-                                                              Request<Data>.get("/small"))
+            let (user, text, bytes) = try await session.batch(
+                Request<User>.get("/users/7"),
+                Request<String>.get("/status/200"),
+                Request<Data>.get("/small")
+            )
             #expect(user.value.id == 7 && user.value.name == "user 7")
             #expect(text.value == "status 200")
             #expect(bytes.body == ServerFiles.smallData)
@@ -175,8 +203,15 @@ struct BatchAndChainTests {
         try await withServerSession { session, _ in
             let paths = ["/delay/150", "/status/404", "/small", "/delay/50", "/status/500", "/echo"]
             let recorder = Recorder()
-            let batch = Batch(paths.map { Request<Data>.get($0) }, options: BatchOptions(concurrency: 3, plugins: [recorder]))
-            let progress = Task { var seen: [BatchProgress] = []; for await value in batch.progress { seen.append(value) }; return seen }
+            let batch = Batch(
+                paths.map { Request<Data>.get($0) },
+                options: BatchOptions(concurrency: 3, plugins: [recorder])
+            )
+            let progress = Task {
+                var seen: [BatchProgress] = []
+                for await value in batch.progress { seen.append(value) }
+                return seen
+            }
             let outcome = try await session.run(batch)
             #expect(outcome.results.count == 6)
             #expect(outcome.failedIndices == [1, 4])
@@ -189,7 +224,10 @@ struct BatchAndChainTests {
                 if case .success(let response) = result { sum + response.body.count } else { sum }
             }
             #expect(received > 1024)
-            #expect(seen.last == BatchProgress(total: 6, completed: 6, failed: 2, bytesReceived: received), "the bodies of the successes, counted once")
+            #expect(
+                seen.last == BatchProgress(total: 6, completed: 6, failed: 2, bytesReceived: received),
+                "the bodies of the successes, counted once"
+            )
             #expect(recorder.calls.withLock { $0 } == ["willStart 6", "didFinish 6/2"])
             let error = #expect(throws: CourierError.self) { _ = try outcome.responses }
             #expect(error?.code == .batchFailed && error?.step == 1)
@@ -198,12 +236,23 @@ struct BatchAndChainTests {
 
     @Test func progressOnlyGrowsWhicheverWorkerEndsFirst() async throws {
         try await withServerSession { session, _ in
-            let batch = Batch((0..<60).map { Request<Data>.get("/small", query: ["n": .int($0)]) }, options: BatchOptions(concurrency: 12))
-            let progress = Task { var seen: [BatchProgress] = []; for await value in batch.progress { seen.append(value) }; return seen }
+            let batch = Batch(
+                (0..<60).map { Request<Data>.get("/small", query: ["n": .int($0)]) },
+                options: BatchOptions(concurrency: 12)
+            )
+            let progress = Task {
+                var seen: [BatchProgress] = []
+                for await value in batch.progress { seen.append(value) }
+                return seen
+            }
             let outcome = try await session.run(batch)
             #expect(outcome.allSucceeded && outcome.results.count == 60)
             let seen = await progress.value
-            #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.completed <= $1.completed && $0.bytesReceived <= $1.bytesReceived })
+            #expect(
+                zip(seen, seen.dropFirst()).allSatisfy {
+                    $0.completed <= $1.completed && $0.bytesReceived <= $1.bytesReceived
+                }
+            )
             #expect(seen.last == BatchProgress(total: 60, completed: 60, failed: 0, bytesReceived: 60 * 1024))
         }
     }
@@ -212,11 +261,14 @@ struct BatchAndChainTests {
         try await withServerSession { session, server in
             // The slow members would take a minute: long past any test's patience, so the batch returning at all
             // shows they were cancelled, however loaded the machine (a clock margin is what a loaded machine misses).
-            let requests = [Request<Data>.get("/delay/60000"), .get("/status/500"), .get("/delay/59999"), .get("/small")]
+            let requests = [
+                Request<Data>.get("/delay/60000"), .get("/status/500"), .get("/delay/59999"), .get("/small"),
+            ]
             let outcome = try await session.batch(requests, options: BatchOptions(concurrency: 3, mode: .failFast))
             // Each either never reached the server or left it before it answered.
             await eventually("no slow request is answered") {
-                server.hits("/delay/60000") + server.hits("/delay/59999") == server.aborts("/delay/60000") + server.aborts("/delay/59999")
+                server.hits("/delay/60000") + server.hits("/delay/59999") == server.aborts("/delay/60000")
+                    + server.aborts("/delay/59999")
             }
             let codes = outcome.results.map { result -> String in
                 if case .failure(let error) = result { error.code.rawValue } else { "ok" }
@@ -234,7 +286,8 @@ struct BatchAndChainTests {
             let outcome = try await session.batch(requests, options: BatchOptions(concurrency: 2))
             #expect(outcome.allSucceeded)
             await eventually("all events arrive") { log.all.count == 16 }
-            var inFlight = 0, peak = 0
+            var inFlight = 0
+            var peak = 0
             for event in log.all {
                 inFlight += event.hasPrefix("started") ? 1 : -1
                 peak = max(peak, inFlight)
@@ -246,7 +299,10 @@ struct BatchAndChainTests {
 
     @Test func cancellingTheBatchStopsEverything() async throws {
         try await withServerSession { session, server in
-            let batch = Batch((0..<10).map { Request<Data>.get("/delay/3000", query: ["n": .int($0)]) }, options: BatchOptions(concurrency: 4))
+            let batch = Batch(
+                (0..<10).map { Request<Data>.get("/delay/3000", query: ["n": .int($0)]) },
+                options: BatchOptions(concurrency: 4)
+            )
             let run = Task { try await session.run(batch) }
             await eventually("4 requests reach the server") { server.hits("/delay/3000") == 4 }
             batch.cancel()
@@ -260,11 +316,17 @@ struct BatchAndChainTests {
     }
 
     @Test func chainStepsUseThePreviousAnswer() async throws {
-        struct Item: Decodable, Sendable { var id: Int; var name: String }
+        struct Item: Decodable, Sendable {
+            var id: Int
+            var name: String
+        }
         try await withServerSession { session, _ in
             let outcome = try await session.chain { chain in
                 let item = try await chain.step("item", Request<Item>.get("/json"))
-                let echo = try await chain.step("details", Request<Echo>.get("/echo", query: ["name": .string(item.value.name)]))
+                let echo = try await chain.step(
+                    "details",
+                    Request<Echo>.get("/echo", query: ["name": .string(item.value.name)])
+                )
                 return echo.value.query["name"]
             }
             #expect(outcome.value == "courier")

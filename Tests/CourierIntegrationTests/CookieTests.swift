@@ -19,7 +19,9 @@ struct CookieTests {
     @Test func cookiesSetByARedirectGoWithTheRedirectedRequest() async throws {
         let jar = try CookieJar()
         try await withServerSession({ $0.cookieJar = jar }) { session, _ in
-            let echo = try await session.send(Request<Echo>.get("/set-cookies", query: ["step": "1", "location": "/echo"])).value
+            let echo = try await session.send(
+                Request<Echo>.get("/set-cookies", query: ["step": "1", "location": "/echo"])
+            ).value
             #expect(echo.path == "/echo")
             #expect(echo.header("cookie") == "step=1")
         }
@@ -27,14 +29,20 @@ struct CookieTests {
 
     @Test func handlingCanBeTurnedOffEachWay() async throws {
         let jar = try CookieJar()
-        try await withServerSession({ $0.cookieJar = jar; $0.cookieHandling = [.send] }) { session, server in
+        try await withServerSession({
+            $0.cookieJar = jar
+            $0.cookieHandling = [.send]
+        }) { session, server in
             _ = try await session.send(Request<Data>.get("/set-cookies", query: ["a": "1"]))
             #expect(await jar.all.isEmpty)
             try await jar.set(Cookie(name: "manual", value: "x", domain: server.baseURL.host()!))
             let echo = try await session.send(Request<Echo>.get("/echo")).value
             #expect(echo.header("cookie") == "manual=x")
         }
-        try await withServerSession({ $0.cookieJar = jar; $0.cookieHandling = [.store] }) { session, _ in
+        try await withServerSession({
+            $0.cookieJar = jar
+            $0.cookieHandling = [.store]
+        }) { session, _ in
             let echo = try await session.send(Request<Echo>.get("/echo")).value
             #expect(echo.header("cookie") == nil)
         }
@@ -48,9 +56,11 @@ struct CookieTests {
             _ = try await session.send(Request<Data>.get("/set-cookies", query: ["only": "sent"]).cookies(.send))
             #expect(await jar.all.isEmpty)
             try await jar.set(Cookie(name: "manual", value: "x", domain: server.baseURL.host()!))
-            #expect(try await session.send(Request<Echo>.get("/echo").cookies([])).value.header("cookie") == nil)  // not sent
+            // not sent
+            #expect(try await session.send(Request<Echo>.get("/echo").cookies([])).value.header("cookie") == nil)
             #expect(try await session.send(Request<Echo>.get("/echo").cookies(.store)).value.header("cookie") == nil)
-            #expect(try await session.send(Request<Echo>.get("/echo")).value.header("cookie") == "manual=x")  // the session's way
+            // the session's way
+            #expect(try await session.send(Request<Echo>.get("/echo")).value.header("cookie") == "manual=x")
             _ = try await session.send(Request<Data>.get("/set-cookies", query: ["stored": "1"]).cookies(.store))
             #expect(await jar.cookies(named: "stored").first?.value == "1")
             let streamed = try await session.stream(Request<Data>.get("/echo").cookies([]))
@@ -65,8 +75,13 @@ struct CookieTests {
         let jar = try CookieJar(file: file)
         try await jar.set(Cookie(name: "session", value: "s1", domain: ".Example.com", hostOnly: false))
         try await jar.set(Cookie(name: "session", value: "s2", domain: "other.org"))
-        try await jar.set(Cookie(name: "old", value: "x", domain: "example.com", expires: Date().addingTimeInterval(-1)))
-        try await jar.store(setCookieHeaders: ["pref=1; Max-Age=3600; SameSite=Strict; HttpOnly"], from: URL(string: "https://example.com/a")!)
+        try await jar.set(
+            Cookie(name: "old", value: "x", domain: "example.com", expires: Date().addingTimeInterval(-1))
+        )
+        try await jar.store(
+            setCookieHeaders: ["pref=1; Max-Age=3600; SameSite=Strict; HttpOnly"],
+            from: URL(string: "https://example.com/a")!
+        )
 
         let reopened = try CookieJar(file: file)
         #expect(await reopened.all.count == 3)
@@ -82,8 +97,10 @@ struct CookieTests {
 
     @Test func unsafeCookiesAndCorruptJarsAreTypedErrors() async throws {
         let jar = try CookieJar()
-        for bad in [Cookie(name: "a;b", value: "1", domain: "h"), Cookie(name: "a", value: "1\r\nX: y", domain: "h"),
-                    Cookie(name: "", value: "1", domain: "h"), Cookie(name: "a", value: "1", domain: "")] {
+        for bad in [
+            Cookie(name: "a;b", value: "1", domain: "h"), Cookie(name: "a", value: "1\r\nX: y", domain: "h"),
+            Cookie(name: "", value: "1", domain: "h"), Cookie(name: "a", value: "1", domain: ""),
+        ] {
             await #expect(throws: CourierError.self) { try await jar.set(bad) }
         }
         #expect(await jar.all.isEmpty)
@@ -94,9 +111,13 @@ struct CookieTests {
     }
 
     @Test func theCLIKeepsCookiesInAJarFileBetweenRuns() async throws {
-        let jar = try newTemporaryDirectory(prefix: "courier-cookies").appending(path: "jar.json").path(percentEncoded: false)
+        let jar = try newTemporaryDirectory(prefix: "courier-cookies").appending(path: "jar.json").path(
+            percentEncoded: false
+        )
         try await withTestServer { server in
-            let first = try await CLI.run(["get", server.url("/set-cookies?user=ada").absoluteString, "--cookie-jar", jar])
+            let first = try await CLI.run([
+                "get", server.url("/set-cookies?user=ada").absoluteString, "--cookie-jar", jar,
+            ])
             #expect(first.status == 0, "\(first.stderr)")
             let second = try await CLI.run(["get", server.url("/echo").absoluteString, "--cookie-jar", jar])
             #expect(second.stdout.contains(#""cookie":["user=ada"]"#), "\(second.stdout)")

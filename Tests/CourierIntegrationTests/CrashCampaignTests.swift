@@ -27,17 +27,26 @@ struct CrashCampaignTests {
             let arguments = ["download", url, "-o", target.path, "--sha256", digest]
             // The helper's download finishes in well under a second, then waits 20 s between the move and the
             // record's removal (the download manager's crash-testing seam): the kill lands in that window.
-            let killed = try await CLI.run([url, target.path, digest, "20000"], program: "courier-crash-helper", killAfter: .seconds(4))
+            let killed = try await CLI.run(
+                [url, target.path, digest, "20000"],
+                program: "courier-crash-helper",
+                killAfter: .seconds(4)
+            )
             #expect(killed.status != 0)
-            #expect(target.exists && target.resumeRecord.exists && !target.partFile.exists,
-                    "the kill missed the window between the move and the record's removal")
+            #expect(
+                target.exists && target.resumeRecord.exists && !target.partFile.exists,
+                "the kill missed the window between the move and the record's removal"
+            )
             #expect(try sha256(of: target) == digest)
             if partNameLeft { #expect(link(target.path, target.partFile.path) == 0) }
 
             let again = try await CLI.run(arguments)
             #expect(again.status == 0, "\(again.stderr)")
             #expect(try sha256(of: target) == digest)
-            #expect(!target.resumeRecord.exists && !target.partFile.exists, "the stale record was left beside the whole file")
+            #expect(
+                !target.resumeRecord.exists && !target.partFile.exists,
+                "the stale record was left beside the whole file"
+            )
             #expect(server.counter("file:window") == 1, "the settled file was not fetched again")
         }
     }
@@ -54,16 +63,26 @@ struct CrashCampaignTests {
                 let target = directory.appendingPathComponent("download-\(file).bin")
                 let rate = "&rate=\(6_000_000 / connections)"
                 let url = server.url("/file/\(size)?key=campaign-\(file)\(rate)").absoluteString
-                return (target, ["download", url, "-o", target.path, "--connections", String(connections), "--sha256", digest,
-                                 "--state-dir", directory.appendingPathComponent("state").path])
+                return (
+                    target,
+                    [
+                        "download", url, "-o", target.path, "--connections", String(connections), "--sha256", digest,
+                        "--state-dir", directory.appendingPathComponent("state").path,
+                    ]
+                )
             }
-            var kills = 0, finished = 0, file = 0
+            var kills = 0
+            var finished = 0
+            var file = 0
             while kills < Self.kills {
                 let (target, arguments) = download(file)
                 let outcome = try await CLI.run(arguments, killAfter: .milliseconds(Int.random(in: 30...900)))
                 if target.exists {
                     // It finished (perhaps in the very moment of the kill): then it is whole and right.
-                    #expect(try sha256(of: target) == digest, "download \(file) is at its final name with the wrong bytes")
+                    #expect(
+                        try sha256(of: target) == digest,
+                        "download \(file) is at its final name with the wrong bytes"
+                    )
                     // The part's name may be left as a second name of the file only with the record that settles it.
                     #expect(!target.partFile.exists || target.resumeRecord.exists)
                     if target.resumeRecord.exists {
@@ -94,7 +113,10 @@ struct CrashCampaignTests {
                 resumed += 1
             }
             #expect(resumed >= Self.kills / 10, "the kills left downloads unfinished to resume: \(resumed)")
-            ReliabilityFigures.record("crash-campaigns", ["campaign": "downloads (plain and segmented)", "kills": kills, "finished under fire": finished])
+            ReliabilityFigures.record(
+                "crash-campaigns",
+                ["campaign": "downloads (plain and segmented)", "kills": kills, "finished under fire": finished]
+            )
         }
     }
 
@@ -109,7 +131,10 @@ struct CrashCampaignTests {
         }
         let partSize = Int64(target.partFile.fileSize)
         for range in record.verifiedRanges {
-            #expect(range.upperBound <= partSize, "the record claims bytes up to \(range.upperBound), the part file has \(partSize)")
+            #expect(
+                range.upperBound <= partSize,
+                "the record claims bytes up to \(range.upperBound), the part file has \(partSize)"
+            )
         }
     }
 
@@ -131,18 +156,28 @@ struct CrashCampaignTests {
                 // reads every entry's header) does not grow with the rounds and hold up the tests running beside.
                 let directory = folder.appendingPathComponent("cache-\(round)")
                 defer { try? FileManager.default.removeItem(at: directory) }
-                let urls = (0..<300).map { server.url("/cache/c\(round)-\($0)?pad=\(String(repeating: "x", count: 300))") }
-                try await Self.batchKilledMidway(urls, list: list, ["--concurrency", "32", "--cache", "cache-else-network", "--cache-dir", directory.path])
+                let urls = (0..<300).map {
+                    server.url("/cache/c\(round)-\($0)?pad=\(String(repeating: "x", count: 300))")
+                }
+                try await Self.batchKilledMidway(
+                    urls,
+                    list: list,
+                    ["--concurrency", "32", "--cache", "cache-else-network", "--cache-dir", directory.path]
+                )
                 let store = try DiskCacheStore(directory: directory)
                 for summary in await store.summaries() {
-                    guard let entry = await store.entry(for: CacheKey(text: summary.key)) else { continue }  // a miss is fine
+                    // a miss is fine
+                    guard let entry = await store.entry(for: CacheKey(text: summary.key)) else { continue }
                     let answer = try JSONDecoder().decode(CacheAnswer.self, from: entry.body)
                     #expect(URL(string: entry.url)?.path() == answer.path, "an entry holds another URL's answer")
                     whole += 1
                 }
             }
             #expect(whole > 0)
-            ReliabilityFigures.record("crash-campaigns", ["campaign": "disk cache", "kills": Self.kills, "entries checked": whole])
+            ReliabilityFigures.record(
+                "crash-campaigns",
+                ["campaign": "disk cache", "kills": Self.kills, "entries checked": whole]
+            )
         }
     }
 
@@ -155,17 +190,27 @@ struct CrashCampaignTests {
             var most = 0
             for round in 0..<Self.kills {
                 let urls = (0..<200).map { server.url("/set-cookies?r\(round)n\($0)=v\($0)") }
-                try await Self.batchKilledMidway(urls, list: list, ["--concurrency", "16", "--cookie-jar", jarFile.path])
+                try await Self.batchKilledMidway(
+                    urls,
+                    list: list,
+                    ["--concurrency", "16", "--cookie-jar", jarFile.path]
+                )
                 guard jarFile.exists else { continue }
                 let jar = try CookieJar(file: jarFile)  // throws if the file is half written
                 let cookies = await jar.all
                 for cookie in cookies {
-                    #expect(cookie.name.hasSuffix("n" + cookie.value.dropFirst()), "cookie \(cookie.name) has value \(cookie.value)")
+                    #expect(
+                        cookie.name.hasSuffix("n" + cookie.value.dropFirst()),
+                        "cookie \(cookie.name) has value \(cookie.value)"
+                    )
                 }
                 most = max(most, cookies.count)
             }
             #expect(most > 0)
-            ReliabilityFigures.record("crash-campaigns", ["campaign": "cookie jar", "kills": Self.kills, "largest jar": most])
+            ReliabilityFigures.record(
+                "crash-campaigns",
+                ["campaign": "cookie jar", "kills": Self.kills, "largest jar": most]
+            )
         }
     }
 }

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import Testing
 
@@ -18,37 +18,62 @@ struct DownloadCLITests {
             #expect(try sha256(of: directory.appendingPathComponent("data.bin")) == hash)
 
             let again = try await CLI.run(["download", url, "-d", directory.path])
-            #expect(again.status == 1 && again.stderr.hasPrefix("courier: destinationExists: ") && again.stderr.contains("add --overwrite to replace it"))
+            #expect(
+                again.status == 1 && again.stderr.hasPrefix("courier: destinationExists: ")
+                    && again.stderr.contains("add --overwrite to replace it")
+            )
             let replaced = try await CLI.run(["download", url, "-d", directory.path, "--overwrite"])
             #expect(replaced.status == 0)
 
-            let wrong = try await CLI.run(["download", server.url("/file/1000").absoluteString, "-o", directory.appendingPathComponent("w").path,
-                                           "--sha256", String(repeating: "0", count: 64)])
+            let wrong = try await CLI.run([
+                "download", server.url("/file/1000").absoluteString, "-o", directory.appendingPathComponent("w").path,
+                "--sha256", String(repeating: "0", count: 64),
+            ])
             #expect(wrong.status == 1 && wrong.stderr.contains("integrity: sha256 mismatch"))
-            #expect(!directory.appendingPathComponent("w").exists && !directory.appendingPathComponent("w").partFile.exists)
+            #expect(
+                !directory.appendingPathComponent("w").exists && !directory.appendingPathComponent("w").partFile.exists
+            )
 
             // A missing directory is refused unless --create-dirs, as curl does; a 404 leaves nothing behind.
             let nested = directory.appendingPathComponent("new/dir/x.bin")
-            let refused = try await CLI.run(["download", server.url("/file/1000?key=nested").absoluteString, "-o", nested.path])
+            let refused = try await CLI.run([
+                "download", server.url("/file/1000?key=nested").absoluteString, "-o", nested.path,
+            ])
             #expect(refused.status == 23 && refused.stderr.contains("does not exist; add --create-dirs to create it"))
-            #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("new").path) && server.counter("file:nested") == 0)
-            let created = try await CLI.run(["download", server.url("/file/1000").absoluteString, "-o", nested.path, "--create-dirs"])
+            #expect(
+                !FileManager.default.fileExists(atPath: directory.appendingPathComponent("new").path)
+                    && server.counter("file:nested") == 0
+            )
+            let created = try await CLI.run([
+                "download", server.url("/file/1000").absoluteString, "-o", nested.path, "--create-dirs",
+            ])
             #expect(created.status == 0 && nested.exists)
             let missing = directory.appendingPathComponent("404")
             let notFound = try await CLI.run(["download", server.url("/status/404").absoluteString, "-o", missing.path])
-            #expect(notFound.status == 4 && notFound.stderr.contains("404") && notFound.stderr.contains("/status/404"), "\(notFound.stderr)")
+            #expect(
+                notFound.status == 4 && notFound.stderr.contains("404") && notFound.stderr.contains("/status/404"),
+                "\(notFound.stderr)"
+            )
             #expect(!notFound.stderr.contains("0 B, 0 B/s"))
             // A refused connection: each retry is told as it happens, then the failure, with curl's exit code 7.
-            let unreachable = try await CLI.run(["download", "http://127.0.0.1:1/x", "-o", directory.appendingPathComponent("r").path, "--retries", "2"])
+            let unreachable = try await CLI.run([
+                "download", "http://127.0.0.1:1/x", "-o", directory.appendingPathComponent("r").path, "--retries", "2",
+            ])
             #expect(unreachable.status == 7, "\(unreachable.stderr)")
-            #expect(unreachable.stderr.hasPrefix("retry 1 after connectionFailed: connection refused by http://127.0.0.1:1/x\nretry 2 after"),
-                    "\(unreachable.stderr)")
+            #expect(
+                unreachable.stderr.hasPrefix(
+                    "retry 1 after connectionFailed: connection refused by http://127.0.0.1:1/x\nretry 2 after"
+                ),
+                "\(unreachable.stderr)"
+            )
             #expect(!missing.exists && !missing.partFile.exists && !missing.resumeRecord.exists)
 
             // --no-resume keeps nothing partial: the same failure leaves no part file and no record.
             let whole = directory.appendingPathComponent("whole")
-            let notKept = try await CLI.run(["download", server.url("/file/1000").absoluteString, "-o", whole.path, "--no-resume",
-                                             "--sha256", String(repeating: "0", count: 64)])
+            let notKept = try await CLI.run([
+                "download", server.url("/file/1000").absoluteString, "-o", whole.path, "--no-resume",
+                "--sha256", String(repeating: "0", count: 64),
+            ])
             #expect(notKept.status == 1 && notKept.stderr.contains("integrity: sha256 mismatch"))
             #expect(!whole.exists && !whole.partFile.exists && !whole.resumeRecord.exists)
         }
@@ -65,8 +90,13 @@ struct DownloadCLITests {
         }
         try await withTestServer { server in
             let target = directory.appendingPathComponent("x.bin")
-            let outcome = try await CLI.run(["download", server.url("/file/1000?key=unwritable").absoluteString, "-o", target.path])
-            #expect(outcome.status == 23 && outcome.stderr.contains("courier: fileAccess: cannot open \(target.path).part"), "\(outcome.stderr)")
+            let outcome = try await CLI.run([
+                "download", server.url("/file/1000?key=unwritable").absoluteString, "-o", target.path,
+            ])
+            #expect(
+                outcome.status == 23 && outcome.stderr.contains("courier: fileAccess: cannot open \(target.path).part"),
+                "\(outcome.stderr)"
+            )
             #expect(server.counter("file:unwritable") == 0, "the request went out")
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
         }
@@ -89,7 +119,10 @@ struct DownloadCLITests {
             (["download", "http://127.0.0.1:1/x", "-o", "a", "-d", "b"], "-o and -d exclude each other"),
             (["download", "-i", "list.txt"], "-i needs -d DIR"),
             (["download", "http://127.0.0.1:1/x", "--connections", "0"], "--connections must be between 1 and 16"),
-            (["download", "http://127.0.0.1:1/x", "--connections", "2", "--no-resume"], "--no-resume downloads over one connection"),
+            (
+                ["download", "http://127.0.0.1:1/x", "--connections", "2", "--no-resume"],
+                "--no-resume downloads over one connection"
+            ),
             (["download", "http://127.0.0.1:1/x", "--sha256", "xyz"], "--sha256: \"xyz\" is not a sha256 digest"),
             (["download", "http://127.0.0.1:1/x", "--limit-rate", "fast"], "--limit-rate: \"fast\" is not a rate"),
             (["download", "ftp://example.com/x"], "URL: not a valid http(s) URL"),
@@ -107,15 +140,21 @@ struct DownloadCLITests {
         defer { try? FileManager.default.removeItem(at: directory) }
         try await withTestServer { server in
             let list = directory.appendingPathComponent("list.txt")
-            let lines = ["# three files and a missing one", server.url("/file/1000").absoluteString, "",
-                         server.url("/file/2000").absoluteString, server.url("/status/404").absoluteString, server.url("/file/3000").absoluteString]
+            let lines = [
+                "# three files and a missing one", server.url("/file/1000").absoluteString, "",
+                server.url("/file/2000").absoluteString, server.url("/status/404").absoluteString,
+                server.url("/file/3000").absoluteString,
+            ]
             try lines.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
             let target = directory.appendingPathComponent("out")
             let outcome = try await CLI.run(["download", "-i", list.path, "-d", target.path, "--concurrency", "2"])
             #expect(outcome.status == 1)
             #expect(outcome.stderr.contains("4 downloads: 3 completed, 1 failed"))
             #expect(outcome.stderr.contains("failed \(server.url("/status/404").absoluteString): httpStatus: HTTP 404"))
-            #expect(target.appendingPathComponent("2000").fileSize == 2000 && target.appendingPathComponent("3000").fileSize == 3000)
+            #expect(
+                target.appendingPathComponent("2000").fileSize == 2000
+                    && target.appendingPathComponent("3000").fileSize == 3000
+            )
         }
     }
 
@@ -124,7 +163,10 @@ struct DownloadCLITests {
         defer { try? FileManager.default.removeItem(at: directory) }
         try await withTestServer { server in
             let target = directory.appendingPathComponent("big.bin")
-            let outcome = try await CLI.run(["download", server.url("/file/2000000").absoluteString, "-o", target.path], fileSizeLimitKiB: 256)
+            let outcome = try await CLI.run(
+                ["download", server.url("/file/2000000").absoluteString, "-o", target.path],
+                fileSizeLimitKiB: 256
+            )
             #expect(outcome.status == 23 && outcome.stderr.contains("courier: diskFull: "), "\(outcome.stderr)")
             #expect(!target.exists && target.partFile.exists && target.partFile.fileSize <= 256 * 1024)
             // With room again, the same command finishes the job from where it stopped.
@@ -148,14 +190,20 @@ struct DownloadCLITests {
             let target = directory.appendingPathComponent("killed.bin")
             // With several connections the run also keeps a state directory, the path a manager restores from.
             let state = connections > 1 ? ["--state-dir", directory.appendingPathComponent("state").path] : []
-            let arguments = ["download", url, "-o", target.path, "--connections", String(connections),
-                             "--sha256", ServerFiles.sha256(count: size)] + state
+            let arguments =
+                [
+                    "download", url, "-o", target.path, "--connections", String(connections),
+                    "--sha256", ServerFiles.sha256(count: size),
+                ] + state
             var kills = 0
             for _ in 0..<3 {
                 // Killed once the server has sent another 1.5 MB: progress between kills does not depend on how
                 // busy the machine is, only the kill's moment within it does.
                 let sentBefore = server.counter("file-bytes:\(key)")
-                let outcome = try await CLI.run(arguments, killWhen: { server.counter("file-bytes:\(key)") >= sentBefore + 1_500_000 })
+                let outcome = try await CLI.run(
+                    arguments,
+                    killWhen: { server.counter("file-bytes:\(key)") >= sentBefore + 1_500_000 }
+                )
                 if outcome.status == 0 { break }
                 kills += 1
                 #expect(!target.exists)  // never a partial file under the final name
@@ -166,7 +214,9 @@ struct DownloadCLITests {
             #expect(kills >= 2)
             #expect(Double(server.counter("file-bytes:\(key)")) < 1.5 * Double(size))
             if connections > 1 {  // the finished download has left the state directory
-                let left = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("state").path)
+                let left = try FileManager.default.contentsOfDirectory(
+                    atPath: directory.appendingPathComponent("state").path
+                )
                 #expect(left.isEmpty, "\(left)")
             }
         }
@@ -207,18 +257,34 @@ struct DownloadCLITests {
 
     /// Downloads a 2 MB file `/file/2000000?QUERY&key=KEY` (paced at 1 MB/s), interrupts it with Ctrl-C once the
     /// server has sent 400 kB (an event, not a clock a busy machine makes meaningless), then runs it again.
-    func interruptAndResume(query: String, key: String, in directory: URL, server: TestServer) async throws -> InterruptedRun {
+    func interruptAndResume(
+        query: String,
+        key: String,
+        in directory: URL,
+        server: TestServer
+    ) async throws -> InterruptedRun {
         let size = 2_000_000
         let url = server.url("/file/\(size)?rate=1000000&\(query)key=\(key)").absoluteString
         let target = directory.appendingPathComponent("\(key).bin")
-        let interrupted = try await CLI.run(["download", url, "-o", target.path],
-                                            killWhen: { server.counter("file-bytes:\(key)") >= 400_000 }, signal: SIGINT)
+        let interrupted = try await CLI.run(
+            ["download", url, "-o", target.path],
+            killWhen: { server.counter("file-bytes:\(key)") >= 400_000 },
+            signal: SIGINT
+        )
         let kept = ResumeRecordFile.writtenBytes(at: target.resumeRecord) ?? 0
         let (partSize, recordExisted) = (target.partFile.fileSize, target.resumeRecord.exists && !target.exists)
         let sentBefore = server.counter("file-bytes:\(key)")
-        let resumed = try await CLI.run(["download", url, "-o", target.path, "--sha256", ServerFiles.sha256(count: size)])
-        return InterruptedRun(interrupted: interrupted, keptAfterInterrupt: kept, partSizeAfterInterrupt: partSize, recordExisted: recordExisted,
-                              resumed: resumed, refetched: server.counter("file-bytes:\(key)") - sentBefore)
+        let resumed = try await CLI.run([
+            "download", url, "-o", target.path, "--sha256", ServerFiles.sha256(count: size),
+        ])
+        return InterruptedRun(
+            interrupted: interrupted,
+            keptAfterInterrupt: kept,
+            partSizeAfterInterrupt: partSize,
+            recordExisted: recordExisted,
+            resumed: resumed,
+            refetched: server.counter("file-bytes:\(key)") - sentBefore
+        )
     }
 
     /// A server that gives neither ETag nor Last-Modified: a new process still resumes from the saved record (by
@@ -239,12 +305,20 @@ struct DownloadCLITests {
         defer { try? FileManager.default.removeItem(at: directory) }
         try await withTestServer { server in
             let run = try await interruptAndResume(query: "", key: "interrupt", in: directory, server: server)
-            #expect(run.interrupted.status == 130 && run.interrupted.stderr.contains("interrupted; the partial download is kept"))
+            #expect(
+                run.interrupted.status == 130
+                    && run.interrupted.stderr.contains("interrupted; the partial download is kept")
+            )
             #expect(run.recordExisted)
             let kept = run.keptAfterInterrupt
             #expect(kept > 0 && Int(kept) == run.partSizeAfterInterrupt)
             #expect(run.resumed.status == 0)
-            #expect(run.resumed.stderr.contains("resuming at \(ByteCount.format(Int(kept))) of \(ByteCount.format(2_000_000))"), "\(run.resumed.stderr)")
+            #expect(
+                run.resumed.stderr.contains(
+                    "resuming at \(ByteCount.format(Int(kept))) of \(ByteCount.format(2_000_000))"
+                ),
+                "\(run.resumed.stderr)"
+            )
             // The next run asks for exactly what the record does not hold: whatever was in flight at the interrupt
             // (socket buffers, more on a busy machine) is the only byte ever sent twice.
             #expect(run.refetched == 2_000_000 - Int(kept))

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import Testing
 
@@ -28,12 +28,18 @@ struct DownloadManagerTests {
         try await withServerSession { session, server in
             let manager = try DownloadManager(session: session)
             let target = directory.appendingPathComponent("cut.bin")
-            let download = try await manager.add(server.url("/file/100000?cut=30000&key=cut"), to: .file(target),
-                                                 options: DownloadOptions(retries: 0))
+            let download = try await manager.add(
+                server.url("/file/100000?cut=30000&key=cut"),
+                to: .file(target),
+                options: DownloadOptions(retries: 0)
+            )
             let error = await courierError { _ = try await download.completion() }
             let kept = try #require(error?.partialFile)
             #expect(kept == target.partFile)
-            #expect(FileManager.default.fileExists(atPath: kept.path) && !FileManager.default.fileExists(atPath: target.path))
+            #expect(
+                FileManager.default.fileExists(atPath: kept.path)
+                    && !FileManager.default.fileExists(atPath: target.path)
+            )
             #expect(error?.message.contains(kept.path) == true)
         }
     }
@@ -43,7 +49,10 @@ struct DownloadManagerTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         try await withServerSession({ $0.apiVersion = "v7" }) { session, server in
             let manager = try DownloadManager(session: session)
-            let download = try await manager.add("/file/1000", to: .file(directory.appendingPathComponent("versioned.bin")))
+            let download = try await manager.add(
+                "/file/1000",
+                to: .file(directory.appendingPathComponent("versioned.bin"))
+            )
             _ = try await download.completion()
             // The test server skips a leading version when routing, so only the path it saw tells the two apart.
             #expect(server.hits("/v7/file/1000") == 1 && server.hits("/file/1000") == 0)
@@ -64,7 +73,10 @@ struct DownloadManagerTests {
             let record = try #require(records.first { $0.pathExtension == "download" })
             let text = try String(contentsOf: record, encoding: .utf8)
             let damaged = try #require(text.range(of: #"sha256:[0-9a-f]{64}"#, options: .regularExpression))
-            let edited = text.replacingCharacters(in: text.index(before: damaged.upperBound)..<damaged.upperBound, with: "")
+            let edited = text.replacingCharacters(
+                in: text.index(before: damaged.upperBound)..<damaged.upperBound,
+                with: ""
+            )
             try Data(edited.utf8).write(to: record)
 
             let second = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
@@ -74,7 +86,10 @@ struct DownloadManagerTests {
             #expect(reason?.code == .invalidParameter && reason?.message.contains("checksum") == true)
             await #expect(throws: CourierError.self) { try await second.resume(.download(restored)) }
             #expect(await restored.state == .failed)
-            #expect(try String(contentsOf: record, encoding: .utf8) == edited, "the record is kept as found, for the next restore")
+            #expect(
+                try String(contentsOf: record, encoding: .utf8) == edited,
+                "the record is kept as found, for the next restore"
+            )
         }
     }
 
@@ -90,19 +105,30 @@ struct DownloadManagerTests {
             #expect(server.counter("file:relative") == 1)
             try await withSession { bare in
                 let unanchored = try DownloadManager(session: bare)
-                let error = await courierError { _ = try await unanchored.add("/file/10", to: .file(directory.appendingPathComponent("x"))) }
+                let error = await courierError {
+                    _ = try await unanchored.add("/file/10", to: .file(directory.appendingPathComponent("x")))
+                }
                 #expect(error?.code == .invalidURL, "a relative path without a base URL is refused")
             }
         }
     }
 
     @Test func atMostTheLimitRunAndPrioritiesDecideWhoIsNext() async throws {
-        try await withDownloads(DownloadManager.Configuration(maxConcurrentDownloads: 1)) { manager, server, directory in
+        try await withDownloads(DownloadManager.Configuration(maxConcurrentDownloads: 1)) {
+            manager,
+            server,
+            directory in
             let first = try await manager.add(slow(server, "a"), to: .file(directory.appendingPathComponent("a")))
-            let low = try await manager.add(server.url("/file/1000?key=low"), to: .file(directory.appendingPathComponent("low")),
-                                            options: DownloadOptions(priority: .low))
-            let high = try await manager.add(slow(server, "high"), to: .file(directory.appendingPathComponent("high")),
-                                             options: DownloadOptions(priority: .high))
+            let low = try await manager.add(
+                server.url("/file/1000?key=low"),
+                to: .file(directory.appendingPathComponent("low")),
+                options: DownloadOptions(priority: .low)
+            )
+            let high = try await manager.add(
+                slow(server, "high"),
+                to: .file(directory.appendingPathComponent("high")),
+                options: DownloadOptions(priority: .high)
+            )
             #expect(await manager.runningCount == 1)
             #expect(await manager.waiting.map(\.id) == [high.id, low.id])
             #expect(await low.state == .waiting && server.counter("file:low") == 0)
@@ -119,12 +145,17 @@ struct DownloadManagerTests {
         try await withStateDirectory { state, server, directory, session in
             let manager = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
             let target = directory.appendingPathComponent("whole")
-            let download = try await manager.add(slow(server, "whole"), to: .file(target), options: DownloadOptions(resumable: false))
+            let download = try await manager.add(
+                slow(server, "whole"),
+                to: .file(target),
+                options: DownloadOptions(resumable: false)
+            )
             await eventually("bytes arrive") { await download.progress.completedBytes > 0 }
             try await manager.pause(.download(download))
             #expect(await download.state == .paused)
             #expect(!target.partFile.exists && !target.resumeRecord.exists)
-            let restored = try await DownloadManager(session: session, configuration: .init(stateDirectory: state)).restore()
+            let restored = try await DownloadManager(session: session, configuration: .init(stateDirectory: state))
+                .restore()
             #expect(restored.map(\.options.resumable) == [false], "the state directory keeps the choice")
             try await manager.resume(.download(download))
             _ = try await download.completion()
@@ -139,7 +170,9 @@ struct DownloadManagerTests {
             let names = ["one", "two", "three"]
             var downloads: [Download] = []
             for name in names {
-                downloads.append(try await manager.add(slow(server, name), to: .file(directory.appendingPathComponent(name))))
+                downloads.append(
+                    try await manager.add(slow(server, name), to: .file(directory.appendingPathComponent(name)))
+                )
             }
             await eventually("all three have bytes") {
                 var all = true
@@ -176,7 +209,10 @@ struct DownloadManagerTests {
             _ = try await downloads[2].completion()
             #expect(server.counter("file:three") >= 2)
             let cancelledError = await courierError {
-                let late = try await manager.add(slow(server, "late"), to: .file(directory.appendingPathComponent("late")))
+                let late = try await manager.add(
+                    slow(server, "late"),
+                    to: .file(directory.appendingPathComponent("late"))
+                )
                 try await manager.cancel(.download(late))
                 _ = try await late.completion()
             }
@@ -191,7 +227,11 @@ struct DownloadManagerTests {
             let download = try await first.add(slow(server, "persisted"), to: .file(target))
             await eventually("bytes arrived") { await download.progress.completedBytes > 0 }
             try await first.pause(.all)
-            let kept = try await first.add(slow(server, "kept"), to: .file(directory.appendingPathComponent("kept.bin")), startsImmediately: false)
+            let kept = try await first.add(
+                slow(server, "kept"),
+                to: .file(directory.appendingPathComponent("kept.bin")),
+                startsImmediately: false
+            )
             #expect(await kept.state == .idle)
 
             let second = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
@@ -214,7 +254,11 @@ struct DownloadManagerTests {
         try await withStateDirectory { state, server, directory, session in
             let first = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
             let target = directory.appendingPathComponent("keyed.bin")
-            let download = try await first.add(slow(server, "keyed"), to: .file(target), options: DownloadOptions(key: "report-42"))
+            let download = try await first.add(
+                slow(server, "keyed"),
+                to: .file(target),
+                options: DownloadOptions(key: "report-42")
+            )
             #expect(await first.download(key: "report-42") === download)
             #expect(await first.download(key: "other") == nil)
             await eventually("bytes arrived") { await download.progress.completedBytes > 0 }
@@ -222,13 +266,22 @@ struct DownloadManagerTests {
             #expect(await download.state == .paused)
             #expect(try await first.pause(.key("other")) == 0)
             let refused = await #expect(throws: CourierError.self) {
-                try await first.add(slow(server, "second"), to: .file(directory.appendingPathComponent("second.bin")),
-                                    options: DownloadOptions(key: "report-42"))
+                try await first.add(
+                    slow(server, "second"),
+                    to: .file(directory.appendingPathComponent("second.bin")),
+                    options: DownloadOptions(key: "report-42")
+                )
             }
             #expect(refused?.code == .invalidParameter)
             // The same destination with the same key is the same download, as with no key.
-            #expect(try await first.add(slow(server, "keyed"), to: .file(target), options: DownloadOptions(key: "report-42"),
-                                        startsImmediately: false) === download)
+            #expect(
+                try await first.add(
+                    slow(server, "keyed"),
+                    to: .file(target),
+                    options: DownloadOptions(key: "report-42"),
+                    startsImmediately: false
+                ) === download
+            )
 
             let second = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
             _ = await second.restore()
@@ -242,7 +295,10 @@ struct DownloadManagerTests {
 
     @Test func eventsStartWithTheCurrentStateAndProgressIsThrottled() async throws {
         try await withDownloads { manager, server, directory in
-            let download = try await manager.add(server.url("/file/300000?rate=300000"), to: .file(directory.appendingPathComponent("events")))
+            let download = try await manager.add(
+                server.url("/file/300000?rate=300000"),
+                to: .file(directory.appendingPathComponent("events"))
+            )
             let events = await collectEvents(download)
             guard case .state = events.first else {
                 Issue.record("the first event is \(String(describing: events.first))")
@@ -260,8 +316,11 @@ struct DownloadManagerTests {
     @Test func bandwidthLimitsHoldTheRateDown() async throws {
         try await withDownloads(DownloadManager.Configuration(bytesPerSecond: 400_000)) { manager, server, directory in
             let start = ContinuousClock.now
-            let download = try await manager.add(server.url("/file/300000"), to: .file(directory.appendingPathComponent("limited")),
-                                                 options: DownloadOptions(bytesPerSecond: 200_000))
+            let download = try await manager.add(
+                server.url("/file/300000"),
+                to: .file(directory.appendingPathComponent("limited")),
+                options: DownloadOptions(bytesPerSecond: 200_000)
+            )
             _ = try await download.completion()
             // 300 kB at 200 kB/s (after a 50 kB burst) cannot take less than about 1.2 s.
             #expect(start.duration(to: .now) > .milliseconds(1100))
@@ -269,10 +328,19 @@ struct DownloadManagerTests {
     }
 
     @Test func theManagersLimitHoldsAllItsDownloadsDownTogether() async throws {
-        try await withDownloads(DownloadManager.Configuration(maxConcurrentDownloads: 2, bytesPerSecond: 200_000)) { manager, server, directory in
+        try await withDownloads(DownloadManager.Configuration(maxConcurrentDownloads: 2, bytesPerSecond: 200_000)) {
+            manager,
+            server,
+            directory in
             let start = ContinuousClock.now
-            let first = try await manager.add(server.url("/file/150000?key=m1"), to: .file(directory.appendingPathComponent("m1")))
-            let second = try await manager.add(server.url("/file/150000?key=m2"), to: .file(directory.appendingPathComponent("m2")))
+            let first = try await manager.add(
+                server.url("/file/150000?key=m1"),
+                to: .file(directory.appendingPathComponent("m1"))
+            )
+            let second = try await manager.add(
+                server.url("/file/150000?key=m2"),
+                to: .file(directory.appendingPathComponent("m2"))
+            )
             _ = try await first.completion()
             _ = try await second.completion()
             // No download has a limit of its own: 300 kB in all at the manager's 200 kB/s cannot take less than
@@ -286,8 +354,9 @@ struct DownloadManagerTests {
 enum ResumeRecordFile {
     static func writtenBytes(at url: URL) -> Int64? {
         guard let data = try? Data(contentsOf: url), let newline = data.firstIndex(of: UInt8(ascii: "\n")),
-              let object = try? JSONSerialization.jsonObject(with: data[(newline + 1)...]) as? [String: Any],
-              let segments = object["segments"] as? [[String: Any]] else { return nil }
+            let object = try? JSONSerialization.jsonObject(with: data[(newline + 1)...]) as? [String: Any],
+            let segments = object["segments"] as? [[String: Any]]
+        else { return nil }
         return segments.reduce(0) { $0 + (($1["written"] as? NSNumber)?.int64Value ?? 0) }
     }
 }

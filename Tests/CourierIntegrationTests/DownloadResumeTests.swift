@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
@@ -16,7 +16,11 @@ struct DownloadResumeTests {
         try await withDownloads { manager, server, directory in
             let target = directory.appendingPathComponent("plain.bin")
             let checksum = try DownloadChecksum.sha256(ServerFiles.sha256(count: size))
-            let download = try await manager.add(server.url("/file/\(size)"), to: .file(target), options: DownloadOptions(checksum: checksum))
+            let download = try await manager.add(
+                server.url("/file/\(size)"),
+                to: .file(target),
+                options: DownloadOptions(checksum: checksum)
+            )
             let events = await collectEvents(download)
             #expect(try await download.completion() == target.standardizedFileURL)
             #expect(try sha256(of: target) == checksum.hex)
@@ -27,12 +31,20 @@ struct DownloadResumeTests {
             #expect(progress.fraction == 1)
 
             // The same destination again is refused, and nothing is sent.
-            let again = await courierError { _ = try await manager.add(server.url("/file/10"), to: .file(directory.appendingPathComponent("plain.bin"))) }
+            let again = await courierError {
+                _ = try await manager.add(
+                    server.url("/file/10"),
+                    to: .file(directory.appendingPathComponent("plain.bin"))
+                )
+            }
             #expect(again?.code == .destinationExists)
             #expect(server.counter("file:/file/10") == 0)
             // Asked to, it replaces the file.
-            let replaced = try await manager.add(server.url("/file/10"), to: .file(directory.appendingPathComponent("other.bin")),
-                                                 options: DownloadOptions(overwrites: true))
+            let replaced = try await manager.add(
+                server.url("/file/10"),
+                to: .file(directory.appendingPathComponent("other.bin")),
+                options: DownloadOptions(overwrites: true)
+            )
             _ = try await replaced.completion()
         }
     }
@@ -42,7 +54,11 @@ struct DownloadResumeTests {
         try await withDownloads { manager, server, directory in
             let target = directory.appendingPathComponent("broken.bin")
             let url = server.url("/file/\(size)?\(fault)=70000&key=\(fault)")
-            let download = try await manager.add(url, to: .file(target), options: DownloadOptions(retries: 3, retryDelay: .milliseconds(10)))
+            let download = try await manager.add(
+                url,
+                to: .file(target),
+                options: DownloadOptions(retries: 3, retryDelay: .milliseconds(10))
+            )
             let events = await collectEvents(download)
             _ = try await download.completion()
             #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
@@ -52,7 +68,10 @@ struct DownloadResumeTests {
             #expect(retries >= 4 && server.counter("file:\(fault)") == retries + 1)
             #expect(server.counter("file-bytes:\(fault)") - size <= retries * Self.retryOverlap)
             let end = try #require(events.firstIndex { if case .completed = $0 { true } else { false } })
-            #expect(events.lastIndex(where: \.isRetrying).map { $0 < end } ?? false, "every retry is told before the end")
+            #expect(
+                events.lastIndex(where: \.isRetrying).map { $0 < end } ?? false,
+                "every retry is told before the end"
+            )
         }
     }
 
@@ -61,7 +80,11 @@ struct DownloadResumeTests {
             let target = directory.appendingPathComponent("unvalidated.bin")
             let url = server.url("/file/\(size)?no-validators&cut=70000&faults=1&key=unvalidated")
             let checksum = try DownloadChecksum.sha256(ServerFiles.sha256(count: size))
-            let download = try await manager.add(url, to: .file(target), options: DownloadOptions(checksum: checksum, retryDelay: .milliseconds(10)))
+            let download = try await manager.add(
+                url,
+                to: .file(target),
+                options: DownloadOptions(checksum: checksum, retryDelay: .milliseconds(10))
+            )
             _ = try await download.completion()
             #expect(try sha256(of: target) == checksum.hex)
             // Resumed from the bytes on disk (the range's total length must match), not fetched again from zero.
@@ -75,20 +98,31 @@ struct DownloadResumeTests {
             // A broken connection is retried from the first byte, with one connection whatever was asked.
             let target = directory.appendingPathComponent("whole.bin")
             let url = server.url("/file/\(size)?cut=70000&faults=1&key=whole")
-            let options = DownloadOptions(connections: 4, minimumSegmentBytes: 10_000, retryDelay: .milliseconds(10), resumable: false)
+            let options = DownloadOptions(
+                connections: 4,
+                minimumSegmentBytes: 10_000,
+                retryDelay: .milliseconds(10),
+                resumable: false
+            )
             let download = try await manager.add(url, to: .file(target), options: options)
             let events = await collectEvents(download)
             _ = try await download.completion()
             #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
             #expect(server.counter("file:whole") == 2)
-            #expect(server.counter("file-bytes:whole") == size + 70_000, "the second request asked for every byte again")
+            #expect(
+                server.counter("file-bytes:whole") == size + 70_000,
+                "the second request asked for every byte again"
+            )
             #expect(events.contains { $0.isRestarted })
             #expect(!target.partFile.exists && !target.resumeRecord.exists)
 
             // A download that fails for good leaves nothing behind, and writes no resume record on the way.
             let failed = directory.appendingPathComponent("failed.bin")
-            let broken = try await manager.add(server.url("/file/\(size)?cut=70000&key=failed"), to: .file(failed),
-                                               options: DownloadOptions(retries: 1, retryDelay: .milliseconds(10), resumable: false))
+            let broken = try await manager.add(
+                server.url("/file/\(size)?cut=70000&key=failed"),
+                to: .file(failed),
+                options: DownloadOptions(retries: 1, retryDelay: .milliseconds(10), resumable: false)
+            )
             let error = await courierError { _ = try await broken.completion() }
             #expect(error?.code == .connectionClosed)
             #expect(server.counter("file:failed") == 2)
@@ -100,8 +134,14 @@ struct DownloadResumeTests {
         try await withDownloads { manager, server, directory in
             let target = directory.appendingPathComponent("stall.bin")
             let url = server.url("/file/\(size)?stall-at=1000&key=stall")
-            let download = try await manager.add(url, to: .file(target), options: DownloadOptions(retryDelay: .milliseconds(10),
-                                                                                                   idleTimeout: .milliseconds(300)))
+            let download = try await manager.add(
+                url,
+                to: .file(target),
+                options: DownloadOptions(
+                    retryDelay: .milliseconds(10),
+                    idleTimeout: .milliseconds(300)
+                )
+            )
             _ = try await download.completion()
             #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
             #expect(server.counter("file:stall") == 2 && server.counter("file-bytes:stall") - size <= Self.retryOverlap)
@@ -113,7 +153,11 @@ struct DownloadResumeTests {
         try await withDownloads { manager, server, directory in
             let target = directory.appendingPathComponent("changed.bin")
             let url = server.url("/file/\(size)?cut=100000&faults=1&\(option)&key=k")
-            let download = try await manager.add(url, to: .file(target), options: DownloadOptions(retryDelay: .milliseconds(10)))
+            let download = try await manager.add(
+                url,
+                to: .file(target),
+                options: DownloadOptions(retryDelay: .milliseconds(10))
+            )
             let events = await collectEvents(download)
             _ = try await download.completion()
             #expect(events.contains { $0.isRestarted })
@@ -127,7 +171,11 @@ struct DownloadResumeTests {
         try await withDownloads { manager, server, directory in
             let target = directory.appendingPathComponent("mismatch.bin")
             let url = server.url("/file/\(size)?cut=100000&faults=1&\(option)")
-            let download = try await manager.add(url, to: .file(target), options: DownloadOptions(retryDelay: .milliseconds(10)))
+            let download = try await manager.add(
+                url,
+                to: .file(target),
+                options: DownloadOptions(retryDelay: .milliseconds(10))
+            )
             let error = await courierError { _ = try await download.completion() }
             #expect(error?.code == .rangeMismatch)
             #expect(await download.state == .failed)
@@ -140,7 +188,11 @@ struct DownloadResumeTests {
         try await withDownloads { manager, server, directory in
             let target = directory.appendingPathComponent("sum.bin")
             let wrong = try DownloadChecksum.sha256(String(repeating: "0", count: 64))
-            let download = try await manager.add(server.url("/file/1000"), to: .file(target), options: DownloadOptions(checksum: wrong))
+            let download = try await manager.add(
+                server.url("/file/1000"),
+                to: .file(target),
+                options: DownloadOptions(checksum: wrong)
+            )
             let error = await courierError { _ = try await download.completion() }
             #expect(error?.code == .integrity && error?.message.contains("sha256 mismatch") == true)
             // Nothing is left that would fail the next run the same way (issue 41).
@@ -154,7 +206,10 @@ struct DownloadResumeTests {
             let download = try await manager.add(server.url("/status/404"), to: .file(target))
             let error = await courierError { _ = try await download.completion() }
             #expect(error?.code == .httpStatus && error?.status?.code == 404)
-            #expect(!target.exists && !target.partFile.exists && !target.resumeRecord.exists, "a failure before the first byte leaves nothing")
+            #expect(
+                !target.exists && !target.partFile.exists && !target.resumeRecord.exists,
+                "a failure before the first byte leaves nothing"
+            )
         }
     }
 
@@ -164,11 +219,17 @@ struct DownloadResumeTests {
             // A directory where the record goes: the record cannot be written when the download fails.
             try FileManager.default.createDirectory(at: target.resumeRecord, withIntermediateDirectories: false)
             // Bytes arrive, then the connection is cut for good (no retries): there is a record to save.
-            let download = try await manager.add(server.url("/file/\(size)?cut=70000&key=unrecorded"), to: .file(target),
-                                                 options: DownloadOptions(retries: 0, checkpointInterval: .seconds(60)))
+            let download = try await manager.add(
+                server.url("/file/\(size)?cut=70000&key=unrecorded"),
+                to: .file(target),
+                options: DownloadOptions(retries: 0, checkpointInterval: .seconds(60))
+            )
             let error = await courierError { _ = try await download.completion() }
             #expect(error?.code == .connectionClosed, "the download's own failure still leads")
-            #expect(error?.message.contains("resume record could not be saved") == true, "a lost record was swallowed: \(String(describing: error))")
+            #expect(
+                error?.message.contains("resume record could not be saved") == true,
+                "a lost record was swallowed: \(String(describing: error))"
+            )
         }
     }
 
@@ -181,7 +242,10 @@ struct DownloadResumeTests {
             let file = try await download.completion()
             #expect(file.deletingLastPathComponent().path == directory.standardizedFileURL.path)
             #expect(file.lastPathComponent == "evil.sh")
-            let named = try await manager.add(server.url("/file/100?x=1"), to: .directory(directory.appendingPathComponent("sub")))
+            let named = try await manager.add(
+                server.url("/file/100?x=1"),
+                to: .directory(directory.appendingPathComponent("sub"))
+            )
             #expect(named.destination.lastPathComponent == "100")
         }
     }
@@ -191,7 +255,11 @@ struct DownloadResumeTests {
             let size = 4 << 20
             let target = directory.appendingPathComponent("segmented.bin")
             let url = server.url("/file/\(size)?cut=400000&key=seg")
-            let options = DownloadOptions(connections: 4, minimumSegmentBytes: 512 * 1024, retryDelay: .milliseconds(10))
+            let options = DownloadOptions(
+                connections: 4,
+                minimumSegmentBytes: 512 * 1024,
+                retryDelay: .milliseconds(10)
+            )
             let download = try await manager.add(url, to: .file(target), options: options)
             _ = try await download.completion()
             #expect(try sha256(of: target) == ServerFiles.sha256(count: size))

@@ -1,13 +1,15 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Crypto
 import Foundation
 import Testing
 
 /// A fresh temporary directory, removed by the caller.
 func temporaryDownloadDirectory() throws -> URL {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-downloads-\(UUID().uuidString)")
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "courier-downloads-\(UUID().uuidString)"
+    )
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     return directory
 }
@@ -37,7 +39,6 @@ func collectEvents(_ download: Download) async -> [DownloadEvent] {
     for await event in await download.events() { events.append(event) }
     return events
 }
-
 
 extension URL {
     /// `<path>.part`.

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import NIOCore
@@ -17,13 +17,19 @@ struct FaultMatrixTests {
         let cache = ResponseCache()
         try await withTestServer { other in
             try await withServerSession({
-                $0.timeouts.readIdle = .seconds(3)  // the stalls end here; less makes a loaded machine time out mid-decompression
+                // the stalls end here; less makes a loaded machine time out mid-decompression
+                $0.timeouts.readIdle = .seconds(3)
                 $0.defaultHeaders[.authorization] = "Bearer matrix-secret"
                 $0.cache = cache
             }) { session, server in
                 let path = fault.path.replacingOccurrences(of: "{other}", with: other.baseURL.absoluteString)
                 let start = ContinuousClock.now
-                guard let outcome = try await within(.seconds(20), { try await kind.run(path, server: server, session: session, cache: cache) }) else {
+                guard
+                    let outcome = try await within(
+                        .seconds(20),
+                        { try await kind.run(path, server: server, session: session, cache: cache) }
+                    )
+                else {
                     Issue.record("\(fault) as \(kind) did not end within 20 s")
                     return
                 }
@@ -31,14 +37,29 @@ struct FaultMatrixTests {
 
                 switch outcome {
                 case .success(let body):
-                    #expect(fault.accepts(body, as: kind), "\(fault) as \(kind) succeeded with a wrong body (\(body.count) bytes)")
+                    #expect(
+                        fault.accepts(body, as: kind),
+                        "\(fault) as \(kind) succeeded with a wrong body (\(body.count) bytes)"
+                    )
                 case .failure(let error):
-                    #expect(fault.codes.contains(error.code), "\(fault) as \(kind) ended in \(error.code): \(error.message)")
+                    #expect(
+                        fault.codes.contains(error.code),
+                        "\(fault) as \(kind) ended in \(error.code): \(error.message)"
+                    )
                 }
                 #expect(elapsed < .seconds(10), "\(fault) as \(kind) took \(elapsed)")
-                let ended = switch outcome { case .success: "ok"; case .failure(let error): error.code.rawValue }
-                ReliabilityFigures.record("fault-matrix", ["fault": fault.name, "kind": kind.rawValue, "ended": ended,
-                                                           "milliseconds": Int(elapsed.seconds * 1000)])
+                let ended =
+                    switch outcome {
+                    case .success: "ok"
+                    case .failure(let error): error.code.rawValue
+                    }
+                ReliabilityFigures.record(
+                    "fault-matrix",
+                    [
+                        "fault": fault.name, "kind": kind.rawValue, "ended": ended,
+                        "milliseconds": Int(elapsed.seconds * 1000),
+                    ]
+                )
                 await eventually("the pool empties") { await session.pool.isEmpty }
 
                 // The session still works. After a surplus past Content-Length, the first request on the reused
@@ -81,33 +102,91 @@ struct Fault: Sendable, CustomStringConvertible {
     static let framing: Set<CourierError.Code> = [.invalidResponse]
 
     static let all: [Fault] = [
-        Fault(name: "FIN at byte K", path: "/fault/close-at/1000?size=50000", codes: [.connectionClosed], correctBody: nil),
-        Fault(name: "RST before the head", path: "/fault/reset", codes: [.connectionReset, .connectionClosed], correctBody: nil),
-        Fault(name: "RST mid-body", path: "/fault/reset?after=5000", codes: [.connectionReset, .connectionClosed], correctBody: nil),
-        Fault(name: "Content-Length too long", path: "/fault/wrong-length?claimed=1000&actual=10", codes: [.connectionClosed], correctBody: nil),
-        Fault(name: "Content-Length too short", path: "/fault/wrong-length?claimed=10&actual=1000", codes: framing,
-              correctBody: { $0 == Data(ServerFiles.bytes(offset: 0, count: 10)) }),
+        Fault(
+            name: "FIN at byte K",
+            path: "/fault/close-at/1000?size=50000",
+            codes: [.connectionClosed],
+            correctBody: nil
+        ),
+        Fault(
+            name: "RST before the head",
+            path: "/fault/reset",
+            codes: [.connectionReset, .connectionClosed],
+            correctBody: nil
+        ),
+        Fault(
+            name: "RST mid-body",
+            path: "/fault/reset?after=5000",
+            codes: [.connectionReset, .connectionClosed],
+            correctBody: nil
+        ),
+        Fault(
+            name: "Content-Length too long",
+            path: "/fault/wrong-length?claimed=1000&actual=10",
+            codes: [.connectionClosed],
+            correctBody: nil
+        ),
+        Fault(
+            name: "Content-Length too short",
+            path: "/fault/wrong-length?claimed=10&actual=1000",
+            codes: framing,
+            correctBody: { $0 == Data(ServerFiles.bytes(offset: 0, count: 10)) }
+        ),
         Fault(name: "garbage chunk size", path: "/fault/bad-chunked", codes: framing, correctBody: nil),
-        Fault(name: "bare LF in chunked framing", path: "/fault/bad-chunked?kind=bare-lf", codes: framing, correctBody: nil),
-        Fault(name: "overflowing chunk size", path: "/fault/bad-chunked?kind=overflow", codes: framing, correctBody: nil),
+        Fault(
+            name: "bare LF in chunked framing",
+            path: "/fault/bad-chunked?kind=bare-lf",
+            codes: framing,
+            correctBody: nil
+        ),
+        Fault(
+            name: "overflowing chunk size",
+            path: "/fault/bad-chunked?kind=overflow",
+            codes: framing,
+            correctBody: nil
+        ),
         Fault(name: "two Content-Length headers", path: "/fault/two-lengths", codes: framing, correctBody: nil),
         Fault(name: "Content-Length with chunked", path: "/fault/length-and-chunked", codes: framing, correctBody: nil),
         Fault(name: "stall before the head", path: "/fault/stall?at=head", codes: [.timeout], correctBody: nil),
         Fault(name: "stall mid-body", path: "/fault/stall", codes: [.timeout], correctBody: nil),
-        Fault(name: "invalid gzip", path: "/fault/bad-gzip", codes: [.decompression], correctBody: nil,
-              storedAsSent: { $0 == Data(ServerFiles.bytes(offset: 7, count: 512)) }),
-        Fault(name: "stacked encodings", path: "/fault/stacked-gzip", codes: [.decompression], correctBody: nil,
-              storedAsSent: { $0.starts(with: [0x1F, 0x8B]) }),
-        Fault(name: "decompression bomb", path: "/fault/bomb", codes: [.decompression, .bodyTooLarge], correctBody: nil,
-              storedAsSent: { body in (try? ServerFiles.zeroBomb()).map { body == Data($0.readableBytesView) } ?? false }),
+        Fault(
+            name: "invalid gzip",
+            path: "/fault/bad-gzip",
+            codes: [.decompression],
+            correctBody: nil,
+            storedAsSent: { $0 == Data(ServerFiles.bytes(offset: 7, count: 512)) }
+        ),
+        Fault(
+            name: "stacked encodings",
+            path: "/fault/stacked-gzip",
+            codes: [.decompression],
+            correctBody: nil,
+            storedAsSent: { $0.starts(with: [0x1F, 0x8B]) }
+        ),
+        Fault(
+            name: "decompression bomb",
+            path: "/fault/bomb",
+            codes: [.decompression, .bodyTooLarge],
+            correctBody: nil,
+            storedAsSent: { body in (try? ServerFiles.zeroBomb()).map { body == Data($0.readableBytesView) } ?? false }
+        ),
         Fault(name: "1 MiB header", path: "/fault/huge-header", codes: framing, correctBody: nil),
-        Fault(name: "redirect loop", path: "/redirect-loop", codes: [.redirectLoop, .tooManyRedirects], correctBody: nil),
-        Fault(name: "cross-origin redirect", path: "/redirect-to?url={other}/echo", codes: [],
-              correctBody: { body in
-                  guard let echo = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return false }
-                  let headers = echo["headers"] as? [String: Any] ?? [:]
-                  return echo["path"] as? String == "/echo" && headers["authorization"] == nil
-              }),
+        Fault(
+            name: "redirect loop",
+            path: "/redirect-loop",
+            codes: [.redirectLoop, .tooManyRedirects],
+            correctBody: nil
+        ),
+        Fault(
+            name: "cross-origin redirect",
+            path: "/redirect-to?url={other}/echo",
+            codes: [],
+            correctBody: { body in
+                guard let echo = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else { return false }
+                let headers = echo["headers"] as? [String: Any] ?? [:]
+                return echo["path"] as? String == "/echo" && headers["authorization"] == nil
+            }
+        ),
     ]
 }
 
@@ -121,7 +200,12 @@ enum CallKind: String, CaseIterable, Sendable, CustomStringConvertible {
 
     /// Runs `path` as this kind of call: the body it got, or the error it ended in. Checks what each kind
     /// must leave behind (no cache entry for a failure, no file at a download's destination).
-    func run(_ path: String, server: TestServer, session: Session, cache: ResponseCache) async throws -> Result<Data, CourierError> {
+    func run(
+        _ path: String,
+        server: TestServer,
+        session: Session,
+        cache: ResponseCache
+    ) async throws -> Result<Data, CourierError> {
         switch self {
         case .plain:
             return await outcome { try await session.send(Request<Data>.get(path)).body }
@@ -150,22 +234,33 @@ enum CallKind: String, CaseIterable, Sendable, CustomStringConvertible {
             let manager = try DownloadManager(session: session)
             let url = path.hasPrefix("/") ? server.url(path) : URL(filePath: path)
             let result = await outcome {
-                let download = try await manager.add(url, to: .file(target), options: DownloadOptions(retries: 1, retryDelay: .milliseconds(10),
-                                                                                            idleTimeout: .seconds(3)))
+                let download = try await manager.add(
+                    url,
+                    to: .file(target),
+                    options: DownloadOptions(
+                        retries: 1,
+                        retryDelay: .milliseconds(10),
+                        idleTimeout: .seconds(3)
+                    )
+                )
                 return try Data(contentsOf: try await download.completion())
             }
-            if case .failure = result { #expect(!FileManager.default.fileExists(atPath: target.path), "a partial file at the destination") }
+            if case .failure = result {
+                #expect(!FileManager.default.fileExists(atPath: target.path), "a partial file at the destination")
+            }
             return result
         case .upload:
             return await outcome {
-                try await session.upload(Request<Data>.post(path, body: .bytes(Data(repeating: 7, count: 64 * 1024)))).response.body
+                try await session.upload(Request<Data>.post(path, body: .bytes(Data(repeating: 7, count: 64 * 1024))))
+                    .response.body
             }
         case .batchMember:
             let requests = [Request<Data>.get("/small"), .get(path), .get("/small", query: ["n": 2])]
             let batch = try await session.batch(requests, options: BatchOptions(concurrency: 3))
             for index in [0, 2] {
                 guard case .failure(let error) = batch.results[index] else { continue }
-                let poisoned = path.contains("claimed=10&") && [.invalidResponse, .connectionClosed].contains(error.code)
+                let poisoned =
+                    path.contains("claimed=10&") && [.invalidResponse, .connectionClosed].contains(error.code)
                 if !poisoned { Issue.record("a healthy batch member failed: \(error)") }
             }
             return batch.results[1].map(\.body)

@@ -1,13 +1,16 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
 
 @Suite("Faults from the server end in typed errors", .timeLimit(.minutes(1)))
 struct FaultTests {
-    func failure(_ path: String, _ configure: @escaping (inout Configuration) -> Void = { _ in }) async throws -> CourierError? {
+    func failure(
+        _ path: String,
+        _ configure: @escaping (inout Configuration) -> Void = { _ in }
+    ) async throws -> CourierError? {
         try await withServerSession(configure) { session, _ in
             await courierError { _ = try await session.send(Request<Data>.get(path)) }
         }
@@ -64,7 +67,9 @@ struct FaultTests {
 
     @Test func perRequestTimeoutOverridesTheSession() async throws {
         try await withServerSession { session, _ in
-            let error = await courierError { _ = try await session.send(Request<Data>.get("/delay/2000").timeout(.milliseconds(200))) }
+            let error = await courierError {
+                _ = try await session.send(Request<Data>.get("/delay/2000").timeout(.milliseconds(200)))
+            }
             #expect(error?.timeoutKind == .total)
         }
     }
@@ -100,7 +105,9 @@ struct FaultTests {
         try await withServerSession({ $0.limits.maxBodyBytes = 100_000 }) { session, _ in
             let declared = await courierError { _ = try await session.send(Request<Data>.get("/bytes/200000")) }
             #expect(declared?.code == .bodyTooLarge)
-            let chunked = await courierError { _ = try await session.send(Request<Data>.get("/bytes/200000?chunked=1")) }
+            let chunked = await courierError {
+                _ = try await session.send(Request<Data>.get("/bytes/200000?chunked=1"))
+            }
             #expect(chunked?.code == .bodyTooLarge)
             var small = Request<Data>.get("/bytes/2000")
             small.maxResponseBytes = 1000
@@ -112,7 +119,10 @@ struct FaultTests {
 
     @Test func theSessionStillWorksAfterEveryFault() async throws {
         try await withServerSession({ $0.timeouts.readIdle = .seconds(1) }) { session, _ in
-            for path in ["/fault/close-at/10", "/fault/reset", "/fault/bad-chunked", "/fault/wrong-length", "/fault/stall", "/fault/huge-header"] {
+            for path in [
+                "/fault/close-at/10", "/fault/reset", "/fault/bad-chunked", "/fault/wrong-length", "/fault/stall",
+                "/fault/huge-header",
+            ] {
                 _ = await courierError { _ = try await session.send(Request<Data>.get(path)) }
                 let next = try await session.send(Request<String>.get("/small"))
                 #expect(next.value.count == 1024)

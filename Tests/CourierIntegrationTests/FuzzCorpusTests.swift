@@ -8,7 +8,10 @@ struct FuzzCorpusTests {
     static let fuzzFolder = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appending(path: "Fuzz")
 
-    @Test(arguments: ["cache-entry", "resume-record", "file-name", "header", "multipart", "url", "content-range", "redirect", "response-head"])
+    @Test(arguments: [
+        "cache-entry", "resume-record", "file-name", "header", "multipart", "url", "content-range", "redirect",
+        "response-head",
+    ])
     func everySavedInputKeepsTheInvariants(target: String) async throws {
         var folders = [Self.fuzzFolder.appending(path: "corpus/\(target)").path()]
         let regressions = Self.fuzzFolder.appending(path: "regressions/\(target)").path()

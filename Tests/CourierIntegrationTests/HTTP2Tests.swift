@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
@@ -15,13 +15,19 @@ struct HTTP2Tests {
         leaf = try authority.issue()
     }
 
-    private func withH2Server(_ configure: @escaping (inout Configuration) -> Void,
-                              _ body: (Session, TestServer) async throws -> Void) async throws {
+    private func withH2Server(
+        _ configure: @escaping (inout Configuration) -> Void,
+        _ body: (Session, TestServer) async throws -> Void
+    ) async throws {
         let trust = TLSPolicy(trustRoots: .pem(authority.certificatePEM))
-        try await withServerSession(tls: .init(identity: leaf, http2: true), {
-            $0.tls.default = trust
-            configure(&$0)
-        }, body)
+        try await withServerSession(
+            tls: .init(identity: leaf, http2: true),
+            {
+                $0.tls.default = trust
+                configure(&$0)
+            },
+            body
+        )
     }
 
     @Test func manyConcurrentRequestsMultiplexOnOneConnection() async throws {
@@ -29,7 +35,9 @@ struct HTTP2Tests {
             _ = try await session.send(Request<Echo>.get("/echo"))  // the connection, and what ALPN chose
             try await withThrowingTaskGroup(of: Echo.self) { group in
                 for index in 0..<64 {
-                    group.addTask { try await session.send(Request<Echo>.post("/echo", body: .text("n\(index)"))).value }
+                    group.addTask {
+                        try await session.send(Request<Echo>.post("/echo", body: .text("n\(index)"))).value
+                    }
                 }
                 var bodies = Set<String>()
                 for try await echo in group { bodies.insert(echo.body) }

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
@@ -19,23 +19,37 @@ struct HeaderInjectionTests {
     @Test func everyControlByteInANameOrValueIsRefused() async throws {
         try await withServerSession { session, server in
             for byte in Self.controls {
-                let inName = await courierError { _ = try await session.send(Request<Data>.get("/echo").header("X-A\(Self.text(byte))B", "v")) }
+                let inName = await courierError {
+                    _ = try await session.send(Request<Data>.get("/echo").header("X-A\(Self.text(byte))B", "v"))
+                }
                 #expect(inName?.code == .invalidHeader, "byte \(byte) in a name")
                 guard byte != 0x09 else { continue }
-                let inValue = await courierError { _ = try await session.send(Request<Data>.get("/echo").header("X-Evil", "a\(Self.text(byte))b")) }
+                let inValue = await courierError {
+                    _ = try await session.send(Request<Data>.get("/echo").header("X-Evil", "a\(Self.text(byte))b"))
+                }
                 #expect(inValue?.code == .invalidHeader, "byte \(byte) in a value")
-                #expect(inValue?.description.unicodeScalars.contains { $0.value == UInt32(byte) } == false, "the error repeats byte \(byte)")
+                #expect(
+                    inValue?.description.unicodeScalars.contains { $0.value == UInt32(byte) } == false,
+                    "the error repeats byte \(byte)"
+                )
             }
             try await Task.sleep(for: .milliseconds(50))
             #expect(server.totalHits == 0)
-            ReliabilityFigures.record("bad-inputs", ["campaign": "request header names and values", "inputs": Self.controls.count * 2 - 1,
-                                                     "sent": server.totalHits])
+            ReliabilityFigures.record(
+                "bad-inputs",
+                [
+                    "campaign": "request header names and values", "inputs": Self.controls.count * 2 - 1,
+                    "sent": server.totalHits,
+                ]
+            )
         }
     }
 
     @Test func headerValuesGivenAsStringsToAdaptersAndDefaultsAreRefusedNotAltered() async throws {
         var configuration = Configuration()
-        let refused = #expect(throws: CourierError.self) { try configuration.setDefaultHeader("X-Default", "a\r\nInjected: 1") }
+        let refused = #expect(throws: CourierError.self) {
+            try configuration.setDefaultHeader("X-Default", "a\r\nInjected: 1")
+        }
         #expect(refused?.code == .invalidHeader)
         try configuration.setDefaultHeader("X-Default", "fine")
         #expect(configuration.defaultHeaders[HTTPField.Name("X-Default")!] == "fine")
@@ -58,32 +72,50 @@ struct HeaderInjectionTests {
     @Test func everyControlByteInAPartHeaderOrContentTypeIsRefused() throws {
         for byte in Self.controls {
             var form = MultipartFormData()
-            let inName = #expect(throws: CourierError.self) { try form.append(data: Data(), name: "f", headers: [("X-A\(Self.text(byte))B", "v")]) }
+            let inName = #expect(throws: CourierError.self) {
+                try form.append(data: Data(), name: "f", headers: [("X-A\(Self.text(byte))B", "v")])
+            }
             #expect(inName?.code == .invalidHeader, "byte \(byte) in a part header name")
             guard byte != 0x09 else { continue }
-            let inValue = #expect(throws: CourierError.self) { try form.append(data: Data(), name: "f", headers: [("X-Meta", "a\(Self.text(byte))b")]) }
+            let inValue = #expect(throws: CourierError.self) {
+                try form.append(data: Data(), name: "f", headers: [("X-Meta", "a\(Self.text(byte))b")])
+            }
             #expect(inValue?.code == .invalidHeader, "byte \(byte) in a part header value")
-            let inType = #expect(throws: CourierError.self) { try form.append(data: Data(), name: "f", contentType: "text/plain\(Self.text(byte))x") }
+            let inType = #expect(throws: CourierError.self) {
+                try form.append(data: Data(), name: "f", contentType: "text/plain\(Self.text(byte))x")
+            }
             #expect(inType?.code == .invalidHeader, "byte \(byte) in a part's content type")
             #expect(form.parts.isEmpty)
         }
         // Refused while the form is built: no request exists, so there is no count of what reached a server.
-        ReliabilityFigures.record("bad-inputs", ["campaign": "multipart part headers and content types", "inputs": Self.controls.count * 3 - 2])
+        ReliabilityFigures.record(
+            "bad-inputs",
+            ["campaign": "multipart part headers and content types", "inputs": Self.controls.count * 3 - 2]
+        )
     }
 
     @Test func everyControlByteInAMultipartNameIsRefused() throws {
         for byte in Self.controls where byte != 0x09 {
             var form = MultipartFormData()
-            let field = #expect(throws: CourierError.self) { try form.append(field: "a\(Self.text(byte))b", value: "v") }
+            let field = #expect(throws: CourierError.self) {
+                try form.append(field: "a\(Self.text(byte))b", value: "v")
+            }
             #expect(field?.code == .invalidHeader, "byte \(byte) in a field name")
-            let file = #expect(throws: CourierError.self) { try form.append(data: Data(), name: "f", fileName: "a\(Self.text(byte)).txt") }
+            let file = #expect(throws: CourierError.self) {
+                try form.append(data: Data(), name: "f", fileName: "a\(Self.text(byte)).txt")
+            }
             #expect(file?.code == .invalidHeader, "byte \(byte) in a file name")
-            #expect(file?.description.unicodeScalars.contains { $0.value == UInt32(byte) } == false, "the error repeats byte \(byte)")
+            #expect(
+                file?.description.unicodeScalars.contains { $0.value == UInt32(byte) } == false,
+                "the error repeats byte \(byte)"
+            )
             #expect(form.parts.isEmpty)
         }
         var form = MultipartFormData()
         try form.append(field: "a\tb", value: "v")  // tab, as in a header value
-        ReliabilityFigures.record("bad-inputs", ["campaign": "multipart field and file names", "inputs": (Self.controls.count - 1) * 2])
+        ReliabilityFigures.record(
+            "bad-inputs",
+            ["campaign": "multipart field and file names", "inputs": (Self.controls.count - 1) * 2]
+        )
     }
 }
-

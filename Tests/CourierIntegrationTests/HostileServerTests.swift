@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
@@ -30,8 +30,10 @@ struct HostileServerTests {
 
     @Test func aStatusBelow100FailsOneBatchMemberAndNotTheBatch() async throws {
         try await withServerSession { session, _ in
-            let outcome = try await session.batch([Request<Data>.get("/small"), Request<Data>.get("/fault/status/042"),
-                                                   Request<Data>.get("/small")])
+            let outcome = try await session.batch([
+                Request<Data>.get("/small"), Request<Data>.get("/fault/status/042"),
+                Request<Data>.get("/small"),
+            ])
             #expect(outcome.results.count == 3 && outcome.failedIndices == [1])
             let failures = outcome.results.compactMap { result -> CourierError? in
                 if case .failure(let error) = result { return error } else { return nil }
@@ -42,8 +44,11 @@ struct HostileServerTests {
 
     @Test func aStatusBelow100IsADownloadFailureNotACrash() async throws {
         try await withDownloads { manager, server, directory in
-            let download = try await manager.add(server.url("/fault/status/042"), to: .file(directory.appending(path: "x.bin")),
-                                                 options: DownloadOptions(retries: 0))
+            let download = try await manager.add(
+                server.url("/fault/status/042"),
+                to: .file(directory.appending(path: "x.bin")),
+                options: DownloadOptions(retries: 0)
+            )
             let error = await courierError { _ = try await download.completion() }
             #expect(error?.code == .invalidResponse)
         }
@@ -62,9 +67,12 @@ struct HostileServerTests {
     func anHTTP2StatusOutside100To999IsAnInvalidResponse(code: Int) async throws {
         let authority = try TestCertificateAuthority()
         let leaf = try authority.issue()
-        try await withServerSession(tls: .init(identity: leaf, http2: true), {
-            $0.tls.default = TLSPolicy(trustRoots: .pem(authority.certificatePEM))
-        }) { session, _ in
+        try await withServerSession(
+            tls: .init(identity: leaf, http2: true),
+            {
+                $0.tls.default = TLSPolicy(trustRoots: .pem(authority.certificatePEM))
+            }
+        ) { session, _ in
             let error = await courierError { _ = try await session.send(Request<Data>.get("/fault/status/\(code)")) }
             #expect(error?.code == .invalidResponse)
             let after = try await session.send(Request<Data>.get("/small"))
@@ -74,7 +82,10 @@ struct HostileServerTests {
 
     // MARK: Ports NIO's SocketAddress cannot hold
 
-    @Test(arguments: ["http://127.0.0.1:65536/", "http://[::1]:70000/", "http://127.0.0.1:0/", "http://127.0.0.1:99999999999999999999999/"])
+    @Test(arguments: [
+        "http://127.0.0.1:65536/", "http://[::1]:70000/", "http://127.0.0.1:0/",
+        "http://127.0.0.1:99999999999999999999999/",
+    ])
     func aPortOutOfRangeIsAnInvalidURL(url: String) async throws {
         try await withSession { session in
             let error = await courierError { _ = try await session.send(Request<Data>.get(url)) }
@@ -87,7 +98,9 @@ struct HostileServerTests {
         try await withServerSession { session, _ in
             for location in ["http://127.0.0.1:99999/", "http://127.0.0.1:123456789012345678901234/x"] {
                 let query = location.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-                let error = await courierError { _ = try await session.send(Request<Data>.get("/redirect-to?url=\(query)")) }
+                let error = await courierError {
+                    _ = try await session.send(Request<Data>.get("/redirect-to?url=\(query)"))
+                }
                 #expect(error?.code == .invalidURL)
                 #expect(error?.message.contains("port") == true)
             }
@@ -96,8 +109,14 @@ struct HostileServerTests {
 
     @Test func aTransportRefusesAPortOutOfRangeWhoeverBuiltTheRequest() async throws {
         let transport = AsyncHTTPClientTransport()
-        let request = TransportRequest(method: .get, url: try #require(URL(string: "http://127.0.0.1:65536/")), headers: [:], body: .empty,
-                                       timeouts: Timeouts(), deadline: .now + .seconds(10))
+        let request = TransportRequest(
+            method: .get,
+            url: try #require(URL(string: "http://127.0.0.1:65536/")),
+            headers: [:],
+            body: .empty,
+            timeouts: Timeouts(),
+            deadline: .now + .seconds(10)
+        )
         let error = await courierError { _ = try await transport.send(request) }
         try await transport.shutdown()
         #expect(error?.code == .invalidURL)
@@ -108,7 +127,10 @@ struct HostileServerTests {
         #expect(outcome.status == 64 && outcome.stderr.hasPrefix("courier: URL: ") && outcome.stderr.contains("port"))
         try await withDownloads { manager, _, directory in
             let error = await courierError {
-                _ = try await manager.add(try #require(URL(string: "http://127.0.0.1:70000/f")), to: .file(directory.appending(path: "f")))
+                _ = try await manager.add(
+                    try #require(URL(string: "http://127.0.0.1:70000/f")),
+                    to: .file(directory.appending(path: "f"))
+                )
             }
             #expect(error?.code == .invalidURL)
         }
@@ -125,7 +147,9 @@ struct HostileServerTests {
             // A username alone (a token) travels the same way; an Authorization of the caller's own wins.
             let token = try await session.send(Request<Echo>.get("http://T0KEN@127.0.0.1:\(port)/echo"))
             #expect(token.value.header("authorization") == "Basic " + Data("T0KEN:".utf8).base64EncodedString())
-            let own = try await session.send(Request<Echo>.get("http://ada:pw@127.0.0.1:\(port)/echo").header("Authorization", "Bearer mine"))
+            let own = try await session.send(
+                Request<Echo>.get("http://ada:pw@127.0.0.1:\(port)/echo").header("Authorization", "Bearer mine")
+            )
             #expect(own.value.header("authorization") == "Bearer mine")
         }
     }
@@ -137,11 +161,17 @@ struct HostileServerTests {
         try await withDownloads { manager, server, directory in
             let target = directory.appending(path: "huge-range.bin")
             // With two connections the first segment's 206 overflows; with one, the resume after a cut does.
-            let options = connections == 2
+            let options =
+                connections == 2
                 ? DownloadOptions(connections: 2, minimumSegmentBytes: 10_000, retries: 0)
                 : DownloadOptions(retries: 1, retryDelay: .milliseconds(10))
-            let query = connections == 2 ? "huge-range-after=0&key=huge2" : "cut=50000&faults=1&huge-range-after=1&key=huge1"
-            let download = try await manager.add(server.url("/file/100000?\(query)"), to: .file(target), options: options)
+            let query =
+                connections == 2 ? "huge-range-after=0&key=huge2" : "cut=50000&faults=1&huge-range-after=1&key=huge1"
+            let download = try await manager.add(
+                server.url("/file/100000?\(query)"),
+                to: .file(target),
+                options: options
+            )
             let error = await courierError { _ = try await download.completion() }
             #expect(error?.code == .rangeMismatch)
             #expect(!FileManager.default.fileExists(atPath: target.path))
@@ -159,7 +189,9 @@ struct SavedMeansSavedTests {
         try await withServerSession { session, _ in
             let whole = try await session.send(Request<String>.get("/fault/gzip-members"))
             #expect(whole.value == "first member, second member")
-            let garbage = await courierError { _ = try await session.send(Request<String>.get("/fault/gzip-members?trailer=junk")) }
+            let garbage = await courierError {
+                _ = try await session.send(Request<String>.get("/fault/gzip-members?trailer=junk"))
+            }
             #expect(garbage?.code == .decompression)
         }
     }
@@ -174,8 +206,11 @@ struct SavedMeansSavedTests {
             await eventually("the first transfer has sent bytes") { server.counter("file-bytes:\(key)") > 0 }
             try await withSession { session in
                 let second = try DownloadManager(session: session)
-                let other = try await second.add(server.url("/file/1000"), to: .file(target),
-                                                 options: DownloadOptions(retries: 0, resumable: secondResumes))
+                let other = try await second.add(
+                    server.url("/file/1000"),
+                    to: .file(target),
+                    options: DownloadOptions(retries: 0, resumable: secondResumes)
+                )
                 let error = await courierError { _ = try await other.completion() }
                 #expect(error?.code == .destinationBusy)
             }
@@ -192,7 +227,11 @@ struct SavedMeansSavedTests {
             let target = directory.appending(path: name)
             // A cut midway makes the transfer write its record (and its temporary name) and resume from it.
             let url = server.url("/file/\(size)?cut=70000&faults=1&key=long\(bytes)")
-            let download = try await manager.add(url, to: .file(target), options: DownloadOptions(retryDelay: .milliseconds(10)))
+            let download = try await manager.add(
+                url,
+                to: .file(target),
+                options: DownloadOptions(retryDelay: .milliseconds(10))
+            )
             #expect(try await download.completion() == target.standardizedFileURL)
             #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
             #expect(server.counter("file:long\(bytes)") == 2)
@@ -207,7 +246,9 @@ struct SavedMeansSavedTests {
             let list = directory.appending(path: "list.txt")
             // One name from Content-Disposition, the same one from the other URL's path.
             let named = server.url("/file/1000?disposition=attachment%3B%20filename%3D%22same.bin%22").absoluteString
-            try Data([named, server.url("/file/2000/same.bin").absoluteString].joined(separator: "\n").utf8).write(to: list)
+            try Data([named, server.url("/file/2000/same.bin").absoluteString].joined(separator: "\n").utf8).write(
+                to: list
+            )
             let folder = directory.appending(path: "out")
             let outcome = try await CLI.run(["download", "-i", list.path, "-d", folder.path, "--create-dirs"])
             #expect(outcome.status == 0, "\(outcome.stderr)")
@@ -231,15 +272,26 @@ struct SavedMeansSavedTests {
             let target = directory.appending(path: "checked.bin")
             let wrong = try DownloadChecksum.sha256(String(repeating: "0", count: 64))
             let url = server.url("/file/\(size)?key=mismatch")
-            let first = try await manager.add(url, to: .file(target), options: DownloadOptions(checksum: wrong, retries: 0))
+            let first = try await manager.add(
+                url,
+                to: .file(target),
+                options: DownloadOptions(checksum: wrong, retries: 0)
+            )
             let error = await courierError { _ = try await first.completion() }
             #expect(error?.code == .integrity && error?.message.contains("fetches it again") == true)
-            #expect(!target.partFile.exists && !target.resumeRecord.exists && !FileManager.default.fileExists(atPath: target.path))
+            #expect(
+                !target.partFile.exists && !target.resumeRecord.exists
+                    && !FileManager.default.fileExists(atPath: target.path)
+            )
 
             // The next run: a new manager, as a new process would have.
             let right = try DownloadChecksum.sha256(ServerFiles.sha256(count: size))
             try await withSession { session in
-                let again = try await DownloadManager(session: session).add(url, to: .file(target), options: DownloadOptions(checksum: right))
+                let again = try await DownloadManager(session: session).add(
+                    url,
+                    to: .file(target),
+                    options: DownloadOptions(checksum: right)
+                )
                 _ = try await again.completion()
             }
             #expect(try sha256(of: target) == right.hex)
@@ -257,7 +309,8 @@ struct StreamedBatchTests {
             // Early requests are slow, later ones fast: the later ones wait in the window for the earlier ones.
             let requests = (0..<40).map { Request<Data>.get("/delay/\(max(0, 30 - $0))?n=\($0)") }
             let seen = Locked<(order: [Int], consuming: Bool, overlapped: Bool, mostAhead: Int)>(([], false, false, 0))
-            let progress = try await session.run(Batch(requests, options: BatchOptions(concurrency: 8)), window: window) { index, result in
+            let progress = try await session.run(Batch(requests, options: BatchOptions(concurrency: 8)), window: window)
+            { index, result in
                 let started = server.hits("/delay/0") + (1...30).reduce(0) { $0 + server.hits("/delay/\($1)") }
                 seen.withLock {
                     $0.overlapped = $0.overlapped || $0.consuming
@@ -281,7 +334,10 @@ struct StreamedBatchTests {
         try await withServerSession({ $0.validators = [StatusCodeValidator.successful] }) { session, _ in
             let requests = [Request<Data>.get("/status/500")] + (0..<20).map { _ in Request<Data>.get("/delay/50") }
             let count = Locked(0)
-            let progress = try await session.run(Batch(requests, options: BatchOptions(concurrency: 2, mode: .failFast)), window: 2) { _, _ in
+            let progress = try await session.run(
+                Batch(requests, options: BatchOptions(concurrency: 2, mode: .failFast)),
+                window: 2
+            ) { _, _ in
                 count.withLock { $0 += 1 }
             }
             #expect(count.withLock { $0 } == 21 && progress.failed >= 1 && progress.completed == 21)

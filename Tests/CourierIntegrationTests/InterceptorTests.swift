@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Crypto
 import Foundation
 import HTTPTypes
@@ -14,8 +14,12 @@ final class RecordingMonitor: EventMonitor {
 
     func willSend(_ request: PreparedRequest) { add("willSend \(request.url.path())") }
     func didSend(_ request: PreparedRequest) { add("didSend") }
-    func didReceive(_ response: ResponseBody, for request: PreparedRequest) { add("didReceive \(response.status.code)") }
-    func willRetry(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError) { add("willRetry \(attempt)") }
+    func didReceive(_ response: ResponseBody, for request: PreparedRequest) {
+        add("didReceive \(response.status.code)")
+    }
+    func willRetry(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError) {
+        add("willRetry \(attempt)")
+    }
     func willCancel(_ request: PreparedRequest) { add("willCancel") }
     func didComplete(_ request: PreparedRequest, result: Result<ResponseBody, CourierError>, timing: Timing) {
         switch result {
@@ -30,7 +34,9 @@ struct RecordingAccessory: RequestAccessory {
     let name: String
     let events: Locked<[String]>
 
-    func requestWillStart(_ request: PreparedRequest) { events.withLock { $0.append("\(name) willStart \(request.url.path())") } }
+    func requestWillStart(_ request: PreparedRequest) {
+        events.withLock { $0.append("\(name) willStart \(request.url.path())") }
+    }
     func requestWillStop(_ request: PreparedRequest, outcome: Result<ResponseBody, CourierError>) {
         events.withLock { $0.append("\(name) willStop \(Self.describe(outcome))") }
     }
@@ -63,7 +69,9 @@ struct InterceptorTests {
         let signer = HMACSigningAdapter(secret: secret, clock: { Date(timeIntervalSince1970: 1_700_000_000) })
         try await withServerSession({
             $0.adapters = [
-                URLRewriteAdapter { url in URL(string: url.absoluteString.replacingOccurrences(of: "/old/", with: "/")) ?? url },
+                URLRewriteAdapter { url in
+                    URL(string: url.absoluteString.replacingOccurrences(of: "/old/", with: "/")) ?? url
+                },
                 QueryParametersAdapter(["device": "linux"]),
                 HeaderAdapter(HTTPField.Name("X-Token")!) { "fresh-token" },
                 signer,
@@ -75,7 +83,12 @@ struct InterceptorTests {
             #expect(echo.header("x-token") == "fresh-token")
             #expect(echo.header("x-timestamp") == "1700000000")
             let bodyHash = SHA256.hash(data: Data("payload".utf8)).map { String(format: "%02x", $0) }.joined()
-            let expected = signer.signature(method: "POST", pathAndQuery: echo.uri, timestamp: "1700000000", bodyHash: bodyHash)
+            let expected = signer.signature(
+                method: "POST",
+                pathAndQuery: echo.uri,
+                timestamp: "1700000000",
+                bodyHash: bodyHash
+            )
             #expect(echo.header("x-signature") == expected)
         }
     }
@@ -91,10 +104,13 @@ struct InterceptorTests {
 
     @Test func businessValidationRejectsAndIgnores() async throws {
         let validator = BusinessCodeValidator { json in
-            json["name"]?.stringValue == "courier" ? .reject(CourierError.validation("business code", keyPath: "name")) : .accept
+            json["name"]?.stringValue == "courier"
+                ? .reject(CourierError.validation("business code", keyPath: "name")) : .accept
         }
         try await withServerSession { session, _ in
-            let rejected = await courierError { _ = try await session.send(Request<Data>.get("/json").validate(validator)) }
+            let rejected = await courierError {
+                _ = try await session.send(Request<Data>.get("/json").validate(validator))
+            }
             #expect(rejected?.code == .validation && rejected?.keyPath == "name")
             let ignored = await courierError {
                 _ = try await session.send(Request<Data>.get("/json").validate(ClosureValidator { _, _ in .ignore }))
@@ -125,11 +141,13 @@ struct InterceptorTests {
             _ = try await session.send(Request<Data>.get("/small"))
             _ = await courierError { _ = try await session.send(Request<Data>.get("/status/500")) }
         }
-        #expect(monitor.all == [
-            "willSend /small", "didSend", "didReceive 200", "didComplete ok",
-            "willSend /status/500", "didSend", "didReceive 500", "willRetry 1",
-            "willSend /status/500", "didSend", "didReceive 500", "didComplete httpStatus",
-        ])
+        #expect(
+            monitor.all == [
+                "willSend /small", "didSend", "didReceive 200", "didComplete ok",
+                "willSend /status/500", "didSend", "didReceive 500", "willRetry 1",
+                "willSend /status/500", "didSend", "didReceive 500", "didComplete httpStatus",
+            ]
+        )
     }
 
     @Test func accessoriesHearStartAndStopOncePerRequestInOrder() async throws {
@@ -142,16 +160,24 @@ struct InterceptorTests {
                 .accessory(RecordingAccessory(name: "a", events: events))
                 .accessory(RecordingAccessory(name: "b", events: events))
             _ = try await session.send(request)
-            #expect(events.withLock { $0 } == [
-                "a willStart /flaky/accessory", "b willStart /flaky/accessory",
-                "monitor willSend", "monitor willRetry", "monitor willSend", "monitor didFinish",
-                "a willStop 200 19 bytes", "b willStop 200 19 bytes", "a didStop 200 19 bytes", "b didStop 200 19 bytes",
-            ])
+            #expect(
+                events.withLock { $0 } == [
+                    "a willStart /flaky/accessory", "b willStart /flaky/accessory",
+                    "monitor willSend", "monitor willRetry", "monitor willSend", "monitor didFinish",
+                    "a willStop 200 19 bytes", "b willStop 200 19 bytes", "a didStop 200 19 bytes",
+                    "b didStop 200 19 bytes",
+                ]
+            )
 
             events.withLock { $0 = [] }
             let undecodable = Request<Echo>.get("/small").accessory(RecordingAccessory(name: "a", events: events))
             _ = await courierError { _ = try await session.send(undecodable) }
-            #expect(events.withLock { $0 } == ["a willStart /small", "monitor willSend", "monitor didFinish", "a willStop decoding", "a didStop decoding"])
+            #expect(
+                events.withLock { $0 } == [
+                    "a willStart /small", "monitor willSend", "monitor didFinish", "a willStop decoding",
+                    "a didStop decoding",
+                ]
+            )
 
             events.withLock { $0 = [] }
             let unpreparable = Request<Data>.get("http://[::1").accessory(RecordingAccessory(name: "a", events: events))

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
@@ -27,10 +27,14 @@ struct LatencyPromiseTests {
                 task.cancel()
                 let result = await task.result
                 times.append(cancelledAt.duration(to: .now))
-                guard case .failure(let error) = result else { Issue.record("the request finished"); return }
+                guard case .failure(let error) = result else {
+                    Issue.record("the request finished")
+                    return
+                }
                 #expect((error as? CourierError)?.code == .cancelled)
             }
-            let best = try #require(times.min()), worst = try #require(times.max())
+            let best = try #require(times.min())
+            let worst = try #require(times.max())
             #expect(best < .milliseconds(100), "cancellation took \(times)")
             #expect(worst < .seconds(1), "cancellation took \(times)")
         }
@@ -51,7 +55,8 @@ struct LatencyPromiseTests {
             $0.retryPolicy = RetryPolicy(maxAttempts: 50, baseDelay: .milliseconds(50), maxDelay: .milliseconds(50))
             $0.timeouts.total = .milliseconds(500)
         }) { session, server in
-            var times: [Duration] = [], attempts: [Int] = []
+            var times: [Duration] = []
+            var attempts: [Int] = []
             for _ in 0..<3 {
                 let hitsBefore = server.hits("/status/503")
                 let start = ContinuousClock.now
@@ -69,7 +74,8 @@ struct LatencyPromiseTests {
             }
             // Retried, but not 50 times (a first attempt slowed past the deadline by a loaded machine is not retried).
             #expect((attempts.max() ?? 0) >= 2 && attempts.allSatisfy { $0 < 50 }, "attempts: \(attempts)")
-            let best = try #require(times.min()), worst = try #require(times.max())
+            let best = try #require(times.min())
+            let worst = try #require(times.max())
             #expect(best < .milliseconds(500) + .milliseconds(400), "the retries ran past the deadline: \(times)")
             #expect(worst < .milliseconds(2500), "the retries ran past the deadline: \(times)")
         }

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import NIOCore
@@ -13,12 +13,19 @@ import Testing
 /// fault matrix runs every fault through such a session too.
 @Suite("A lean session", .timeLimit(.minutes(1)))
 struct LeanSessionTests {
-    func withLeanSession(_ configure: (inout Configuration) -> Void = { _ in }, transport: (any Transport)? = nil,
-                         _ body: (Session, TestServer) async throws -> Void) async throws {
-        try await withServerSession(transport: transport, {
-            $0.scheduling.coalescesRequests = false
-            configure(&$0)
-        }, body)
+    func withLeanSession(
+        _ configure: (inout Configuration) -> Void = { _ in },
+        transport: (any Transport)? = nil,
+        _ body: (Session, TestServer) async throws -> Void
+    ) async throws {
+        try await withServerSession(
+            transport: transport,
+            {
+                $0.scheduling.coalescesRequests = false
+                configure(&$0)
+            },
+            body
+        )
     }
 
     @Test func redirectsAreFollowedAndStatusesValidated() async throws {
@@ -37,10 +44,15 @@ struct LeanSessionTests {
             let held = Task { try await session.send(Request<Data>.get("/delay/5000").tag("held")) }
             await eventually("the request is in flight") { await session.pool.count == 1 }
             #expect(await session.pool.cancelAll(tag: "held") == 1)
-            guard case .failure(let error) = await held.result else { Issue.record("a cancelled request got an answer"); return }
+            guard case .failure(let error) = await held.result else {
+                Issue.record("a cancelled request got an answer")
+                return
+            }
             #expect((error as? CourierError)?.code == .cancelled)
 
-            let late = await courierError { _ = try await session.send(Request<Data>.get("/delay/5000").timeout(.milliseconds(300))) }
+            let late = await courierError {
+                _ = try await session.send(Request<Data>.get("/delay/5000").timeout(.milliseconds(300)))
+            }
             #expect(late?.code == .timeout && late?.timeoutKind == .total)
             await eventually("the pool empties") { await session.pool.isEmpty }
         }
@@ -50,13 +62,17 @@ struct LeanSessionTests {
         try await withLeanSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, _ in
             async let first = session.send(Request<Data>.get("/delay/300"))
             async let second = session.send(Request<Data>.get("/delay/300"))
-            await eventually("one runs and one waits") { await session.pool.snapshot().map(\.state).sorted { $0.rawValue < $1.rawValue } == [.running, .waiting] }
+            await eventually("one runs and one waits") {
+                await session.pool.snapshot().map(\.state).sorted { $0.rawValue < $1.rawValue } == [.running, .waiting]
+            }
             let statuses = try await [first.status, second.status]
             #expect(statuses == [.ok, .ok])
             // Past its deadline while it waits for its slot, a request times out.
             async let holder = session.send(Request<Data>.get("/delay/600"))
             await eventually("the slot is taken") { await session.pool.count == 1 }
-            let late = await courierError { _ = try await session.send(Request<Data>.get("/small").timeout(.milliseconds(200))) }
+            let late = await courierError {
+                _ = try await session.send(Request<Data>.get("/small").timeout(.milliseconds(200)))
+            }
             #expect(late?.code == .timeout && late?.timeoutKind == .total)
             _ = try await holder
         }
@@ -66,9 +82,16 @@ struct LeanSessionTests {
     final class StaleFirst: Transport {
         let sends = Locked(0)
         func send(_ request: TransportRequest) async throws -> TransportResponse {
-            let count = sends.withLock { $0 += 1; return $0 }
+            let count = sends.withLock {
+                $0 += 1
+                return $0
+            }
             if count == 1 {
-                var stale = CourierError(code: .connectionClosed, message: "stale", underlying: ChannelError.ioOnClosedChannel)
+                var stale = CourierError(
+                    code: .connectionClosed,
+                    message: "stale",
+                    underlying: ChannelError.ioOnClosedChannel
+                )
                 stale.isStaleConnection = true  // how any transport reports it
                 throw stale
             }
@@ -97,7 +120,9 @@ struct LeanSessionTests {
         let holding = RateLimitRule(pathPrefix: "/echo", limit: .minimumInterval(.milliseconds(200)))
         try await withLeanSession({ $0.scheduling.rateLimits = [refusing, holding] }) { session, _ in
             _ = try await session.send(Request<Data>.get("/small"))
-            #expect(await courierError { _ = try await session.send(Request<Data>.get("/small")) }?.code == .tooFrequent)
+            #expect(
+                await courierError { _ = try await session.send(Request<Data>.get("/small")) }?.code == .tooFrequent
+            )
             let start = ContinuousClock.now
             _ = try await session.send(Request<Data>.get("/echo"))
             _ = try await session.send(Request<Data>.get("/echo"))
@@ -109,10 +134,16 @@ struct LeanSessionTests {
     @Test func aRequestsOwnRetryPolicyAndAccessoryStillWork() async throws {
         final class Recorder: RequestAccessory {
             let stops = Locked(0)
-            func requestDidStop(_ request: PreparedRequest, outcome: Result<ResponseBody, CourierError>) { stops.withLock { $0 += 1 } }
+            func requestDidStop(_ request: PreparedRequest, outcome: Result<ResponseBody, CourierError>) {
+                stops.withLock { $0 += 1 }
+            }
         }
         try await withLeanSession { session, server in
-            let retried = try await session.send(Request<String>.get("/flaky/plain?failures=1").retry(RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10))))
+            let retried = try await session.send(
+                Request<String>.get("/flaky/plain?failures=1").retry(
+                    RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10))
+                )
+            )
             #expect(retried.value == "ok after 1 failures" && server.hits("/flaky/plain") == 2)
             let recorder = Recorder()
             _ = try await session.send(Request<Data>.get("/small").accessory(recorder))

@@ -1,10 +1,10 @@
+import CoreMetrics
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import InMemoryTracing
-import CoreMetrics
 import MetricsTestKit
 import Testing
 import Tracing
@@ -29,7 +29,9 @@ private final class CountingFactory: MetricsFactory {
     func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
         base.makeFloatingPointCounter(label: label, dimensions: dimensions)
     }
-    func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler { base.makeMeter(label: label, dimensions: dimensions) }
+    func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
+        base.makeMeter(label: label, dimensions: dimensions)
+    }
     func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
         base.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
     }
@@ -38,7 +40,9 @@ private final class CountingFactory: MetricsFactory {
         return base.makeTimer(label: label, dimensions: dimensions)
     }
     func destroyCounter(_ handler: any CounterHandler) { base.destroyCounter(handler) }
-    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) { base.destroyFloatingPointCounter(handler) }
+    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {
+        base.destroyFloatingPointCounter(handler)
+    }
     func destroyMeter(_ handler: any MeterHandler) { base.destroyMeter(handler) }
     func destroyRecorder(_ handler: any RecorderHandler) { base.destroyRecorder(handler) }
     func destroyTimer(_ handler: any TimerHandler) { base.destroyTimer(handler) }
@@ -51,7 +55,10 @@ struct ObservabilityTests {
         try await withServerSession({ $0.metricsFactory = metrics }) { session, _ in
             for _ in 0..<5 { _ = try await session.send(Request<Data>.get("/small")) }
         }
-        #expect(try metrics.base.expectCounter("courier_requests_total", [("method", "GET"), ("status", "2xx")]).totalValue == 5)
+        #expect(
+            try metrics.base.expectCounter("courier_requests_total", [("method", "GET"), ("status", "2xx")]).totalValue
+                == 5
+        )
         #expect(metrics.count("courier_requests_total") == 1)
         #expect(metrics.count("courier_request_duration_seconds") == 1)
         #expect(metrics.count("courier_response_bytes_total") == 1)
@@ -70,9 +77,15 @@ struct ObservabilityTests {
             _ = try await session.send(Request<Data>.get("/json?max-age=60"))
             _ = try await session.send(Request<Data>.get("/json?max-age=60"))
         }
-        #expect(try metrics.expectCounter("courier_requests_total", [("method", "POST"), ("status", "2xx")]).totalValue == 1)
-        #expect(try metrics.expectCounter("courier_requests_total", [("method", "GET"), ("status", "2xx")]).totalValue == 3)
-        #expect(try metrics.expectCounter("courier_requests_total", [("method", "GET"), ("status", "4xx")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter("courier_requests_total", [("method", "POST"), ("status", "2xx")]).totalValue == 1
+        )
+        #expect(
+            try metrics.expectCounter("courier_requests_total", [("method", "GET"), ("status", "2xx")]).totalValue == 3
+        )
+        #expect(
+            try metrics.expectCounter("courier_requests_total", [("method", "GET"), ("status", "4xx")]).totalValue == 1
+        )
         #expect(try metrics.expectTimer("courier_request_duration_seconds", [("method", "GET")]).values.count == 4)
         #expect(try metrics.expectCounter("courier_request_bytes_total").totalValue == 5)
         #expect(try metrics.expectCounter("courier_response_bytes_total").totalValue > 5)
@@ -86,7 +99,10 @@ struct ObservabilityTests {
         let directory = try newTemporaryDirectory(prefix: "courier-metrics")
         try await withServerSession({ $0.metricsFactory = metrics }) { session, server in
             let manager = try DownloadManager(session: session)
-            let download = try await manager.add(server.url("/file/300000"), to: .file(directory.appending(path: "f.bin")))
+            let download = try await manager.add(
+                server.url("/file/300000"),
+                to: .file(directory.appending(path: "f.bin"))
+            )
             _ = try await download.completion()
         }
         #expect(try metrics.expectCounter("courier_download_bytes_total").totalValue == 300_000)

@@ -13,22 +13,35 @@ private struct EchoClient {
     let transport: any ClientTransport
     let serverURL: URL
 
-    enum EchoOutput { case ok(Echo), notFound, other(Int) }
+    enum EchoOutput {
+        case ok(Echo)
+        case notFound
+        case other(Int)
+    }
 
     /// `POST /echo?lang=…` with a JSON body (operation `postEcho`).
     func postEcho(lang: String, body: [String: String]) async throws -> EchoOutput {
         var request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo?lang=\(lang)")
         request.headerFields[.contentType] = "application/json; charset=utf-8"
         request.headerFields[.accept] = "application/json"
-        let (response, responseBody) = try await transport.send(request, body: HTTPBody(try JSONEncoder().encode(body)),
-                                                                baseURL: serverURL, operationID: "postEcho")
+        let (response, responseBody) = try await transport.send(
+            request,
+            body: HTTPBody(try JSONEncoder().encode(body)),
+            baseURL: serverURL,
+            operationID: "postEcho"
+        )
         return try await output(response, responseBody)
     }
 
     /// `GET /status/{code}` (operation `getStatus`).
     func getStatus(_ code: Int) async throws -> EchoOutput {
         let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/status/\(code)")
-        let (response, body) = try await transport.send(request, body: nil, baseURL: serverURL, operationID: "getStatus")
+        let (response, body) = try await transport.send(
+            request,
+            body: nil,
+            baseURL: serverURL,
+            operationID: "getStatus"
+        )
         return try await output(response, body)
     }
 
@@ -39,8 +52,12 @@ private struct EchoClient {
             for chunk in chunks { continuation.yield(ArraySlice(chunk.utf8)) }
             continuation.finish()
         }
-        let (response, body) = try await transport.send(request, body: HTTPBody(stream, length: .unknown), baseURL: serverURL,
-                                                         operationID: "putStream")
+        let (response, body) = try await transport.send(
+            request,
+            body: HTTPBody(stream, length: .unknown),
+            baseURL: serverURL,
+            operationID: "putStream"
+        )
         return try await output(response, body)
     }
 
@@ -88,8 +105,12 @@ struct OpenAPITransportTests {
             }
             #expect(streamed.body == "one two three" && streamed.header("transfer-encoding") == "chunked")
         }
-        #expect(try metrics.expectCounter("courier_requests_total", [("method", "POST"), ("status", "2xx")]).totalValue == 1)
-        #expect(try metrics.expectCounter("courier_requests_total", [("method", "GET"), ("status", "4xx")]).totalValue == 1)
+        #expect(
+            try metrics.expectCounter("courier_requests_total", [("method", "POST"), ("status", "2xx")]).totalValue == 1
+        )
+        #expect(
+            try metrics.expectCounter("courier_requests_total", [("method", "GET"), ("status", "4xx")]).totalValue == 1
+        )
     }
 
     @Test func transportFailuresAreThrownAsCourierErrors() async throws {
@@ -97,7 +118,12 @@ struct OpenAPITransportTests {
         let transport = CourierClientTransport(session: session)
         let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/")
         await #expect(throws: CourierError.self) {
-            _ = try await transport.send(request, body: nil, baseURL: URL(string: "http://127.0.0.1:9")!, operationID: "down")
+            _ = try await transport.send(
+                request,
+                body: nil,
+                baseURL: URL(string: "http://127.0.0.1:9")!,
+                operationID: "down"
+            )
         }
         try await session.shutdown()
     }

@@ -1,11 +1,10 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import NIOCore
 import Testing
-
 
 /// Collects the pool's events in the background.
 final class EventLog: Sendable {
@@ -21,14 +20,15 @@ final class EventLog: Sendable {
         let lines = self.lines
         task = Task {
             for await event in stream {
-                let name = switch event {
-                case .started: "started"
-                case .finished(_, let status): "finished \(status.code)"
-                case .failed(_, let error): "failed \(error.code)"
-                case .cancelled: "cancelled"
-                case .suspended: "suspended"
-                case .resumed: "resumed"
-                }
+                let name =
+                    switch event {
+                    case .started: "started"
+                    case .finished(_, let status): "finished \(status.code)"
+                    case .failed(_, let error): "failed \(error.code)"
+                    case .cancelled: "cancelled"
+                    case .suspended: "suspended"
+                    case .resumed: "resumed"
+                    }
                 lines.lines.withLock { $0.append("\(name) \(event.request.tag ?? "-")") }
             }
         }
@@ -43,7 +43,11 @@ struct PoolTests {
     @Test func snapshotAndLogShowRunningAndWaitingRequests() async throws {
         try await withServerSession({ $0.scheduling.maxConcurrentRequests = 1 }) { session, server in
             let tasks = (0..<3).map { n in
-                Task { try await session.send(Request<Data>.get("/delay/400", query: ["n": .int(n), "token": "s3cret"]).tag("t\(n)")) }
+                Task {
+                    try await session.send(
+                        Request<Data>.get("/delay/400", query: ["n": .int(n), "token": "s3cret"]).tag("t\(n)")
+                    )
+                }
             }
             await eventually("three requests are in the pool") { await session.pool.count == 3 }
             let snapshot = await session.pool.snapshot()
@@ -68,7 +72,10 @@ struct PoolTests {
             let waiting = try #require(await session.pool.snapshot().first { $0.tag == "second" })
             #expect(waiting.state == .waiting)
             #expect(await session.pool.cancel(waiting.id))
-            guard case .failure(let error) = await second.result else { Issue.record("the waiting request ran"); return }
+            guard case .failure(let error) = await second.result else {
+                Issue.record("the waiting request ran")
+                return
+            }
             #expect((error as? CourierError)?.code == .cancelled)
             _ = try await first.value
             #expect(server.hits("/echo") == 0)
@@ -89,7 +96,9 @@ struct PoolTests {
             _ = try await next.value  // the free slot went past the suspended request
             #expect(server.hits("/echo") == 0)
             let waiting = await session.pool.snapshot()
-            #expect(waiting.map(\.tag) == ["held"] && waiting.first?.isSuspended == true && waiting.first?.state == .waiting)
+            #expect(
+                waiting.map(\.tag) == ["held"] && waiting.first?.isSuspended == true && waiting.first?.state == .waiting
+            )
             #expect(await session.pool.log().contains("(suspended)"))
             #expect(await session.pool.resume(id))
             #expect(try await held.value.status.code == 200)
@@ -146,7 +155,10 @@ struct PoolTests {
             }
             try await Task.sleep(for: .milliseconds(1000))
             let sentAfter = server.counter("file-bytes:held")
-            #expect(sentAfter - sentBefore <= 256 * 1024, "\(sentAfter - sentBefore) bytes went out in a second of suspension")
+            #expect(
+                sentAfter - sentBefore <= 256 * 1024,
+                "\(sentAfter - sentBefore) bytes went out in a second of suspension"
+            )
             #expect(sentAfter < size && !finished.withLock { $0 })
             #expect(await session.pool.resume(id))
             let response = try await task.value
@@ -166,7 +178,9 @@ struct PoolTests {
         let chunks = SlowChunks(count: 60, size: 16 * 1024, interval: .milliseconds(10))
         try await withServerSession { session, _ in
             var events = session.pool.events.makeAsyncIterator()
-            let task = Task { try await session.send(Request<Echo>.post("/echo", body: .stream(chunks, length: chunks.length))) }
+            let task = Task {
+                try await session.send(Request<Echo>.post("/echo", body: .stream(chunks, length: chunks.length)))
+            }
             let id = try #require(await firstStarted(&events))
             #expect(await session.pool.suspend(id))
             // The chunk in flight may still be taken: wait until the count settles (unsuspended, a chunk is taken
@@ -190,14 +204,19 @@ struct PoolTests {
             #expect(await session.pool.drain() == 0, "an empty pool drains at once")
             let running = Task { try await session.send(Request<Data>.get("/delay/300")) }
             await eventually("the first request runs") { server.hits("/delay/300") == 1 }
-            let waiting = (0..<2).map { n in Task { try await session.send(Request<Data>.get("/echo", query: ["n": .int(n)])) } }
+            let waiting = (0..<2).map { n in
+                Task { try await session.send(Request<Data>.get("/echo", query: ["n": .int(n)])) }
+            }
             await eventually("two requests wait") { await session.pool.count == 3 }
             #expect(await session.pool.drain() == 2)
             #expect(await session.pool.isEmpty, "drain returns once the running request has ended")
             let finished = try await running.value
             #expect(finished.status.code == 200)
             for task in waiting {
-                guard case .failure(let error) = await task.result else { Issue.record("a waiting request ran"); continue }
+                guard case .failure(let error) = await task.result else {
+                    Issue.record("a waiting request ran")
+                    continue
+                }
                 #expect((error as? CourierError)?.code == .cancelled)
             }
             #expect(server.hits("/echo") == 0)
@@ -207,7 +226,10 @@ struct PoolTests {
     }
 
     /// Starts one long request per label, runs `cancel`, and returns which were cancelled.
-    func cancelled(by cancel: @escaping @Sendable (RequestPool, TestServer) async -> Int, expecting count: Int) async throws -> Set<String> {
+    func cancelled(
+        by cancel: @escaping @Sendable (RequestPool, TestServer) async -> Int,
+        expecting count: Int
+    ) async throws -> Set<String> {
         try await withServerSession { session, server in
             let requests: [(String, Request<Data>)] = [
                 ("a1", Request<Data>.get("/delay/1500", query: ["a": 1]).tag("alpha")),
@@ -216,15 +238,20 @@ struct PoolTests {
                 ("p", Request<Data>.delete("/delay/1500", query: ["a": 1]).tag("gamma")),
             ]
             let tasks = requests.map { label, request in
-                (label, Task { () -> Result<Response<Data>, any Error> in
-                    do { return .success(try await session.send(request)) } catch { return .failure(error) }
-                })
+                (
+                    label,
+                    Task { () -> Result<Response<Data>, any Error> in
+                        do { return .success(try await session.send(request)) } catch { return .failure(error) }
+                    }
+                )
             }
             await eventually("all requests run") { server.totalHits == requests.count }
             #expect(await cancel(session.pool, server) == count)
             var cancelled: Set<String> = []
             for (label, task) in tasks {
-                if case .failure(let error) = await task.value, (error as? CourierError)?.code == .cancelled { cancelled.insert(label) }
+                if case .failure(let error) = await task.value, (error as? CourierError)?.code == .cancelled {
+                    cancelled.insert(label)
+                }
             }
             // Each cancelled request left the server before it answered: cancelled promptly, shown by an event
             // rather than a clock.
@@ -237,13 +264,30 @@ struct PoolTests {
     }
 
     @Test func cancelEveryVariant() async throws {
-        #expect(try await cancelled(by: { pool, server in await pool.cancelAll(url: server.url("/delay/1500?x=9")) }, expecting: 3)
-            == ["a1", "a2", "p"])
-        #expect(try await cancelled(by: { pool, server in await pool.cancel(method: .get, url: server.url("/delay/1500"), parameters: ["a": 1]) },
-                                    expecting: 1) == ["a1"])
-        #expect(try await cancelled(by: { pool, server in await pool.cancel(method: .get, url: server.url("/delay/1500?a=2")) },
-                                    expecting: 1) == ["a2"])
-        #expect(try await cancelled(by: { pool, _ in await pool.cancelAll(tag: "alpha") }, expecting: 2) == ["a1", "a2"])
+        #expect(
+            try await cancelled(
+                by: { pool, server in await pool.cancelAll(url: server.url("/delay/1500?x=9")) },
+                expecting: 3
+            )
+                == ["a1", "a2", "p"]
+        )
+        #expect(
+            try await cancelled(
+                by: { pool, server in
+                    await pool.cancel(method: .get, url: server.url("/delay/1500"), parameters: ["a": 1])
+                },
+                expecting: 1
+            ) == ["a1"]
+        )
+        #expect(
+            try await cancelled(
+                by: { pool, server in await pool.cancel(method: .get, url: server.url("/delay/1500?a=2")) },
+                expecting: 1
+            ) == ["a2"]
+        )
+        #expect(
+            try await cancelled(by: { pool, _ in await pool.cancelAll(tag: "alpha") }, expecting: 2) == ["a1", "a2"]
+        )
         #expect(try await cancelled(by: { pool, _ in await pool.cancelAll() }, expecting: 4) == ["a1", "a2", "b", "p"])
     }
 
@@ -259,7 +303,12 @@ struct PoolTests {
             await eventually("all events arrive") { log.all.count == 6 }
             // The pool tracks the exchange: a 500 is an answer, finished there; the validator that rejects it runs
             // after the request left the pool.
-            #expect(log.all == ["started ok", "finished 200 ok", "started bad", "finished 500 bad", "started slow", "cancelled slow"])
+            #expect(
+                log.all == [
+                    "started ok", "finished 200 ok", "started bad", "finished 500 bad", "started slow",
+                    "cancelled slow",
+                ]
+            )
             log.stop()
         }
     }
@@ -288,13 +337,21 @@ struct PoolTests {
             var tasks: [Task<Response<Data>, any Error>] = []
             for priority in [RequestPriority.low, .normal, .high, .normal] {
                 let count = await session.pool.count
-                tasks.append(Task { try await session.send(Request<Data>.get("/echo", query: ["n": .int(count)]).priority(priority).tag("\(priority)")) })
+                tasks.append(
+                    Task {
+                        try await session.send(
+                            Request<Data>.get("/echo", query: ["n": .int(count)]).priority(priority).tag("\(priority)")
+                        )
+                    }
+                )
                 await eventually("the request waits") { await session.pool.count == count + 1 }
             }
             #expect(await session.pool.cancelAll(tag: "blocker") == 1)
             await #expect(throws: CourierError.self) { _ = try await blocker.value }
             for task in tasks { _ = try await task.value }
-            let starts = log.all.filter { $0.hasPrefix("started") }.map { $0.replacingOccurrences(of: "started ", with: "") }
+            let starts = log.all.filter { $0.hasPrefix("started") }.map {
+                $0.replacingOccurrences(of: "started ", with: "")
+            }
             #expect(starts == ["blocker", "high", "normal", "normal", "low"])
             log.stop()
         }
@@ -302,7 +359,9 @@ struct PoolTests {
 
     @Test func perHostLimitHoldsTheRestBack() async throws {
         try await withServerSession({ $0.scheduling.maxRequestsPerHost = 2 }) { session, server in
-            let tasks = (0..<4).map { n in Task { try await session.send(Request<Data>.get("/delay/300", query: ["n": .int(n)])) } }
+            let tasks = (0..<4).map { n in
+                Task { try await session.send(Request<Data>.get("/delay/300", query: ["n": .int(n)])) }
+            }
             await eventually("two run and two wait") {
                 let snapshot = await session.pool.snapshot()
                 return snapshot.count == 4 && snapshot.filter { $0.state == .running }.count == 2
@@ -315,7 +374,10 @@ struct PoolTests {
 
     @Test func rateLimitThatFailsFastSaysTooFrequent() async throws {
         let rule = RateLimitRule(pathPrefix: "/small", limit: .minimumInterval(.seconds(30)), whenLimited: .fail)
-        try await withServerSession({ $0.scheduling.rateLimits = [rule]; $0.userMessages.tooFrequent = "Slow down." }) { session, server in
+        try await withServerSession({
+            $0.scheduling.rateLimits = [rule]
+            $0.userMessages.tooFrequent = "Slow down."
+        }) { session, server in
             _ = try await session.send(Request<Data>.get("/small"))
             let error = await courierError { _ = try await session.send(Request<Data>.get("/small")) }
             #expect(error?.code == .tooFrequent)
@@ -331,7 +393,9 @@ struct PoolTests {
         try await withServerSession({ $0.scheduling.rateLimits = [rule] }) { session, server in
             let start = ContinuousClock.now
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for n in 0..<3 { group.addTask { _ = try await session.send(Request<Data>.get("/echo", query: ["n": .int(n)])) } }
+                for n in 0..<3 {
+                    group.addTask { _ = try await session.send(Request<Data>.get("/echo", query: ["n": .int(n)])) }
+                }
                 try await group.waitForAll()
             }
             #expect(start.duration(to: .now) >= .milliseconds(300))

@@ -1,13 +1,18 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import Testing
 
 @Suite("Requests through HTTP and SOCKS proxies on loopback")
 struct ProxyTests {
     private func echo(through proxy: Proxy, to server: TestServer, tls: TLSPolicy = .standard) async throws -> Echo {
-        try await withSession(Configuration { $0.proxies = ProxySettings(all: proxy); $0.tls.default = tls }) { session in
+        try await withSession(
+            Configuration {
+                $0.proxies = ProxySettings(all: proxy)
+                $0.tls.default = tls
+            }
+        ) { session in
             try await session.send(Request<Echo>.get(server.url("/echo").absoluteString, query: ["via": "proxy"])).value
         }
     }
@@ -16,7 +21,10 @@ struct ProxyTests {
         try await withTestProxy(.http(credentials: ("ada", "s3cret"))) { proxy in
             try await withTestServer { server in
                 let credentials = Proxy.Credentials(username: "ada", password: "s3cret")
-                let echo = try await echo(through: .http(host: "127.0.0.1", port: proxy.port, credentials: credentials), to: server)
+                let echo = try await echo(
+                    through: .http(host: "127.0.0.1", port: proxy.port, credentials: credentials),
+                    to: server
+                )
                 #expect(echo.query == ["via": "proxy"])
                 #expect(echo.header("proxy-authorization") == nil)  // the credentials went to the proxy, not the server
                 #expect(proxy.tunnels == ["127.0.0.1:\(server.port)"])
@@ -27,7 +35,11 @@ struct ProxyTests {
     @Test func wrongCredentialsAreATypedErrorAndReachNothing() async throws {
         try await withTestProxy(.http(credentials: ("ada", "s3cret"))) { proxy in
             try await withTestServer { server in
-                let wrong = Proxy.http(host: "127.0.0.1", port: proxy.port, credentials: .init(username: "ada", password: "nope"))
+                let wrong = Proxy.http(
+                    host: "127.0.0.1",
+                    port: proxy.port,
+                    credentials: .init(username: "ada", password: "nope")
+                )
                 let error = await courierError { _ = try await echo(through: wrong, to: server) }
                 #expect(error?.code == .connectionFailed)
                 #expect(error?.message.contains("407") == true)
@@ -41,13 +53,25 @@ struct ProxyTests {
         let authority = try TestCertificateAuthority()
         try await withTestProxy(.http(credentials: nil)) { proxy in
             try await withTestServer(tls: .init(identity: try authority.issue())) { server in
-                let echo = try await echo(through: .http(host: "127.0.0.1", port: proxy.port), to: server,
-                                          tls: TLSPolicy(trustRoots: .pem(authority.certificatePEM)))
+                let echo = try await echo(
+                    through: .http(host: "127.0.0.1", port: proxy.port),
+                    to: server,
+                    tls: TLSPolicy(trustRoots: .pem(authority.certificatePEM))
+                )
                 #expect(echo.path == "/echo")
                 #expect(proxy.tunnels == ["localhost:\(server.port)"])
                 // Public-key pins need a direct connection: refused before anything is sent, not silently unproxied.
-                let pinned = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .publicKeys([String(repeating: "A", count: 43) + "="]))
-                let error = await courierError { _ = try await self.echo(through: .http(host: "127.0.0.1", port: proxy.port), to: server, tls: pinned) }
+                let pinned = TLSPolicy(
+                    trustRoots: .pem(authority.certificatePEM),
+                    pinning: .publicKeys([String(repeating: "A", count: 43) + "="])
+                )
+                let error = await courierError {
+                    _ = try await self.echo(
+                        through: .http(host: "127.0.0.1", port: proxy.port),
+                        to: server,
+                        tls: pinned
+                    )
+                }
                 #expect(error?.code == .tls && error?.message.contains("through the HTTP proxy") == true)
                 #expect(server.hits("/echo") == 1)
             }
@@ -68,24 +92,38 @@ struct ProxyTests {
         let authority = try TestCertificateAuthority()
         let leaf = try authority.issue()
         try await withTestProxy(.socks5(credentials: ("ada", "s0cks"))) { proxy in
-            let socks = Proxy.socks5(host: "127.0.0.1", port: proxy.port, credentials: .init(username: "ada", password: "s0cks"))
+            let socks = Proxy.socks5(
+                host: "127.0.0.1",
+                port: proxy.port,
+                credentials: .init(username: "ada", password: "s0cks")
+            )
             try await withTestServer { server in
                 let echo = try await echo(through: socks, to: server)
                 #expect(echo.query == ["via": "proxy"] && echo.header("host") == "127.0.0.1:\(server.port)")
             }
             try await withTestServer(tls: .init(identity: leaf)) { server in
                 // Public-key pins and SOCKS credentials together: the relay does both on the one connection.
-                let pinned = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .publicKeys([leaf.publicKeyPin]))
+                let pinned = TLSPolicy(
+                    trustRoots: .pem(authority.certificatePEM),
+                    pinning: .publicKeys([leaf.publicKeyPin])
+                )
                 let echo = try await echo(through: socks, to: server, tls: pinned)
                 #expect(echo.path == "/echo")
-                let wrongPin = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .publicKeys([try authority.issue().publicKeyPin]))
+                let wrongPin = TLSPolicy(
+                    trustRoots: .pem(authority.certificatePEM),
+                    pinning: .publicKeys([try authority.issue().publicKeyPin])
+                )
                 let error = await courierError { _ = try await self.echo(through: socks, to: server, tls: wrongPin) }
                 #expect(error?.code == .tls && error?.message.contains("pin mismatch") == true)
                 #expect(server.hits("/echo") == 1)
             }
             #expect(proxy.tunnels.count == 3)
             try await withTestServer { server in
-                let wrong = Proxy.socks5(host: "127.0.0.1", port: proxy.port, credentials: .init(username: "ada", password: "nope"))
+                let wrong = Proxy.socks5(
+                    host: "127.0.0.1",
+                    port: proxy.port,
+                    credentials: .init(username: "ada", password: "nope")
+                )
                 let error = await courierError { _ = try await echo(through: wrong, to: server) }
                 #expect(error?.code == .connectionFailed && error?.message.contains("refused the credentials") == true)
                 #expect(error?.description.contains("nope") == false)
@@ -96,7 +134,9 @@ struct ProxyTests {
 
     @Test func aProxyThatIsDownFailsToConnect() async throws {
         try await withTestServer { server in
-            let error = await courierError { _ = try await echo(through: .http(host: "127.0.0.1", port: 9), to: server) }
+            let error = await courierError {
+                _ = try await echo(through: .http(host: "127.0.0.1", port: 9), to: server)
+            }
             #expect(error?.code == .connectionFailed)
             #expect(server.totalHits == 0)
         }
@@ -112,7 +152,9 @@ struct ProxyTests {
                 let refused = try await CLI.run(["get", url, "--proxy", "http://ada:wrong@127.0.0.1:\(proxy.port)"])
                 #expect(refused.status != 0 && refused.stderr.contains("407") && !refused.stderr.contains("wrong"))
                 let bad = try await CLI.run(["get", url, "--proxy", "ftp://ada:wrong@proxy"])
-                #expect(bad.status != 0 && bad.stderr.contains("use http://, socks5://") && !bad.stderr.contains("wrong"))
+                #expect(
+                    bad.status != 0 && bad.stderr.contains("use http://, socks5://") && !bad.stderr.contains("wrong")
+                )
                 #expect(server.hits("/echo") == 1)
             }
         }

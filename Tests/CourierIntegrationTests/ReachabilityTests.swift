@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import Testing
 
@@ -81,7 +81,9 @@ struct ReachabilityTests {
         let port = try await closedPort()
         try await withSession(Configuration { $0.waitsForConnectivity = .milliseconds(600) }) { session in
             let start = ContinuousClock.now
-            let error = await courierError { _ = try await session.send(Request<Echo>.get("http://127.0.0.1:\(port)/")) }
+            let error = await courierError {
+                _ = try await session.send(Request<Echo>.get("http://127.0.0.1:\(port)/"))
+            }
             #expect(error?.code == .offline)
             #expect(error?.message.contains("still unreachable") == true)
             #expect(ContinuousClock.now - start < .seconds(10))
@@ -92,8 +94,11 @@ struct ReachabilityTests {
         try await withTestServer { server in
             let up = try await CLI.run(["reachability", "127.0.0.1:\(server.port)"])
             #expect(up.status == 0 && up.stdout == "127.0.0.1:\(server.port): reachable via loopback\n", "\(up)")
-            let watched = try await CLI.run(["reachability", server.baseURL.absoluteString, "--watch", "--interval", "0.2"],
-                                           killAfter: .seconds(2), signal: SIGTERM)
+            let watched = try await CLI.run(
+                ["reachability", server.baseURL.absoluteString, "--watch", "--interval", "0.2"],
+                killAfter: .seconds(2),
+                signal: SIGTERM
+            )
             #expect(watched.stdout.contains("reachable via loopback"), "\(watched)")
         }
         let down = try await CLI.run(["reachability", "127.0.0.1:\(try await closedPort())"])

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
@@ -18,13 +18,22 @@ struct RedirectAndRetryTests {
 
     @Test func loopsAndLongChainsAreTypedErrors() async throws {
         try await withServerSession({ $0.redirects.maxHops = 2 }) { session, _ in
-            #expect(await courierError { _ = try await session.send(Request<Data>.get("/redirect-loop")) }?.code == .redirectLoop)
-            #expect(await courierError { _ = try await session.send(Request<Data>.get("/redirect/5")) }?.code == .tooManyRedirects)
+            #expect(
+                await courierError { _ = try await session.send(Request<Data>.get("/redirect-loop")) }?.code
+                    == .redirectLoop
+            )
+            #expect(
+                await courierError { _ = try await session.send(Request<Data>.get("/redirect/5")) }?.code
+                    == .tooManyRedirects
+            )
         }
     }
 
     @Test func disabledRedirectsReturnThe3xx() async throws {
-        try await withServerSession({ $0.redirects = .none; $0.validators = [] }) { session, _ in
+        try await withServerSession({
+            $0.redirects = .none
+            $0.validators = []
+        }) { session, _ in
             let response = try await session.send(Request<Data>.get("/redirect/1"))
             #expect(response.status.code == 302 && response.headers[.location] == "/redirect/0")
         }
@@ -46,16 +55,22 @@ struct RedirectAndRetryTests {
 
     @Test func postBecomesGetOn303AndKeepsItsBodyOn307() async throws {
         try await withServerSession { session, _ in
-            let see = try await session.send(Request<Echo>.post("/redirect-to", body: .text("data"), parameters: [:])
-                .query(["url": "/echo", "status": 303])).value
+            let see = try await session.send(
+                Request<Echo>.post("/redirect-to", body: .text("data"), parameters: [:])
+                    .query(["url": "/echo", "status": 303])
+            ).value
             #expect(see.method == "GET" && see.body.isEmpty)
-            let keep = try await session.send(Request<Echo>.post("/redirect-to", body: .text("data")).query(["url": "/echo", "status": 307])).value
+            let keep = try await session.send(
+                Request<Echo>.post("/redirect-to", body: .text("data")).query(["url": "/echo", "status": 307])
+            ).value
             #expect(keep.method == "POST" && keep.body == "data")
         }
     }
 
     @Test func transientStatusesAreRetriedThenSucceed() async throws {
-        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(10)) }) { session, server in
+        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(10)) }) {
+            session,
+            server in
             let response = try await session.send(Request<String>.get("/flaky/a?failures=2"))
             #expect(response.value == "ok after 2 failures")
             #expect(server.hits("/flaky/a") == 3)
@@ -63,8 +78,12 @@ struct RedirectAndRetryTests {
     }
 
     @Test func postIsNotRetriedUnlessOptedIn() async throws {
-        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(10)) }) { session, server in
-            let error = await courierError { _ = try await session.send(Request<Data>.post("/flaky/b?failures=1", body: .text("x"))) }
+        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(10)) }) {
+            session,
+            server in
+            let error = await courierError {
+                _ = try await session.send(Request<Data>.post("/flaky/b?failures=1", body: .text("x")))
+            }
             #expect(error?.code == .httpStatus && error?.status?.code == 503)
             #expect(server.hits("/flaky/b") == 1)
             var optIn = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(10))
@@ -75,7 +94,9 @@ struct RedirectAndRetryTests {
     }
 
     @Test func retryAfterIsHonoured() async throws {
-        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1)) }) { session, server in
+        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1)) }) {
+            session,
+            server in
             let start = ContinuousClock.now
             _ = try await session.send(Request<Data>.get("/flaky/d?failures=1&status=429&retry-after=1"))
             #expect(start.duration(to: .now) >= .seconds(1))
@@ -84,7 +105,9 @@ struct RedirectAndRetryTests {
     }
 
     @Test func connectionResetIsRetried() async throws {
-        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5)) }) { session, server in
+        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5)) }) {
+            session,
+            server in
             _ = await courierError { _ = try await session.send(Request<Data>.get("/fault/reset")) }
             // Three attempts, and the free resend of the first: a reset before any answer is also what a kept-alive
             // connection the server had closed gives, so it goes again at once, once, as a stale connection does.

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import NIOCore
@@ -8,7 +8,10 @@ import Testing
 
 @Suite("Requests against the loopback server")
 struct RequestTests {
-    struct NewUser: Codable, Sendable, Equatable { var name: String; var age: Int }
+    struct NewUser: Codable, Sendable, Equatable {
+        var name: String
+        var age: Int
+    }
 
     @Test func getWithQueryDefaultsAndHeaders() async throws {
         try await withServerSession({
@@ -32,8 +35,11 @@ struct RequestTests {
     @Test func theVersionIsTheChangelogsNewestRelease() throws {
         let changelog = try String(
             contentsOf: URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../CHANGELOG.md"),
-            encoding: .utf8)
-        let released = changelog.split(separator: "\n").first { $0.hasPrefix("## ") && $0.first(where: \.isNumber) != nil }
+            encoding: .utf8
+        )
+        let released = changelog.split(separator: "\n").first {
+            $0.hasPrefix("## ") && $0.first(where: \.isNumber) != nil
+        }
         #expect(released?.hasPrefix("## \(Courier.version) ") == true, "newest release heading: \(released ?? "none")")
         #expect(CourierRelease.version == Courier.version)
     }
@@ -42,7 +48,9 @@ struct RequestTests {
     @Test func theDefaultUserAgentNamesCourierAndCanBeChanged() async throws {
         try await withServerSession { session, _ in
             let echo = try await session.send(Request<Echo>.get("/echo")).value
-            #expect(echo.header("user-agent") == "courier/\(Courier.version)" && CourierRelease.userAgent == "courier/0.1.0")
+            #expect(
+                echo.header("user-agent") == "courier/\(Courier.version)" && CourierRelease.userAgent == "courier/0.1.0"
+            )
             let own = try await session.send(Request<Echo>.get("/echo").header("User-Agent", "mine/1")).value
             #expect(own.header("user-agent") == "mine/1")
         }
@@ -54,10 +62,13 @@ struct RequestTests {
 
     @Test func jsonInJsonOut() async throws {
         try await withServerSession { session, _ in
-            let echo = try await session.send(Request<Echo>.post("/echo", body: .json(NewUser(name: "ada", age: 36)))).value
+            let echo = try await session.send(Request<Echo>.post("/echo", body: .json(NewUser(name: "ada", age: 36))))
+                .value
             #expect(echo.header("content-type") == "application/json")
             #expect(try JSONDecoder().decode(NewUser.self, from: Data(echo.body.utf8)) == NewUser(name: "ada", age: 36))
-            let dictionary = try await session.send(Request<Echo>.put("/echo", body: .json(["a": 1, "b": ["c": true]]))).value
+            let dictionary = try await session.send(
+                Request<Echo>.put("/echo", body: .json(["a": 1, "b": ["c": true]]))
+            ).value
             #expect(dictionary.body == #"{"a":1,"b":{"c":true}}"#)
         }
     }

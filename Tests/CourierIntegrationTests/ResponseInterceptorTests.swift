@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
@@ -15,7 +15,8 @@ struct ResponseInterceptorTests {
         func intercept(_ response: ResponseBody, for request: PreparedRequest) async throws -> ResponseBody {
             calls.withLock { $0 += 1 }
             guard let object = try JSONSerialization.jsonObject(with: response.data) as? [String: Any],
-                  var data = object["query"] as? [String: String] else { return response }
+                var data = object["query"] as? [String: String]
+            else { return response }
             let code = data.removeValue(forKey: "code") ?? "0"
             guard code == "0" else { throw CourierError.validation("the API answered code \(code)", keyPath: "code") }
             var unwrapped = response
@@ -39,15 +40,23 @@ struct ResponseInterceptorTests {
         func answer(_ request: PreparedRequest) async throws -> ResponseBody? {
             guard request.url.path().hasPrefix("/offline/") else { return nil }
             let status = Int(request.url.lastPathComponent) ?? 200
-            return ResponseBody(status: HTTPResponse.Status(code: status), headers: [.contentType: "text/plain"], data: Data("stub".utf8))
+            return ResponseBody(
+                status: HTTPResponse.Status(code: status),
+                headers: [.contentType: "text/plain"],
+                data: Data("stub".utf8)
+            )
         }
     }
 
     @Test func anEnvelopeIsUnwrappedBeforeDecodingAndAnErrorCodeFailsTheCall() async throws {
         try await withServerSession({ $0.responseInterceptors = [Unwrap()] }) { session, _ in
-            let user = try await session.send(Request<[String: String]>.get("/echo", query: ["name": "ada", "code": "0"])).value
+            let user = try await session.send(
+                Request<[String: String]>.get("/echo", query: ["name": "ada", "code": "0"])
+            ).value
             #expect(user == ["name": "ada"])
-            let error = await courierError { _ = try await session.send(Request<[String: String]>.get("/echo", query: ["code": "7"])) }
+            let error = await courierError {
+                _ = try await session.send(Request<[String: String]>.get("/echo", query: ["code": "7"]))
+            }
             #expect(error?.code == .validation && error?.keyPath == "code")
         }
     }
@@ -77,7 +86,9 @@ struct ResponseInterceptorTests {
             $0.responseInterceptors = [unwrap]
             $0.cache = cache
         }) { session, server in
-            let request = Request<[String: String]>.get("/echo", query: ["name": "ada"]).cachePolicy(.cacheElseNetwork(ttl: .seconds(60)))
+            let request = Request<[String: String]>.get("/echo", query: ["name": "ada"]).cachePolicy(
+                .cacheElseNetwork(ttl: .seconds(60))
+            )
             #expect(try await session.send(request).value == ["name": "ada"])
             let again = try await session.send(request)
             #expect(again.value == ["name": "ada"] && again.cacheInfo.isFromCache)

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import Testing
 
@@ -32,10 +32,14 @@ struct SessionWiringTests {
             #expect(get.query == ["app": "courier", "q": "swift", "sig": "app+q"])
             let post = try await session.send(Request<Echo>.post("/echo", parameters: ["name": "ada"])).value
             #expect(post.body.split(separator: "&").sorted() == ["app=courier", "name=ada", "sig=app%2Bname"])
-            var raw = Request<Echo>.get(session.currentConfiguration.baseURL?.appending(path: "echo").absoluteString ?? "")
+            var raw = Request<Echo>.get(
+                session.currentConfiguration.baseURL?.appending(path: "echo").absoluteString ?? ""
+            )
             raw.isRaw = true
             #expect(try await session.send(raw).value.query.isEmpty)  // raw requests skip them
-            let error = await #expect(throws: CourierError.self) { try await session.send(Request<Data>.get("/refused")) }
+            let error = await #expect(throws: CourierError.self) {
+                try await session.send(Request<Data>.get("/refused"))
+            }
             #expect(error?.code == .encoding)
             #expect(seen.withLock { $0 } == ["GET /echo", "POST /echo", "GET /refused"])
         }
@@ -49,7 +53,9 @@ struct SessionWiringTests {
                 $0.apiVersion = "v1"
             }
             try await withSession(configuration) { session in
-                func path(_ request: Request<Echo>) async throws -> String { try await session.send(request).value.path }
+                func path(_ request: Request<Echo>) async throws -> String {
+                    try await session.send(request).value.path
+                }
                 let plain = try await path(.get("/items"))
                 #expect(plain == "/echo/base/v1/items")
 
@@ -95,7 +101,11 @@ struct SessionWiringTests {
             seen.note("adapter", request)
             return request
         }
-        try await withServerSession({ $0.adapters = [adapter]; $0.monitors = [seen]; $0.validators = [seen] }) { session, _ in
+        try await withServerSession({
+            $0.adapters = [adapter]
+            $0.monitors = [seen]
+            $0.validators = [seen]
+        }) { session, _ in
             var request = Request<Data>.get("/small")
             request.userInfo["trace"] = "t-1"
             _ = try await session.send(request)
@@ -121,16 +131,28 @@ struct SessionWiringTests {
 struct BasicAuthTests {
     @Test func basicAuthReachesTheServerAndStaysOutOfExports() async throws {
         try await withServerSession { session, _ in
-            let request = try Request<Echo>.get("/echo").header("Authorization", "Bearer old").basicAuth(user: "ada", password: "s3cret pass")
+            let request = try Request<Echo>.get("/echo").header("Authorization", "Bearer old").basicAuth(
+                user: "ada",
+                password: "s3cret pass"
+            )
             let response = try await session.send(request)
-            #expect(response.value.header("authorization") == "Basic " + Data("ada:s3cret pass".utf8).base64EncodedString())
-            #expect(response.value.headers["authorization"]?.count == 1, "the earlier value is replaced, not kept beside it")
+            #expect(
+                response.value.header("authorization") == "Basic " + Data("ada:s3cret pass".utf8).base64EncodedString()
+            )
+            #expect(
+                response.value.headers["authorization"]?.count == 1,
+                "the earlier value is replaced, not kept beside it"
+            )
             let exported = response.request.curlCommand
             #expect(!exported.contains("YWRh") && !exported.contains("s3cret"), "\(exported)")
         }
-        let colon = #expect(throws: CourierError.self) { _ = try Request<Data>.get("/x").basicAuth(user: "a:b", password: "p") }
+        let colon = #expect(throws: CourierError.self) {
+            _ = try Request<Data>.get("/x").basicAuth(user: "a:b", password: "p")
+        }
         #expect(colon?.code == .invalidHeader)
-        let control = #expect(throws: CourierError.self) { _ = try Request<Data>.get("/x").basicAuth(user: "a", password: "p\r\nX: 1") }
+        let control = #expect(throws: CourierError.self) {
+            _ = try Request<Data>.get("/x").basicAuth(user: "a", password: "p\r\nX: 1")
+        }
         #expect(control?.code == .invalidHeader && control?.description.contains("p\r\n") == false)
     }
 }

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import NIOCore
@@ -11,7 +11,9 @@ import Testing
 struct StreamPipelineTests {
     @Test func theStreamIsInThePoolUntilItsBodyHasBeenRead() async throws {
         try await withServerSession { session, _ in
-            let response = try await session.stream(Request<Data>.get("/drip", query: ["size": 4, "interval": 50]).tag("transfer"))
+            let response = try await session.stream(
+                Request<Data>.get("/drip", query: ["size": 4, "interval": 50]).tag("transfer")
+            )
             #expect(await session.pool.snapshot().map(\.tag) == ["transfer"])
             var received = 0
             for try await chunk in response.body { received += chunk.readableBytes }
@@ -22,7 +24,9 @@ struct StreamPipelineTests {
 
     @Test func cancellingByTagStopsTheBodyAndClosesTheConnection() async throws {
         try await withServerSession { session, server in
-            let response = try await session.stream(Request<Data>.get("/drip", query: ["size": 100, "interval": 100]).tag("long"))
+            let response = try await session.stream(
+                Request<Data>.get("/drip", query: ["size": 100, "interval": 100]).tag("long")
+            )
             var iterator = response.body.makeAsyncIterator()
             _ = try await iterator.next()
             #expect(await session.pool.cancelAll(tag: "long") == 1)
@@ -36,7 +40,9 @@ struct StreamPipelineTests {
     @Test func aBodyDroppedUnreadEndsTheTransfer() async throws {
         try await withServerSession { session, server in
             do {
-                let response = try await session.stream(Request<Data>.get("/drip", query: ["size": 100, "interval": 100]))
+                let response = try await session.stream(
+                    Request<Data>.get("/drip", query: ["size": 100, "interval": 100])
+                )
                 #expect(response.status == .ok)
             }
             await eventually("the pool empties") { await session.pool.isEmpty }
@@ -46,7 +52,9 @@ struct StreamPipelineTests {
 
     @Test func theDeadlineReachesTheBody() async throws {
         try await withServerSession { session, _ in
-            let response = try await session.stream(Request<Data>.get("/drip", query: ["size": 100, "interval": 100]).timeout(.milliseconds(400)))
+            let response = try await session.stream(
+                Request<Data>.get("/drip", query: ["size": 100, "interval": 100]).timeout(.milliseconds(400))
+            )
             let error = await courierError { for try await _ in response.body {} }
             #expect(error?.code == .timeout)
             await eventually("the pool empties") { await session.pool.isEmpty }
@@ -54,17 +62,23 @@ struct StreamPipelineTests {
     }
 
     @Test func theRetryRuleAndTheCredentialRefreshApplyBeforeTheHead() async throws {
-        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5)) }) { session, server in
+        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(5)) }) {
+            session,
+            server in
             let retried = try await session.stream(Request<Data>.get("/flaky/stream?failures=2"))
             #expect(retried.status == .ok && server.hits("/flaky/stream") == 3)
             for try await _ in retried.body {}
 
             struct Refreshing: Authenticator {
-                func apply(_ credential: String, to request: inout HTTPRequest) { request.headerFields[.authorization] = "Bearer \(credential)" }
+                func apply(_ credential: String, to request: inout HTTPRequest) {
+                    request.headerFields[.authorization] = "Bearer \(credential)"
+                }
                 func refresh(_ credential: String) async throws -> String { "token-0" }
             }
-            let signed = try await session.stream(Request<Data>.get("/auth/resource")
-                .authentication(Authentication(Refreshing(), credential: "expired")))
+            let signed = try await session.stream(
+                Request<Data>.get("/auth/resource")
+                    .authentication(Authentication(Refreshing(), credential: "expired"))
+            )
             #expect(signed.status == .ok)
             for try await _ in signed.body {}
             await eventually("the pool empties") { await session.pool.isEmpty }
@@ -83,7 +97,9 @@ struct StreamPipelineTests {
     /// Suspended by its id, a stream gives its reader no chunk until it is resumed; then the body goes on whole.
     @Test func aStreamSuspendedByItsIdGivesNothingUntilResumed() async throws {
         try await withServerSession { session, _ in
-            let response = try await session.stream(Request<Data>.get("/drip", query: ["size": 4, "interval": 20]).tag("held"))
+            let response = try await session.stream(
+                Request<Data>.get("/drip", query: ["size": 4, "interval": 20]).tag("held")
+            )
             var iterator = response.body.makeAsyncIterator()
             var received = try await iterator.next()?.readableBytes ?? 0
             let id = try #require(await session.pool.snapshot().first?.id)

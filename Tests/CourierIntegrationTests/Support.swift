@@ -20,7 +20,6 @@ func withServerSession<T>(
     }
 }
 
-
 /// The JSON `/echo` answers with.
 struct Echo: Decodable, Sendable {
     var method: String
@@ -89,7 +88,9 @@ enum ReliabilityFigures {
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let path = folder + "/" + name + ".jsonl"
         guard let line = try? JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys]) else { return }
-        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+        if !FileManager.default.fileExists(atPath: path) {
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
+        }
         guard let handle = FileHandle(forWritingAtPath: path) else { return }
         defer { try? handle.close() }
         _ = try? handle.seekToEnd()

@@ -24,7 +24,9 @@ struct TLSCLITests {
             let pinned = try await CLI.run(["get", url, "--cacert", caFile, "--pin", "sha256/" + leaf.publicKeyPin])
             #expect(pinned.status == 0, "\(pinned.stderr)")
 
-            let wrongPin = try await CLI.run(["get", url, "--cacert", caFile, "--pin", "sha256/" + (try authority.issue()).publicKeyPin])
+            let wrongPin = try await CLI.run([
+                "get", url, "--cacert", caFile, "--pin", "sha256/" + (try authority.issue()).publicKeyPin,
+            ])
             #expect(wrongPin.status != 0)
             #expect(wrongPin.stderr.contains("certificate pin mismatch for localhost"), "\(wrongPin.stderr)")
 

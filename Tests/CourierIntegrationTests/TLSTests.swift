@@ -1,17 +1,22 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import Testing
 
 /// Runs `body` with an HTTPS loopback server presenting `identity`, and a session configured by `configure`.
 private func withTLSServer<T>(
-    _ identity: TestIdentity, clientCA: String? = nil,
+    _ identity: TestIdentity,
+    clientCA: String? = nil,
     _ configure: (inout Configuration) -> Void,
     _ body: (Session, TestServer) async throws -> T
 ) async throws -> T {
-    try await withServerSession(tls: .init(identity: identity, clientCertificateAuthorityPEM: clientCA), configure, body)
+    try await withServerSession(
+        tls: .init(identity: identity, clientCertificateAuthorityPEM: clientCA),
+        configure,
+        body
+    )
 }
 
 /// Expects `/echo` to answer 200.
@@ -56,7 +61,9 @@ struct TLSTests {
         let directory = try newTemporaryDirectory(prefix: "courier-tls")
         let bundle = directory.appending(path: "ca.pem")
         try Data(authority.certificatePEM.utf8).write(to: bundle)
-        try await withTLSServer(leaf, { $0.tls.default.trustRoots = .file(bundle.path(percentEncoded: false)) }) { session, _ in
+        try await withTLSServer(leaf, { $0.tls.default.trustRoots = .file(bundle.path(percentEncoded: false)) }) {
+            session,
+            _ in
             try await expectAccepted(session)
         }
         try await withTLSServer(leaf, { $0.tls.default.trustRoots = .file("/nonexistent/ca.pem") }) { session, server in
@@ -68,7 +75,10 @@ struct TLSTests {
     }
 
     @Test func theRightPublicKeyPinIsAcceptedOnTheConnectionThatCarriesTheRequest() async throws {
-        let policy = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .publicKeys(["sha256/" + leaf.publicKeyPin]))
+        let policy = TLSPolicy(
+            trustRoots: .pem(authority.certificatePEM),
+            pinning: .publicKeys(["sha256/" + leaf.publicKeyPin])
+        )
         try await withTLSServer(leaf, { $0.tls.default = policy }) { session, server in
             let echo = try await session.send(Request<Echo>.post("/echo?x=%20y", body: .text("pinned"))).value
             #expect(echo.body == "pinned")
@@ -76,7 +86,9 @@ struct TLSTests {
             #expect(echo.header("host") == "localhost:\(server.port)")
             // Keep-alive and concurrency through the relay; a 4 MiB body arrives whole.
             try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<8 { group.addTask { try await session.send(Request<Data>.get("/bytes/4194304")).value.count } }
+                for _ in 0..<8 {
+                    group.addTask { try await session.send(Request<Data>.get("/bytes/4194304")).value.count }
+                }
                 for try await count in group { #expect(count == 4_194_304) }
             }
         }
@@ -92,7 +104,10 @@ struct TLSTests {
 
     @Test func severalPinsAllowKeyRotation() async throws {
         let next = try authority.issue()
-        let policy = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .publicKeys([next.publicKeyPin, leaf.publicKeyPin]))
+        let policy = TLSPolicy(
+            trustRoots: .pem(authority.certificatePEM),
+            pinning: .publicKeys([next.publicKeyPin, leaf.publicKeyPin])
+        )
         try await withTLSServer(leaf, { $0.tls.default = policy }) { session, _ in
             try await expectAccepted(session)
         }
@@ -109,19 +124,26 @@ struct TLSTests {
     @Test func anExpiredCertificateIsRejected() async throws {
         let past = Date().addingTimeInterval(-30 * 86_400)...Date().addingTimeInterval(-86_400)
         let expired = try authority.issue(validity: past)
-        try await withTLSServer(expired, { $0.tls.default.trustRoots = .pem(authority.certificatePEM) }) { session, server in
+        try await withTLSServer(expired, { $0.tls.default.trustRoots = .pem(authority.certificatePEM) }) {
+            session,
+            server in
             await expectRejected(session, server)
         }
     }
 
     @Test func aCertificateForAnotherHostIsRejectedUnlessDomainValidationIsOff() async throws {
         let elsewhere = try authority.issue(hosts: ["other.example"])
-        try await withTLSServer(elsewhere, { $0.tls.default.trustRoots = .pem(authority.certificatePEM) }) { session, server in
+        try await withTLSServer(elsewhere, { $0.tls.default.trustRoots = .pem(authority.certificatePEM) }) {
+            session,
+            server in
             await expectRejected(session, server)
         }
-        try await withTLSServer(elsewhere, {
-            $0.tls.default = TLSPolicy(trustRoots: .pem(authority.certificatePEM), validatesDomainName: false)
-        }) { session, _ in
+        try await withTLSServer(
+            elsewhere,
+            {
+                $0.tls.default = TLSPolicy(trustRoots: .pem(authority.certificatePEM), validatesDomainName: false)
+            }
+        ) { session, _ in
             try await expectAccepted(session)
         }
     }
@@ -130,11 +152,13 @@ struct TLSTests {
         let logs = CapturedLogs()
         let selfSigned = try TestCertificateAuthority.selfSigned()
         try await withTestServer(tls: .init(identity: selfSigned)) { server in
-            try await withSession(Configuration {
-                $0.baseURL = server.baseURL
-                $0.logger = logs.logger()
-                $0.tls.default.allowsInvalidCertificates = true
-            }) { session in
+            try await withSession(
+                Configuration {
+                    $0.baseURL = server.baseURL
+                    $0.logger = logs.logger()
+                    $0.tls.default.allowsInvalidCertificates = true
+                }
+            ) { session in
                 try await expectAccepted(session)
                 try await expectAccepted(session)
             }
@@ -144,31 +168,50 @@ struct TLSTests {
 
     @Test func withVerificationOffAPublicKeyPinAloneDecidesTrust() async throws {
         let selfSigned = try TestCertificateAuthority.selfSigned()
-        try await withTLSServer(selfSigned, {
-            $0.tls.default = TLSPolicy(allowsInvalidCertificates: true, pinning: .publicKeys([selfSigned.publicKeyPin]))
-        }) { session, _ in
+        try await withTLSServer(
+            selfSigned,
+            {
+                $0.tls.default = TLSPolicy(
+                    allowsInvalidCertificates: true,
+                    pinning: .publicKeys([selfSigned.publicKeyPin])
+                )
+            }
+        ) { session, _ in
             try await expectAccepted(session)
         }
-        try await withTLSServer(selfSigned, {
-            $0.tls.default = TLSPolicy(allowsInvalidCertificates: true, pinning: .publicKeys([leaf.publicKeyPin]))
-        }) { session, server in
+        try await withTLSServer(
+            selfSigned,
+            {
+                $0.tls.default = TLSPolicy(allowsInvalidCertificates: true, pinning: .publicKeys([leaf.publicKeyPin]))
+            }
+        ) { session, server in
             await expectRejected(session, server, mentioning: "pin mismatch")
         }
     }
 
     @Test func certificatePinningTrustsOnlyThePinnedCertificates() async throws {
-        try await withTLSServer(leaf, { $0.tls.default.pinning = .certificates([authority.certificatePEM]) }) { session, _ in
+        try await withTLSServer(leaf, { $0.tls.default.pinning = .certificates([authority.certificatePEM]) }) {
+            session,
+            _ in
             try await expectAccepted(session)
         }
         let stranger = try TestCertificateAuthority(name: "Another CA")
-        try await withTLSServer(leaf, {
-            // Even with the real CA among the trust roots, a pin on another certificate rejects the server.
-            $0.tls.default = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .certificates([stranger.certificatePEM]))
-        }) { session, server in
+        try await withTLSServer(
+            leaf,
+            {
+                // Even with the real CA among the trust roots, a pin on another certificate rejects the server.
+                $0.tls.default = TLSPolicy(
+                    trustRoots: .pem(authority.certificatePEM),
+                    pinning: .certificates([stranger.certificatePEM])
+                )
+            }
+        ) { session, server in
             await expectRejected(session, server)
         }
         let selfSigned = try TestCertificateAuthority.selfSigned()
-        try await withTLSServer(selfSigned, { $0.tls.default.pinning = .certificates([selfSigned.certificatePEM]) }) { session, _ in
+        try await withTLSServer(selfSigned, { $0.tls.default.pinning = .certificates([selfSigned.certificatePEM]) }) {
+            session,
+            _ in
             try await expectAccepted(session)
         }
     }
@@ -178,22 +221,38 @@ struct TLSTests {
         let client = try clientAuthority.issue(hosts: ["courier-client"], forClient: true)
         let files = try client.write(to: try newTemporaryDirectory(prefix: "courier-tls"), name: "client")
         let trusted = TLSPolicy(trustRoots: .pem(authority.certificatePEM))
-        try await withTLSServer(leaf, clientCA: clientAuthority.certificatePEM, { $0.tls.default = trusted }) { session, server in
+        try await withTLSServer(leaf, clientCA: clientAuthority.certificatePEM, { $0.tls.default = trusted }) {
+            session,
+            server in
             let error = await courierError { _ = try await session.send(Request<Echo>.get("/echo")) }
-            #expect(error?.code == .tls || error?.code == .connectionClosed || error?.code == .connectionReset, "\(String(describing: error))")
+            #expect(
+                error?.code == .tls || error?.code == .connectionClosed || error?.code == .connectionReset,
+                "\(String(describing: error))"
+            )
             #expect(server.hits("/echo") == 0)
         }
         var withIdentity = trusted
-        withIdentity.clientIdentity = ClientIdentity(certificateFile: files.certificate, privateKeyFile: files.privateKey)
-        try await withTLSServer(leaf, clientCA: clientAuthority.certificatePEM, { $0.tls.default = withIdentity }) { session, _ in
+        withIdentity.clientIdentity = ClientIdentity(
+            certificateFile: files.certificate,
+            privateKeyFile: files.privateKey
+        )
+        try await withTLSServer(leaf, clientCA: clientAuthority.certificatePEM, { $0.tls.default = withIdentity }) {
+            session,
+            _ in
             try await expectAccepted(session)
         }
     }
 
     @Test func perHostPoliciesOverrideTheDefault() async throws {
-        try await withTLSServer(leaf, {
-            $0.tls.hosts["LOCALHOST"] = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .publicKeys([leaf.publicKeyPin]))
-        }) { session, _ in
+        try await withTLSServer(
+            leaf,
+            {
+                $0.tls.hosts["LOCALHOST"] = TLSPolicy(
+                    trustRoots: .pem(authority.certificatePEM),
+                    pinning: .publicKeys([leaf.publicKeyPin])
+                )
+            }
+        ) { session, _ in
             try await expectAccepted(session)
         }
     }

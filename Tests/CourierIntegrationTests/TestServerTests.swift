@@ -13,12 +13,16 @@ struct TestServerTests {
             let etag = try #require(full.headers[.eTag])
             #expect(full.headers[.lastModified] != nil && full.headers[.acceptRanges] == "bytes")
 
-            let part = try await session.send(Request<Data>.get("/file/1000").header("Range", "bytes=100-199").header("If-Range", etag))
+            let part = try await session.send(
+                Request<Data>.get("/file/1000").header("Range", "bytes=100-199").header("If-Range", etag)
+            )
             #expect(part.status == .partialContent)
             #expect(part.headers[.contentRange] == "bytes 100-199/1000")
             #expect(part.body == ServerFiles.data(offset: 100, count: 100))
 
-            let changed = try await session.send(Request<Data>.get("/file/1000?etag=v2").header("Range", "bytes=100-").header("If-Range", etag))
+            let changed = try await session.send(
+                Request<Data>.get("/file/1000?etag=v2").header("Range", "bytes=100-").header("If-Range", etag)
+            )
             #expect(changed.status == .ok && changed.body.count == 1000)
 
             let suffix = try await session.send(Request<Data>.get("/file/1000").header("Range", "bytes=-10"))
@@ -42,13 +46,24 @@ struct TestServerTests {
 
     @Test func multipartEchoDescribesEachPart() async throws {
         let boundary = "XyZ"
-        let body = "--XyZ\r\nContent-Disposition: form-data; name=\"field\"\r\n\r\nvalue\r\n"
+        let body =
+            "--XyZ\r\nContent-Disposition: form-data; name=\"field\"\r\n\r\nvalue\r\n"
             + "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--XyZ--\r\n"
         try await withServerSession { session, _ in
-            let answer = try await session.send(Request<[String: ParameterValue]>
-                .post("/multipart", body: .bytes(Data(body.utf8), contentType: "multipart/form-data; boundary=\(boundary)")))
-            guard case .array(let items)? = answer.value["parts"] else { Issue.record("no parts"); return }
-            let parts = items.compactMap { item -> [String: ParameterValue]? in if case .object(let part) = item { part } else { nil } }
+            let answer = try await session.send(
+                Request<[String: ParameterValue]>
+                    .post(
+                        "/multipart",
+                        body: .bytes(Data(body.utf8), contentType: "multipart/form-data; boundary=\(boundary)")
+                    )
+            )
+            guard case .array(let items)? = answer.value["parts"] else {
+                Issue.record("no parts")
+                return
+            }
+            let parts = items.compactMap { item -> [String: ParameterValue]? in
+                if case .object(let part) = item { part } else { nil }
+            }
             #expect(parts.count == 2 && answer.value["receivedBytes"] == .int(body.utf8.count))
             #expect(parts[0]["name"] == "field" && parts[0]["length"] == 5)
             #expect(parts[1]["filename"] == "a.txt" && parts[1]["contentType"] == "text/plain")

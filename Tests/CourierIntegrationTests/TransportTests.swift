@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import HTTPTypes
 import NIOCore
@@ -10,7 +10,8 @@ import Testing
 struct TransportTests {
     @Test func urlSessionTransportRunsTheSameRequests() async throws {
         try await withServerSession(transport: URLSessionTransport()) { session, server in
-            let echo = try await session.send(Request<Echo>.post("/echo", body: .json(["a": 1])).query(["q": "1"])).value
+            let echo = try await session.send(Request<Echo>.post("/echo", body: .json(["a": 1])).query(["q": "1"]))
+                .value
             #expect(echo.method == "POST" && echo.body == #"{"a":1}"# && echo.query == ["q": "1"])
             let bytes = try await session.send(Request<Data>.get("/bytes/200000")).value
             #expect(bytes == ServerFiles.data(count: 200_000))
@@ -20,14 +21,18 @@ struct TransportTests {
             #expect(gzip["count"] == 200)
             let status = await courierError { _ = try await session.send(Request<Data>.get("/status/418")) }
             #expect(status?.status?.code == 418)
-            let timeout = await courierError { _ = try await session.send(Request<Data>.get("/delay/3000").timeout(.milliseconds(300))) }
+            let timeout = await courierError {
+                _ = try await session.send(Request<Data>.get("/delay/3000").timeout(.milliseconds(300)))
+            }
             #expect(timeout?.code == .timeout)
         }
     }
 
     @Test func urlSessionTransportSendsAStreamBodyFromATemporaryFile() async throws {
         func spooled() throws -> [String] {
-            try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path).filter { $0.hasPrefix("courier-upload-") }
+            try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path).filter {
+                $0.hasPrefix("courier-upload-")
+            }
         }
         let before = try spooled()
         try await withServerSession(transport: URLSessionTransport()) { session, server in
@@ -41,11 +46,15 @@ struct TransportTests {
             // A stream that fails stops the request before anything is sent, and leaves no file behind.
             struct Broken: Error {}
             let failing = AsyncThrowingStream<ByteBuffer, any Error> { $0.finish(throwing: Broken()) }
-            let error = await courierError { _ = try await session.send(Request<Data>.post("/echo", body: .stream(failing))) }
+            let error = await courierError {
+                _ = try await session.send(Request<Data>.post("/echo", body: .stream(failing)))
+            }
             #expect(error?.code == .transport && error?.underlying is Broken)
             // A streamed response, which no pool watches, still ends at the transport's own deadline.
             let start = ContinuousClock.now
-            let stream = await courierError { _ = try await session.stream(Request<Data>.get("/delay/3000").timeout(.milliseconds(300))) }
+            let stream = await courierError {
+                _ = try await session.stream(Request<Data>.get("/delay/3000").timeout(.milliseconds(300)))
+            }
             #expect(stream?.code == .timeout && stream?.timeoutKind == .total && start.duration(to: .now) < .seconds(2))
             #expect(server.hits("/echo") == 2)
         }
@@ -53,16 +62,23 @@ struct TransportTests {
     }
 
     @Test func urlSessionTransportRoundsReadTimeoutsUpToWholeSeconds() async throws {
-        #expect(URLSessionTransport.interval(.milliseconds(500)) == 1, "Linux's URLSession counts whole seconds; 0.5 s would fire at once")
+        #expect(
+            URLSessionTransport.interval(.milliseconds(500)) == 1,
+            "Linux's URLSession counts whole seconds; 0.5 s would fire at once"
+        )
         #expect(URLSessionTransport.interval(.milliseconds(1500)) == 2)
         #expect(URLSessionTransport.interval(.seconds(2)) == 2)
         #expect(URLSessionTransport.interval(.zero) == 1, "zero would mean URLSession's own default")
-        try await withServerSession(transport: URLSessionTransport(), { $0.timeouts.readIdle = .milliseconds(800) }) { session, _ in
+        try await withServerSession(transport: URLSessionTransport(), { $0.timeouts.readIdle = .milliseconds(800) }) {
+            session,
+            _ in
             // 800 ms once went out as 1 ms, and the answer after 100 ms timed out.
             let answer = try await session.send(Request<Data>.get("/delay/100"))
             #expect(answer.status == .ok)
             let start = ContinuousClock.now
-            let stalled = await courierError { _ = try await session.send(Request<Data>.get("/delay/5000").timeout(.seconds(10))) }
+            let stalled = await courierError {
+                _ = try await session.send(Request<Data>.get("/delay/5000").timeout(.seconds(10)))
+            }
             #expect(stalled?.code == .timeout)
             #expect(start.duration(to: .now) < .seconds(4), "the read-idle timeout, not the total, ended the wait")
         }
@@ -72,13 +88,18 @@ struct TransportTests {
         let stub = StubTransport { request in
             request.url.path() == "/users/1" ? .json(#"{"id":1}"#) : .status(.notFound)
         }
-        try await withSession(Configuration { $0.baseURL = URL(string: "https://api.example.com") }, transport: stub) { session in
+        try await withSession(Configuration { $0.baseURL = URL(string: "https://api.example.com") }, transport: stub) {
+            session in
             struct User: Decodable, Sendable { var id: Int }
             let user = try await session.send(Request<User>.get("/users/1")).value
             #expect(user.id == 1)
             let missing = await courierError { _ = try await session.send(Request<User>.get("/users/2")) }
             #expect(missing?.status == .notFound)
         }
-        #expect(stub.requests.map(\.url.absoluteString) == ["https://api.example.com/users/1", "https://api.example.com/users/2"])
+        #expect(
+            stub.requests.map(\.url.absoluteString) == [
+                "https://api.example.com/users/1", "https://api.example.com/users/2",
+            ]
+        )
     }
 }

@@ -1,5 +1,5 @@
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import Testing
 
@@ -12,8 +12,10 @@ struct UploadCLITests {
         let json = Data(ServerFiles.jsonDocument(items: 10_000).utf8)
         try json.write(to: file)
         try await withTestServer { server in
-            let outcome = try await CLI.run(["upload", server.url("/multipart").absoluteString, "--file", "doc=@\(file.path)",
-                                             "--field", "album=trip", "--compress", "gzip"])
+            let outcome = try await CLI.run([
+                "upload", server.url("/multipart").absoluteString, "--file", "doc=@\(file.path)",
+                "--field", "album=trip", "--compress", "gzip",
+            ])
             #expect(outcome.status == 0, "\(outcome.stderr)")
             let parts = try JSONDecoder().decode(MultipartAnswer.self, from: Data(outcome.stdout.utf8))
             #expect(parts.parts.map(\.name) == ["album", "doc"])
@@ -21,7 +23,9 @@ struct UploadCLITests {
             #expect(parts.receivedBytes * 4 < parts.decodedBytes)
             #expect(outcome.stderr.contains("gzip: compressed with level 6") && outcome.stderr.contains("HTTP 200"))
 
-            let put = try await CLI.run(["upload", server.url("/echo").absoluteString, "--data", "@\(file.path)", "--method", "PUT"])
+            let put = try await CLI.run([
+                "upload", server.url("/echo").absoluteString, "--data", "@\(file.path)", "--method", "PUT",
+            ])
             #expect(put.status == 0 && put.stdout.contains(sha256Hex(json)) && put.stdout.contains("\"PUT\""))
         }
     }
@@ -30,10 +34,19 @@ struct UploadCLITests {
         let cases: [([String], String)] = [
             (["upload", "http://127.0.0.1:1/x"], "upload: nothing to upload"),
             (["upload", "http://127.0.0.1:1/x", "--file", "a=/tmp/x"], "--file: --file takes name=@PATH"),
-            (["upload", "http://127.0.0.1:1/x", "--file", "a=@/nonexistent/x"], "cannot read \"/nonexistent/x\": no such file"),
+            (
+                ["upload", "http://127.0.0.1:1/x", "--file", "a=@/nonexistent/x"],
+                "cannot read \"/nonexistent/x\": no such file"
+            ),
             (["upload", "http://127.0.0.1:1/x", "--data", "@/tmp", "--field", "a=b"], "--data: --data sends one body"),
-            (["upload", "http://127.0.0.1:1/x", "--data", "hi", "--compress", "zip"], "--compress: \"zip\" is not a compression"),
-            (["upload", "http://127.0.0.1:1/x", "--data", "hi", "--compress", "gzip:12"], "--compress: the compression level must be 1 to 9"),
+            (
+                ["upload", "http://127.0.0.1:1/x", "--data", "hi", "--compress", "zip"],
+                "--compress: \"zip\" is not a compression"
+            ),
+            (
+                ["upload", "http://127.0.0.1:1/x", "--data", "hi", "--compress", "gzip:12"],
+                "--compress: the compression level must be 1 to 9"
+            ),
             (["upload", "http://127.0.0.1:1/x", "--data", "hi", "--method", "GET"], "--method must be POST or PUT"),
             (["upload", "ftp://example.com/x", "--data", "hi"], "URL: not a valid http(s) URL"),
         ]
@@ -51,8 +64,13 @@ struct UploadCLITests {
         var generator = SystemRandomNumberGenerator()
         try Data((0..<200_000).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: file)
         try await withTestServer { server in
-            let outcome = try await CLI.run(["upload", server.url("/echo").absoluteString, "--data", "@\(file.path)", "--compress", "target:50K"])
-            #expect(outcome.status == 1 && outcome.stderr.contains("compressionTarget: no zlib setting brings the body under"))
+            let outcome = try await CLI.run([
+                "upload", server.url("/echo").absoluteString, "--data", "@\(file.path)", "--compress", "target:50K",
+            ])
+            #expect(
+                outcome.status == 1
+                    && outcome.stderr.contains("compressionTarget: no zlib setting brings the body under")
+            )
             #expect(server.hits("/echo") == 0)
         }
     }
@@ -61,9 +79,16 @@ struct UploadCLITests {
     /// takes longer to answer ends the upload with a read-idle timeout, a longer setting lets it answer.
     @Test func readTimeoutBoundsTheWaitForTheAnswer() async throws {
         try await withTestServer { server in
-            let impatient = try await CLI.run(["upload", server.url("/delay/2000").absoluteString, "--data", "hello", "--read-timeout", "0.3"])
-            #expect(impatient.status == 28 && impatient.stderr.contains("timeout: readIdle timeout of 300 ms elapsed"), "\(impatient.stderr)")
-            let patient = try await CLI.run(["upload", server.url("/delay/300").absoluteString, "--data", "hello", "--read-timeout", "5"])
+            let impatient = try await CLI.run([
+                "upload", server.url("/delay/2000").absoluteString, "--data", "hello", "--read-timeout", "0.3",
+            ])
+            #expect(
+                impatient.status == 28 && impatient.stderr.contains("timeout: readIdle timeout of 300 ms elapsed"),
+                "\(impatient.stderr)"
+            )
+            let patient = try await CLI.run([
+                "upload", server.url("/delay/300").absoluteString, "--data", "hello", "--read-timeout", "5",
+            ])
             #expect(patient.status == 0, "\(patient.stderr)")
         }
     }
@@ -80,12 +105,15 @@ struct UploadCLITests {
         try handle.truncate(atOffset: UInt64(size))
         try handle.close()
         try await withTestServer { server in
-            let outcome = try await CLI.run(["upload", server.url("/multipart").absoluteString, "--file", "disk=@\(file.path)"],
-                                            measuringPeakRSS: true)
+            let outcome = try await CLI.run(
+                ["upload", server.url("/multipart").absoluteString, "--file", "disk=@\(file.path)"],
+                measuringPeakRSS: true
+            )
             #expect(outcome.status == 0, "\(outcome.stderr)")
             let parts = try JSONDecoder().decode(MultipartAnswer.self, from: Data(outcome.stdout.utf8))
             #expect(parts.parts.first?.length == size)
-            #expect(parts.parts.first?.sha256 == "49bc20df15e412a64472421e13fe86ff1c5165e18b2afccf160d4dc19fe68a14")  // SHA-256 of 1 GiB of zeros
+            // SHA-256 of 1 GiB of zeros
+            #expect(parts.parts.first?.sha256 == "49bc20df15e412a64472421e13fe86ff1c5165e18b2afccf160d4dc19fe68a14")
             let peak = try #require(outcome.peakRSSKiB)
             #expect(peak < 64 * 1024, "peak RSS \(peak) KiB")
         }

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import NIOCore
 import Testing
@@ -50,13 +50,24 @@ struct UploadTests {
         let directory = try temporaryDownloadDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let files = (0..<4).map { directory.appendingPathComponent("photo\($0).jpg") }
-        for (index, file) in files.enumerated() where index != 2 { try ServerFiles.data(count: 10_000 * (index + 1)).write(to: file) }
+        for (index, file) in files.enumerated() where index != 2 {
+            try ServerFiles.data(count: 10_000 * (index + 1)).write(to: file)
+        }
         try await withServerSession { session, server in
-            let outcome = try await session.uploadFiles(files, to: "/multipart", field: "photo", fields: [("album", "trip")],
-                                                        options: BatchOptions(concurrency: 2))
+            let outcome = try await session.uploadFiles(
+                files,
+                to: "/multipart",
+                field: "photo",
+                fields: [("album", "trip")],
+                options: BatchOptions(concurrency: 2)
+            )
             #expect(outcome.failedFiles == [files[2]])
             #expect(server.hits("/multipart") == 3)
-            if case .failure(let error) = outcome.batch.results[2] { #expect(error.code == .fileAccess) } else { Issue.record("expected a failure") }
+            if case .failure(let error) = outcome.batch.results[2] {
+                #expect(error.code == .fileAccess)
+            } else {
+                Issue.record("expected a failure")
+            }
             let third = try outcome.batch.results[3].get().body
             #expect(String(decoding: third, as: UTF8.self).contains(ServerFiles.sha256(count: 40_000)))
         }
@@ -65,8 +76,10 @@ struct UploadTests {
     /// The server has the whole body (its Content-Length) and answers while the stream has not yet said it
     /// has ended: AsyncHTTPClient then ends the exchange without telling its delegate, which once left an
     /// upload redirected in a loop waiting forever. The answer is delivered, followed, or typed, every time.
-    @Test(arguments: [("/redirect-to?status=302&url=/small", CourierError.Code?.none),
-                      ("/status/404", .httpStatus), ("/redirect-loop", .redirectLoop)])
+    @Test(arguments: [
+        ("/redirect-to?status=302&url=/small", CourierError.Code?.none),
+        ("/status/404", .httpStatus), ("/redirect-loop", .redirectLoop),
+    ])
     func anAnswerBeforeTheBodyStreamEndsIsDelivered(path: String, expected: CourierError.Code?) async throws {
         try await withServerSession({ $0.timeouts.readIdle = .seconds(3) }) { session, _ in
             let size = 64 * 1024
@@ -80,7 +93,9 @@ struct UploadTests {
             }
             let upload = try session.upload(Request<Data>.post(path, body: .stream(chunks, length: Int64(size))))
             let outcome = try await within(.seconds(10)) {
-                do { return Result<Data, CourierError>.success(try await upload.response.body) } catch let error as CourierError {
+                do { return Result<Data, CourierError>.success(try await upload.response.body) } catch let error
+                    as CourierError
+                {
                     return .failure(error)
                 }
             }
@@ -98,7 +113,9 @@ struct UploadTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("big.bin")
         try ServerFiles.data(count: 8_000_000).write(to: file)
-        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(10)) }) { session, server in
+        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(10)) }) {
+            session,
+            server in
             let upload = try session.upload(Request<Data>.post("/fault/cut-upload?fraction=0.5", body: .file(file)))
             let error = await courierError { _ = try await upload.response }
             #expect([.connectionClosed, .connectionReset].contains(error?.code), "\(String(describing: error))")

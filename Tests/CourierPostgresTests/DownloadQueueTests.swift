@@ -1,10 +1,11 @@
-@testable import CourierPostgres
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Crypto
 import Foundation
 import Testing
+
+@testable import CourierPostgres
 
 /// A fresh temporary directory, removed by the caller.
 func temporaryDirectory() throws -> URL {
@@ -23,14 +24,23 @@ func withQueue<T>(_ body: (DownloadQueue, String, TestServer, URL) async throws 
 }
 
 /// A worker with its own database connections and session: one process of a fleet.
-func withWorker<T>(_ url: String, concurrency: Int = 2, lease: Duration = .seconds(30),
-                   _ body: (DownloadWorker) async throws -> T) async throws -> T {
+func withWorker<T>(
+    _ url: String,
+    concurrency: Int = 2,
+    lease: Duration = .seconds(30),
+    _ body: (DownloadWorker) async throws -> T
+) async throws -> T {
     let database = try FleetDatabase(url: url, maxConnections: 4)
     let result: Result<T, any Error>
     do {
         result = try await withSession { session in
-            let worker = try DownloadWorker(queue: DownloadQueue(database: database), session: session, concurrency: concurrency,
-                                            lease: lease, pollInterval: .milliseconds(100))
+            let worker = try DownloadWorker(
+                queue: DownloadQueue(database: database),
+                session: session,
+                concurrency: concurrency,
+                lease: lease,
+                pollInterval: .milliseconds(100)
+            )
             return .success(try await body(worker))
         }
     } catch { result = .failure(error) }
@@ -38,12 +48,20 @@ func withWorker<T>(_ url: String, concurrency: Int = 2, lease: Duration = .secon
     return try result.get()
 }
 
-@Suite("DownloadQueue: jobs shared by workers through PostgreSQL", .enabled(if: TestDatabase.isAvailable), .timeLimit(.minutes(2)))
+@Suite(
+    "DownloadQueue: jobs shared by workers through PostgreSQL",
+    .enabled(if: TestDatabase.isAvailable),
+    .timeLimit(.minutes(2))
+)
 struct DownloadQueueTests {
     @Test func jobsAreClaimedByPriorityThenOrderAndCompleteOnce() async throws {
         try await withQueue { queue, _, server, directory in
             let low = try await queue.add(server.url("/file/10"), to: directory.appendingPathComponent("low"))
-            let high = try await queue.add(server.url("/file/20"), to: directory.appendingPathComponent("high"), priority: 5)
+            let high = try await queue.add(
+                server.url("/file/20"),
+                to: directory.appendingPathComponent("high"),
+                priority: 5
+            )
             let again = try await queue.add(server.url("/file/10"), to: directory.appendingPathComponent("low"))
             #expect(again == low)
             let first = try #require(try await queue.claim(for: "w1", lease: .seconds(30)))
@@ -76,7 +94,9 @@ struct DownloadQueueTests {
 
     @Test func badJobsAreRefusedWithTypedErrors() async throws {
         try await withQueue { queue, _, server, directory in
-            let ftp = await courierError { try await queue.add(URL(string: "ftp://host/f")!, to: directory.appendingPathComponent("f")) }
+            let ftp = await courierError {
+                try await queue.add(URL(string: "ftp://host/f")!, to: directory.appendingPathComponent("f"))
+            }
             #expect(ftp?.code == .invalidURL)
             let folder = await courierError { try await queue.add(server.url("/file/1"), to: directory) }
             #expect(folder?.code == .invalidParameter && folder?.message.contains("the path of a file") == true)
@@ -89,7 +109,10 @@ struct DownloadQueueTests {
 
     @Test func progressOfTheQueueAndOfOneJobAreAsyncSequences() async throws {
         try await withQueue { queue, url, server, directory in
-            let id = try await queue.add(server.url("/file/600000?rate=400000"), to: directory.appendingPathComponent("p"))
+            let id = try await queue.add(
+                server.url("/file/600000?rate=400000"),
+                to: directory.appendingPathComponent("p")
+            )
             try await queue.add(server.url("/file/1000"), to: directory.appendingPathComponent("q"))
             let watched = Task {
                 var states: [DownloadJob.State] = []
@@ -124,11 +147,17 @@ struct DownloadQueueTests {
             #expect(missing?.code == .database && missing?.message.contains("courier_download_jobs is missing") == true)
             #expect(try await queue.jobs().isEmpty)  // created again, empty
             _ = try await TestDatabase.withConnection(url) { database in
-                try await TestDatabase.execute("UPDATE courier_schema SET version = 7 WHERE component = 'download-queue'", on: database)
+                try await TestDatabase.execute(
+                    "UPDATE courier_schema SET version = 7 WHERE component = 'download-queue'",
+                    on: database
+                )
             }
             let other = try FleetDatabase(url: url)
             let newer = await courierError { try await DownloadQueue(database: other).prepare() }
-            #expect(newer?.code == .database && newer?.message.contains("newer Courier (schema 7; this one reads 1)") == true)
+            #expect(
+                newer?.code == .database
+                    && newer?.message.contains("newer Courier (schema 7; this one reads 1)") == true
+            )
             await other.close()
         }
     }
@@ -140,8 +169,11 @@ struct DownloadQueueTests {
                 let size = 50_000 + index * 1_000
                 let destination = directory.appendingPathComponent("file-\(index)")
                 expected[destination] = ServerFiles.sha256(count: size)
-                try await queue.add(server.url("/file/\(size)?key=job\(index)"), to: destination,
-                                    checksum: try .sha256(ServerFiles.sha256(count: size)))
+                try await queue.add(
+                    server.url("/file/\(size)?key=job\(index)"),
+                    to: destination,
+                    checksum: try .sha256(ServerFiles.sha256(count: size))
+                )
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<3 {
@@ -161,13 +193,26 @@ struct DownloadQueueTests {
 
     @Test func failuresAreTypedAndCountedAgainstTheAttempts() async throws {
         try await withQueue { queue, url, server, directory in
-            let missing = try await queue.add(server.url("/status/404"), to: directory.appendingPathComponent("missing"))
-            let flaky = try await queue.add(server.url("/status/503"), to: directory.appendingPathComponent("flaky"), maxAttempts: 2)
-            let wrong = try await queue.add(server.url("/file/1000"), to: directory.appendingPathComponent("wrong"),
-                                            checksum: try .sha256(String(repeating: "0", count: 64)))
+            let missing = try await queue.add(
+                server.url("/status/404"),
+                to: directory.appendingPathComponent("missing")
+            )
+            let flaky = try await queue.add(
+                server.url("/status/503"),
+                to: directory.appendingPathComponent("flaky"),
+                maxAttempts: 2
+            )
+            let wrong = try await queue.add(
+                server.url("/file/1000"),
+                to: directory.appendingPathComponent("wrong"),
+                checksum: try .sha256(String(repeating: "0", count: 64))
+            )
             try await withWorker(url) { await $0.run(untilSettled: true) }
             let notFound = try #require(try await queue.job(missing))
-            #expect(notFound.state == .failed && notFound.attempts == 1 && notFound.lastError?.hasPrefix("httpStatus") == true)
+            #expect(
+                notFound.state == .failed && notFound.attempts == 1
+                    && notFound.lastError?.hasPrefix("httpStatus") == true
+            )
             let unavailable = try #require(try await queue.job(flaky))
             #expect(unavailable.state == .failed && unavailable.attempts == 2)
             let mismatch = try #require(try await queue.job(wrong))
@@ -184,11 +229,18 @@ struct DownloadQueueTests {
         try await withQueue { queue, url, server, directory in
             let done = directory.appendingPathComponent("done")
             try Data(ServerFiles.bytes(offset: 0, count: 3_000)).write(to: done)
-            let id = try await queue.add(server.url("/file/3000?key=done"), to: done, checksum: try .sha256(ServerFiles.sha256(count: 3_000)))
+            let id = try await queue.add(
+                server.url("/file/3000?key=done"),
+                to: done,
+                checksum: try .sha256(ServerFiles.sha256(count: 3_000))
+            )
             let other = directory.appendingPathComponent("other")
             try Data("not the file".utf8).write(to: other)
-            let otherID = try await queue.add(server.url("/file/3000?key=other"), to: other,
-                                              checksum: try .sha256(ServerFiles.sha256(count: 3_000)))
+            let otherID = try await queue.add(
+                server.url("/file/3000?key=other"),
+                to: other,
+                checksum: try .sha256(ServerFiles.sha256(count: 3_000))
+            )
             try await withWorker(url) { await $0.run(untilSettled: true) }
             #expect(try await queue.job(id)?.state == .completed && server.counter("file:done") == 0)
             let refused = try #require(try await queue.job(otherID))
@@ -201,8 +253,11 @@ struct DownloadQueueTests {
         try await withQueue { queue, url, server, directory in
             let size = 400_000
             let destination = directory.appendingPathComponent("slow")
-            let id = try await queue.add(server.url("/file/\(size)?rate=100000&key=slow"), to: destination,
-                                         checksum: try .sha256(ServerFiles.sha256(count: size)))
+            let id = try await queue.add(
+                server.url("/file/\(size)?rate=100000&key=slow"),
+                to: destination,
+                checksum: try .sha256(ServerFiles.sha256(count: size))
+            )
             try await withWorker(url, lease: .milliseconds(1_500)) { worker in
                 async let run: Void = worker.run()
                 try await eventually("the job has 50 kB") { (try await queue.job(id)?.completedBytes ?? 0) > 50_000 }
@@ -210,7 +265,10 @@ struct DownloadQueueTests {
                 await run
             }
             let handedBack = try #require(try await queue.job(id))
-            #expect(handedBack.state == .queued && handedBack.attempts == 0 && handedBack.worker == nil, "\(handedBack)")
+            #expect(
+                handedBack.state == .queued && handedBack.attempts == 0 && handedBack.worker == nil,
+                "\(handedBack)"
+            )
             #expect(FileManager.default.fileExists(atPath: destination.path + ".part"))
             try await withWorker(url) { await $0.run(untilSettled: true) }
             #expect(try await queue.job(id)?.state == .completed)
@@ -231,13 +289,19 @@ struct DownloadQueueTests {
                 // own: without one, a renewal of this worker late by more than the old lease (a loaded machine) let its
                 // other slot claim the expired job back, and the handing back this test waits for never came.
                 _ = try await TestDatabase.withConnection(url) { database in
-                    try await TestDatabase.execute("""
+                    try await TestDatabase.execute(
+                        """
                         UPDATE courier_download_jobs SET worker = 'thief', lease_until = now() + interval '10 minutes' WHERE id = \(id)
-                        """, on: database)
+                        """,
+                        on: database
+                    )
                 }
                 var handedBack = false
                 for await event in events {
-                    if case .handedBack(let job) = event, job.id == id { handedBack = true; break }
+                    if case .handedBack(let job) = event, job.id == id {
+                        handedBack = true
+                        break
+                    }
                 }
                 let size = destination.path + ".part"
                 let before = (try? FileManager.default.attributesOfItem(atPath: size)[.size] as? Int) ?? 0
@@ -256,7 +320,10 @@ struct DownloadQueueTests {
         try await withQueue { queue, url, server, directory in
             let (relay, relayedURL) = try await relay(to: url)
             for index in 0..<6 {
-                try await queue.add(server.url("/file/100000?rate=400000&key=d\(index)"), to: directory.appendingPathComponent("d\(index)"))
+                try await queue.add(
+                    server.url("/file/100000?rate=400000&key=d\(index)"),
+                    to: directory.appendingPathComponent("d\(index)")
+                )
             }
             try await withWorker(relayedURL, lease: .seconds(3)) { worker in
                 async let run: Void = worker.run(untilSettled: true)
@@ -275,5 +342,3 @@ struct DownloadQueueTests {
         }
     }
 }
-
-

@@ -1,6 +1,6 @@
 import Courier
-import CourierTesting
 import CourierTestSupport
+import CourierTesting
 import Foundation
 import Testing
 
@@ -17,7 +17,9 @@ enum FleetCLI {
 
     static var executable: URL {
         var directory = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: directory.appending(path: "courier").path()) && directory.pathComponents.count > 1 {
+        while !FileManager.default.fileExists(atPath: directory.appending(path: "courier").path())
+            && directory.pathComponents.count > 1
+        {
             directory.deleteLastPathComponent()
         }
         return directory.appending(path: "courier")
@@ -48,10 +50,16 @@ enum FleetCLI {
             process.standardError = try FileHandle(forWritingTo: errors)
             process.standardInput = FileHandle.nullDevice
             let (ended, end) = AsyncStream<Int32>.makeStream()
-            process.terminationHandler = { end.yield($0.terminationStatus); end.finish() }
+            process.terminationHandler = {
+                end.yield($0.terminationStatus)
+                end.finish()
+            }
             try process.run()
             self.process = process
-            exit = Task { for await status in ended { return status }; return -1 }
+            exit = Task {
+                for await status in ended { return status }
+                return -1
+            }
         }
 
         func signal(_ number: Int32) { kill(process.processIdentifier, number) }
@@ -62,8 +70,11 @@ enum FleetCLI {
                 try? FileManager.default.removeItem(at: output)
                 try? FileManager.default.removeItem(at: errors)
             }
-            return Outcome(status: status, stdout: (try? String(contentsOf: output, encoding: .utf8)) ?? "",
-                           stderr: (try? String(contentsOf: errors, encoding: .utf8)) ?? "")
+            return Outcome(
+                status: status,
+                stdout: (try? String(contentsOf: output, encoding: .utf8)) ?? "",
+                stderr: (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+            )
         }
     }
 
@@ -72,8 +83,11 @@ enum FleetCLI {
     }
 }
 
-@Suite("courier queue and --cache-store across processes", .enabled(if: TestDatabase.isAvailable && FleetCLI.isBuiltIn),
-       .timeLimit(.minutes(3)))
+@Suite(
+    "courier queue and --cache-store across processes",
+    .enabled(if: TestDatabase.isAvailable && FleetCLI.isBuiltIn),
+    .timeLimit(.minutes(3))
+)
 struct FleetCLITests {
     @Test func workersKilledAtRandomLoseNoJobAndDoNoneTwice() async throws {
         try await TestDatabase.withFresh { url in
@@ -82,15 +96,19 @@ struct FleetCLITests {
                 defer { try? FileManager.default.removeItem(at: directory) }
                 let size = 600_000
                 for index in 0..<8 {
-                    let added = try await FleetCLI.run(["queue", "add", "--db", url, "-d", directory.path, "--sha256", ServerFiles.sha256(count: size),
-                                                        server.url("/file/\(size)?rate=400000&key=k\(index)").absoluteString])
+                    let added = try await FleetCLI.run([
+                        "queue", "add", "--db", url, "-d", directory.path, "--sha256", ServerFiles.sha256(count: size),
+                        server.url("/file/\(size)?rate=400000&key=k\(index)").absoluteString,
+                    ])
                     #expect(added.status == 0, "\(added.stderr)")
                     // One destination per job: the file names come from the URL, so rename after adding.
                     #expect(added.stdout.hasSuffix("/\(size)\n"))
                     let id = Int(added.stdout.split(separator: " ")[0]) ?? 0
                     _ = try await TestDatabase.withConnection(url) { database in
-                        try await TestDatabase.execute("UPDATE courier_download_jobs SET destination = '\(directory.path)/f\(index)' WHERE id = \(id)",
-                                                       on: database)
+                        try await TestDatabase.execute(
+                            "UPDATE courier_download_jobs SET destination = '\(directory.path)/f\(index)' WHERE id = \(id)",
+                            on: database
+                        )
                     }
                 }
                 let work = ["queue", "work", "--db", url, "--concurrency", "2", "--lease", "2", "--until-done"]
@@ -104,8 +122,14 @@ struct FleetCLITests {
                 let outcome = await survivor.finished()
                 #expect(outcome.status == 0, "\(outcome.stderr)")
                 let status = try await FleetCLI.run(["queue", "status", "--db", url])
-                #expect(status.stderr.contains("0 queued, 0 running, 8 completed, 0 failed"), "\(status.stdout)\(status.stderr)")
-                #expect(status.stdout.contains("\t2/5\t") || status.stdout.contains("\t3/5\t"), "no job was taken over: \(status.stdout)")
+                #expect(
+                    status.stderr.contains("0 queued, 0 running, 8 completed, 0 failed"),
+                    "\(status.stdout)\(status.stderr)"
+                )
+                #expect(
+                    status.stdout.contains("\t2/5\t") || status.stdout.contains("\t3/5\t"),
+                    "no job was taken over: \(status.stdout)"
+                )
                 for index in 0..<8 {
                     let file = directory.appendingPathComponent("f\(index)")
                     #expect(try sha256Hex(Data(contentsOf: file)) == ServerFiles.sha256(count: size))
@@ -124,8 +148,10 @@ struct FleetCLITests {
             try await withTestServer { server in
                 let directory = try temporaryDirectory()
                 defer { try? FileManager.default.removeItem(at: directory) }
-                let added = try await FleetCLI.run(["queue", "add", "--db", url, "-d", directory.path,
-                                                    server.url("/file/2000000?rate=200000").absoluteString])
+                let added = try await FleetCLI.run([
+                    "queue", "add", "--db", url, "-d", directory.path,
+                    server.url("/file/2000000?rate=200000").absoluteString,
+                ])
                 #expect(added.status == 0)
                 let worker = try FleetCLI.Child(["queue", "work", "--db", url])
                 try await Task.sleep(for: .seconds(2))
@@ -160,7 +186,11 @@ struct FleetCLITests {
         try await TestDatabase.withFresh { url in
             let outcome = try await FleetCLI.run(["demo", "--db", url])
             #expect(outcome.status == 0, "\(outcome.stdout)\(outcome.stderr)")
-            #expect(outcome.stdout.contains("✔ Three instances share one PostgreSQL cache: a cold start reaches the origin once"))
+            #expect(
+                outcome.stdout.contains(
+                    "✔ Three instances share one PostgreSQL cache: a cold start reaches the origin once"
+                )
+            )
             #expect(outcome.stdout.contains("✔ Two workers share a download queue; each job is done once"))
         }
     }
@@ -169,13 +199,22 @@ struct FleetCLITests {
         let url = try #require(TestDatabase.url)
         let malformed = try await FleetCLI.run(["queue", "status", "--db", "mysql://db/app"])
         #expect(malformed.status == 1 && malformed.stderr.contains("does not start with postgres://"))
-        let wrong = url.replacingOccurrences(of: #"://([^:@]+):[^@]*@"#, with: "://$1:hunter2@", options: .regularExpression)
+        let wrong = url.replacingOccurrences(
+            of: #"://([^:@]+):[^@]*@"#,
+            with: "://$1:hunter2@",
+            options: .regularExpression
+        )
         let refused = try await FleetCLI.run(["cache", "stats", "--cache-store", wrong])
-        #expect(refused.status == 1 && refused.stderr.contains("password authentication failed") && !refused.stderr.contains("hunter2"))
+        #expect(
+            refused.status == 1 && refused.stderr.contains("password authentication failed")
+                && !refused.stderr.contains("hunter2")
+        )
         // A request through a store that refuses still succeeds: the shared cache is only ever a miss.
         try await withTestServer { server in
-            let got = try await FleetCLI.run(["get", server.url("/cache/x?cache-control=max-age=60").absoluteString, "--cache", "http",
-                                              "--cache-store", wrong])
+            let got = try await FleetCLI.run([
+                "get", server.url("/cache/x?cache-control=max-age=60").absoluteString, "--cache", "http",
+                "--cache-store", wrong,
+            ])
             #expect(got.status == 0 && got.stderr.contains("is unavailable; requests go on without it"))
         }
     }

@@ -1,23 +1,37 @@
-@testable import CourierPostgres
 import Courier
 import CourierTestSupport
-import Logging
 import Foundation
 import HTTPTypes
+import Logging
 import PostgresNIO
 import Testing
 
+@testable import CourierPostgres
+
 /// An entry with a compressible JSON body.
 func sampleEntry(_ name: String, bodyBytes: Int = 4_000, storedAt: Date = Date()) -> CacheEntry {
-    let body = Data(String(repeating: "{\"name\":\"\(name)\",\"value\":42}", count: bodyBytes / 10 + 1).utf8.prefix(bodyBytes))
-    return CacheEntry(key: CacheKey(url: URL(string: "http://127.0.0.1:9/\(name)")!).text, method: "GET",
-                      url: "http://127.0.0.1:9/\(name)", status: 200,
-                      headers: [.contentType: "application/json", .eTag: "\"\(name)\""], varyingRequestHeaders: [:],
-                      storedAt: storedAt, initialAge: .zero, expiresAt: storedAt.addingTimeInterval(60), body: body)
+    let body = Data(
+        String(repeating: "{\"name\":\"\(name)\",\"value\":42}", count: bodyBytes / 10 + 1).utf8.prefix(bodyBytes)
+    )
+    return CacheEntry(
+        key: CacheKey(url: URL(string: "http://127.0.0.1:9/\(name)")!).text,
+        method: "GET",
+        url: "http://127.0.0.1:9/\(name)",
+        status: 200,
+        headers: [.contentType: "application/json", .eTag: "\"\(name)\""],
+        varyingRequestHeaders: [:],
+        storedAt: storedAt,
+        initialAge: .zero,
+        expiresAt: storedAt.addingTimeInterval(60),
+        body: body
+    )
 }
 
-@Suite("PostgresCacheStore: a response cache shared through PostgreSQL", .enabled(if: TestDatabase.isAvailable),
-       .timeLimit(.minutes(2)))
+@Suite(
+    "PostgresCacheStore: a response cache shared through PostgreSQL",
+    .enabled(if: TestDatabase.isAvailable),
+    .timeLimit(.minutes(2))
+)
 struct PostgresCacheStoreTests {
     @Test func entriesGoInCompressedAndComeBackWhole() async throws {
         try await TestDatabase.withDatabase { database, url in
@@ -56,9 +70,12 @@ struct PostgresCacheStoreTests {
             let entry = sampleEntry("damaged")
             await store.store(entry)
             // Flip one byte in the middle of the stored entry: the checksum no longer matches.
-            try await TestDatabase.execute("""
+            try await TestDatabase.execute(
+                """
                 UPDATE courier_cache SET entry = set_byte(entry, length(entry) / 2, (get_byte(entry, length(entry) / 2) + 1) % 256)
-                """, on: database)
+                """,
+                on: database
+            )
             #expect(await store.entry(for: CacheKey(text: entry.key)) == nil)
             #expect(try await TestDatabase.execute("SELECT count(*)::int FROM courier_cache", on: database) == [0])
         }
@@ -92,18 +109,25 @@ struct PostgresCacheStoreTests {
             let (done, finish) = AsyncStream<Void>.makeStream()
             let holder = Task {
                 try await other.client.withTransaction(logger: PostgresSchema.quiet) { connection in
-                    try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresCacheStore.evictionLock))", logger: PostgresSchema.quiet)
+                    try await connection.query(
+                        "SELECT pg_advisory_xact_lock(\(PostgresCacheStore.evictionLock))",
+                        logger: PostgresSchema.quiet
+                    )
                     holding.yield()
                     for await _ in done {}
                 }
             }
             for await _ in held { break }
-            try await TestDatabase.execute("""
+            try await TestDatabase.execute(
+                """
                 INSERT INTO courier_cache (digest, key, method, url, status, stored_at, body_bytes, stored_body_bytes, stored_bytes,
                                            compressed, entry) VALUES ('d', 'k', 'GET', 'u', 200, now(), 1, 1, 100, false, '\\x00')
-                """, on: database)
+                """,
+                on: database
+            )
             await store.evict()
-            #expect(try await TestDatabase.execute("SELECT count(*)::int FROM courier_cache", on: database) == [1])  // skipped
+            // skipped
+            #expect(try await TestDatabase.execute("SELECT count(*)::int FROM courier_cache", on: database) == [1])
             finish.finish()
             try await holder.value
             await store.evict()
@@ -115,13 +139,19 @@ struct PostgresCacheStoreTests {
     @Test func anOutageIsLoggedOncePerOutage() async throws {
         let database = try FleetDatabase(url: "postgres://courier:courier@127.0.0.1:9/courier?sslmode=disable")
         let lines = LogLines()
-        let store = PostgresCacheStore(database: database, operationTimeout: .milliseconds(200),
-                                       logger: Logger(label: "test") { _ in lines })
+        let store = PostgresCacheStore(
+            database: database,
+            operationTimeout: .milliseconds(200),
+            logger: Logger(label: "test") { _ in lines }
+        )
         for name in ["a", "b", "c"] {
             await store.store(sampleEntry(name))
             _ = await store.entry(for: CacheKey(text: sampleEntry(name).key))
         }
-        #expect(lines.messages.filter { $0.contains("is unavailable; requests go on without it") }.count == 1, "\(lines.messages)")
+        #expect(
+            lines.messages.filter { $0.contains("is unavailable; requests go on without it") }.count == 1,
+            "\(lines.messages)"
+        )
         await database.close()
     }
 
@@ -142,7 +172,8 @@ struct PostgresCacheStoreTests {
             let store = PostgresCacheStore(database: database)
             await store.store(sampleEntry("a"))
             try await TestDatabase.execute("DROP TABLE courier_cache", on: database)
-            #expect(await store.entry(for: CacheKey(text: sampleEntry("a").key)) == nil)  // a miss, and the store notices
+            // a miss, and the store notices
+            #expect(await store.entry(for: CacheKey(text: sampleEntry("a").key)) == nil)
             await store.store(sampleEntry("b"))
             #expect(await store.entry(for: CacheKey(text: sampleEntry("b").key)) != nil)
         }
@@ -151,10 +182,16 @@ struct PostgresCacheStoreTests {
     @Test func tablesOfANewerSchemaAreRefusedWithOneClearError() async throws {
         try await TestDatabase.withDatabase { database, url in
             try await PostgresCacheStore(database: database).prepare()
-            try await TestDatabase.execute("UPDATE courier_schema SET version = 99 WHERE component = 'cache'", on: database)
+            try await TestDatabase.execute(
+                "UPDATE courier_schema SET version = 99 WHERE component = 'cache'",
+                on: database
+            )
             let fresh = PostgresCacheStore(database: try FleetDatabase(url: url))
             let error = await courierError { try await fresh.prepare() }
-            #expect(error?.code == .database && error?.message.contains("newer Courier (schema 99; this one reads 1)") == true)
+            #expect(
+                error?.code == .database
+                    && error?.message.contains("newer Courier (schema 99; this one reads 1)") == true
+            )
             await fresh.store(sampleEntry("a"))  // never throws: the request it serves goes on
             #expect(await fresh.entry(for: CacheKey(text: sampleEntry("a").key)) == nil)
             await fresh.database.close()
@@ -163,11 +200,18 @@ struct PostgresCacheStoreTests {
 
     @Test func badAddressesAndPasswordsGiveOneClearErrorEach() async throws {
         let malformed = await courierError { _ = try FleetDatabase(url: "mysql://db/app") }
-        #expect(malformed?.code == .invalidParameter && malformed?.message.contains("does not start with postgres://") == true)
+        #expect(
+            malformed?.code == .invalidParameter
+                && malformed?.message.contains("does not start with postgres://") == true
+        )
         let noUser = await courierError { _ = try FleetDatabase(url: "postgres://127.0.0.1/app") }
         #expect(noUser?.message.contains("names no user") == true)
         let url = try #require(TestDatabase.url)
-        let wrong = url.replacingOccurrences(of: #"://([^:@]+):[^@]*@"#, with: "://$1:not-the-password@", options: .regularExpression)
+        let wrong = url.replacingOccurrences(
+            of: #"://([^:@]+):[^@]*@"#,
+            with: "://$1:not-the-password@",
+            options: .regularExpression
+        )
         let database = try FleetDatabase(url: wrong)
         let refused = await courierError { try await PostgresCacheStore(database: database).prepare() }
         #expect(refused?.code == .database && refused?.message.contains("password authentication failed") == true)

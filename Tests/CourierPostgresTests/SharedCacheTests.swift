@@ -1,9 +1,10 @@
-@testable import CourierPostgres
 import Courier
 import CourierTesting
 import Foundation
 import PostgresNIO
 import Testing
+
+@testable import CourierPostgres
 
 /// What `/cache/NAME` answers.
 struct CacheAnswer: Decodable, Sendable {
@@ -18,13 +19,18 @@ struct FleetMember {
     let store: PostgresCacheStore
 
     init(_ url: String, server: TestServer, operationTimeout: Duration = .seconds(1)) throws {
-        store = PostgresCacheStore(database: try FleetDatabase(url: url, maxConnections: 4), operationTimeout: operationTimeout)
+        store = PostgresCacheStore(
+            database: try FleetDatabase(url: url, maxConnections: 4),
+            operationTimeout: operationTimeout
+        )
         let cache = ResponseCache(shared: store)
-        session = Session(configuration: Configuration {
-            $0.baseURL = server.baseURL
-            $0.cache = cache
-            $0.cachePolicy = .http
-        })
+        session = Session(
+            configuration: Configuration {
+                $0.baseURL = server.baseURL
+                $0.cache = cache
+                $0.cachePolicy = .http
+            }
+        )
     }
 
     func get(_ path: String) async throws -> Response<CacheAnswer> {
@@ -37,12 +43,17 @@ struct FleetMember {
     }
 }
 
-@Suite("A response cache shared by a fleet through PostgreSQL", .enabled(if: TestDatabase.isAvailable), .timeLimit(.minutes(2)))
+@Suite(
+    "A response cache shared by a fleet through PostgreSQL",
+    .enabled(if: TestDatabase.isAvailable),
+    .timeLimit(.minutes(2))
+)
 struct SharedCacheTests {
     @Test func whatOneMemberFetchedTheOthersRead() async throws {
         try await TestDatabase.withFresh { url in
             try await withTestServer { server in
-                let first = try FleetMember(url, server: server), second = try FleetMember(url, server: server)
+                let first = try FleetMember(url, server: server)
+                let second = try FleetMember(url, server: server)
                 let fetched = try await first.get("/cache/shared?cache-control=max-age=60")
                 let read = try await second.get("/cache/shared?cache-control=max-age=60")
                 #expect(!fetched.isFromCache && read.isFromCache && read.value.served == 1)
@@ -59,7 +70,9 @@ struct SharedCacheTests {
                 let members = try (0..<6).map { _ in try FleetMember(url, server: server) }
                 let answers = try await withThrowingTaskGroup(of: Int.self) { group in
                     for member in members {
-                        group.addTask { try await member.get("/cache/slow?cache-control=max-age=60&wait=400").value.served }
+                        group.addTask {
+                            try await member.get("/cache/slow?cache-control=max-age=60&wait=400").value.served
+                        }
                     }
                     return try await group.reduce(into: []) { $0.append($1) }
                 }
@@ -160,7 +173,9 @@ struct SharedCacheTests {
 
 /// Runs `body` with a fresh database's URL, and a second URL that reaches it through a ``TCPRelay`` the test can
 /// cut or slow down.
-func withRelayedDatabase(_ body: (_ url: String, _ relayedURL: String, _ relay: TCPRelay) async throws -> Void) async throws {
+func withRelayedDatabase(
+    _ body: (_ url: String, _ relayedURL: String, _ relay: TCPRelay) async throws -> Void
+) async throws {
     try await TestDatabase.withFresh { url in
         let (relay, relayedURL) = try await relay(to: url)
         do {

@@ -57,12 +57,13 @@ enum TestDatabase {
     static func execute(_ sql: String, on database: FleetDatabase) async throws -> [Int] {
         try await database.run("a test statement", within: .seconds(10)) { client in
             var values: [Int] = []
-            for try await value in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(Int.self) { values.append(value) }
+            for try await value in try await client.query(PostgresQuery(unsafeSQL: sql)).decode(Int.self) {
+                values.append(value)
+            }
             return values
         }
     }
 }
-
 
 @Suite("The fleet tests' database")
 struct TestDatabaseTests {

@@ -1,6 +1,6 @@
 package import Courier
-package import Foundation
 import Crypto
+package import Foundation
 import Testing
 
 /// Runs `body` expecting a ``CourierError`` and returns it; records an issue when `body` succeeds or throws
@@ -20,7 +20,11 @@ package func courierError(_ body: () async throws -> Void) async -> CourierError
 
 /// Waits (bounded by `limit`, polling every 10 ms) until `condition` holds; records an issue naming `what` when it
 /// never does.
-package func eventually(_ what: String, within limit: Duration = .seconds(20), _ condition: () async throws -> Bool) async rethrows {
+package func eventually(
+    _ what: String,
+    within limit: Duration = .seconds(20),
+    _ condition: () async throws -> Bool
+) async rethrows {
     let end = ContinuousClock.now + limit
     while ContinuousClock.now < end {
         if try await condition() { return }

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
+
 @testable import Courier
 
 @Suite("Answer handoff")
@@ -15,7 +16,8 @@ struct AnswerHandoffTests {
         #expect(head == Self.head)
         #expect(ended == nil)
         let waiting = Task { try await handoff.answer() }
-        try await Task.sleep(for: .milliseconds(50))  // the caller is waiting now (nearly always); either order must work
+        // the caller is waiting now (nearly always); either order must work
+        try await Task.sleep(for: .milliseconds(50))
         handoff.finish(.success(Self.answer))
         #expect(try await waiting.value.body == Self.answer.body)
     }

@@ -1,15 +1,30 @@
 import Foundation
 import HTTPTypes
 import Testing
+
 @testable import Courier
 
 @Suite("Cache stores: the entry file format, the memory LRU and the disk store")
 struct CacheStoreTests {
-    static func entry(_ name: String, bytes: Int = 2000, type: String = "application/json", storedAt: Date = Date()) -> CacheEntry {
+    static func entry(
+        _ name: String,
+        bytes: Int = 2000,
+        type: String = "application/json",
+        storedAt: Date = Date()
+    ) -> CacheEntry {
         let text = String(repeating: "{\"name\":\"\(name)\",\"value\":12345},", count: max(1, bytes / 30))
-        return CacheEntry(key: CacheKey(url: URL(string: "http://h/\(name)")!).text, method: "GET", url: "http://h/\(name)", status: 200,
-                          headers: [.contentType: type, .eTag: "\"\(name)\""], varyingRequestHeaders: ["accept": "x"],
-                          storedAt: storedAt, initialAge: .seconds(3), expiresAt: storedAt + 60, body: Data(text.utf8))
+        return CacheEntry(
+            key: CacheKey(url: URL(string: "http://h/\(name)")!).text,
+            method: "GET",
+            url: "http://h/\(name)",
+            status: 200,
+            headers: [.contentType: type, .eTag: "\"\(name)\""],
+            varyingRequestHeaders: ["accept": "x"],
+            storedAt: storedAt,
+            initialAge: .seconds(3),
+            expiresAt: storedAt + 60,
+            body: Data(text.utf8)
+        )
     }
 
     static func key(_ name: String) -> CacheKey { CacheKey(url: URL(string: "http://h/\(name)")!) }
@@ -26,8 +41,15 @@ struct CacheStoreTests {
 
         let image = Self.entry("b", bytes: 10_000, type: "image/png")
         #expect(CacheEntryCodec.encode(image, compression: CacheCompression()).isCompressed == false)
-        let random = CacheEntry(key: "r", method: "GET", url: "http://h/r", status: 200, headers: [:], storedAt: Date(),
-                                body: Data((0..<100_000).map { _ in UInt8.random(in: 0...255) }))
+        let random = CacheEntry(
+            key: "r",
+            method: "GET",
+            url: "http://h/r",
+            status: 200,
+            headers: [:],
+            storedAt: Date(),
+            body: Data((0..<100_000).map { _ in UInt8.random(in: 0...255) })
+        )
         let encodedRandom = CacheEntryCodec.encode(random, compression: CacheCompression())
         #expect(!encodedRandom.isCompressed)
         #expect(try CacheEntryCodec.decode(encodedRandom.file) == random)
@@ -72,14 +94,20 @@ struct CacheStoreTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try DiskCacheStore(directory: directory)
         for name in ["a", "b", "c"] { await store.store(Self.entry(name, bytes: 5000)) }
-        #expect(await store.entry(for: Self.key("b")) == Self.entry("b", bytes: 5000).withStoredAt(of: await store.entry(for: Self.key("b"))))
+        #expect(
+            await store.entry(for: Self.key("b"))
+                == Self.entry("b", bytes: 5000).withStoredAt(of: await store.entry(for: Self.key("b")))
+        )
         let stats = await store.statistics()
         #expect(stats.entryCount == 3 && stats.compressionRatio > 4)
 
         let attributes = try FileManager.default.attributesOfItem(atPath: directory.path)
         #expect((attributes[.posixPermissions] as? Int) == 0o700)
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
-            let mode = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[.posixPermissions] as? Int
+            let mode =
+                try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[
+                    .posixPermissions
+                ] as? Int
             #expect(mode == 0o600, "\(name)")
         }
 
@@ -160,7 +188,10 @@ struct CacheStoreTests {
     @Test func manyTasksReadAndWriteAtOnce() async throws {
         let directory = Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let cache = ResponseCache(memory: MemoryCacheStore(maxCount: 20), disk: try DiskCacheStore(directory: directory, maxBytes: 200_000))
+        let cache = ResponseCache(
+            memory: MemoryCacheStore(maxCount: 20),
+            disk: try DiskCacheStore(directory: directory, maxBytes: 200_000)
+        )
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<16 {
                 group.addTask {
@@ -182,8 +213,14 @@ struct CacheStoreTests {
     }
 
     @Test func defaultDirectoryFollowsXDG() {
-        #expect(DiskCacheStore.defaultDirectory(environment: ["XDG_CACHE_HOME": "/x/cache", "HOME": "/home/u"]).path == "/x/cache/courier")
-        #expect(DiskCacheStore.defaultDirectory(environment: ["XDG_CACHE_HOME": "relative", "HOME": "/home/u"]).path == "/home/u/.cache/courier")
+        #expect(
+            DiskCacheStore.defaultDirectory(environment: ["XDG_CACHE_HOME": "/x/cache", "HOME": "/home/u"]).path
+                == "/x/cache/courier"
+        )
+        #expect(
+            DiskCacheStore.defaultDirectory(environment: ["XDG_CACHE_HOME": "relative", "HOME": "/home/u"]).path
+                == "/home/u/.cache/courier"
+        )
     }
 }
 

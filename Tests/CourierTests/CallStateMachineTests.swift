@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import Testing
+
 @testable import Courier
 
 /// The call pipeline's decisions, event by event, without I/O: the machine every kind of call runs.
@@ -62,8 +63,10 @@ struct CallStateMachineTests {
         #expect(machine.attempt == 2)
         #expect(machine.answered(.serviceUnavailable, retryAfter: "0", refusedGeneration: nil, now: now).delay == .zero)
         #expect(machine.slept().is(.exchange))
-        #expect(machine.answered(.serviceUnavailable, retryAfter: nil, refusedGeneration: nil, now: now).is(.deliver),
-                "the last attempt's status is delivered, for validation to judge")
+        #expect(
+            machine.answered(.serviceUnavailable, retryAfter: nil, refusedGeneration: nil, now: now).is(.deliver),
+            "the last attempt's status is delivered, for validation to judge"
+        )
         #expect(machine.attempt == 3)
     }
 
@@ -74,8 +77,11 @@ struct CallStateMachineTests {
     }
 
     @Test func noRetryStartsThatCannotStartBeforeTheDeadline() {
-        var machine = CallStateMachine(get, retrier: RetryPolicy(maxAttempts: 3, baseDelay: .seconds(20), maxDelay: .seconds(20)),
-                                       deadline: now + .seconds(1))
+        var machine = CallStateMachine(
+            get,
+            retrier: RetryPolicy(maxAttempts: 3, baseDelay: .seconds(20), maxDelay: .seconds(20)),
+            deadline: now + .seconds(1)
+        )
         _ = machine.start()
         #expect(machine.answered(.serviceUnavailable, retryAfter: "20", refusedGeneration: nil, now: now).is(.deliver))
     }
@@ -94,8 +100,16 @@ struct CallStateMachineTests {
     @Test func aRefusalRefreshesTheCredentialItCarriedThenGoesAgain() {
         var machine = CallStateMachine(get, retrier: nil, deadline: deadline)
         _ = machine.start()
-        guard case .refresh(let generation) = machine.answered(.unauthorized, retryAfter: nil, refusedGeneration: 4, now: now) else {
-            Issue.record("no refresh"); return
+        guard
+            case .refresh(let generation) = machine.answered(
+                .unauthorized,
+                retryAfter: nil,
+                refusedGeneration: 4,
+                now: now
+            )
+        else {
+            Issue.record("no refresh")
+            return
         }
         #expect(generation == 4)
         #expect(machine.refreshed().is(.exchange))
@@ -137,11 +151,19 @@ struct CallStateMachineTests {
     /// The transport marks what a stale pooled connection gives, so the machine can resend it.
     @Test func theTransportMarksStaleConnections() {
         let url = URL(string: "http://127.0.0.1:1/")!
-        for error: any Error in [IOError(errnoCode: ECONNRESET, reason: "read"), ChannelError.ioOnClosedChannel,
-                                  HTTPClientError.remoteConnectionClosed] {
-            #expect(AsyncHTTPClientTransport.translate(error, timeouts: Timeouts(), url: url).isStaleConnection, "\(error)")
+        for error: any Error in [
+            IOError(errnoCode: ECONNRESET, reason: "read"), ChannelError.ioOnClosedChannel,
+            HTTPClientError.remoteConnectionClosed,
+        ] {
+            #expect(
+                AsyncHTTPClientTransport.translate(error, timeouts: Timeouts(), url: url).isStaleConnection,
+                "\(error)"
+            )
         }
-        #expect(!AsyncHTTPClientTransport.translate(HTTPClientError.readTimeout, timeouts: Timeouts(), url: url).isStaleConnection)
+        #expect(
+            !AsyncHTTPClientTransport.translate(HTTPClientError.readTimeout, timeouts: Timeouts(), url: url)
+                .isStaleConnection
+        )
     }
 }
 

@@ -1,6 +1,7 @@
-@testable import Courier
 import Foundation
 import Testing
+
+@testable import Courier
 
 @Suite("RFC 6265 cookie rules")
 struct CookieRulesTests {
@@ -16,13 +17,20 @@ struct CookieRulesTests {
     }
 
     @Test func attributesAreReadWithoutCaseAndMaxAgeWinsOverExpires() throws {
-        let cookie = try #require(CookieRules.parse(
-            setCookie: "id=1; EXPIRES=Wed, 21 Oct 2015 07:28:00 GMT; max-age=60; Domain=.Example.com; path=/docs; Secure; HttpOnly; SameSite=lax",
-            from: page, now: now))
+        let cookie = try #require(
+            CookieRules.parse(
+                setCookie:
+                    "id=1; EXPIRES=Wed, 21 Oct 2015 07:28:00 GMT; max-age=60; Domain=.Example.com; path=/docs; Secure; HttpOnly; SameSite=lax",
+                from: page,
+                now: now
+            )
+        )
         #expect(cookie.expires == now.addingTimeInterval(60))
         #expect(cookie.domain == "example.com" && !cookie.hostOnly)
         #expect(cookie.path == "/docs" && cookie.secure && cookie.httpOnly && cookie.sameSite == .lax)
-        let expired = try #require(CookieRules.parse(setCookie: "id=1; Expires=Wed, 21 Oct 2015 07:28:00 GMT", from: page, now: now))
+        let expired = try #require(
+            CookieRules.parse(setCookie: "id=1; Expires=Wed, 21 Oct 2015 07:28:00 GMT", from: page, now: now)
+        )
         #expect(expired.isExpired(at: now))
         #expect(try #require(CookieRules.parse(setCookie: "id=1; Max-Age=0", from: page, now: now)).isExpired(at: now))
     }
@@ -42,9 +50,23 @@ struct CookieRulesTests {
     @Test(arguments: [true, false])
     func aPublicSuffixIsNoCookieDomain(embedded: Bool) throws {
         // Both kinds of suffix: an ICANN one (co.uk), a private one (github.io), a wildcard (*.ck) and its exception.
-        let list = embedded ? PublicSuffixList.embedded : try #require(PublicSuffixList(String(decoding: try Data(contentsOf:
-            URL(filePath: PublicSuffixList.systemPaths[0])), as: UTF8.self)))
-        for suffix in ["co.uk", "github.io", "com", "uk", "anything.ck", "s3.amazonaws.com"] { #expect(list.isPublicSuffix(suffix), "\(suffix)") }
+        let list =
+            embedded
+            ? PublicSuffixList.embedded
+            : try #require(
+                PublicSuffixList(
+                    String(
+                        decoding: try Data(
+                            contentsOf:
+                                URL(filePath: PublicSuffixList.systemPaths[0])
+                        ),
+                        as: UTF8.self
+                    )
+                )
+            )
+        for suffix in ["co.uk", "github.io", "com", "uk", "anything.ck", "s3.amazonaws.com"] {
+            #expect(list.isPublicSuffix(suffix), "\(suffix)")
+        }
         for domain in ["example.co.uk", "courier.github.io", "example.com", "www.ck", "a.b.example.com"] {
             #expect(!list.isPublicSuffix(domain), "\(domain)")
         }
@@ -54,12 +76,27 @@ struct CookieRulesTests {
         let shop = URL(string: "https://shop.example.co.uk/")!
         #expect(CookieRules.parse(setCookie: "id=1; Domain=co.uk", from: shop) == nil)
         #expect(CookieRules.parse(setCookie: "id=1; Domain=.co.uk", from: shop) == nil)
-        #expect(CookieRules.parse(setCookie: "id=1; Domain=github.io", from: URL(string: "https://courier.github.io/")!) == nil)
-        #expect(try #require(CookieRules.parse(setCookie: "id=1; Domain=example.co.uk", from: shop)).domain == "example.co.uk")
-        #expect(try #require(CookieRules.parse(setCookie: "id=1; Domain=courier.github.io", from: URL(string: "https://courier.github.io/")!))
-            .hostOnly == false)
+        #expect(
+            CookieRules.parse(setCookie: "id=1; Domain=github.io", from: URL(string: "https://courier.github.io/")!)
+                == nil
+        )
+        #expect(
+            try #require(CookieRules.parse(setCookie: "id=1; Domain=example.co.uk", from: shop)).domain
+                == "example.co.uk"
+        )
+        #expect(
+            try #require(
+                CookieRules.parse(
+                    setCookie: "id=1; Domain=courier.github.io",
+                    from: URL(string: "https://courier.github.io/")!
+                )
+            )
+            .hostOnly == false
+        )
         // The host that is itself a public suffix keeps its cookie, host-only (RFC 6265 §5.3 step 5).
-        let own = try #require(CookieRules.parse(setCookie: "id=1; Domain=github.io", from: URL(string: "https://github.io/")!))
+        let own = try #require(
+            CookieRules.parse(setCookie: "id=1; Domain=github.io", from: URL(string: "https://github.io/")!)
+        )
         #expect(own.hostOnly && own.domain == "github.io")
     }
 

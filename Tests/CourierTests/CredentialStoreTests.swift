@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
+
 @testable import Courier
 
 /// The credential every call of a session shares: one refresh per refused credential, and the fields it puts on
@@ -49,7 +50,10 @@ struct CredentialStoreTests {
         _ = store.apply(to: &request)
         let token = request.headers.first { $0.name.rawName == "X-Token" }
         #expect(token?.indexingStrategy == .disallow)
-        #expect(request.headers.first { $0.name == .accept }?.indexingStrategy == .automatic, "the request's own fields are left as they were")
+        #expect(
+            request.headers.first { $0.name == .accept }?.indexingStrategy == .automatic,
+            "the request's own fields are left as they were"
+        )
         #expect(Redactor.standard.redact(request.headers).contains("X-Token: <redacted>"))
         #expect(!request.curlCommand.contains("t7"))
         #expect(Redactor.none.redact(request.headers).contains("X-Token: t7"))

@@ -2,6 +2,7 @@ import CompressNIO
 import Foundation
 import NIOCore
 import Testing
+
 @testable import Courier
 
 @Suite("Streaming decompression")
@@ -11,7 +12,12 @@ struct DecompressorTests {
         return try buffer.compress(with: algorithm)
     }
 
-    func inflate(_ input: ByteBuffer, encoding: String, chunk: Int, limits: ResponseLimits = ResponseLimits()) throws -> String {
+    func inflate(
+        _ input: ByteBuffer,
+        encoding: String,
+        chunk: Int,
+        limits: ResponseLimits = ResponseLimits()
+    ) throws -> String {
         guard let decompressor = try BodyDecompressor(contentEncoding: encoding, limits: limits) else { return "" }
         var output = ByteBuffer()
         var rest = input
@@ -47,7 +53,9 @@ struct DecompressorTests {
         for (encoding, algorithm) in [("gzip", CompressionAlgorithm.gzip()), ("deflate", .zlib())] {
             var body = try compressed("the body", algorithm)
             body.writeString("garbage")
-            #expect(throws: CourierError.self, "\(encoding)") { _ = try inflate(body, encoding: encoding, chunk: chunk) }
+            #expect(throws: CourierError.self, "\(encoding)") {
+                _ = try inflate(body, encoding: encoding, chunk: chunk)
+            }
         }
         // A second member whose header is broken is corrupt, not a silently short body.
         var member = try compressed("one", .gzip())
@@ -71,7 +79,9 @@ struct DecompressorTests {
         let half = full.getSlice(at: 0, length: full.readableBytes / 2) ?? full
         let truncated = #expect(throws: CourierError.self) { try inflate(half, encoding: "gzip", chunk: 100) }
         #expect(truncated?.code == .decompression)
-        let corrupt = #expect(throws: CourierError.self) { try inflate(ByteBuffer(string: "definitely not gzip"), encoding: "gzip", chunk: 100) }
+        let corrupt = #expect(throws: CourierError.self) {
+            try inflate(ByteBuffer(string: "definitely not gzip"), encoding: "gzip", chunk: 100)
+        }
         #expect(corrupt?.code == .decompression)
     }
 
@@ -81,7 +91,12 @@ struct DecompressorTests {
         let ratio = #expect(throws: CourierError.self) { try inflate(bomb, encoding: "gzip", chunk: 16 * 1024) }
         #expect(ratio?.code == .decompression)
         let size = #expect(throws: CourierError.self) {
-            try inflate(bomb, encoding: "gzip", chunk: 16 * 1024, limits: ResponseLimits(maxBodyBytes: 1 << 20, maxDecompressionRatio: 10_000))
+            try inflate(
+                bomb,
+                encoding: "gzip",
+                chunk: 16 * 1024,
+                limits: ResponseLimits(maxBodyBytes: 1 << 20, maxDecompressionRatio: 10_000)
+            )
         }
         #expect(size?.code == .bodyTooLarge)
     }

@@ -1,7 +1,9 @@
 import Foundation
 import HTTPTypes
 import Testing
+
 @testable import Courier
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,7 +29,9 @@ struct DiskStoreHardeningTests {
         try CacheEntryCodec.encode(CacheStoreTests.entry("link"), compression: .none).file.write(to: outside)
         #expect(symlink(outside.path, file(directory, "link")) == 0)
         #expect(truncate(file(directory, "huge"), 2 << 30) == 0)  // sparse: 2 GiB that cost no disk
-        for name in ["fifo", "link", "huge"] { #expect(await store.entry(for: CacheStoreTests.key(name)) == nil, "\(name)") }
+        for name in ["fifo", "link", "huge"] {
+            #expect(await store.entry(for: CacheStoreTests.key(name)) == nil, "\(name)")
+        }
 
         // A store opened on such a directory skips them as well.
         for name in ["fifo", "huge"] { unlink(file(directory, name)) }
@@ -51,7 +55,9 @@ struct DiskStoreHardeningTests {
         try CacheEntryCodec.encode(forged, compression: .none).file.write(to: URL(filePath: file(directory, "genuine")))
         #expect(await store.entry(for: CacheStoreTests.key("genuine")) == nil)
         // The key is the owner's alone.
-        let attributes = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("sealing-key").path)
+        let attributes = try FileManager.default.attributesOfItem(
+            atPath: directory.appendingPathComponent("sealing-key").path
+        )
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         // Another store on the same directory shares the key and reads what the first wrote.
         await store.store(genuine)
@@ -64,7 +70,9 @@ struct DiskStoreHardeningTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         #expect(chmod(directory.path, 0o777) == 0)
         _ = try DiskCacheStore(directory: directory)
-        let mode = try #require(try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? Int)
+        let mode = try #require(
+            try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? Int
+        )
         #expect(mode & 0o022 == 0)
         guard geteuid() == 0 else { return }  // only root can hand a directory to another user
         #expect(chown(directory.path, 65_534, 65_534) == 0)

@@ -1,6 +1,7 @@
 import CourierTesting
 import Foundation
 import Testing
+
 @testable import Courier
 
 /// Resume situations that need a record written by hand: a part file that is already whole, or a damaged
@@ -10,7 +11,9 @@ struct DownloadRecoveryTests {
     let size = 50_000
 
     func withManager(_ body: (DownloadManager, TestServer, URL) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-recovery-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-recovery-\(UUID().uuidString)"
+        )
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try await withTestServer { server in
@@ -35,7 +38,11 @@ struct DownloadRecoveryTests {
             let target = directory.appendingPathComponent("whole.bin")
             let url = server.url("/file/\(size)?key=whole")
             try prepare(target, url: url, bytes: size)
-            let download = try await manager.add(url, to: .file(target), options: DownloadOptions(checksum: .sha256(ServerFiles.sha256(count: size))))
+            let download = try await manager.add(
+                url,
+                to: .file(target),
+                options: DownloadOptions(checksum: .sha256(ServerFiles.sha256(count: size)))
+            )
             _ = try await download.completion()
             #expect(server.counter("file:whole") == 1 && server.counter("file-bytes:whole") == 0)
             #expect(try Data(contentsOf: target) == ServerFiles.data(count: size))

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
+
 @testable import Courier
 
 @Suite("Download rules: Content-Range, the resume answers, records, file names, the state machine, the queue")
@@ -8,10 +9,16 @@ struct DownloadRulesTests {
     // MARK: Content-Range
 
     @Test func contentRangeParsesTheThreeForms() {
-        #expect(ContentRange("bytes 0-499/1234")?.range == 0...499 && ContentRange("bytes 0-499/1234")?.completeLength == 1234)
+        #expect(
+            ContentRange("bytes 0-499/1234")?.range == 0...499
+                && ContentRange("bytes 0-499/1234")?.completeLength == 1234
+        )
         #expect(ContentRange("bytes 10-19/*")?.completeLength == nil)
         #expect(ContentRange("bytes */1234")?.range == nil && ContentRange("bytes */1234")?.completeLength == 1234)
-        for bad in ["bytes 5-4/10", "bytes 0-10/10", "bytes */*", "items 0-1/2", "bytes -1-2/3", "bytes 0-1", "bytes a-b/c", "bytes 0-+1/5"] {
+        for bad in [
+            "bytes 5-4/10", "bytes 0-10/10", "bytes */*", "items 0-1/2", "bytes -1-2/3", "bytes 0-1", "bytes a-b/c",
+            "bytes 0-+1/5",
+        ] {
             #expect(ContentRange(bad) == nil, "\(bad)")
         }
     }
@@ -26,17 +33,36 @@ struct DownloadRulesTests {
 
     let known = EntityValidator(etag: "\"v1\"", lastModified: "Sat, 21 Nov 2026 12:00:00 GMT")
 
-    func decide(_ request: ByteRangeRequest, _ status: Int, _ pairs: [(String, String)], local: Int64 = 0) -> RangeAnswer {
-        RangeAnswer.decide(request: request, status: HTTPResponse.Status(code: status), headers: headers(pairs),
-                           known: known, knownLength: 1000, localLength: local)
+    func decide(
+        _ request: ByteRangeRequest,
+        _ status: Int,
+        _ pairs: [(String, String)],
+        local: Int64 = 0
+    ) -> RangeAnswer {
+        RangeAnswer.decide(
+            request: request,
+            status: HTTPResponse.Status(code: status),
+            headers: headers(pairs),
+            known: known,
+            knownLength: 1000,
+            localLength: local
+        )
     }
 
     @Test func aMatching206Appends() {
         let resume = ByteRangeRequest(start: 400, end: nil)
-        #expect(decide(resume, 206, [("Content-Range", "bytes 400-999/1000"), ("ETag", "\"v1\""), ("Content-Length", "600")])
-            == .write(offset: 400, completeLength: 1000))
+        #expect(
+            decide(
+                resume,
+                206,
+                [("Content-Range", "bytes 400-999/1000"), ("ETag", "\"v1\""), ("Content-Length", "600")]
+            )
+                == .write(offset: 400, completeLength: 1000)
+        )
         let segment = ByteRangeRequest(start: 250, end: 500)
-        #expect(decide(segment, 206, [("Content-Range", "bytes 250-499/1000")]) == .write(offset: 250, completeLength: 1000))
+        #expect(
+            decide(segment, 206, [("Content-Range", "bytes 250-499/1000")]) == .write(offset: 250, completeLength: 1000)
+        )
     }
 
     @Test func aMismatched206FailsAndAChangedValidatorRestarts() {
@@ -48,7 +74,13 @@ struct DownloadRulesTests {
             }
             #expect(error.code == .rangeMismatch)
         }
-        guard case .fail(let short) = decide(resume, 206, [("Content-Range", "bytes 400-999/1000"), ("Content-Length", "599")]) else {
+        guard
+            case .fail(let short) = decide(
+                resume,
+                206,
+                [("Content-Range", "bytes 400-999/1000"), ("Content-Length", "599")]
+            )
+        else {
             Issue.record("a short Content-Length was accepted")
             return
         }
@@ -57,10 +89,22 @@ struct DownloadRulesTests {
     }
 
     @Test func a200ReplacesAnd416CompletesOnlyAtTheLocalLength() {
-        #expect(decide(ByteRangeRequest(start: 400, end: nil), 200, [("Content-Length", "1000")]) == .replace(completeLength: 1000))
-        #expect(decide(ByteRangeRequest(start: 0, end: nil), 200, [("Content-Length", "1000")]) == .write(offset: 0, completeLength: 1000))
-        #expect(decide(ByteRangeRequest(start: 1000, end: nil), 416, [("Content-Range", "bytes */1000")], local: 1000) == .complete(length: 1000))
-        #expect(decide(ByteRangeRequest(start: 1200, end: nil), 416, [("Content-Range", "bytes */1000")], local: 1200) == .restart)
+        #expect(
+            decide(ByteRangeRequest(start: 400, end: nil), 200, [("Content-Length", "1000")])
+                == .replace(completeLength: 1000)
+        )
+        #expect(
+            decide(ByteRangeRequest(start: 0, end: nil), 200, [("Content-Length", "1000")])
+                == .write(offset: 0, completeLength: 1000)
+        )
+        #expect(
+            decide(ByteRangeRequest(start: 1000, end: nil), 416, [("Content-Range", "bytes */1000")], local: 1000)
+                == .complete(length: 1000)
+        )
+        #expect(
+            decide(ByteRangeRequest(start: 1200, end: nil), 416, [("Content-Range", "bytes */1000")], local: 1200)
+                == .restart
+        )
         #expect(decide(ByteRangeRequest(start: 1000, end: nil), 416, [], local: 1000) == .restart)
         guard case .fail(let error) = decide(ByteRangeRequest(start: 0, end: nil), 404, []) else {
             Issue.record("404 was accepted")
@@ -73,7 +117,10 @@ struct DownloadRulesTests {
         #expect(known.ifRange == "\"v1\"")
         #expect(EntityValidator(etag: "W/\"weak\"", lastModified: "date").ifRange == "date")
         #expect(EntityValidator().ifRange == nil)
-        #expect(ByteRangeRequest(start: 5, end: 10).header == "bytes=5-9" && ByteRangeRequest(start: 5, end: nil).header == "bytes=5-")
+        #expect(
+            ByteRangeRequest(start: 5, end: 10).header == "bytes=5-9"
+                && ByteRangeRequest(start: 5, end: nil).header == "bytes=5-"
+        )
     }
 
     // MARK: Records
@@ -109,11 +156,16 @@ struct DownloadRulesTests {
 
     @Test func hostileNamesStayInsideTheDirectory() throws {
         let directory = URL(filePath: "/tmp/downloads")
-        let hostile = ["../../etc/passwd", "..", ".", "/abs/path.txt", "a\\b\\..\\c.txt", "evil\u{0}name", "line\r\nbreak.txt",
-                       ".hidden", "   ", "", String(repeating: "é", count: 300)]
+        let hostile = [
+            "../../etc/passwd", "..", ".", "/abs/path.txt", "a\\b\\..\\c.txt", "evil\u{0}name", "line\r\nbreak.txt",
+            ".hidden", "   ", "", String(repeating: "é", count: 300),
+        ]
         for name in hostile {
             let safe = DownloadFileName.sanitize(name)
-            #expect(!safe.contains("/") && !safe.contains("\\") && !safe.hasPrefix(".") && !safe.isEmpty && safe.utf8.count <= 255)
+            #expect(
+                !safe.contains("/") && !safe.contains("\\") && !safe.hasPrefix(".") && !safe.isEmpty
+                    && safe.utf8.count <= 255
+            )
             #expect(!safe.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F })
             let file = try DownloadFileName.destination(for: name, in: directory)
             #expect(file.deletingLastPathComponent().path == "/tmp/downloads")
@@ -124,10 +176,21 @@ struct DownloadRulesTests {
     @Test func contentDispositionNamesWinOverTheURL() {
         let url = URL(string: "http://h/files/report%20final.pdf?x=1")!
         #expect(DownloadFileName.suggested(contentDisposition: nil, url: url) == "report final.pdf")
-        #expect(DownloadFileName.suggested(contentDisposition: "attachment; filename=\"a \\\"quoted\\\".txt\"", url: url) == "a \"quoted\".txt")
-        #expect(DownloadFileName.suggested(contentDisposition: "attachment; filename=plain.bin; filename*=UTF-8''na%C3%AFve.txt", url: url)
-            == "naïve.txt")
-        #expect(DownloadFileName.suggested(contentDisposition: "attachment; filename=\"../../x/.bashrc\"", url: url) == "bashrc")
+        #expect(
+            DownloadFileName.suggested(contentDisposition: "attachment; filename=\"a \\\"quoted\\\".txt\"", url: url)
+                == "a \"quoted\".txt"
+        )
+        #expect(
+            DownloadFileName.suggested(
+                contentDisposition: "attachment; filename=plain.bin; filename*=UTF-8''na%C3%AFve.txt",
+                url: url
+            )
+                == "naïve.txt"
+        )
+        #expect(
+            DownloadFileName.suggested(contentDisposition: "attachment; filename=\"../../x/.bashrc\"", url: url)
+                == "bashrc"
+        )
         #expect(DownloadFileName.suggested(contentDisposition: "inline", url: URL(string: "http://h/")!) == "download")
     }
 
@@ -205,10 +268,19 @@ struct DownloadRulesTests {
         let reset = CourierError(code: .connectionReset, message: "reset")
         #expect(rule.retry(request, failedWith: reset, attempt: 1) == .retry(after: .milliseconds(250)))
         #expect(rule.retry(request, failedWith: reset, attempt: 3) == .retry(after: .seconds(1)))
-        guard case .doNotRetry = rule.retry(request, failedWith: reset, attempt: 4) else { Issue.record("a fourth retry"); return }
+        guard case .doNotRetry = rule.retry(request, failedWith: reset, attempt: 4) else {
+            Issue.record("a fourth retry")
+            return
+        }
         let missing = CourierError.httpStatus(.notFound, bodyPreview: nil)
-        guard case .doNotRetry = rule.retry(request, failedWith: missing, attempt: 1) else { Issue.record("a 404 retried"); return }
-        #expect(rule.retry(request, failedWith: .httpStatus(.serviceUnavailable, bodyPreview: nil), attempt: 1) == .retry(after: .milliseconds(250)))
+        guard case .doNotRetry = rule.retry(request, failedWith: missing, attempt: 1) else {
+            Issue.record("a 404 retried")
+            return
+        }
+        #expect(
+            rule.retry(request, failedWith: .httpStatus(.serviceUnavailable, bodyPreview: nil), attempt: 1)
+                == .retry(after: .milliseconds(250))
+        )
         let long = DownloadRetryRule(DownloadOptions(retries: 20, retryDelay: .seconds(1)))
         #expect(long.retry(request, failedWith: reset, attempt: 12) == .retry(after: .seconds(8)))
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
+
 @testable import Courier
 
 @Suite("Parameters, headers and errors")
@@ -17,8 +18,11 @@ struct EncodingTests {
         #expect(try JSONDecoder().decode(ParameterValue.self, from: data) == value)
     }
 
-    @Test(arguments: [("X-A", "a\rb", "CR"), ("X-A", "a\nb", "LF"), ("X-A", "a\u{0}b", "NUL"), ("X-A", "a\u{1}b", "a control character"),
-                      ("X-A", "a\u{7F}b", "a control character")])
+    @Test(arguments: [
+        ("X-A", "a\rb", "CR"), ("X-A", "a\nb", "LF"), ("X-A", "a\u{0}b", "NUL"),
+        ("X-A", "a\u{1}b", "a control character"),
+        ("X-A", "a\u{7F}b", "a control character"),
+    ])
     func headerValuesThatCouldSplitTheRequestAreRejected(name: String, value: String, what: String) {
         let error = #expect(throws: CourierError.self) { try HeaderValidation.field(name: name, value: value) }
         #expect(error?.code == .invalidHeader)
@@ -40,7 +44,10 @@ struct EncodingTests {
     @Test func errorDescriptionsAreOneLineWithTheCode() {
         let error = CourierError.invalidURL("bad\nurl")
         #expect(error.description == #"invalidURL: not a valid http(s) URL: "bad\x0Aurl""#)
-        #expect(CourierError.timeout(.readIdle, after: .milliseconds(250)).description == "timeout: readIdle timeout of 250 ms elapsed")
+        #expect(
+            CourierError.timeout(.readIdle, after: .milliseconds(250)).description
+                == "timeout: readIdle timeout of 250 ms elapsed"
+        )
         #expect(CourierError.Code.httpStatus.rawValue == "httpStatus")
     }
 }

@@ -3,23 +3,33 @@ import Foundation
 import HTTPTypes
 import NIOHTTP1
 import Testing
+
 @testable import Courier
 
 @Suite("Response header fields")
 struct HeaderFieldsTests {
     @Test func anAsyncHTTPClientHeadKeepsEveryFieldInOrder() {
-        let head = HTTPHeaders([("Server", "nginx"), ("Set-Cookie", "a=1"), ("Content-Type", "text/plain"), ("set-cookie", "b=2; Path=/"),
-                                 ("Cookie", "x=1; y=2"), ("Vary", "accept"), ("Bad Name", "dropped"), ("vary", "origin")])
+        let head = HTTPHeaders([
+            ("Server", "nginx"), ("Set-Cookie", "a=1"), ("Content-Type", "text/plain"), ("set-cookie", "b=2; Path=/"),
+            ("Cookie", "x=1; y=2"), ("Vary", "accept"), ("Bad Name", "dropped"), ("vary", "origin"),
+        ])
         let fields = ResponseFields.fields(head)
-        #expect(fields.map(\.name.rawName) == ["Server", "Set-Cookie", "Content-Type", "set-cookie", "Cookie", "Vary", "vary"])
+        #expect(
+            fields.map(\.name.rawName) == [
+                "Server", "Set-Cookie", "Content-Type", "set-cookie", "Cookie", "Vary", "vary",
+            ]
+        )
         #expect(fields.map(\.value) == ["nginx", "a=1", "text/plain", "b=2; Path=/", "x=1; y=2", "accept", "origin"])
         #expect(fields[values: .setCookie] == ["a=1", "b=2; Path=/"])
         #expect(fields[.vary] == "accept, origin")
     }
 
     @Test func fieldsAppendedInOrderMatchOneByOne() {
-        let list = [HTTPField(name: .contentType, value: "a"), HTTPField(name: .contentType, value: "b"), HTTPField(name: .eTag, value: "\"e\""),
-                    HTTPField(name: .cookie, value: "x=1; y=2")]
+        let list = [
+            HTTPField(name: .contentType, value: "a"), HTTPField(name: .contentType, value: "b"),
+            HTTPField(name: .eTag, value: "\"e\""),
+            HTTPField(name: .cookie, value: "x=1; y=2"),
+        ]
         var appended = HTTPFields()
         for field in list { appended.append(field) }
         let inOrder = HTTPFields(inOrder: list)
@@ -28,8 +38,10 @@ struct HeaderFieldsTests {
     }
 
     @Test func aFieldReadFromTheArrivedHeadMatchesTheConvertedOne() {
-        let head = HTTPHeaders([("Location", "/next"), ("Cookie", "x=1"), ("cookie", "y=2"), ("Vary", "accept"), ("vary", "origin"),
-                                 ("Retry-After", "5")])
+        let head = HTTPHeaders([
+            ("Location", "/next"), ("Cookie", "x=1"), ("cookie", "y=2"), ("Vary", "accept"), ("vary", "origin"),
+            ("Retry-After", "5"),
+        ])
         let converted = ResponseFields.fields(head)
         for name in [HTTPField.Name.location, .cookie, .vary, .retryAfter, .eTag] {
             let arrived = ResponseFields(arrived: head)
@@ -52,7 +64,11 @@ struct HeaderFieldsTests {
     }
 
     @Test func aBodyKeepsHeadersSetOnIt() {
-        var body = ResponseBody(status: .ok, fields: ResponseFields(arrived: HTTPHeaders([("ETag", "\"a\"")])), data: Data())
+        var body = ResponseBody(
+            status: .ok,
+            fields: ResponseFields(arrived: HTTPHeaders([("ETag", "\"a\"")])),
+            data: Data()
+        )
         #expect(body.value(of: .eTag) == "\"a\"")
         body.headers[.eTag] = "\"b\""
         #expect(body.headers[.eTag] == "\"b\"")
@@ -60,8 +76,10 @@ struct HeaderFieldsTests {
     }
 
     @Test func theCollectingDelegateFindsLengthAndEncodingsInOnePass() {
-        let head = HTTPHeaders([("Server", "x"), ("CONTENT-ENCODING", "gzip"), ("Content-Length", "12"), ("content-encoding", "br"),
-                                 ("Content-Lengths", "9"), ("Content-Encodin", "no")])
+        let head = HTTPHeaders([
+            ("Server", "x"), ("CONTENT-ENCODING", "gzip"), ("Content-Length", "12"), ("content-encoding", "br"),
+            ("Content-Lengths", "9"), ("Content-Encodin", "no"),
+        ])
         let framing = CollectingDelegate.framing(head)
         #expect(framing.length == "12")
         #expect(framing.encoding == "gzip, br")

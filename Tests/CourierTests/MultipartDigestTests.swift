@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import NIOCore
 import Testing
+
 @testable import CourierTesting
 
 @Suite("The test server's multipart digest: content passed over quickly, delimiters still found")
@@ -19,9 +20,16 @@ struct MultipartDigestTests {
         }
         var body = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n".utf8)
         body.append(content)
-        body.append(Data("\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\nsecond\r\n--\(boundary)--\r\n".utf8))
+        body.append(
+            Data(
+                "\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\nsecond\r\n--\(boundary)--\r\n"
+                    .utf8
+            )
+        )
         for size in [1, 2, 3, 7, 13, 17, 64, 1000, body.count] {
-            let digest = try #require(MultipartDigest(contentType: "multipart/form-data; boundary=\(boundary)", contentEncoding: nil))
+            let digest = try #require(
+                MultipartDigest(contentType: "multipart/form-data; boundary=\(boundary)", contentEncoding: nil)
+            )
             var offset = 0
             while offset < body.count {
                 let end = min(offset + size, body.count)
@@ -30,9 +38,14 @@ struct MultipartDigestTests {
             }
             let summary = digest.summary()
             let expected = SHA256.hash(data: content).map { String(format: "%02x", $0) }.joined()
-            #expect(summary.contains("\"length\":\(content.count)") && summary.contains(expected), "chunks of \(size): \(summary)")
-            #expect(summary.contains("\"name\":\"b\"") && summary.contains("\"length\":6"), "chunks of \(size): \(summary)")
+            #expect(
+                summary.contains("\"length\":\(content.count)") && summary.contains(expected),
+                "chunks of \(size): \(summary)"
+            )
+            #expect(
+                summary.contains("\"name\":\"b\"") && summary.contains("\"length\":6"),
+                "chunks of \(size): \(summary)"
+            )
         }
     }
 }
-

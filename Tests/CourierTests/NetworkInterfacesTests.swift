@@ -1,6 +1,7 @@
-@testable import Courier
 import NIOCore
 import Testing
+
+@testable import Courier
 
 @Suite("Network interfaces")
 struct NetworkInterfacesTests {

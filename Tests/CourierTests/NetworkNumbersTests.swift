@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
+
 @testable import Courier
 
 /// Numbers a server or a file controls, at the edges of their types: every one is a typed answer, never a trap.
@@ -19,21 +20,27 @@ struct NetworkNumbersTests {
         }
     }
 
-    static let edges: [Int64] = [0, 1, 2, 499, 500, 1000, Int64(Int32.max), Int64(UInt32.max), .max - 2, .max - 1, .max]
+    static let edges: [Int64] = [
+        0, 1, 2, 499, 500, 1000, Int64(Int32.max), Int64(UInt32.max), .max - 2, .max - 1, .max,
+    ]
 
     // MARK: Ports
 
     @Test func portsOutside1To65535AreRefusedWithTheirReason() throws {
-        for text in ["http://127.0.0.1:65536/", "http://[::1]:70000/", "http://h:0/", "http://h:99999999999999999999999/",
-                     "https://user:pw@h:123456789012345678901/x?y", "http://[::1]:99999999999999999999/"] {
+        for text in [
+            "http://127.0.0.1:65536/", "http://[::1]:70000/", "http://h:0/", "http://h:99999999999999999999999/",
+            "https://user:pw@h:123456789012345678901/x?y", "http://[::1]:99999999999999999999/",
+        ] {
             let url = try #require(URL(string: text), "\(text)")
             #expect(url.portProblem != nil, "\(text)")
             #expect(URLBuilder.absoluteURL(text) == nil, "\(text)")
             let error = #expect(throws: CourierError.self) { try URLBuilder.validate(url) }
             #expect(error?.code == .invalidURL && error?.message.contains("port") == true, "\(text)")
         }
-        for text in ["http://h/", "http://h:/", "http://h:1/", "http://h:65535/x", "http://[::1]/", "http://[::1]:8080/",
-                     "http://u:p@h:80/", "http://h/a:b", "http://h?x=:99999", "http://h#:99999"] {
+        for text in [
+            "http://h/", "http://h:/", "http://h:1/", "http://h:65535/x", "http://[::1]/", "http://[::1]:8080/",
+            "http://u:p@h:80/", "http://h/a:b", "http://h?x=:99999", "http://h#:99999",
+        ] {
             #expect(try #require(URL(string: text)).portProblem == nil, "\(text)")
         }
     }
@@ -52,7 +59,9 @@ struct NetworkNumbersTests {
 
     @Test func aRedirectToAPortOutOfRangeIsRefused() throws {
         let start = try #require(URL(string: "http://a.example.com/start"))
-        for location in ["http://127.0.0.1:99999/", "//a.example.com:65536/x", "http://h:0/", "http://h:99999999999999999999999/"] {
+        for location in [
+            "http://127.0.0.1:99999/", "//a.example.com:65536/x", "http://h:0/", "http://h:99999999999999999999999/",
+        ] {
             var state = RedirectState(policy: RedirectPolicy(), initial: .get, url: start)
             let error = #expect(throws: CourierError.self) {
                 try state.next(method: .get, url: start, status: .found, location: location, bodyIsReplayable: true)
@@ -98,8 +107,14 @@ struct NetworkNumbersTests {
                     if !declared.isEmpty { fields[.contentLength] = declared }
                     for end in [nil, start &+ 1, Int64.max] as [Int64?] {
                         let request = ByteRangeRequest(start: start, end: end.map { max($0, start) })
-                        let answer = RangeAnswer.decide(request: request, status: .partialContent, headers: fields,
-                                                        known: nil, knownLength: nil, localLength: start)
+                        let answer = RangeAnswer.decide(
+                            request: request,
+                            status: .partialContent,
+                            headers: fields,
+                            known: nil,
+                            knownLength: nil,
+                            localLength: start
+                        )
                         if case .write(let offset, _) = answer { #expect(offset == start) }
                     }
                 }
@@ -108,10 +123,18 @@ struct NetworkNumbersTests {
     }
 
     @Test func theOverflowingRangeOfTheIssueIsARangeMismatch() {
-        let answer = RangeAnswer.decide(request: ByteRangeRequest(start: 500, end: nil), status: .partialContent,
-                                        headers: [.contentRange: "bytes 500-9223372036854775807/*"], known: nil, knownLength: nil,
-                                        localLength: 500)
-        guard case .fail(let error) = answer else { Issue.record("\(answer)"); return }
+        let answer = RangeAnswer.decide(
+            request: ByteRangeRequest(start: 500, end: nil),
+            status: .partialContent,
+            headers: [.contentRange: "bytes 500-9223372036854775807/*"],
+            known: nil,
+            knownLength: nil,
+            localLength: 500
+        )
+        guard case .fail(let error) = answer else {
+            Issue.record("\(answer)")
+            return
+        }
         #expect(error.code == .rangeMismatch)
     }
 
@@ -157,13 +180,20 @@ struct CacheNumbersTests {
         #expect(age(["inf"]) == 0 && age(["1e300"]) == 0 && age(["nan"]) == 0 && age(["-1"]) == 0)
         #expect(age(["99999999999999999999999999"]) == DeltaSeconds.limit)
         let now = Date()
-        let initial = HTTPFreshness.initialAge(headers: [.age: "99999999999999999999999999"], requestTime: now, responseTime: now)
+        let initial = HTTPFreshness.initialAge(
+            headers: [.age: "99999999999999999999999999"],
+            requestTime: now,
+            responseTime: now
+        )
         #expect(initial == .seconds(DeltaSeconds.limit))
     }
 
     @Test func datesWithHostileYearsNeverTrap() {
-        for text in ["Sun, 06 Nov 9223372036854775807 08:49:37 GMT", "Sun, 06 Nov 99999 08:49:37 GMT", "06 Nov 9223372036854775807 08:49:37",
-                     "Sun Nov  6 08:49:37 9223372036854775807", "Sunday, 06-Nov-9223372036854775807 08:49:37 GMT"] {
+        for text in [
+            "Sun, 06 Nov 9223372036854775807 08:49:37 GMT", "Sun, 06 Nov 99999 08:49:37 GMT",
+            "06 Nov 9223372036854775807 08:49:37",
+            "Sun Nov  6 08:49:37 9223372036854775807", "Sunday, 06-Nov-9223372036854775807 08:49:37 GMT",
+        ] {
             #expect(HTTPDate.parse(text) == nil, "\(text)")
             #expect(HTTPDate.parseCookieDate(text) == nil, "\(text)")
         }
@@ -175,8 +205,11 @@ struct CacheNumbersTests {
 
     @Test func aCookieDateIsReadAsBrowsersReadIt() {
         let date = Date(timeIntervalSince1970: 784_111_777)
-        for text in ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "6 Nov 1994 8:49:37",
-                     "Sun, 06-Nov-1994 08:49:37 GMT"] {
+        for text in [
+            "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
+            "6 Nov 1994 8:49:37",
+            "Sun, 06-Nov-1994 08:49:37 GMT",
+        ] {
             #expect(HTTPDate.parseCookieDate(text) == date, "\(text)")
         }
         #expect(HTTPDate.parseCookieDate("Sun, 06 Nov 1500 08:49:37 GMT") == nil)

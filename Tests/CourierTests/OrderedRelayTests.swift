@@ -1,5 +1,6 @@
-@testable import Courier
 import Testing
+
+@testable import Courier
 
 @Suite("Ordered relay")
 struct OrderedRelayTests {

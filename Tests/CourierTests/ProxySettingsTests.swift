@@ -5,11 +5,20 @@ import Testing
 @Suite("Proxy URLs and the *_proxy variables")
 struct ProxySettingsTests {
     @Test func proxyURLsAsCurlSpellsThem() throws {
-        #expect(try Proxy(url: "http://user:p%40ss@proxy.internal:8080") == .http(host: "proxy.internal", port: 8080,
-                                                                                  credentials: .init(username: "user", password: "p@ss")))
+        #expect(
+            try Proxy(url: "http://user:p%40ss@proxy.internal:8080")
+                == .http(
+                    host: "proxy.internal",
+                    port: 8080,
+                    credentials: .init(username: "user", password: "p@ss")
+                )
+        )
         #expect(try Proxy(url: "proxy.internal") == .http(host: "proxy.internal", port: 3128))
         #expect(try Proxy(url: "socks5h://127.0.0.1") == .socks5(host: "127.0.0.1", port: 1080))
-        #expect(try Proxy(url: "socks5://u:p@proxy") == .socks5(host: "proxy", credentials: .init(username: "u", password: "p")))
+        #expect(
+            try Proxy(url: "socks5://u:p@proxy")
+                == .socks5(host: "proxy", credentials: .init(username: "u", password: "p"))
+        )
         for bad in ["ftp://proxy", "http://", "http://proxy:0"] {
             #expect(throws: CourierError.self) { try Proxy(url: bad) }
         }
@@ -18,8 +27,10 @@ struct ProxySettingsTests {
     }
 
     @Test func theEnvironmentChoosesProxiesAndBypassesNoProxyAndLoopback() throws {
-        let settings = try ProxySettings.environment(["http_proxy": "http://p1:3128", "HTTPS_PROXY": "http://p2:3129",
-                                                      "NO_PROXY": "internal.example, .corp.example:443,10.0.0.1"])
+        let settings = try ProxySettings.environment([
+            "http_proxy": "http://p1:3128", "HTTPS_PROXY": "http://p2:3129",
+            "NO_PROXY": "internal.example, .corp.example:443,10.0.0.1",
+        ])
         #expect(settings.proxy(for: URL(string: "http://api.example.com/")!)?.host == "p1")
         #expect(settings.proxy(for: URL(string: "https://api.example.com/")!)?.host == "p2")
         #expect(settings.proxy(for: URL(string: "https://internal.example/")!) == nil)
@@ -32,7 +43,10 @@ struct ProxySettingsTests {
         // HTTP_PROXY in uppercase is ignored (CGI sets it from a request header); all_proxy fills the gaps.
         let upper = try ProxySettings.environment(["HTTP_PROXY": "http://evil:1", "ALL_PROXY": "socks5://s:1080"])
         #expect(upper.http == .socks5(host: "s", port: 1080))
-        #expect(try ProxySettings.environment(["no_proxy": "*", "http_proxy": "p"]).proxy(for: URL(string: "http://a.b/")!) == nil)
+        #expect(
+            try ProxySettings.environment(["no_proxy": "*", "http_proxy": "p"]).proxy(for: URL(string: "http://a.b/")!)
+                == nil
+        )
         #expect(throws: CourierError.self) { try ProxySettings.environment(["https_proxy": "gopher://x"]) }
         #expect(try ProxySettings.environment([:]) == ProxySettings(bypassesLoopback: true))
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
+
 @testable import Courier
 
 @Suite("Redaction")
@@ -8,8 +9,10 @@ struct RedactorTests {
     let redactor = Redactor()
 
     @Test func credentialHeadersAreHidden() {
-        let fields: HTTPFields = [.authorization: "Bearer s3cret", .cookie: "sid=abc", .setCookie: "sid=abc",
-                                  .proxyAuthorization: "Basic x", .accept: "text/plain"]
+        let fields: HTTPFields = [
+            .authorization: "Bearer s3cret", .cookie: "sid=abc", .setCookie: "sid=abc",
+            .proxyAuthorization: "Basic x", .accept: "text/plain",
+        ]
         let text = redactor.redact(fields)
         #expect(!text.contains("s3cret") && !text.contains("sid=abc") && !text.contains("Basic x"))
         #expect(text.contains("Accept: text/plain"))
@@ -27,15 +30,22 @@ struct RedactorTests {
             #expect(redactor.redact(HTTPField(name: HTTPField.Name(name)!, value: "k3y")) == "<redacted>", "\(name)")
         }
         #expect(redactor.redact(urlText: "http://TOKEN123@h.example.com/x") == "http://<redacted>@h.example.com/x")
-        #expect(redactor.redact(urlText: "http://ada:pw@h/x?api_key=K&a=1") == "http://ada:<redacted>@h/x?api_key=<redacted>&a=1")
+        #expect(
+            redactor.redact(urlText: "http://ada:pw@h/x?api_key=K&a=1")
+                == "http://ada:<redacted>@h/x?api_key=<redacted>&a=1"
+        )
         #expect(redactor.redact(urlText: "http://h/a@b") == "http://h/a@b")  // an @ in the path is not a user part
         // Text that is not even a URL keeps its bytes but loses its secrets.
-        #expect(redactor.redact(urlText: "http://u:secret@exa mple.com:99999/") == "http://u:<redacted>@exa mple.com:99999/")
+        #expect(
+            redactor.redact(urlText: "http://u:secret@exa mple.com:99999/") == "http://u:<redacted>@exa mple.com:99999/"
+        )
     }
 
     @Test func sensitiveBodyKeysAreHiddenInJSONAndForms() {
-        #expect(redactor.redact(body: #"{"user":"ada","password":"hunter2","n":{"token": "t"}}"#)
-            == #"{"user":"ada","password":"<redacted>","n":{"token": "<redacted>"}}"#)
+        #expect(
+            redactor.redact(body: #"{"user":"ada","password":"hunter2","n":{"token": "t"}}"#)
+                == #"{"user":"ada","password":"<redacted>","n":{"token": "<redacted>"}}"#
+        )
         #expect(redactor.redact(body: "user=ada&password=hunter2&x=1") == "user=ada&password=<redacted>&x=1")
     }
 
@@ -47,9 +57,12 @@ struct RedactorTests {
     }
 
     @Test func curlExportRedactsByDefault() {
-        let request = PreparedRequest(method: .post, url: URL(string: "https://h.example.com/login?token=t1")!,
-                                      headers: [.authorization: "Bearer s3cret", .contentType: "application/json"],
-                                      body: .bytes(Data(#"{"password":"p","it's":1}"#.utf8)))
+        let request = PreparedRequest(
+            method: .post,
+            url: URL(string: "https://h.example.com/login?token=t1")!,
+            headers: [.authorization: "Bearer s3cret", .contentType: "application/json"],
+            body: .bytes(Data(#"{"password":"p","it's":1}"#.utf8))
+        )
         let curl = request.curlCommand
         #expect(curl.hasPrefix("curl -X POST"))
         #expect(!curl.contains("s3cret") && !curl.contains("t1") && !curl.contains("\"p\""))
@@ -59,15 +72,25 @@ struct RedactorTests {
     }
 
     @Test func aCurlExportSendsABodyThatStartsWithAnAtAsItsBytes() {
-        let request = PreparedRequest(method: .post, url: URL(string: "https://h.example.com/x")!, headers: [:],
-                                      body: .bytes(Data("@/etc/passwd".utf8)))
-        #expect(request.curlCommand.contains("--data-raw '@/etc/passwd'") && !request.curlCommand.contains("--data-binary '@"))
+        let request = PreparedRequest(
+            method: .post,
+            url: URL(string: "https://h.example.com/x")!,
+            headers: [:],
+            body: .bytes(Data("@/etc/passwd".utf8))
+        )
+        #expect(
+            request.curlCommand.contains("--data-raw '@/etc/passwd'")
+                && !request.curlCommand.contains("--data-binary '@")
+        )
     }
 
     @Test func whatAServerSendsIsEscapedBeforeATerminalSeesIt() {
         let hostile = "ok\u{1B}]0;owned\u{07}\ndebug courier: ← 200 fake\u{9B}2J\ttab"
         let preview = BodyPreview.text(Data(hostile.utf8), limit: 1024) ?? ""
-        #expect(!preview.contains("\u{1B}") && !preview.contains("\n") && !preview.contains("\u{9B}") && !preview.contains("\u{07}"))
+        #expect(
+            !preview.contains("\u{1B}") && !preview.contains("\n") && !preview.contains("\u{9B}")
+                && !preview.contains("\u{07}")
+        )
         #expect(preview == "ok\\x1B]0;owned\\x07\\x0Adebug courier: ← 200 fake\\x9B2J\ttab")
         #expect(BodyPreview.text(Data("plain {\"json\": 1}".utf8), limit: 1024) == "plain {\"json\": 1}")
     }

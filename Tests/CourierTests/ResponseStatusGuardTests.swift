@@ -1,10 +1,11 @@
 import AsyncHTTPClient
 import NIOCore
 import NIOEmbedded
-import NIOHTTP1
 import NIOHPACK
+import NIOHTTP1
 import NIOHTTP2
 import Testing
+
 @testable import Courier
 
 /// The handlers that keep a status AsyncHTTPClient or NIO would trap on away from them, fed part by part.
@@ -67,7 +68,9 @@ struct ResponseStatusGuardTests {
         try initialiser(channel).wait()
         #expect(called.withLock { $0 })
         // The decoder needs a request before it reads an answer.
-        try channel.writeOutbound(HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/")))
+        try channel.writeOutbound(
+            HTTPClientRequestPart.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"))
+        )
         try channel.writeOutbound(HTTPClientRequestPart.end(nil))
         #expect(throws: CourierError.self) {
             try channel.writeInbound(ByteBuffer(string: "HTTP/1.1 042 X\r\nContent-Length: 5\r\n\r\nhello"))

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
+
 @testable import Courier
 
 @Suite("Retry policy")
@@ -17,10 +18,15 @@ struct RetryPolicyTests {
 
     @Test func backoffIsExponentialWithFullJitter() {
         let policy = RetryPolicy(maxAttempts: 5, baseDelay: .milliseconds(100), maxDelay: .seconds(1))
-        #expect(policy.decide(attempt: 1, request: get, error: reset, random: { 0.5 }) == .retry(after: .milliseconds(50)))
-        #expect(policy.decide(attempt: 3, request: get, error: reset, random: { 0.5 }) == .retry(after: .milliseconds(200)))
+        #expect(
+            policy.decide(attempt: 1, request: get, error: reset, random: { 0.5 }) == .retry(after: .milliseconds(50))
+        )
+        #expect(
+            policy.decide(attempt: 3, request: get, error: reset, random: { 0.5 }) == .retry(after: .milliseconds(200))
+        )
         guard case .retry(let capped) = policy.decide(attempt: 4, request: get, error: reset, random: { 0.999 }) else {
-            Issue.record("not retried"); return
+            Issue.record("not retried")
+            return
         }
         #expect(capped <= .seconds(1))
         #expect(policy.decide(attempt: 2, request: get, error: reset, random: { 0 }) == .retry(after: .zero))
@@ -29,30 +35,52 @@ struct RetryPolicyTests {
     @Test func stopsAtMaxAttemptsAndOnNonRetryableErrors() {
         let policy = RetryPolicy(maxAttempts: 2)
         #expect(policy.decide(attempt: 2, request: get, error: reset) == .doNotRetry(reason: "attempt 2 of 2"))
-        guard case .doNotRetry = policy.decide(attempt: 1, request: get, error: status(404)) else { Issue.record("404 retried"); return }
-        guard case .retry = policy.decide(attempt: 1, request: get, error: status(503)) else { Issue.record("503 not retried"); return }
+        guard case .doNotRetry = policy.decide(attempt: 1, request: get, error: status(404)) else {
+            Issue.record("404 retried")
+            return
+        }
+        guard case .retry = policy.decide(attempt: 1, request: get, error: status(503)) else {
+            Issue.record("503 not retried")
+            return
+        }
     }
 
     @Test func nonIdempotentMethodsOnlyWhenOptedIn() {
-        #expect(RetryPolicy().decide(attempt: 1, request: post, error: reset) == .doNotRetry(reason: "POST is not idempotent"))
-        guard case .retry = RetryPolicy(retriesNonIdempotent: true).decide(attempt: 1, request: post, error: reset) else {
-            Issue.record("opted-in POST not retried"); return
+        #expect(
+            RetryPolicy().decide(attempt: 1, request: post, error: reset)
+                == .doNotRetry(reason: "POST is not idempotent")
+        )
+        guard case .retry = RetryPolicy(retriesNonIdempotent: true).decide(attempt: 1, request: post, error: reset)
+        else {
+            Issue.record("opted-in POST not retried")
+            return
         }
     }
 
     @Test func streamedBodiesAreNeverRetried() {
         var put = PreparedRequest(method: .put, url: URL(string: "https://h.example.com/x")!)
         put.body = .stream(.empty, length: nil)
-        guard case .doNotRetry = RetryPolicy().decide(attempt: 1, request: put, error: reset) else { Issue.record("stream retried"); return }
+        guard case .doNotRetry = RetryPolicy().decide(attempt: 1, request: put, error: reset) else {
+            Issue.record("stream retried")
+            return
+        }
     }
 
     @Test func retryAfterSecondsAndDatesAreHonoured() {
         let policy = RetryPolicy(maxDelay: .seconds(30))
-        #expect(policy.decide(attempt: 1, request: get, error: status(429, retryAfter: "7")) == .retry(after: .seconds(7)))
+        #expect(
+            policy.decide(attempt: 1, request: get, error: status(429, retryAfter: "7")) == .retry(after: .seconds(7))
+        )
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         let later = "Tue, 14 Nov 2023 22:13:40 GMT"  // now + 20 s
-        #expect(policy.decide(attempt: 1, request: get, error: status(503, retryAfter: later), now: now) == .retry(after: .seconds(20)))
-        #expect(policy.decide(attempt: 1, request: get, error: status(503, retryAfter: "9999")) == .retry(after: .seconds(30)))
+        #expect(
+            policy.decide(attempt: 1, request: get, error: status(503, retryAfter: later), now: now)
+                == .retry(after: .seconds(20))
+        )
+        #expect(
+            policy.decide(attempt: 1, request: get, error: status(503, retryAfter: "9999"))
+                == .retry(after: .seconds(30))
+        )
         #expect(RetryPolicy.parseRetryAfter("soon") == nil)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
+
 @testable import Courier
 
 @Suite("Request scheduler")
@@ -119,7 +120,8 @@ struct RateLimitTests {
         var bucket = TokenBucket(.minimumInterval(.milliseconds(100)), now: start)
         #expect(bucket.take(now: start, waits: false) == .proceed)
         guard case .refuse(let wait) = bucket.take(now: start + .milliseconds(40), waits: false) else {
-            Issue.record("expected a refusal"); return
+            Issue.record("expected a refusal")
+            return
         }
         #expect(abs(wait.seconds - 0.06) < 0.001)
         #expect(bucket.take(now: start + .milliseconds(100), waits: false) == .proceed)
@@ -129,7 +131,11 @@ struct RateLimitTests {
         var bucket = TokenBucket(.minimumInterval(.milliseconds(100)), now: start)
         #expect(bucket.take(now: start, waits: true) == .proceed)
         guard case .wait(let first) = bucket.take(now: start, waits: true),
-              case .wait(let second) = bucket.take(now: start, waits: true) else { Issue.record("expected waits"); return }
+            case .wait(let second) = bucket.take(now: start, waits: true)
+        else {
+            Issue.record("expected waits")
+            return
+        }
         #expect(abs(first.seconds - 0.1) < 0.001)
         #expect(abs(second.seconds - 0.2) < 0.001)
     }
@@ -183,7 +189,10 @@ struct PoolKeyTests {
         swapped.headers.append(HTTPField(name: .accept, value: "a"))
         #expect(CoalescingKey(twoValues, varyingHeaders: names) != CoalescingKey(swapped, varyingHeaders: names))
         #expect(CoalescingKey(PreparedRequest(method: .post, url: url), varyingHeaders: names) == nil)
-        #expect(CoalescingKey(PreparedRequest(method: .put, url: url, body: .bytes(Data("a".utf8))), varyingHeaders: names) != nil)
+        #expect(
+            CoalescingKey(PreparedRequest(method: .put, url: url, body: .bytes(Data("a".utf8))), varyingHeaders: names)
+                != nil
+        )
     }
 
     @Test func userMessagesFitTheFailure() {
@@ -196,9 +205,17 @@ struct PoolKeyTests {
 
     @Test func batchOutcomeNamesTheFirstRealFailure() throws {
         let request = PreparedRequest(method: .get, url: URL(string: "https://h/")!)
-        let ok = Response<Int>(value: 1, request: request, status: .ok, headers: [:], body: Data(),
-                               timing: Timing(startDate: Date(), start: .now, firstByte: nil, end: .now))
-        let outcome = BatchOutcome<Int>(results: [.success(ok), .failure(.cancelled()), .failure(CourierError(code: .timeout, message: "t"))])
+        let ok = Response<Int>(
+            value: 1,
+            request: request,
+            status: .ok,
+            headers: [:],
+            body: Data(),
+            timing: Timing(startDate: Date(), start: .now, firstByte: nil, end: .now)
+        )
+        let outcome = BatchOutcome<Int>(results: [
+            .success(ok), .failure(.cancelled()), .failure(CourierError(code: .timeout, message: "t")),
+        ])
         #expect(outcome.failedIndices == [1, 2])
         #expect(throws: CourierError.self) { _ = try outcome.responses }
         do { _ = try outcome.responses } catch let error as CourierError {
@@ -213,7 +230,10 @@ struct PoolStateTests {
     func ticket(_ path: String, tag: String? = nil) -> PoolTicket {
         var request = Request<Data>.get(path)
         request.tag = tag
-        return PoolTicket(PreparedRequest(method: .get, url: URL(string: "https://h\(path)")!, tag: tag), from: request.erased)
+        return PoolTicket(
+            PreparedRequest(method: .get, url: URL(string: "https://h\(path)")!, tag: tag),
+            from: request.erased
+        )
     }
 
     @Test func aCallerLeavesOnceAndIsNotToldAgainWhenItsRequestEnds() {
@@ -256,14 +276,18 @@ struct PoolStateTests {
         let state = Locked(PoolState(scheduling: SchedulingOptions()))
         let key = CoalescingKey(PreparedRequest(method: .get, url: URL(string: "https://h/d")!), varyingHeaders: [])!
         let (leader, gone, next, last) = state.withLock { state in
-            let ids = (0..<4).map { _ in state.register(ticket("/d"), canceller: Canceller(), deadline: .now + .seconds(60)).id }
+            let ids = (0..<4).map { _ in
+                state.register(ticket("/d"), canceller: Canceller(), deadline: .now + .seconds(60)).id
+            }
             #expect(state.firstCall(ids[0], sharing: key).takesSlot)
             for id in ids.dropFirst() { #expect(!state.firstCall(id, sharing: key).takesSlot) }
             return (ids[0], ids[1], ids[2], ids[3])
         }
         let waits = [gone, next, last].map { id in
             Task {
-                try await withCheckedThrowingContinuation { (wait: SharedCall.Follower) in state.withLock { $0.calls[key]?.followers[id] = wait } }
+                try await withCheckedThrowingContinuation { (wait: SharedCall.Follower) in
+                    state.withLock { $0.calls[key]?.followers[id] = wait }
+                }
             }
         }
         while state.withLock({ $0.calls[key]?.followers.count }) != 3 { await Task.yield() }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Courier
 
 @Suite("URL building")
@@ -20,8 +21,14 @@ struct URLBuilderTests {
     }
 
     @Test func priorityIsAbsoluteThenRequestBaseThenServiceThenGlobal() throws {
-        #expect(try resolve("https://other.example.com/x", .init(requestBase: URL(string: "https://r.example.com"))) == "https://other.example.com/x")
-        #expect(try resolve("/x", .init(requestBase: URL(string: "https://r.example.com"), service: "pay")) == "https://r.example.com/x")
+        #expect(
+            try resolve("https://other.example.com/x", .init(requestBase: URL(string: "https://r.example.com")))
+                == "https://other.example.com/x"
+        )
+        #expect(
+            try resolve("/x", .init(requestBase: URL(string: "https://r.example.com"), service: "pay"))
+                == "https://r.example.com/x"
+        )
         #expect(try resolve("/x", .init(service: "pay")) == "https://pay.example.com/api/x")
         #expect(try resolve("/x", .init(usesCDN: true)) == "https://cdn.example.com/x")
     }
@@ -29,8 +36,14 @@ struct URLBuilderTests {
     @Test func apiVersionSitsBetweenBaseAndPath() throws {
         var config = configuration
         config.apiVersion = "v2"
-        #expect(try URLBuilder.resolve(path: "/users", bases: .init(), configuration: config).absoluteString == "https://api.example.com/base/v2/users")
-        #expect(try URLBuilder.resolve(path: "/users", bases: .init(apiVersion: ""), configuration: config).absoluteString == "https://api.example.com/base/users")
+        #expect(
+            try URLBuilder.resolve(path: "/users", bases: .init(), configuration: config).absoluteString
+                == "https://api.example.com/base/v2/users"
+        )
+        #expect(
+            try URLBuilder.resolve(path: "/users", bases: .init(apiVersion: ""), configuration: config).absoluteString
+                == "https://api.example.com/base/users"
+        )
     }
 
     @Test func ignoringTheBaseNeedsAnAbsoluteURL() throws {
@@ -58,7 +71,11 @@ struct URLBuilderTests {
     @Test func queryParametersAreAppendedSorted() {
         let url = URLBuilder.appending(["b": 2, "a": "x y"], to: URL(string: "https://h.example.com/p?z=1")!)
         #expect(url.absoluteString == "https://h.example.com/p?z=1&a=x%20y&b=2")
-        let kept = URLBuilder.appending(["z": 9, "c": 3], to: URL(string: "https://h.example.com/p?z=1")!, overwrite: false)
+        let kept = URLBuilder.appending(
+            ["z": 9, "c": 3],
+            to: URL(string: "https://h.example.com/p?z=1")!,
+            overwrite: false
+        )
         #expect(kept.absoluteString == "https://h.example.com/p?z=1&c=3")
     }
 
@@ -71,10 +88,16 @@ struct URLBuilderTests {
         }
         #expect(resolved.count == 3)
         #expect(throws: CourierError.self) { try resolved.resolve("/a b", configuration: configuration) }
-        #expect(throws: CourierError.self) { try resolved.resolve("/a b", configuration: configuration) }  // failures are not kept
+        // failures are not kept
+        #expect(throws: CourierError.self) { try resolved.resolve("/a b", configuration: configuration) }
         #expect(resolved.count == 3)
-        for index in 0..<(ResolvedURLs.capacity + 10) { _ = try resolved.resolve("/n/\(index)", configuration: configuration) }
+        for index in 0..<(ResolvedURLs.capacity + 10) {
+            _ = try resolved.resolve("/n/\(index)", configuration: configuration)
+        }
         #expect(resolved.count <= ResolvedURLs.capacity)
-        #expect(try resolved.resolve("/n/3", configuration: configuration).url.absoluteString == "https://api.example.com/base/n/3")
+        #expect(
+            try resolved.resolve("/n/3", configuration: configuration).url.absoluteString
+                == "https://api.example.com/base/n/3"
+        )
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Testing
+
 @testable import Courier
 
 @Suite("URL facts")
@@ -16,7 +17,15 @@ struct URLFactsTests {
 
     @Test func aPreparedRequestDropsItsFactsWhenItsURLChanges() throws {
         let https = try #require(URL(string: "https://a.example/x"))
-        var request = PreparedRequest(method: .get, url: https, facts: URLFacts(https), headers: [:], body: .empty, tag: nil, userInfo: [:])
+        var request = PreparedRequest(
+            method: .get,
+            url: https,
+            facts: URLFacts(https),
+            headers: [:],
+            body: .empty,
+            tag: nil,
+            userInfo: [:]
+        )
         #expect(request.knownFacts?.hostKey == "a.example")
         request.headers[.accept] = "text/plain"
         #expect(request.knownFacts?.hostKey == "a.example", "other fields keep them")
@@ -28,8 +37,18 @@ struct URLFactsTests {
 
     @Test func aTransportRequestDropsItsFactsWhenItsURLChanges() throws {
         let https = try #require(URL(string: "https://a.example/x"))
-        var request = TransportRequest(method: .get, url: https, facts: URLFacts(https), headers: [:], body: .empty, timeouts: Timeouts(),
-                                       deadline: Tick.now, tls: .standard, proxy: nil, httpVersion: .automatic)
+        var request = TransportRequest(
+            method: .get,
+            url: https,
+            facts: URLFacts(https),
+            headers: [:],
+            body: .empty,
+            timeouts: Timeouts(),
+            deadline: Tick.now,
+            tls: .standard,
+            proxy: nil,
+            httpVersion: .automatic
+        )
         #expect(request.isHTTPS)
         #expect(ConnectionRouting.plainRoute(for: request) == nil)
         request.url = try #require(URL(string: "http://a.example/x"))

@@ -1,4 +1,3 @@
-
 /// Many requests of one response type, run together with a concurrency bound (YTKNetwork's and HLNetworking's
 /// batch requests, RBEFireworks' batch with shouldCancelAllIfOneFailed).
 ///
@@ -44,7 +43,9 @@ public final class Batch<Value: Sendable>: Sendable {
     typealias Delivery = @Sendable (Int, Result<Response<Value>, CourierError>) async -> Void
 
     /// Runs every request through `send` and collects the results; see ``Session/run(_:)-(Batch<Value>)``.
-    func run(_ send: @escaping @Sendable (Request<Value>) async throws -> Response<Value>) async throws -> BatchOutcome<Value> {
+    func run(
+        _ send: @escaping @Sendable (Request<Value>) async throws -> Response<Value>
+    ) async throws -> BatchOutcome<Value> {
         let results = Locked<[Result<Response<Value>, CourierError>]>([])
         _ = try await run(send, window: .max) { _, result in results.withLock { $0.append(result) } }
         return BatchOutcome(results: results.withLock { $0 })
@@ -52,21 +53,31 @@ public final class Batch<Value: Sendable>: Sendable {
 
     /// Runs every request through `send`, handing each result to `deliver` in input order; see
     /// ``Session/run(_:window:consume:)``.
-    func run(_ send: @escaping @Sendable (Request<Value>) async throws -> Response<Value>, window: Int,
-             deliver: @escaping Delivery) async throws -> BatchProgress {
+    func run(
+        _ send: @escaping @Sendable (Request<Value>) async throws -> Response<Value>,
+        window: Int,
+        deliver: @escaping Delivery
+    ) async throws -> BatchProgress {
         let task = Task { try await self.runGroup(send, window: window, deliver: deliver) }
         let cancelledEarly = control.withLock { control in
             control.cancelRunning = { task.cancel() }
             return control.isCancelled
         }
         if cancelledEarly { task.cancel() }
-        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
     }
 
     /// Runs the batch on `concurrency` workers, each taking the next request as its last one ends: a task per
     /// worker, not per request, and no wake-up of this task per request (see ``BatchLedger``).
-    private func runGroup(_ send: @escaping @Sendable (Request<Value>) async throws -> Response<Value>, window: Int,
-                          deliver: @escaping Delivery) async throws -> BatchProgress {
+    private func runGroup(
+        _ send: @escaping @Sendable (Request<Value>) async throws -> Response<Value>,
+        window: Int,
+        deliver: @escaping Delivery
+    ) async throws -> BatchProgress {
         for plugin in options.plugins { plugin.willStart(total: requests.count) }
         let ledger = BatchLedger<Value>(count: requests.count, window: window)
         var final: BatchProgress?
@@ -98,8 +109,11 @@ public final class Batch<Value: Sendable>: Sendable {
 
     /// One worker: sends the next request until none is left, handing on the results that its own completes in
     /// input order; returns `true` when a failure of its own stopped the batch (``BatchOptions/Mode/failFast``).
-    private func work(_ ledger: BatchLedger<Value>, _ send: @Sendable (Request<Value>) async throws -> Response<Value>,
-                      _ deliver: Delivery) async -> Bool {
+    private func work(
+        _ ledger: BatchLedger<Value>,
+        _ send: @Sendable (Request<Value>) async throws -> Response<Value>,
+        _ deliver: Delivery
+    ) async -> Bool {
         while !Task.isCancelled {
             let index: Int
             switch ledger.take() {
@@ -116,7 +130,12 @@ public final class Batch<Value: Sendable>: Sendable {
                 stops = options.mode == .failFast && failure.code != .cancelled && !Task.isCancelled
                 result = .failure(failure)
             }
-            var (stopped, deliveries) = ledger.record(result, at: index, stopOnFailure: stops, publish: broadcaster.yield)
+            var (stopped, deliveries) = ledger.record(
+                result,
+                at: index,
+                stopOnFailure: stops,
+                publish: broadcaster.yield
+            )
             while !deliveries.isEmpty {
                 for (delivered, item) in deliveries { await deliver(delivered, item) }
                 deliveries = ledger.nextDeliveries()

@@ -81,9 +81,14 @@ final class BatchLedger<Value: Sendable>: Sendable {
     /// `stopOnFailure` (a failure that ends a fail-fast batch) stops the batch from taking more. Returns whether
     /// this result was the one that did, and the results this worker is now to hand on, in order (then it calls
     /// ``nextDeliveries()`` until that is empty).
-    func record(_ result: Item, at index: Int, stopOnFailure: Bool,
-                publish: (BatchProgress) -> Void) -> (stops: Bool, deliveries: [(Int, Item)]) {
-        let (stops, deliveries, waiters) = state.withLock { state -> (Bool, [(Int, Item)], [UnsafeContinuation<Void, Never>]) in
+    func record(
+        _ result: Item,
+        at index: Int,
+        stopOnFailure: Bool,
+        publish: (BatchProgress) -> Void
+    ) -> (stops: Bool, deliveries: [(Int, Item)]) {
+        let (stops, deliveries, waiters) = state.withLock {
+            state -> (Bool, [(Int, Item)], [UnsafeContinuation<Void, Never>]) in
             state.progress.completed += 1
             var stops = false
             switch result {

@@ -30,11 +30,27 @@ public final class ChainContext: Sendable {
         do {
             try Task.checkCancellation()
             let response = try await session.send(request)
-            record(ChainStepRecord(index: index, name: name, status: response.status, error: nil, duration: start.duration(to: .now)))
+            record(
+                ChainStepRecord(
+                    index: index,
+                    name: name,
+                    status: response.status,
+                    error: nil,
+                    duration: start.duration(to: .now)
+                )
+            )
             return response
         } catch {
             let failure = RequestExecutor.normalize(error)
-            record(ChainStepRecord(index: index, name: name, status: failure.status, error: failure, duration: start.duration(to: .now)))
+            record(
+                ChainStepRecord(
+                    index: index,
+                    name: name,
+                    status: failure.status,
+                    error: failure,
+                    duration: start.duration(to: .now)
+                )
+            )
             if failure.code == .cancelled { throw failure }
             throw CourierError.failedStep(.chainFailed, index: index, name: name, error: failure)
         }

@@ -22,21 +22,30 @@ extension Session {
     ///
     /// Throws only ``CourierError/Code/cancelled``, when the batch or the calling task is cancelled; each request's
     /// failure is in its result. `consume` runs on one of the batch's workers at a time, never two at once.
-    public nonisolated func run<Value>(_ batch: Batch<Value>, window: Int = 64,
-                                       consume: @escaping @Sendable (_ index: Int, _ result: Result<Response<Value>, CourierError>) async -> Void)
-        async throws -> BatchProgress {
+    public nonisolated func run<Value>(
+        _ batch: Batch<Value>,
+        window: Int = 64,
+        consume: @escaping @Sendable (_ index: Int, _ result: Result<Response<Value>, CourierError>) async -> Void
+    )
+        async throws -> BatchProgress
+    {
         try await batch.run({ try await self.send($0) }, window: window, deliver: consume)
     }
 
     /// Runs `requests` as a batch; see ``run(_:)-(Batch<Value>)``.
-    public nonisolated func batch<Value>(_ requests: [Request<Value>], options: BatchOptions = BatchOptions())
+    public nonisolated func batch<Value>(
+        _ requests: [Request<Value>],
+        options: BatchOptions = BatchOptions()
+    )
         async throws -> BatchOutcome<Value>
     {
         try await run(Batch(requests, options: options))
     }
 
     /// Runs `body` as a chain of dependent steps; see ``ChainContext``.
-    public nonisolated func chain<Value: Sendable>(_ body: (ChainContext) async throws -> Value) async throws -> ChainOutcome<Value> {
+    public nonisolated func chain<Value: Sendable>(
+        _ body: (ChainContext) async throws -> Value
+    ) async throws -> ChainOutcome<Value> {
         let context = ChainContext(session: self)
         do {
             let value = try await body(context)

@@ -9,7 +9,9 @@ extension Session {
     ///
     /// All run at once; the first to fail cancels the others and is thrown as ``CourierError/Code/batchFailed``,
     /// with ``CourierError/step`` its position and ``CourierError/underlying`` its error.
-    public nonisolated func batch<each Value: Sendable>(_ requests: repeat Request<each Value>) async throws -> (repeat Response<each Value>) {
+    public nonisolated func batch<each Value: Sendable>(
+        _ requests: repeat Request<each Value>
+    ) async throws -> (repeat Response<each Value>) {
         var erased: [ErasedRequest] = []
         for request in repeat each requests { erased.append(request.erased) }
         let executor = try executor()
@@ -17,7 +19,12 @@ extension Session {
             for (index, request) in erased.enumerated() {
                 group.addTask {
                     do { return (index, try await executor.run(request)) } catch {
-                        throw CourierError.failedStep(.batchFailed, index: index, name: nil, error: RequestExecutor.normalize(error))
+                        throw CourierError.failedStep(
+                            .batchFailed,
+                            index: index,
+                            name: nil,
+                            error: RequestExecutor.normalize(error)
+                        )
                     }
                 }
             }

@@ -1,5 +1,5 @@
-public import Foundation
 import CompressNIO
+public import Foundation
 import NIOCore
 
 /// How the disk store compresses bodies with zlib. Bodies that would not shrink are stored as they are: small
@@ -32,17 +32,22 @@ public struct CacheCompression: Sendable, Hashable {
         guard level > 0, body.count >= minimumBytes, !CompressedContentTypes.contains(contentType) else { return nil }
         if body.count > Self.sampleBytes {
             guard let sample = try? Self.deflate(body.prefix(Self.sampleBytes), level: 1),
-                  Double(Self.sampleBytes) / Double(max(1, sample.count)) >= minimumRatio else { return nil }
+                Double(Self.sampleBytes) / Double(max(1, sample.count)) >= minimumRatio
+            else { return nil }
         }
         guard let compressed = try? Self.deflate(body, level: level),
-              Double(body.count) / Double(max(1, compressed.count)) >= minimumRatio else { return nil }
+            Double(body.count) / Double(max(1, compressed.count)) >= minimumRatio
+        else { return nil }
         return compressed
     }
 
     /// `data` in the zlib format, in one pass into a buffer of zlib's worst-case size.
     static func deflate(_ data: Data, level: Int) throws -> Data {
         var input = ByteBuffer(bytes: data)
-        let compressor = try ZlibCompressor(algorithm: .zlib, configuration: ZlibConfiguration(compressionLevel: Int32(min(9, max(1, level)))))
+        let compressor = try ZlibCompressor(
+            algorithm: .zlib,
+            configuration: ZlibConfiguration(compressionLevel: Int32(min(9, max(1, level))))
+        )
         var output = ByteBufferAllocator().buffer(capacity: compressor.maxSize(from: input))
         try compressor.deflate(from: &input, to: &output, flush: .finish)
         return Data(output.readableBytesView)

@@ -57,7 +57,9 @@ struct CacheControl: Sendable, Hashable {
             if let equals = part.firstIndex(of: "=") {
                 let name = part[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
                 var argument = part[part.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-                if argument.count >= 2, argument.hasPrefix("\""), argument.hasSuffix("\"") { argument = String(argument.dropFirst().dropLast()) }
+                if argument.count >= 2, argument.hasPrefix("\""), argument.hasSuffix("\"") {
+                    argument = String(argument.dropFirst().dropLast())
+                }
                 result.append((name, argument))
             } else {
                 result.append((part.lowercased(), nil))

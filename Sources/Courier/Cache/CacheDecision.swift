@@ -35,7 +35,9 @@ struct CacheDecision {
             return .serve(entry, age: entry.age(at: now))
         case .cacheElseNetwork(let ttl):
             guard let entry else { return .fetch(revalidating: nil, fallback: nil) }
-            if Duration.seconds(now.timeIntervalSince(entry.storedAt)) < ttl { return .serve(entry, age: entry.age(at: now)) }
+            if Duration.seconds(now.timeIntervalSince(entry.storedAt)) < ttl {
+                return .serve(entry, age: entry.age(at: now))
+            }
             return .fetch(revalidating: hasValidators(entry) ? entry : nil, fallback: nil)
         case .networkElseCache:
             return .fetch(revalidating: nil, fallback: entry)
@@ -53,7 +55,12 @@ struct CacheDecision {
         }
         let answered = CacheControl(entry.headers)
         let age = entry.age(at: now)
-        let lifetime = freshness.lifetime(status: entry.status, headers: entry.headers, control: answered, receivedAt: entry.storedAt)
+        let lifetime = freshness.lifetime(
+            status: entry.status,
+            headers: entry.headers,
+            control: answered,
+            receivedAt: entry.storedAt
+        )
         let mayServeWithoutAsking = !asked.noCache && !answered.noCache
         var fresh = age < lifetime
         if let maxAge = asked.maxAge, age > .seconds(maxAge) { fresh = false }
@@ -61,8 +68,11 @@ struct CacheDecision {
         if mayServeWithoutAsking && fresh { return .serve(entry, age: age) }
 
         let staleness = age - lifetime
-        let mayServeStale = mayServeWithoutAsking && !answered.mustRevalidate && (!options.isShared || !answered.proxyRevalidate)
-        if mayServeStale, let maxStale = asked.maxStale, staleness <= .seconds(maxStale) { return .serve(entry, age: age) }
+        let mayServeStale =
+            mayServeWithoutAsking && !answered.mustRevalidate && (!options.isShared || !answered.proxyRevalidate)
+        if mayServeStale, let maxStale = asked.maxStale, staleness <= .seconds(maxStale) {
+            return .serve(entry, age: age)
+        }
         if asked.onlyIfCached { return mayServeStale ? .serve(entry, age: age) : .miss }
         if mayServeStale, let window = answered.staleWhileRevalidate, staleness <= .seconds(window) {
             return .serveStale(entry, age: age)
@@ -89,9 +99,11 @@ struct CacheDecision {
         let status = body.status.code
         let answered = CacheControl(body.headers)
         // §5.2.2.3: `must-understand` stores a status this cache knows despite `no-store`, and nothing it does not.
-        let refusedByResponse = answered.mustUnderstand && policy == .http ? !HTTPFreshness.understood.contains(status) : answered.noStore
+        let refusedByResponse =
+            answered.mustUnderstand && policy == .http ? !HTTPFreshness.understood.contains(status) : answered.noStore
         guard policy.usesCache, status != 206, !refusedByResponse, !CacheControl(request.headers).noStore,
-              options.excludes?(request, body) != true, let varying = varyingRequestHeaders(for: body.headers) else { return nil }
+            options.excludes?(request, body) != true, let varying = varyingRequestHeaders(for: body.headers)
+        else { return nil }
         if policy != .http {
             guard (200..<300).contains(status) else { return nil }  // time-to-live policies keep successes only
             // An answer to one caller's credentials is stored only when asked for, and then keyed by them.
@@ -100,21 +112,39 @@ struct CacheDecision {
         if policy == .http {
             guard request.method == .get else { return nil }
             if request.headers[.authorization] != nil, !options.storesAuthorizedResponses,
-               !(answered.isPublic || answered.mustRevalidate || answered.sharedMaxAge != nil) { return nil }
+                !(answered.isPublic || answered.mustRevalidate || answered.sharedMaxAge != nil)
+            {
+                return nil
+            }
             if options.isShared, answered.isPrivate { return nil }
-            let storable = freshness.hasExplicitLifetime(body.headers, control: answered) || answered.isPublic || answered.isPrivate
+            let storable =
+                freshness.hasExplicitLifetime(body.headers, control: answered) || answered.isPublic
+                || answered.isPrivate
                 || HTTPFreshness.heuristicallyCacheable.contains(status)
             guard storable else { return nil }
         }
-        var entry = CacheEntry(key: key.text, method: request.method.rawValue, url: CacheKey.normalize(request.url), status: status,
-                               headers: Self.storable(body.headers), varyingRequestHeaders: varying, storedAt: responseTime, body: body.data)
+        var entry = CacheEntry(
+            key: key.text,
+            method: request.method.rawValue,
+            url: CacheKey.normalize(request.url),
+            status: status,
+            headers: Self.storable(body.headers),
+            varyingRequestHeaders: varying,
+            storedAt: responseTime,
+            body: body.data
+        )
         refreshTimes(of: &entry, headers: body.headers, requestTime: requestTime, responseTime: responseTime)
         return entry
     }
 
     /// `entry` after a 304: the 304's headers replace the stored ones of the same names, and its age restarts
     /// (RFC 9111 §4.3.4).
-    func revalidated(_ entry: CacheEntry, notModified headers: HTTPFields, requestTime: Date, responseTime: Date) -> CacheEntry {
+    func revalidated(
+        _ entry: CacheEntry,
+        notModified headers: HTTPFields,
+        requestTime: Date,
+        responseTime: Date
+    ) -> CacheEntry {
         var updated = entry
         // §3.2: the stored fields are updated from the 304's, except framing and the connection's own.
         let skipped: Set<HTTPField.Name> = [.contentLength, .contentEncoding, .transferEncoding, .contentRange]
@@ -127,14 +157,24 @@ struct CacheDecision {
     }
 
     private func refreshTimes(of entry: inout CacheEntry, headers: HTTPFields, requestTime: Date, responseTime: Date) {
-        entry.initialAge = HTTPFreshness.initialAge(headers: headers, requestTime: requestTime, responseTime: responseTime)
+        entry.initialAge = HTTPFreshness.initialAge(
+            headers: headers,
+            requestTime: requestTime,
+            responseTime: responseTime
+        )
         switch policy {
         case .cacheElseNetwork(let ttl):
             entry.expiresAt = responseTime.addingTimeInterval(ttl.seconds)
         default:
             let control = CacheControl(headers)
-            let lifetime = freshness.lifetime(status: entry.status, headers: headers, control: control, receivedAt: responseTime)
-            entry.expiresAt = lifetime > .zero || freshness.hasExplicitLifetime(headers, control: control)
+            let lifetime = freshness.lifetime(
+                status: entry.status,
+                headers: headers,
+                control: control,
+                receivedAt: responseTime
+            )
+            entry.expiresAt =
+                lifetime > .zero || freshness.hasExplicitLifetime(headers, control: control)
                 ? responseTime.addingTimeInterval((lifetime - entry.initialAge).seconds) : nil
         }
     }
@@ -142,8 +182,10 @@ struct CacheDecision {
     /// `headers` less what belongs to one connection (RFC 9111 §3.1): the hop-by-hop fields (`Connection`,
     /// `Keep-Alive`, `TE`, `Transfer-Encoding`, `Upgrade`, every `Proxy-*`) and every field `Connection` names.
     static func storable(_ headers: HTTPFields) -> HTTPFields {
-        let named = Set(headers[values: .connection].flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        let named = Set(
+            headers[values: .connection].flatMap { $0.split(separator: ",") }
+                .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        )
         guard named.isEmpty == false || headers.contains(where: { isHopByHop($0.name) }) else { return headers }
         return HTTPFields(headers.filter { !isHopByHop($0.name) && !named.contains($0.name.canonicalName) })
     }
@@ -168,8 +210,14 @@ struct CacheDecision {
         case .http:
             let answered = CacheControl(entry.headers)
             guard !answered.mustRevalidate,
-                  let window = answered.staleIfError ?? CacheControl(request.headers).staleIfError else { return nil }
-            let lifetime = freshness.lifetime(status: entry.status, headers: entry.headers, control: answered, receivedAt: entry.storedAt)
+                let window = answered.staleIfError ?? CacheControl(request.headers).staleIfError
+            else { return nil }
+            let lifetime = freshness.lifetime(
+                status: entry.status,
+                headers: entry.headers,
+                control: answered,
+                receivedAt: entry.storedAt
+            )
             return age - lifetime <= .seconds(window) ? (entry, age) : nil
         default:
             return nil
@@ -180,7 +228,8 @@ struct CacheDecision {
     /// connection that failed or broke, bytes that are not HTTP, or a 500, 502, 503 or 504.
     static func isNetworkFailure(_ error: CourierError) -> Bool {
         switch error.code {
-        case .timeout, .connectionFailed, .connectionClosed, .connectionReset, .tls, .invalidResponse, .offline, .transport:
+        case .timeout, .connectionFailed, .connectionClosed, .connectionReset, .tls, .invalidResponse, .offline,
+            .transport:
             return true
         case .httpStatus:
             return [500, 502, 503, 504].contains(error.status?.code ?? 0)
@@ -226,7 +275,9 @@ struct CacheDecision {
         return members.joined(separator: ", ")
     }
 
-    private static let caseInsensitiveFields: Set<String> = ["accept", "accept-encoding", "accept-language", "accept-charset"]
+    private static let caseInsensitiveFields: Set<String> = [
+        "accept", "accept-encoding", "accept-language", "accept-charset",
+    ]
 
     /// Lowercased names in `Vary`; `nil` for `*`.
     static func varyNames(_ headers: HTTPFields) -> [String]? {

@@ -28,9 +28,18 @@ public struct CacheEntry: Sendable, Hashable {
     public var body: Data
 
     /// Creates an entry.
-    public init(key: String, method: String, url: String, status: Int, headers: HTTPFields,
-                varyingRequestHeaders: [String: String] = [:], storedAt: Date, initialAge: Duration = .zero,
-                expiresAt: Date? = nil, body: Data) {
+    public init(
+        key: String,
+        method: String,
+        url: String,
+        status: Int,
+        headers: HTTPFields,
+        varyingRequestHeaders: [String: String] = [:],
+        storedAt: Date,
+        initialAge: Duration = .zero,
+        expiresAt: Date? = nil,
+        body: Data
+    ) {
         self.key = key
         self.method = method
         self.url = url
@@ -55,8 +64,16 @@ public struct CacheEntry: Sendable, Hashable {
 
     /// What listings show: everything but the body.
     public var summary: CacheEntrySummary {
-        CacheEntrySummary(key: key, method: method, url: url, status: status, storedAt: storedAt, expiresAt: expiresAt,
-                          bodyBytes: body.count, storedBytes: body.count)
+        CacheEntrySummary(
+            key: key,
+            method: method,
+            url: url,
+            status: status,
+            storedAt: storedAt,
+            expiresAt: expiresAt,
+            bodyBytes: body.count,
+            storedBytes: body.count
+        )
     }
 }
 
@@ -80,7 +97,16 @@ public struct CacheEntrySummary: Sendable, Hashable {
     public var storedBytes: Int
 
     /// Creates a summary.
-    public init(key: String, method: String, url: String, status: Int, storedAt: Date, expiresAt: Date?, bodyBytes: Int, storedBytes: Int) {
+    public init(
+        key: String,
+        method: String,
+        url: String,
+        status: Int,
+        storedAt: Date,
+        expiresAt: Date?,
+        bodyBytes: Int,
+        storedBytes: Int
+    ) {
         self.key = key
         self.method = method
         self.url = url

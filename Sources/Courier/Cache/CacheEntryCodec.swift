@@ -42,8 +42,11 @@ package enum CacheEntryCodec {
 
     /// The file for `entry`, with the body compressed as `compression` decides; sealed with an HMAC under `key`
     /// when there is one, with a plain SHA-256 otherwise.
-    package static func encode(_ entry: CacheEntry, compression: CacheCompression,
-                               key: SymmetricKey? = nil) -> (file: Data, storedBodyBytes: Int, isCompressed: Bool) {
+    package static func encode(
+        _ entry: CacheEntry,
+        compression: CacheCompression,
+        key: SymmetricKey? = nil
+    ) -> (file: Data, storedBodyBytes: Int, isCompressed: Bool) {
         let compressed = compression.compressIfWorthwhile(entry.body, contentType: entry.headers[.contentType])
         var header = ByteBuffer()
         for text in [entry.key, entry.method, entry.url] { write(text, to: &header) }
@@ -95,7 +98,9 @@ package enum CacheEntryCodec {
     /// The entry in `file`; throws ``Corrupt`` unless the file is whole, of this format, and sealed under `key`
     /// (a file sealed without it, or under another, is refused).
     package static func decode(_ file: Data, key: SymmetricKey? = nil) throws -> CacheEntry {
-        guard file.count >= prefixLength, file.prefix(4) == magicData, file[file.startIndex + 4] == version else { throw Corrupt() }
+        guard file.count >= prefixLength, file.prefix(4) == magicData, file[file.startIndex + 4] == version else {
+            throw Corrupt()
+        }
         let digestStart = file.startIndex + 5
         let stored = file[digestStart..<(digestStart + 32)]
         let covered = file[(digestStart + 32)...]
@@ -106,15 +111,25 @@ package enum CacheEntryCodec {
         let body = Data(buffer.readableBytesView)
         let decoded = header.isCompressed ? try CacheCompression.inflate(body, expectedLength: header.bodyLength) : body
         guard decoded.count == header.bodyLength else { throw Corrupt() }
-        return CacheEntry(key: header.key, method: header.method, url: header.url, status: header.status, headers: header.headers,
-                          varyingRequestHeaders: header.varyingRequestHeaders, storedAt: header.storedAt,
-                          initialAge: header.initialAge, expiresAt: header.expiresAt, body: decoded)
+        return CacheEntry(
+            key: header.key,
+            method: header.method,
+            url: header.url,
+            status: header.status,
+            headers: header.headers,
+            varyingRequestHeaders: header.varyingRequestHeaders,
+            storedAt: header.storedAt,
+            initialAge: header.initialAge,
+            expiresAt: header.expiresAt,
+            body: decoded
+        )
     }
 
     /// The header of a file from its first bytes (at least ``prefixLength`` plus the header's length), without
     /// checking the digest: enough to rebuild an index. ``headerEnd(_:)`` says how many bytes that takes.
     package static func decodeHeader(_ start: Data) throws -> Header {
-        guard start.count >= prefixLength, start.prefix(4).elementsEqual(magic), start[start.startIndex + 4] == version else { throw Corrupt() }
+        guard start.count >= prefixLength, start.prefix(4).elementsEqual(magic), start[start.startIndex + 4] == version
+        else { throw Corrupt() }
         var buffer = ByteBuffer(bytes: start[(start.startIndex + 37)...])
         return try readHeader(from: &buffer)
     }
@@ -129,18 +144,24 @@ package enum CacheEntryCodec {
 
     private static func readHeader(from buffer: inout ByteBuffer) throws -> Header {
         guard let headerLength = buffer.readInteger(as: UInt32.self), Int(headerLength) <= buffer.readableBytes,
-              var header = buffer.readSlice(length: Int(headerLength)) else { throw Corrupt() }
-        let key = try read(&header), method = try read(&header), url = try read(&header)
+            var header = buffer.readSlice(length: Int(headerLength))
+        else { throw Corrupt() }
+        let key = try read(&header)
+        let method = try read(&header)
+        let url = try read(&header)
         guard let status = header.readInteger(as: UInt16.self),
-              let storedAt = header.readInteger(as: UInt64.self).map({ Double(bitPattern: $0) }),
-              let initialAge = header.readInteger(as: UInt64.self).map({ Double(bitPattern: $0) }),
-              let hasExpiry = header.readInteger(as: UInt8.self),
-              let expiresAt = header.readInteger(as: UInt64.self).map({ Double(bitPattern: $0) }),
-              storedAt.isFinite, (0...maxAgeSeconds).contains(initialAge), expiresAt.isFinite, (100...999).contains(status) else { throw Corrupt() }
+            let storedAt = header.readInteger(as: UInt64.self).map({ Double(bitPattern: $0) }),
+            let initialAge = header.readInteger(as: UInt64.self).map({ Double(bitPattern: $0) }),
+            let hasExpiry = header.readInteger(as: UInt8.self),
+            let expiresAt = header.readInteger(as: UInt64.self).map({ Double(bitPattern: $0) }),
+            storedAt.isFinite, (0...maxAgeSeconds).contains(initialAge), expiresAt.isFinite,
+            (100...999).contains(status)
+        else { throw Corrupt() }
         _ = try read(&header)  // ETag and Last-Modified, also among the headers
         _ = try read(&header)
         guard let bodyLength = header.readInteger(as: UInt64.self), bodyLength < UInt64(Int.max),
-              let encoding = header.readInteger(as: UInt8.self), encoding <= 1 else { throw Corrupt() }
+            let encoding = header.readInteger(as: UInt8.self), encoding <= 1
+        else { throw Corrupt() }
         var list: [HTTPField] = []
         for _ in 0..<(try count(&header)) {
             guard let name = HTTPField.Name(try read(&header)) else { throw Corrupt() }
@@ -150,9 +171,19 @@ package enum CacheEntryCodec {
         var varying: [String: String] = [:]
         for _ in 0..<(try count(&header)) { varying[try read(&header)] = try read(&header) }
         guard header.readableBytes == 0 else { throw Corrupt() }
-        return Header(key: key, method: method, url: url, status: Int(status), storedAt: Date(timeIntervalSinceReferenceDate: storedAt),
-                      initialAge: .seconds(initialAge), expiresAt: hasExpiry == 1 ? Date(timeIntervalSinceReferenceDate: expiresAt) : nil,
-                      bodyLength: Int(bodyLength), isCompressed: encoding == 1, headers: fields, varyingRequestHeaders: varying)
+        return Header(
+            key: key,
+            method: method,
+            url: url,
+            status: Int(status),
+            storedAt: Date(timeIntervalSinceReferenceDate: storedAt),
+            initialAge: .seconds(initialAge),
+            expiresAt: hasExpiry == 1 ? Date(timeIntervalSinceReferenceDate: expiresAt) : nil,
+            bodyLength: Int(bodyLength),
+            isCompressed: encoding == 1,
+            headers: fields,
+            varyingRequestHeaders: varying
+        )
     }
 
     private static func write(_ text: String, to buffer: inout ByteBuffer) {
@@ -162,7 +193,8 @@ package enum CacheEntryCodec {
 
     private static func read(_ buffer: inout ByteBuffer) throws -> String {
         guard let length = buffer.readInteger(as: UInt32.self), Int(length) <= buffer.readableBytes,
-              let text = buffer.readString(length: Int(length)) else { throw Corrupt() }
+            let text = buffer.readString(length: Int(length))
+        else { throw Corrupt() }
         return text
     }
 

@@ -9,8 +9,11 @@ public protocol CacheFillCoordinator: Sendable {
     /// this one waited. The wait ends by `deadline`: then this caller fetches itself, as it does when the
     /// coordination cannot be reached (a store that is down never holds a request back longer than its own
     /// bounded wait). `fetch` stores what it gets before it returns, so the entry is there for the others.
-    func fill<Fetched: Sendable>(_ key: CacheKey, waitingUntil deadline: ContinuousClock.Instant,
-                                 fetch: @Sendable () async throws -> Fetched) async throws -> CacheFill<Fetched>
+    func fill<Fetched: Sendable>(
+        _ key: CacheKey,
+        waitingUntil deadline: ContinuousClock.Instant,
+        fetch: @Sendable () async throws -> Fetched
+    ) async throws -> CacheFill<Fetched>
 }
 
 /// How a ``CacheFillCoordinator`` settled a miss.

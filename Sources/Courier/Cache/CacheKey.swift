@@ -1,6 +1,6 @@
+import Crypto
 public import Foundation
 public import HTTPTypes
-import Crypto
 
 /// What identifies a cached answer: the cache's namespace, the method, the URL (scheme and host lowercased, the
 /// query byte for byte), and a digest of the body when there is one. The request headers a response varies on (`Vary`) are checked
@@ -24,11 +24,22 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         case .bytes(let data): digest = data.isEmpty ? nil : Hex.string(SHA256.hash(data: data))
         case .file, .stream: return nil
         }
-        self.init(method: request.method, normalizedURL: Self.normalize(request.url), bodyDigest: digest, namespace: namespace,
-                  credentialDigest: Self.credentialDigest(request.headers))
+        self.init(
+            method: request.method,
+            normalizedURL: Self.normalize(request.url),
+            bodyDigest: digest,
+            namespace: namespace,
+            credentialDigest: Self.credentialDigest(request.headers)
+        )
     }
 
-    private init(method: HTTPRequest.Method, normalizedURL: String, bodyDigest: String?, namespace: String, credentialDigest: String? = nil) {
+    private init(
+        method: HTTPRequest.Method,
+        normalizedURL: String,
+        bodyDigest: String?,
+        namespace: String,
+        credentialDigest: String? = nil
+    ) {
         var text = "\(namespace) \(method.rawValue) \(normalizedURL)"
         if let bodyDigest { text += " body:\(bodyDigest)" }
         if let credentialDigest { text += " credentials:\(credentialDigest)" }
@@ -36,7 +47,9 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The request fields that say who is asking: an answer to one caller's credentials is never another's.
-    static let credentialFields: [HTTPField.Name] = [.authorization, .cookie, HTTPField.Name("X-Api-Key")!, HTTPField.Name("X-Auth-Token")!]
+    static let credentialFields: [HTTPField.Name] = [
+        .authorization, .cookie, HTTPField.Name("X-Api-Key")!, HTTPField.Name("X-Auth-Token")!,
+    ]
 
     /// Whether `headers` carry any of ``credentialFields``.
     static func hasCredentials(_ headers: HTTPFields) -> Bool {
@@ -58,7 +71,9 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// (`Vary`), normalized, as a SHA-256 beside the key.
     func variant(_ values: [String: String]) -> CacheKey {
         var hasher = SHA256()
-        for (name, value) in values.sorted(by: { $0.key < $1.key }) { hasher.update(data: Data("\(name): \(value)\n".utf8)) }
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+            hasher.update(data: Data("\(name): \(value)\n".utf8))
+        }
         return CacheKey(text: text + " vary:" + Hex.string(hasher.finalize()))
     }
 

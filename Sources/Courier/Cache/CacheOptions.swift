@@ -24,9 +24,14 @@ public struct CacheOptions: Sendable {
     public var maxHeuristicLifetime: Duration
 
     /// Creates options; the defaults suit a client cache.
-    public init(namespace: String = "", excludes: (@Sendable (PreparedRequest, ResponseBody) -> Bool)? = nil,
-                storesAuthorizedResponses: Bool = false, isShared: Bool = false, heuristicFraction: Double = 0.1,
-                maxHeuristicLifetime: Duration = .seconds(86_400)) {
+    public init(
+        namespace: String = "",
+        excludes: (@Sendable (PreparedRequest, ResponseBody) -> Bool)? = nil,
+        storesAuthorizedResponses: Bool = false,
+        isShared: Bool = false,
+        heuristicFraction: Double = 0.1,
+        maxHeuristicLifetime: Duration = .seconds(86_400)
+    ) {
         self.namespace = namespace
         self.excludes = excludes
         self.storesAuthorizedResponses = storesAuthorizedResponses

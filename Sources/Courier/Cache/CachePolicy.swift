@@ -47,7 +47,8 @@ public struct CacheInfo: Sendable, Hashable {
     public var wasStored: Bool
 
     /// Creates the value.
-    public init(isFromCache: Bool = false, age: Duration? = nil, wasRevalidated: Bool = false, wasStored: Bool = false) {
+    public init(isFromCache: Bool = false, age: Duration? = nil, wasRevalidated: Bool = false, wasStored: Bool = false)
+    {
         self.isFromCache = isFromCache
         self.age = age
         self.wasRevalidated = wasRevalidated

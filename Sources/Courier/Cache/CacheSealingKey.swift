@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -21,22 +22,30 @@ enum CacheSealingKey {
         let path = directory.appendingPathComponent(fileName).path(percentEncoded: false)
         if let key = read(path) { return key }
         let key = SymmetricKey(size: .bits256)
-        let temp = directory.appendingPathComponent(".\(fileName).\(UInt64.random(in: 0...UInt64.max)).tmp").path(percentEncoded: false)
+        let temp = directory.appendingPathComponent(".\(fileName).\(UInt64.random(in: 0...UInt64.max)).tmp").path(
+            percentEncoded: false
+        )
         let bytes = key.withUnsafeBytes { Data($0) }
-        guard FileManager.default.createFile(atPath: temp, contents: bytes, attributes: [.posixPermissions: 0o600]) else {
+        guard FileManager.default.createFile(atPath: temp, contents: bytes, attributes: [.posixPermissions: 0o600])
+        else {
             throw CourierError(code: .fileAccess, message: "cannot create the cache's key in \(directory.path)")
         }
         defer { unlink(temp) }
         if link(temp, path) == 0 { return key }
         if errno == EEXIST, let existing = read(path) { return existing }  // another process made it first
         guard rename(temp, path) == 0 else {
-            throw CourierError(code: .fileAccess, message: "cannot store the cache's key in \(directory.path): \(String(cString: strerror(errno)))")
+            throw CourierError(
+                code: .fileAccess,
+                message: "cannot store the cache's key in \(directory.path): \(String(cString: strerror(errno)))"
+            )
         }
         return key
     }
 
     private static func read(_ path: String) -> SymmetricKey? {
-        guard let data = RegularFile.contents(of: path, maximumSize: byteCount), data.count == byteCount else { return nil }
+        guard let data = RegularFile.contents(of: path, maximumSize: byteCount), data.count == byteCount else {
+            return nil
+        }
         return SymmetricKey(data: data)
     }
 }

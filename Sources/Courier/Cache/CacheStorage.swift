@@ -42,7 +42,13 @@ public struct CacheStoreStatistics: Sendable, Hashable {
     public var uncompressedEntries: Int
 
     /// Creates statistics.
-    public init(entryCount: Int = 0, storedBytes: Int = 0, bodyBytes: Int = 0, storedBodyBytes: Int = 0, uncompressedEntries: Int = 0) {
+    public init(
+        entryCount: Int = 0,
+        storedBytes: Int = 0,
+        bodyBytes: Int = 0,
+        storedBodyBytes: Int = 0,
+        uncompressedEntries: Int = 0
+    ) {
         self.entryCount = entryCount
         self.storedBytes = storedBytes
         self.bodyBytes = bodyBytes

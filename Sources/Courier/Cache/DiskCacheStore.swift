@@ -1,6 +1,7 @@
 import Crypto
 public import Foundation
 public import Logging
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -58,8 +59,13 @@ public actor DiskCacheStore: CacheStorage {
 
     /// Opens (creating when needed) the store in `directory` and rebuilds its index from the files there.
     /// Throws ``CourierError/Code/fileAccess`` when the directory cannot be created or read.
-    public init(directory: URL, maxBytes: Int = 256 << 20, maxAge: Duration? = nil, compression: CacheCompression = CacheCompression(),
-                logger: Logger = Logger(label: "courier.cache")) throws {
+    public init(
+        directory: URL,
+        maxBytes: Int = 256 << 20,
+        maxAge: Duration? = nil,
+        compression: CacheCompression = CacheCompression(),
+        logger: Logger = Logger(label: "courier.cache")
+    ) throws {
         self.directory = directory
         let path = directory.path(percentEncoded: false)
         self.directoryPath = path.hasSuffix("/") ? path : path + "/"
@@ -68,10 +74,17 @@ public actor DiskCacheStore: CacheStorage {
         self.compression = compression
         self.logger = logger
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: directory,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
         } catch {
-            throw CourierError(code: .fileAccess, message: "cannot create the cache directory \(directory.path): \(error.localizedDescription)",
-                               underlying: error)
+            throw CourierError(
+                code: .fileAccess,
+                message: "cannot create the cache directory \(directory.path): \(error.localizedDescription)",
+                underlying: error
+            )
         }
         try Self.secure(directory, logger: logger)
         sealingKey = try CacheSealingKey.load(in: directory)
@@ -87,7 +100,9 @@ public actor DiskCacheStore: CacheStorage {
         if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") {
             return URL(filePath: base, directoryHint: .isDirectory).appendingPathComponent("courier")
         }
-        let home = environment["HOME"].map { URL(filePath: $0, directoryHint: .isDirectory) } ?? FileManager.default.homeDirectoryForCurrentUser
+        let home =
+            environment["HOME"].map { URL(filePath: $0, directoryHint: .isDirectory) }
+            ?? FileManager.default.homeDirectoryForCurrentUser
         return home.appendingPathComponent(".cache").appendingPathComponent("courier")
     }
 
@@ -115,7 +130,11 @@ public actor DiskCacheStore: CacheStorage {
 
     public func store(_ entry: CacheEntry) {
         let name = CacheKey(text: entry.key).digest
-        let (file, storedBodyBytes, isCompressed) = CacheEntryCodec.encode(entry, compression: compression, key: sealingKey)
+        let (file, storedBodyBytes, isCompressed) = CacheEntryCodec.encode(
+            entry,
+            compression: compression,
+            key: sealingKey
+        )
         guard file.count <= maxBytes else {
             forget(name, because: nil)
             return
@@ -123,7 +142,10 @@ public actor DiskCacheStore: CacheStorage {
         do {
             try AtomicFile.write(file, to: fileURL(name))
         } catch {
-            logger.warning("the cache could not store an entry; the request goes on without it", metadata: ["reason": "\(error)"])
+            logger.warning(
+                "the cache could not store an entry; the request goes on without it",
+                metadata: ["reason": "\(error)"]
+            )
             return
         }
         if let old = index[name] { totalBytes -= old.summary.storedBytes }
@@ -158,10 +180,13 @@ public actor DiskCacheStore: CacheStorage {
     }
 
     public func statistics() -> CacheStoreStatistics {
-        CacheStoreStatistics(entryCount: index.count, storedBytes: totalBytes,
-                             bodyBytes: index.values.reduce(0) { $0 + $1.summary.bodyBytes },
-                             storedBodyBytes: index.values.reduce(0) { $0 + $1.storedBodyBytes },
-                             uncompressedEntries: index.values.filter { !$0.isCompressed }.count)
+        CacheStoreStatistics(
+            entryCount: index.count,
+            storedBytes: totalBytes,
+            bodyBytes: index.values.reduce(0) { $0 + $1.summary.bodyBytes },
+            storedBodyBytes: index.values.reduce(0) { $0 + $1.storedBodyBytes },
+            uncompressedEntries: index.values.filter { !$0.isCompressed }.count
+        )
     }
 
     /// Saves the access order now (it is saved every few hundred accesses and after removals anyway).
@@ -183,7 +208,9 @@ public actor DiskCacheStore: CacheStorage {
 
     /// Drops `name` from the index and removes its file; logs why when the reason is worth a warning.
     private func forget(_ name: String, because reason: String?) {
-        if let reason { logger.warning("removed a cache entry because \(reason)", metadata: ["file": "\(name)\(Self.entrySuffix)"]) }
+        if let reason {
+            logger.warning("removed a cache entry because \(reason)", metadata: ["file": "\(name)\(Self.entrySuffix)"])
+        }
         try? FileManager.default.removeItem(at: fileURL(name))
         if let old = index.removeValue(forKey: name) { totalBytes -= old.summary.storedBytes }
         order.remove(name)
@@ -224,11 +251,18 @@ public actor DiskCacheStore: CacheStorage {
     /// Reads every entry's header. Unreadable or corrupt files and temporary files left by a crash are removed.
     /// The access order comes from `access-order`; entries it does not list (written after it was last saved)
     /// count as the most recent, in the order they were stored.
-    private static func load(_ directory: URL, maxBytes: Int, logger: Logger) throws -> (index: [String: Indexed], order: LRUOrder<String>) {
+    private static func load(
+        _ directory: URL,
+        maxBytes: Int,
+        logger: Logger
+    ) throws -> (index: [String: Indexed], order: LRUOrder<String>) {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: directory.path) } catch {
-            throw CourierError(code: .fileAccess, message: "cannot read the cache directory \(directory.path): \(error.localizedDescription)",
-                               underlying: error)
+            throw CourierError(
+                code: .fileAccess,
+                message: "cannot read the cache directory \(directory.path): \(error.localizedDescription)",
+                underlying: error
+            )
         }
         var index: [String: Indexed] = [:]
         for name in names {
@@ -239,20 +273,35 @@ public actor DiskCacheStore: CacheStorage {
             }
             guard name.hasSuffix(entrySuffix) else { continue }
             let digest = String(name.dropLast(entrySuffix.count))
-            guard let (header, headerEnd, size) = readHeader(url, maxBytes: maxBytes), CacheKey(text: header.key).digest == digest else {
+            guard let (header, headerEnd, size) = readHeader(url, maxBytes: maxBytes),
+                CacheKey(text: header.key).digest == digest
+            else {
                 logger.warning("removed an unreadable cache file", metadata: ["file": "\(name)"])
                 try? FileManager.default.removeItem(at: url)
                 continue
             }
-            let summary = CacheEntrySummary(key: header.key, method: header.method, url: header.url, status: header.status,
-                                            storedAt: header.storedAt, expiresAt: header.expiresAt, bodyBytes: header.bodyLength,
-                                            storedBytes: size)
-            index[digest] = Indexed(summary: summary, storedBodyBytes: size - headerEnd, isCompressed: header.isCompressed)
+            let summary = CacheEntrySummary(
+                key: header.key,
+                method: header.method,
+                url: header.url,
+                status: header.status,
+                storedAt: header.storedAt,
+                expiresAt: header.expiresAt,
+                bodyBytes: header.bodyLength,
+                storedBytes: size
+            )
+            index[digest] = Indexed(
+                summary: summary,
+                storedBodyBytes: size - headerEnd,
+                isCompressed: header.isCompressed
+            )
         }
         var order = LRUOrder<String>()
         let saved = (try? String(contentsOf: directory.appendingPathComponent(accessOrderName), encoding: .utf8)) ?? ""
         for name in saved.split(separator: "\n").map(String.init) where index[name] != nil { order.touch(name) }
-        let unlisted = index.filter { !order.contains($0.key) }.sorted { $0.value.summary.storedAt < $1.value.summary.storedAt }
+        let unlisted = index.filter { !order.contains($0.key) }.sorted {
+            $0.value.summary.storedAt < $1.value.summary.storedAt
+        }
         for (name, _) in unlisted { order.touch(name) }
         return (index, order)
     }
@@ -260,10 +309,11 @@ public actor DiskCacheStore: CacheStorage {
     /// A file's header, where the header ends, and the file's size, reading only the header's bytes.
     private static func readHeader(_ url: URL, maxBytes: Int) -> (CacheEntryCodec.Header, Int, Int)? {
         guard let file = RegularFile(path: url.path(percentEncoded: false), maximumSize: maxBytes),
-              let prefix = file.read(upTo: CacheEntryCodec.prefixLength),
-              let end = try? CacheEntryCodec.headerEnd(prefix), end <= file.size,
-              let rest = file.read(upTo: end - prefix.count),
-              let header = try? CacheEntryCodec.decodeHeader(prefix + rest) else { return nil }
+            let prefix = file.read(upTo: CacheEntryCodec.prefixLength),
+            let end = try? CacheEntryCodec.headerEnd(prefix), end <= file.size,
+            let rest = file.read(upTo: end - prefix.count),
+            let header = try? CacheEntryCodec.decodeHeader(prefix + rest)
+        else { return nil }
         return (header, end, file.size)
     }
 
@@ -276,14 +326,22 @@ public actor DiskCacheStore: CacheStorage {
             throw CourierError(code: .fileAccess, message: "the cache directory \(directory.path) is not a directory")
         }
         guard info.st_uid == geteuid() else {
-            throw CourierError(code: .fileAccess, message: "the cache directory \(directory.path) belongs to another user; choose one of your own")
+            throw CourierError(
+                code: .fileAccess,
+                message: "the cache directory \(directory.path) belongs to another user; choose one of your own"
+            )
         }
         let writableByOthers = info.st_mode & mode_t(0o022)
         guard writableByOthers != 0 else { return }
         guard chmod(path, (info.st_mode & mode_t(0o7777)) & ~writableByOthers) == 0 else {
-            throw CourierError(code: .fileAccess, message: "the cache directory \(directory.path) can be written by others and could not be made private")
+            throw CourierError(
+                code: .fileAccess,
+                message: "the cache directory \(directory.path) can be written by others and could not be made private"
+            )
         }
-        logger.warning("the cache directory could be written by other users; it is now writable by its owner alone",
-                       metadata: ["directory": "\(directory.path)"])
+        logger.warning(
+            "the cache directory could be written by other users; it is now writable by its owner alone",
+            metadata: ["directory": "\(directory.path)"]
+        )
     }
 }

@@ -6,9 +6,13 @@ package enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]  // 1970-01-01 was a Thursday
 
-    private static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    private static let monthNames = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
     private static let shortDays: Set<String> = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
-    private static let longDays: Set<String> = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+    private static let longDays: Set<String> = [
+        "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday",
+    ]
 
     /// The date `text` names, or `nil` when it is not an HTTP date: exactly one of the three forms of RFC 9110
     /// §5.6.7, case as the grammar spells it —
@@ -34,7 +38,8 @@ package enum HTTPDate {
     /// ` 06 Nov 1994 08:49:37 GMT`, after the day name and its comma.
     private static func imfFixdate(_ b: [UInt8]) -> Date? {
         guard b.count == 25, b[0] == sp, b[3] == sp, b[7] == sp, b[12] == sp, b[21] == sp, tail(b[22...]) == "GMT",
-              let day = digits(b[1...2]), let month = month(b[4...6]), let year = digits(b[8...11]), let time = time(b[13...20])
+            let day = digits(b[1...2]), let month = month(b[4...6]), let year = digits(b[8...11]),
+            let time = time(b[13...20])
         else { return nil }
         return date(year: year, month: month, day: day, time: time)
     }
@@ -42,7 +47,8 @@ package enum HTTPDate {
     /// ` 06-Nov-94 08:49:37 GMT`, after the long day name and its comma.
     private static func rfc850(_ b: [UInt8], now: Date) -> Date? {
         guard b.count == 23, b[0] == sp, b[3] == dash, b[7] == dash, b[10] == sp, b[19] == sp, tail(b[20...]) == "GMT",
-              let day = digits(b[1...2]), let month = month(b[4...6]), let twoDigits = digits(b[8...9]), let time = time(b[11...18])
+            let day = digits(b[1...2]), let month = month(b[4...6]), let twoDigits = digits(b[8...9]),
+            let time = time(b[11...18])
         else { return nil }
         // §5.6.7: a two-digit year that appears more than 50 years in the future is the most recent past year
         // with those last digits.
@@ -55,7 +61,8 @@ package enum HTTPDate {
     /// `Sun Nov  6 08:49:37 1994`: the whole text, which has no comma.
     private static func asctime(_ b: [UInt8]) -> Date? {
         guard b.count == 24, b[3] == sp, b[7] == sp, b[10] == sp, b[19] == sp,
-              shortDays.contains(tail(b[0...2])), let month = month(b[4...6]), let time = time(b[11...18]), let year = digits(b[20...23])
+            shortDays.contains(tail(b[0...2])), let month = month(b[4...6]), let time = time(b[11...18]),
+            let year = digits(b[20...23])
         else { return nil }
         let day: Int? = b[8] == sp ? digits(b[9...9]) : digits(b[8...9])
         guard let day else { return nil }
@@ -84,15 +91,18 @@ package enum HTTPDate {
     private static func time(_ b: ArraySlice<UInt8>) -> Int? {
         let start = b.startIndex
         guard b.count == 8, b[start + 2] == UInt8(ascii: ":"), b[start + 5] == UInt8(ascii: ":"),
-              let hour = digits(b[start...(start + 1)]), let minute = digits(b[(start + 3)...(start + 4)]),
-              let second = digits(b[(start + 6)...(start + 7)]), hour < 24, minute < 60, second <= 60 else { return nil }
+            let hour = digits(b[start...(start + 1)]), let minute = digits(b[(start + 3)...(start + 4)]),
+            let second = digits(b[(start + 6)...(start + 7)]), hour < 24, minute < 60, second <= 60
+        else { return nil }
         return hour * 3600 + minute * 60 + second
     }
 
     /// The instant, when `day` exists in that month.
     private static func date(year: Int, month: Int, day: Int, time: Int) -> Date? {
         guard day >= 1, day <= daysIn(month: month, year: year) else { return nil }
-        return Date(timeIntervalSince1970: TimeInterval(daysFromCivil(year: year, month: month, day: day) * 86_400 + time))
+        return Date(
+            timeIntervalSince1970: TimeInterval(daysFromCivil(year: year, month: month, day: day) * 86_400 + time)
+        )
     }
 
     private static func daysIn(month: Int, year: Int) -> Int {
@@ -108,7 +118,9 @@ package enum HTTPDate {
     /// no arithmetic on it can overflow.
     package static func parseCookieDate(_ text: String) -> Date? {
         let delimiters = Set("\t !\"#$%&'()*+,-./;<=>?@[\\]^_`{|}~".unicodeScalars)
-        let tokens = text.unicodeScalars.split(whereSeparator: delimiters.contains).map { String(String.UnicodeScalarView($0)) }
+        let tokens = text.unicodeScalars.split(whereSeparator: delimiters.contains).map {
+            String(String.UnicodeScalarView($0))
+        }
         var time: Int?
         var day: Int?
         var month: Int?
@@ -153,7 +165,8 @@ package enum HTTPDate {
         let (year, month, day) = civilFromDays(days)
         let weekday = weekdays[((days % 7) + 7) % 7]
         func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(weekday), \(two(day)) \(months[month - 1].capitalized) \(year) \(two(seconds / 3600)):\(two(seconds / 60 % 60)):\(two(seconds % 60)) GMT"
+        return
+            "\(weekday), \(two(day)) \(months[month - 1].capitalized) \(year) \(two(seconds / 3600)):\(two(seconds / 60 % 60)):\(two(seconds % 60)) GMT"
     }
 
     // Howard Hinnant's days-from-civil and its inverse: exact for the proleptic Gregorian calendar.

@@ -10,9 +10,11 @@ struct HTTPFreshness {
 
     /// The final statuses whose meaning Courier's cache knows (RFC 9110 §15), which `must-understand` asks for
     /// (RFC 9111 §5.2.2.3). 206 is not among them: this cache does not combine partial content.
-    static let understood: Set<Int> = [200, 201, 202, 203, 204, 205, 300, 301, 302, 303, 307, 308, 400, 401, 402, 403, 404, 405, 406,
-                                       407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 421, 422, 426, 451, 500, 501, 502, 503,
-                                       504, 505]
+    static let understood: Set<Int> = [
+        200, 201, 202, 203, 204, 205, 300, 301, 302, 303, 307, 308, 400, 401, 402, 403, 404, 405, 406,
+        407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 421, 422, 426, 451, 500, 501, 502, 503,
+        504, 505,
+    ]
 
     /// How long the response stays fresh after it was generated (§4.2.1), heuristics included (§4.2.2);
     /// `control` is the parsed `Cache-Control` of `headers`.
@@ -21,12 +23,14 @@ struct HTTPFreshness {
         if let maxAge = control.maxAge { return .seconds(maxAge) }
         let date = headers[.date].flatMap { HTTPDate.parse($0) } ?? receivedAt
         if let expires = headers[.expires] {
-            guard let expiry = HTTPDate.parse(expires) else { return .zero }  // an invalid Expires means "already expired"
+            // an invalid Expires means "already expired"
+            guard let expiry = HTTPDate.parse(expires) else { return .zero }
             return .seconds(max(0, expiry.timeIntervalSince(date)))
         }
         // §4.2.2: heuristics for a status cacheable by default, or for any answer marked `public`.
         if Self.heuristicallyCacheable.contains(status) || control.isPublic,
-           let modified = headers[.lastModified].flatMap({ HTTPDate.parse($0) }) {
+            let modified = headers[.lastModified].flatMap({ HTTPDate.parse($0) })
+        {
             let heuristic = Duration.seconds(max(0, date.timeIntervalSince(modified)) * options.heuristicFraction)
             return min(heuristic, options.maxHeuristicLifetime)
         }
@@ -35,7 +39,7 @@ struct HTTPFreshness {
 
     /// Whether the response carries its own lifetime (`max-age`, `s-maxage` or `Expires`).
     func hasExplicitLifetime(_ headers: HTTPFields, control: CacheControl) -> Bool {
-        return control.maxAge != nil || (options.isShared && control.sharedMaxAge != nil) || headers[.expires] != nil
+        control.maxAge != nil || (options.isShared && control.sharedMaxAge != nil) || headers[.expires] != nil
     }
 
     /// The `Age` a response carries: the first valid delta-seconds among its field lines and list members

@@ -18,7 +18,11 @@ public actor MemoryCacheStore: CacheStorage {
     private var totalCost = 0
 
     /// Creates an empty store (32 MiB and 1,000 entries by default).
-    public init(maxBytes: Int = 32 << 20, maxCount: Int = 1000, cost: @escaping @Sendable (CacheEntry) -> Int = MemoryCacheStore.defaultCost) {
+    public init(
+        maxBytes: Int = 32 << 20,
+        maxCount: Int = 1000,
+        cost: @escaping @Sendable (CacheEntry) -> Int = MemoryCacheStore.defaultCost
+    ) {
         self.maxBytes = max(0, maxBytes)
         self.maxCount = max(0, maxCount)
         self.cost = cost
@@ -26,7 +30,8 @@ public actor MemoryCacheStore: CacheStorage {
 
     /// The body's size plus the headers' text.
     public static let defaultCost: @Sendable (CacheEntry) -> Int = { entry in
-        entry.body.count + entry.key.utf8.count + entry.headers.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }
+        entry.body.count + entry.key.utf8.count
+            + entry.headers.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 4 }
     }
 
     public func entry(for key: CacheKey) -> CacheEntry? {
@@ -69,8 +74,13 @@ public actor MemoryCacheStore: CacheStorage {
 
     public func statistics() -> CacheStoreStatistics {
         let bodyBytes = entries.values.reduce(0) { $0 + $1.entry.body.count }
-        return CacheStoreStatistics(entryCount: entries.count, storedBytes: totalCost, bodyBytes: bodyBytes, storedBodyBytes: bodyBytes,
-                                    uncompressedEntries: entries.count)
+        return CacheStoreStatistics(
+            entryCount: entries.count,
+            storedBytes: totalCost,
+            bodyBytes: bodyBytes,
+            storedBodyBytes: bodyBytes,
+            uncompressedEntries: entries.count
+        )
     }
 
     private func summary(of stored: (entry: CacheEntry, cost: Int)) -> CacheEntrySummary {

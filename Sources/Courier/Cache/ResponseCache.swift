@@ -29,7 +29,11 @@ public final class ResponseCache: Sendable {
     private let counters = Locked(Counters())
 
     /// Creates a cache over the given stores (by default a 32 MiB memory store and no disk store).
-    public init(memory: (any CacheStorage)? = MemoryCacheStore(), disk: (any CacheStorage)? = nil, options: CacheOptions = CacheOptions()) {
+    public init(
+        memory: (any CacheStorage)? = MemoryCacheStore(),
+        disk: (any CacheStorage)? = nil,
+        options: CacheOptions = CacheOptions()
+    ) {
         self.memory = memory
         self.disk = disk
         self.options = options
@@ -37,7 +41,11 @@ public final class ResponseCache: Sendable {
 
     /// Creates a cache whose second store is shared by several processes (`CourierPostgres`'
     /// `PostgresCacheStore`): the same as `disk:`, named for what it is. It is ``disk`` afterwards.
-    public convenience init(memory: (any CacheStorage)? = MemoryCacheStore(), shared: any CacheStorage, options: CacheOptions = CacheOptions()) {
+    public convenience init(
+        memory: (any CacheStorage)? = MemoryCacheStore(),
+        shared: any CacheStorage,
+        options: CacheOptions = CacheOptions()
+    ) {
         self.init(memory: memory, disk: shared, options: options)
     }
 
@@ -132,8 +140,13 @@ public final class ResponseCache: Sendable {
     /// Entry counts, sizes and counters.
     public func statistics() async -> CacheStatistics {
         let counts = counters.withLock { $0 }
-        return CacheStatistics(memory: await memory?.statistics(), disk: await disk?.statistics(), hits: counts.hits,
-                               misses: counts.misses, revalidations: counts.revalidations)
+        return CacheStatistics(
+            memory: await memory?.statistics(),
+            disk: await disk?.statistics(),
+            hits: counts.hits,
+            misses: counts.misses,
+            revalidations: counts.revalidations
+        )
     }
 
     private func removeEntries(where matches: @escaping @Sendable (CacheEntrySummary) -> Bool) async -> Int {
@@ -159,7 +172,8 @@ public struct CacheStatistics: Sendable, Hashable {
     public var revalidations: Int
 
     /// Creates statistics.
-    public init(memory: CacheStoreStatistics?, disk: CacheStoreStatistics?, hits: Int, misses: Int, revalidations: Int) {
+    public init(memory: CacheStoreStatistics?, disk: CacheStoreStatistics?, hits: Int, misses: Int, revalidations: Int)
+    {
         self.memory = memory
         self.disk = disk
         self.hits = hits
@@ -180,7 +194,9 @@ public struct CacheStatistics: Sendable, Hashable {
     public var summary: String {
         var parts = ["\(entryCount) \(entryCount == 1 ? "entry" : "entries")"]
         if disk != nil {
-            parts.append("\(ByteCount.format(bytesOnDisk)) on disk (\(String(format: "%.1f", compressionRatio))x compressed)")
+            parts.append(
+                "\(ByteCount.format(bytesOnDisk)) on disk (\(String(format: "%.1f", compressionRatio))x compressed)"
+            )
         } else if let memory {
             parts.append("\(ByteCount.format(memory.storedBytes)) in memory")
         }

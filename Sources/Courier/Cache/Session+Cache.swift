@@ -11,7 +11,9 @@ extension Session {
     ///     render(feed.value, stale: feed.isFromCache)
     /// }
     /// ```
-    public nonisolated func responses<Value>(for request: Request<Value>) -> AsyncThrowingStream<Response<Value>, any Error> {
+    public nonisolated func responses<Value>(
+        for request: Request<Value>
+    ) -> AsyncThrowingStream<Response<Value>, any Error> {
         let request = request.cachePolicy(.cacheThenNetwork)
         return AsyncThrowingStream { continuation in
             let task = Task {

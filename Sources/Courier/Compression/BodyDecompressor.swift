@@ -1,5 +1,5 @@
-import Foundation
 import CompressNIO
+import Foundation
 package import NIOCore
 
 /// Decodes a gzip or deflate body chunk by chunk, refusing it as soon as it passes the size or ratio limit,
@@ -25,7 +25,10 @@ package final class BodyDecompressor {
         let codings = contentEncoding.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
         guard codings.count <= 1 else {
-            throw CourierError(code: .decompression, message: "stacked content codings (\(codings.joined(separator: ", "))) are not supported")
+            throw CourierError(
+                code: .decompression,
+                message: "stacked content codings (\(codings.joined(separator: ", "))) are not supported"
+            )
         }
         guard let value = codings.first else { return nil }
         switch value {
@@ -60,7 +63,11 @@ package final class BodyDecompressor {
             } catch let error as CompressNIOError where error == .inputBufferOverflow {
                 // All input consumed; wait for the next chunk.
             } catch {
-                throw CourierError(code: .decompression, message: "the \(encoding.rawValue) body is corrupt", underlying: error)
+                throw CourierError(
+                    code: .decompression,
+                    message: "the \(encoding.rawValue) body is corrupt",
+                    underlying: error
+                )
             }
             decompressedBytes += output.writerIndex - before
             try checkLimits()
@@ -74,10 +81,17 @@ package final class BodyDecompressor {
     /// zlib stream, is trailing garbage, refused rather than dropped.
     private func startNextMember(_ rest: ByteBuffer) throws {
         guard encoding == .gzip, rest.getInteger(at: rest.readerIndex, as: UInt8.self) == 0x1f else {
-            throw CourierError(code: .decompression, message: "the \(encoding.rawValue) body has bytes after the end of its compressed stream")
+            throw CourierError(
+                code: .decompression,
+                message: "the \(encoding.rawValue) body has bytes after the end of its compressed stream"
+            )
         }
         do { try decompressor.reset() } catch {
-            throw CourierError(code: .decompression, message: "the \(encoding.rawValue) decoder could not start the next member", underlying: error)
+            throw CourierError(
+                code: .decompression,
+                message: "the \(encoding.rawValue) decoder could not start the next member",
+                underlying: error
+            )
         }
     }
 
@@ -89,22 +103,35 @@ package final class BodyDecompressor {
         do {
             try decompressor.inflate(from: &empty, to: &output)
         } catch {
-            throw CourierError(code: .decompression, message: "the \(encoding.rawValue) body ended before its compressed stream did")
+            throw CourierError(
+                code: .decompression,
+                message: "the \(encoding.rawValue) body ended before its compressed stream did"
+            )
         }
         if output.readableBytes > 0 {
-            throw CourierError(code: .decompression, message: "the \(encoding.rawValue) body ended before its compressed stream did")
+            throw CourierError(
+                code: .decompression,
+                message: "the \(encoding.rawValue) body ended before its compressed stream did"
+            )
         }
         finished = true
     }
 
     private func checkLimits() throws {
         if decompressedBytes > limits.maxBodyBytes {
-            throw CourierError(code: .bodyTooLarge, message: "the decompressed body exceeds the limit of \(limits.maxBodyBytes) bytes")
+            throw CourierError(
+                code: .bodyTooLarge,
+                message: "the decompressed body exceeds the limit of \(limits.maxBodyBytes) bytes"
+            )
         }
         if decompressedBytes > limits.ratioCheckFloor && compressedBytes > 0
-            && decompressedBytes / compressedBytes > limits.maxDecompressionRatio {
-            throw CourierError(code: .decompression,
-                               message: "the body expands more than \(limits.maxDecompressionRatio)× when decompressed (a decompression bomb?)")
+            && decompressedBytes / compressedBytes > limits.maxDecompressionRatio
+        {
+            throw CourierError(
+                code: .decompression,
+                message:
+                    "the body expands more than \(limits.maxDecompressionRatio)× when decompressed (a decompression bomb?)"
+            )
         }
     }
 }

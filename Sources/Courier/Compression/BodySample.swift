@@ -17,7 +17,10 @@ struct BodySample {
         var sample = ByteBuffer()
         while sample.readableBytes < count, let chunk = try await iterator.next() {
             chunks.append(chunk)
-            sample.writeImmutableBuffer(chunk.getSlice(at: chunk.readerIndex, length: min(chunk.readableBytes, count - sample.readableBytes)) ?? chunk)
+            sample.writeImmutableBuffer(
+                chunk.getSlice(at: chunk.readerIndex, length: min(chunk.readableBytes, count - sample.readableBytes))
+                    ?? chunk
+            )
         }
         guard !prepared.isReplayable else { return BodySample(bytes: sample, body: prepared.chunks()) }
         return BodySample(bytes: sample, body: ByteStream(prefix: chunks, continuing: iterator))

@@ -9,10 +9,17 @@ struct CompressedChunks: AsyncSequence, Sendable {
     let encoding: PayloadCompression.Encoding
     let setting: ZlibSetting
 
-    func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), encoding: encoding, setting: setting) }
+    func makeAsyncIterator() -> Iterator {
+        Iterator(base: base.makeAsyncIterator(), encoding: encoding, setting: setting)
+    }
 
     /// How many bytes `body` compresses to, or `nil` as soon as the output passes `limit`.
-    static func size(of body: ByteStream, encoding: PayloadCompression.Encoding, setting: ZlibSetting, limit: Int64 = .max) async throws -> Int64? {
+    static func size(
+        of body: ByteStream,
+        encoding: PayloadCompression.Encoding,
+        setting: ZlibSetting,
+        limit: Int64 = .max
+    ) async throws -> Int64? {
         var total: Int64 = 0
         for try await piece in CompressedChunks(base: body, encoding: encoding, setting: setting) {
             total += Int64(piece.readableBytes)
@@ -59,11 +66,14 @@ struct CompressedChunks: AsyncSequence, Sendable {
                     if pending.readableBytes == 0 { continue }
                 }
                 if pending.readableBytes <= PreparedBody.chunkSize {
-                    swap(&piece, &pending)  // a whole chunk: zlib reads it in place (copied first only if another holder shares it)
+                    // a whole chunk: zlib reads it in place (copied first only if another holder shares it)
+                    swap(&piece, &pending)
                     pending.clear()
                 } else {
                     piece.clear()
-                    if let slice = pending.readSlice(length: PreparedBody.chunkSize) { piece.writeImmutableBuffer(slice) }
+                    if let slice = pending.readSlice(length: PreparedBody.chunkSize) {
+                        piece.writeImmutableBuffer(slice)
+                    }
                 }
                 try compress(with: compressor, flush: .no)
             }

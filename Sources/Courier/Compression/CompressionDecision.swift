@@ -17,55 +17,100 @@ public struct CompressionDecision: Sendable, Hashable, CustomStringConvertible {
 extension PayloadCompression {
     /// Chooses how to send `prepared` (of type `contentType`) and hands back the body to send from its first
     /// byte, uncompressed: the caller wraps it in ``CompressedChunks`` when the decision has a setting.
-    func decide(for prepared: PreparedBody, contentType: String?) async throws -> (decision: CompressionDecision, body: ByteStream) {
+    func decide(
+        for prepared: PreparedBody,
+        contentType: String?
+    ) async throws -> (decision: CompressionDecision, body: ByteStream) {
         let length = prepared.length
-        func plain(_ reason: String) -> (CompressionDecision, ByteStream) { (CompressionDecision(setting: nil, reason: reason), prepared.chunks()) }
+        func plain(_ reason: String) -> (CompressionDecision, ByteStream) {
+            (CompressionDecision(setting: nil, reason: reason), prepared.chunks())
+        }
         if case .targetSize(let budget) = strategy { return try await fitting(prepared, in: budget) }
         if let length, length < minimumBytes { return plain("shorter than \(ByteCount.format(minimumBytes))") }
         switch strategy {
         case .fixed(let level):
             return (CompressionDecision(setting: ZlibSetting(level: level), reason: "fixed"), prepared.chunks())
         case .adaptive:
-            if CompressedContentTypes.contains(contentType) { return plain("\(contentType ?? "") is compressed already") }
+            if CompressedContentTypes.contains(contentType) {
+                return plain("\(contentType ?? "") is compressed already")
+            }
             let sample = try await BodySample.take(of: prepared)
             let sampleLength = Int64(sample.bytes.readableBytes)
-            let packed = try await CompressedChunks.size(of: ByteStream(chunks: [sample.bytes]), encoding: encoding,
-                                                         setting: ZlibSetting(level: 1)) ?? sampleLength
+            let packed =
+                try await CompressedChunks.size(
+                    of: ByteStream(chunks: [sample.bytes]),
+                    encoding: encoding,
+                    setting: ZlibSetting(level: 1)
+                ) ?? sampleLength
             let ratio = Double(sampleLength) / Double(max(1, packed))
             guard ratio >= Self.worthwhileRatio else {
-                return (CompressionDecision(setting: nil, reason: "the first \(ByteCount.format(sampleLength)) shrink only to \(Self.percent(packed, of: sampleLength))"),
-                        sample.body)
+                return (
+                    CompressionDecision(
+                        setting: nil,
+                        reason:
+                            "the first \(ByteCount.format(sampleLength)) shrink only to \(Self.percent(packed, of: sampleLength))"
+                    ),
+                    sample.body
+                )
             }
             let setting = ZlibSetting(level: Self.adaptiveLevel(forLength: length))
-            return (CompressionDecision(setting: setting, reason: "adaptive, \(length.map { ByteCount.format($0) } ?? "unknown length")"), sample.body)
+            return (
+                CompressionDecision(
+                    setting: setting,
+                    reason: "adaptive, \(length.map { ByteCount.format($0) } ?? "unknown length")"
+                ), sample.body
+            )
         case .targetSize:
             preconditionFailure("handled above")
         }
     }
 
     /// The fastest of ``ZlibSetting/fastestFirst`` whose output fits in `budget`, measured on the whole body.
-    private func fitting(_ prepared: PreparedBody, in budget: Int64) async throws -> (decision: CompressionDecision, body: ByteStream) {
+    private func fitting(
+        _ prepared: PreparedBody,
+        in budget: Int64
+    ) async throws -> (decision: CompressionDecision, body: ByteStream) {
         guard prepared.isReplayable else {
-            throw CourierError(code: .compressionTarget,
-                               message: "a target size needs a body that can be read twice to measure it (bytes, a file or a form of files), not a stream")
+            throw CourierError(
+                code: .compressionTarget,
+                message:
+                    "a target size needs a body that can be read twice to measure it (bytes, a file or a form of files), not a stream"
+            )
         }
         if let length = prepared.length, length <= budget {
-            return (CompressionDecision(setting: nil, reason: "fits in \(ByteCount.format(budget)) already"), prepared.chunks())
+            return (
+                CompressionDecision(setting: nil, reason: "fits in \(ByteCount.format(budget)) already"),
+                prepared.chunks()
+            )
         }
         // The last (smallest) candidate runs to the end, so a failure can say how close it came.
         let candidates = ZlibSetting.fastestFirst
         var smallest: Int64 = 0
         for (index, setting) in candidates.enumerated() {
             let isLast = index == candidates.count - 1
-            guard let size = try await CompressedChunks.size(of: prepared.chunks(), encoding: encoding, setting: setting,
-                                                             limit: isLast ? .max : budget) else { continue }
+            guard
+                let size = try await CompressedChunks.size(
+                    of: prepared.chunks(),
+                    encoding: encoding,
+                    setting: setting,
+                    limit: isLast ? .max : budget
+                )
+            else { continue }
             if size <= budget {
-                return (CompressionDecision(setting: setting, reason: "\(ByteCount.format(size)) fits in \(ByteCount.format(budget))"), prepared.chunks())
+                return (
+                    CompressionDecision(
+                        setting: setting,
+                        reason: "\(ByteCount.format(size)) fits in \(ByteCount.format(budget))"
+                    ), prepared.chunks()
+                )
             }
             smallest = size
         }
-        throw CourierError(code: .compressionTarget,
-                           message: "no zlib setting brings the body under \(ByteCount.format(budget)): the smallest, \(candidates[candidates.count - 1]), gives \(ByteCount.format(smallest))")
+        throw CourierError(
+            code: .compressionTarget,
+            message:
+                "no zlib setting brings the body under \(ByteCount.format(budget)): the smallest, \(candidates[candidates.count - 1]), gives \(ByteCount.format(smallest))"
+        )
     }
 
     private static func percent(_ part: Int64, of whole: Int64) -> String {
@@ -86,9 +131,13 @@ extension Request {
     }
 
     /// ``compressingBody(_:)``, also telling what was decided (for a CLI or a log line).
-    public func compressingBodyWithDecision(_ compression: PayloadCompression) async throws -> (request: Self, decision: CompressionDecision) {
+    public func compressingBodyWithDecision(
+        _ compression: PayloadCompression
+    ) async throws -> (request: Self, decision: CompressionDecision) {
         guard !body.isEmpty else { return (self, CompressionDecision(setting: nil, reason: "no body")) }
-        guard headers[.contentEncoding] == nil, !rawHeaders.contains(where: { $0.name.lowercased() == "content-encoding" }) else {
+        guard headers[.contentEncoding] == nil,
+            !rawHeaders.contains(where: { $0.name.lowercased() == "content-encoding" })
+        else {
             return (self, CompressionDecision(setting: nil, reason: "the body has a content coding already"))
         }
         let prepared = try body.prepare()
@@ -96,11 +145,19 @@ extension Request {
         var compressed = self
         guard let setting = decision.setting else {
             // A stream's first chunks were read to sample it; send them again, then the rest.
-            if !prepared.isReplayable { compressed.body = RequestBody(storage: .stream(chunks, length: prepared.length), contentType: body.contentType) }
+            if !prepared.isReplayable {
+                compressed.body = RequestBody(
+                    storage: .stream(chunks, length: prepared.length),
+                    contentType: body.contentType
+                )
+            }
             return (compressed, decision)
         }
-        compressed.body = .stream(CompressedChunks(base: chunks, encoding: compression.encoding, setting: setting),
-                                  length: nil, contentType: body.contentType)
+        compressed.body = .stream(
+            CompressedChunks(base: chunks, encoding: compression.encoding, setting: setting),
+            length: nil,
+            contentType: body.contentType
+        )
         compressed.headers[.contentEncoding] = compression.encoding.rawValue
         return (compressed, decision)
     }

@@ -37,17 +37,24 @@ public struct ZlibSetting: Sendable, Hashable, CustomStringConvertible {
 
     /// A compressor for `encoding` with this setting; throws ``CourierError/Code/encoding`` when zlib refuses.
     func compressor(for encoding: PayloadCompression.Encoding) throws -> ZlibCompressor {
-        let zlibStrategy: ZlibConfiguration.Strategy = switch strategy {
-        case .default: .default
-        case .filtered: .filtered
-        case .rle: .rle
-        case .huffmanOnly: .huffmanOnly
-        }
+        let zlibStrategy: ZlibConfiguration.Strategy =
+            switch strategy {
+            case .default: .default
+            case .filtered: .filtered
+            case .rle: .rle
+            case .huffmanOnly: .huffmanOnly
+            }
         do {
-            return try ZlibCompressor(algorithm: encoding == .gzip ? .gzip : .zlib,
-                                      configuration: ZlibConfiguration(compressionLevel: Int32(level), strategy: zlibStrategy))
+            return try ZlibCompressor(
+                algorithm: encoding == .gzip ? .gzip : .zlib,
+                configuration: ZlibConfiguration(compressionLevel: Int32(level), strategy: zlibStrategy)
+            )
         } catch {
-            throw CourierError(code: .encoding, message: "could not start the \(encoding.rawValue) compressor: \(error)", underlying: error)
+            throw CourierError(
+                code: .encoding,
+                message: "could not start the \(encoding.rawValue) compressor: \(error)",
+                underlying: error
+            )
         }
     }
 }

@@ -38,8 +38,18 @@ public struct Cookie: Sendable, Hashable, Codable {
     }
 
     /// Creates a cookie; `domain` is lowercased and loses a leading dot.
-    public init(name: String, value: String, domain: String, hostOnly: Bool = true, path: String = "/", expires: Date? = nil,
-                secure: Bool = false, httpOnly: Bool = false, sameSite: SameSite? = nil, created: Date = Date()) {
+    public init(
+        name: String,
+        value: String,
+        domain: String,
+        hostOnly: Bool = true,
+        path: String = "/",
+        expires: Date? = nil,
+        secure: Bool = false,
+        httpOnly: Bool = false,
+        sameSite: SameSite? = nil,
+        created: Date = Date()
+    ) {
         self.name = name
         self.value = value
         let lower = domain.lowercased()

@@ -30,7 +30,11 @@ public actor CookieJar {
             decoder.dateDecodingStrategy = .secondsSince1970
             stored = try decoder.decode([Cookie].self, from: Data(contentsOf: file))
         } catch {
-            throw CourierError(code: .decoding, message: "\"\(file.path(percentEncoded: false))\" is not a Courier cookie jar", underlying: error)
+            throw CourierError(
+                code: .decoding,
+                message: "\"\(file.path(percentEncoded: false))\" is not a Courier cookie jar",
+                underlying: error
+            )
         }
         let now = Date()
         for cookie in stored where !cookie.isExpired(at: now) { cookies[cookie.key] = cookie }
@@ -64,10 +68,15 @@ public actor CookieJar {
     /// Stores `cookie`, replacing one with the same name, domain and path (whose creation time it keeps).
     /// Throws ``CourierError/Code/invalidParameter`` when the name or value could break a `Cookie` header.
     public func set(_ cookie: Cookie) throws {
-        guard !cookie.name.isEmpty, CookieRules.isClean(cookie.name), CookieRules.isClean(cookie.value) || cookie.value.isEmpty,
-              cookie.name.utf8.count + cookie.value.utf8.count <= CookieRules.maximumSize, !cookie.domain.isEmpty else {
-            throw CourierError(code: .invalidParameter,
-                               message: "cookie \"\(CourierError.printable(cookie.name))\" has an empty or unsafe name, value or domain")
+        guard !cookie.name.isEmpty, CookieRules.isClean(cookie.name),
+            CookieRules.isClean(cookie.value) || cookie.value.isEmpty,
+            cookie.name.utf8.count + cookie.value.utf8.count <= CookieRules.maximumSize, !cookie.domain.isEmpty
+        else {
+            throw CourierError(
+                code: .invalidParameter,
+                message:
+                    "cookie \"\(CourierError.printable(cookie.name))\" has an empty or unsafe name, value or domain"
+            )
         }
         insert(cookie)
         try save()
@@ -121,7 +130,11 @@ public actor CookieJar {
         do {
             try AtomicFile.write(try encoder.encode(all), to: file)
         } catch {
-            throw CourierError(code: .fileAccess, message: "cannot save the cookie jar \"\(file.path(percentEncoded: false))\"", underlying: error)
+            throw CourierError(
+                code: .fileAccess,
+                message: "cannot save the cookie jar \"\(file.path(percentEncoded: false))\"",
+                underlying: error
+            )
         }
     }
 }

@@ -14,22 +14,36 @@ enum CookieRules {
         guard let pair = parts.next(), let equals = pair.firstIndex(of: "=") else { return nil }
         let name = pair[..<equals].trimmingCharacters(in: .whitespaces)
         let value = pair[pair.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-        guard !name.isEmpty, name.utf8.count + value.utf8.count <= maximumSize, isClean(name), isClean(value) else { return nil }
+        guard !name.isEmpty, name.utf8.count + value.utf8.count <= maximumSize, isClean(name), isClean(value) else {
+            return nil
+        }
 
-        var cookie = Cookie(name: name, value: value, domain: host, hostOnly: true, path: defaultPath(of: url), created: now)
+        var cookie = Cookie(
+            name: name,
+            value: value,
+            domain: host,
+            hostOnly: true,
+            path: defaultPath(of: url),
+            created: now
+        )
         var maxAge: Int?
         for attribute in parts {
-            let (key, argument) = attribute.firstIndex(of: "=").map {
-                (attribute[..<$0].trimmingCharacters(in: .whitespaces).lowercased(),
-                 attribute[attribute.index(after: $0)...].trimmingCharacters(in: .whitespaces))
-            } ?? (attribute.trimmingCharacters(in: .whitespaces).lowercased(), "")
+            let (key, argument) =
+                attribute.firstIndex(of: "=").map {
+                    (
+                        attribute[..<$0].trimmingCharacters(in: .whitespaces).lowercased(),
+                        attribute[attribute.index(after: $0)...].trimmingCharacters(in: .whitespaces)
+                    )
+                } ?? (attribute.trimmingCharacters(in: .whitespaces).lowercased(), "")
             switch key {
             case "expires": if let date = HTTPDate.parseCookieDate(argument) { cookie.expires = date }
             case "max-age": if let seconds = Int(argument) { maxAge = seconds }
             case "domain":
                 let domain = (argument.hasPrefix(".") ? String(argument.dropFirst()) : argument).lowercased()
                 guard !domain.isEmpty else { continue }
-                guard domainMatches(host: host, domain: domain), domain.contains(".") || domain == host else { return nil }
+                guard domainMatches(host: host, domain: domain), domain.contains(".") || domain == host else {
+                    return nil
+                }
                 // RFC 6265 §5.3 step 5: a public suffix is no cookie domain; only its own host keeps the cookie, as host-only.
                 if !host.isIPAddress, PublicSuffixList.shared.isPublicSuffix(domain) {
                     guard domain == host else { return nil }
@@ -40,12 +54,14 @@ enum CookieRules {
             case "path": cookie.path = argument.hasPrefix("/") ? argument : defaultPath(of: url)
             case "secure": cookie.secure = true
             case "httponly": cookie.httpOnly = true
-            case "samesite": cookie.sameSite = Cookie.SameSite.allCases.first { $0.rawValue.lowercased() == argument.lowercased() }
+            case "samesite":
+                cookie.sameSite = Cookie.SameSite.allCases.first { $0.rawValue.lowercased() == argument.lowercased() }
             default: continue
             }
         }
         if let maxAge {  // Max-Age wins over Expires
-            cookie.expires = maxAge <= 0 ? Date.distantPast : now.addingTimeInterval(TimeInterval(min(maxAge, 400 * 86_400)))
+            cookie.expires =
+                maxAge <= 0 ? Date.distantPast : now.addingTimeInterval(TimeInterval(min(maxAge, 400 * 86_400)))
         }
         if cookie.secure && !url.isHTTPS { return nil }
         return cookie

@@ -22,7 +22,9 @@ struct PublicSuffixList: Sendable {
     /// The list in use: the system's when it can be read, the embedded one otherwise.
     static let shared: PublicSuffixList = {
         for path in systemPaths {
-            if let data = RegularFile.contents(of: path, maximumSize: 16 << 20), let list = PublicSuffixList(String(decoding: data, as: UTF8.self)) {
+            if let data = RegularFile.contents(of: path, maximumSize: 16 << 20),
+                let list = PublicSuffixList(String(decoding: data, as: UTF8.self))
+            {
                 return list
             }
         }

@@ -1,4 +1,3 @@
-
 /// A token bucket of bytes: at most `bytesPerSecond` on average, with bursts of up to a quarter second's worth.
 /// One limiter can be shared by every connection of a download, or by every download of a manager.
 final class BandwidthLimit: Sendable {

@@ -33,14 +33,16 @@ package struct ContentRange: Hashable, Sendable {
         }
         let bounds = spec[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
         guard bounds.count == 2, let first = Self.number(bounds[0]), let last = Self.number(bounds[1]), first <= last,
-              last < Int64.max else { return nil }
+            last < Int64.max
+        else { return nil }
         if let completeLength, last >= completeLength { return nil }
         range = first...last
     }
 
     private static func number(_ text: Substring) -> Int64? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
         return Int64(text)
     }
 }
-

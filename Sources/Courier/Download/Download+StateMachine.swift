@@ -39,13 +39,28 @@ struct DownloadStateMachine: Sendable {
 
     /// Every allowed transition: from a state, on an event, to a state with an action.
     static let transitions: [DownloadState: [Event: (DownloadState, Action)]] = [
-        .idle: [.start: (.waiting, .enqueue), .cancel: (.cancelled, .stopAndDiscard), .restart: (.waiting, .discardAndEnqueue)],
-        .waiting: [.slotGranted: (.running, .beginTransfer), .pause: (.paused, .report), .cancel: (.cancelled, .stopAndDiscard),
-                   .restart: (.waiting, .discardAndEnqueue)],
-        .running: [.pause: (.paused, .stopTransfer), .cancel: (.cancelled, .stopAndDiscard), .restart: (.waiting, .discardAndEnqueue),
-                   .finished: (.completed, .report), .failed: (.failed, .report)],
-        .paused: [.start: (.waiting, .enqueue), .cancel: (.cancelled, .stopAndDiscard), .restart: (.waiting, .discardAndEnqueue)],
-        .failed: [.start: (.waiting, .enqueue), .cancel: (.cancelled, .stopAndDiscard), .restart: (.waiting, .discardAndEnqueue)],
+        .idle: [
+            .start: (.waiting, .enqueue), .cancel: (.cancelled, .stopAndDiscard),
+            .restart: (.waiting, .discardAndEnqueue),
+        ],
+        .waiting: [
+            .slotGranted: (.running, .beginTransfer), .pause: (.paused, .report),
+            .cancel: (.cancelled, .stopAndDiscard),
+            .restart: (.waiting, .discardAndEnqueue),
+        ],
+        .running: [
+            .pause: (.paused, .stopTransfer), .cancel: (.cancelled, .stopAndDiscard),
+            .restart: (.waiting, .discardAndEnqueue),
+            .finished: (.completed, .report), .failed: (.failed, .report),
+        ],
+        .paused: [
+            .start: (.waiting, .enqueue), .cancel: (.cancelled, .stopAndDiscard),
+            .restart: (.waiting, .discardAndEnqueue),
+        ],
+        .failed: [
+            .start: (.waiting, .enqueue), .cancel: (.cancelled, .stopAndDiscard),
+            .restart: (.waiting, .discardAndEnqueue),
+        ],
         .completed: [.restart: (.waiting, .discardAndEnqueue)],
         .cancelled: [.restart: (.waiting, .discardAndEnqueue)],
     ]

@@ -35,8 +35,16 @@ public actor Download {
     private let refusal: CourierError?
 
     /// A download in `state`; with a `refusal`, a failed one that refuses to start (see ``refusal``).
-    init(url: URL, destination: URL, options: DownloadOptions, state: DownloadState, session: Session, managerLimit: BandwidthLimit?,
-         hooks: DownloadHooks, refusal: CourierError? = nil) {
+    init(
+        url: URL,
+        destination: URL,
+        options: DownloadOptions,
+        state: DownloadState,
+        session: Session,
+        managerLimit: BandwidthLimit?,
+        hooks: DownloadHooks,
+        refusal: CourierError? = nil
+    ) {
         self.id = DownloadID(destination: destination)
         self.url = url
         self.destination = destination
@@ -57,7 +65,11 @@ public actor Download {
     /// How far it has come.
     public var progress: DownloadProgress {
         let (written, total) = live.counts()
-        return DownloadProgress(completedBytes: written, totalBytes: total, bytesPerSecond: machine.state == .running ? rate : 0)
+        return DownloadProgress(
+            completedBytes: written,
+            totalBytes: total,
+            bytesPerSecond: machine.state == .running ? rate : 0
+        )
     }
 
     /// The error that stopped it, when it failed.
@@ -165,7 +177,8 @@ public actor Download {
 
     /// `error`, saying where the partial file is kept when the failure left one.
     private func keepingPartial(_ error: CourierError) -> CourierError {
-        guard error.partialFile == nil, FileManager.default.fileExists(atPath: files.part.path(percentEncoded: false)) else { return error }
+        guard error.partialFile == nil, FileManager.default.fileExists(atPath: files.part.path(percentEncoded: false))
+        else { return error }
         var error = error
         error.partialFile = files.part
         error.message += "; the partial download is kept in \(files.part.path(percentEncoded: false))"
@@ -189,8 +202,15 @@ public actor Download {
         meter.reset()
         // The transfer's events (restarts, retries) reach observers in the order it reported them, all before its end.
         let events = OrderedRelay<DownloadEvent>()
-        let transfer = DownloadTransfer(session: session, url: url, files: files, options: options, limits: limits, live: live,
-                                        afterMoveIntoPlace: hooks.afterMoveIntoPlace) { event in
+        let transfer = DownloadTransfer(
+            session: session,
+            url: url,
+            files: files,
+            options: options,
+            limits: limits,
+            live: live,
+            afterMoveIntoPlace: hooks.afterMoveIntoPlace
+        ) { event in
             events.yield(event)
         }
         self.transfer = Task {
@@ -204,7 +224,9 @@ public actor Download {
                     return nil
                 }
                 group.addTask {
-                    do { return .success(try await transfer.run()) } catch { return .failure(RequestExecutor.normalize(error)) }
+                    do { return .success(try await transfer.run()) } catch {
+                        return .failure(RequestExecutor.normalize(error))
+                    }
                 }
                 var result: Result<URL, CourierError>?
                 while let next = await group.next() {
@@ -271,15 +293,27 @@ public actor Download {
 
     private func require(_ event: DownloadStateMachine.Event, _ verb: String) throws {
         guard machine.canHandle(event) else {
-            throw CourierError(code: .invalidState, message: "cannot \(verb) the download of \(destination.lastPathComponent): it is \(machine.state)")
+            throw CourierError(
+                code: .invalidState,
+                message: "cannot \(verb) the download of \(destination.lastPathComponent): it is \(machine.state)"
+            )
         }
     }
 
     nonisolated func registryEntry(state: DownloadState) -> DownloadRegistry.Entry {
-        DownloadRegistry.Entry(url: url.absoluteString, destination: destination.path, state: state, checksum: options.checksum?.description,
-                               connections: options.connections, retries: options.retries, bytesPerSecond: options.bytesPerSecond,
-                               overwrites: options.overwrites, priority: options.priority.rawValue, key: options.key,
-                               resumable: options.resumable ? nil : false)
+        DownloadRegistry.Entry(
+            url: url.absoluteString,
+            destination: destination.path,
+            state: state,
+            checksum: options.checksum?.description,
+            connections: options.connections,
+            retries: options.retries,
+            bytesPerSecond: options.bytesPerSecond,
+            overwrites: options.overwrites,
+            priority: options.priority.rawValue,
+            key: options.key,
+            resumable: options.resumable ? nil : false
+        )
     }
 }
 

@@ -1,5 +1,5 @@
-package import Foundation
 import Crypto
+package import Foundation
 
 /// The digest a finished download must have. SHA-256 is the one to use; SHA-1 and MD5 exist for servers that
 /// publish nothing better, and only guard against accidents, not attackers.
@@ -32,8 +32,11 @@ public struct DownloadChecksum: Sendable, Hashable, CustomStringConvertible {
     public init(_ algorithm: Algorithm, hex: String) throws {
         let lowered = hex.lowercased()
         guard lowered.count == algorithm.digestLength * 2, lowered.allSatisfy({ $0.isHexDigit }) else {
-            throw CourierError(code: .invalidParameter,
-                               message: "\"\(CourierError.printable(hex, limit: 80))\" is not a \(algorithm.rawValue) digest (\(algorithm.digestLength * 2) hex digits)")
+            throw CourierError(
+                code: .invalidParameter,
+                message:
+                    "\"\(CourierError.printable(hex, limit: 80))\" is not a \(algorithm.rawValue) digest (\(algorithm.digestLength * 2) hex digits)"
+            )
         }
         self.algorithm = algorithm
         self.hex = lowered
@@ -44,8 +47,11 @@ public struct DownloadChecksum: Sendable, Hashable, CustomStringConvertible {
     package init(stored text: String) throws {
         let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
         guard parts.count == 2, let algorithm = Algorithm(rawValue: parts[0]) else {
-            throw CourierError(code: .invalidParameter,
-                               message: "\"\(CourierError.printable(text, limit: 80))\" is not ALGORITHM:HEX with ALGORITHM sha256, sha1 or md5")
+            throw CourierError(
+                code: .invalidParameter,
+                message:
+                    "\"\(CourierError.printable(text, limit: 80))\" is not ALGORITHM:HEX with ALGORITHM sha256, sha1 or md5"
+            )
         }
         try self.init(algorithm, hex: parts[1])
     }
@@ -74,7 +80,10 @@ public struct DownloadChecksum: Sendable, Hashable, CustomStringConvertible {
         while true {
             let chunk: Data
             do { chunk = try handle.read(upToCount: 1 << 20) ?? Data() } catch {
-                throw CourierError(code: .fileAccess, message: "cannot read \(url.path) to verify it: \(error.localizedDescription)")
+                throw CourierError(
+                    code: .fileAccess,
+                    message: "cannot read \(url.path) to verify it: \(error.localizedDescription)"
+                )
             }
             if chunk.isEmpty { return Hex.string(hasher.finalize()) }
             hasher.update(data: chunk)
@@ -85,7 +94,10 @@ public struct DownloadChecksum: Sendable, Hashable, CustomStringConvertible {
     package func verify(_ url: URL) throws {
         let actual = try Self.digest(of: url, algorithm: algorithm)
         guard actual == hex else {
-            throw CourierError(code: .integrity, message: "\(algorithm.rawValue) mismatch: expected \(hex), got \(actual)")
+            throw CourierError(
+                code: .integrity,
+                message: "\(algorithm.rawValue) mismatch: expected \(hex), got \(actual)"
+            )
         }
     }
 }

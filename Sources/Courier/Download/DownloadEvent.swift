@@ -24,7 +24,8 @@ public enum DownloadEvent: Sendable, CustomStringConvertible {
         switch self {
         case .state(let state): "state \(state)"
         case .progress(let progress): "progress \(progress)"
-        case .resumed(let at, let total): "resuming at \(ByteCount.format(at))" + (total.map { " of \(ByteCount.format($0))" } ?? "")
+        case .resumed(let at, let total):
+            "resuming at \(ByteCount.format(at))" + (total.map { " of \(ByteCount.format($0))" } ?? "")
         case .restarted(let reason): "restarted: \(reason)"
         case .retrying(let attempt, let error): "retry \(attempt) after \(error)"
         case .completed(let url): "completed \(url.path)"

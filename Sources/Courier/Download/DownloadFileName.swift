@@ -10,7 +10,10 @@ public enum DownloadFileName {
     /// The name to save a download under: the `Content-Disposition` name when there is one, else the URL's
     /// last path component, sanitised.
     public static func suggested(contentDisposition: String?, url: URL) -> String {
-        if let contentDisposition, let name = fromContentDisposition(contentDisposition).map(sanitize), name != fallback { return name }
+        if let contentDisposition, let name = fromContentDisposition(contentDisposition).map(sanitize), name != fallback
+        {
+            return name
+        }
         let component = url.path(percentEncoded: false).split(separator: "/").last.map(String.init) ?? ""
         return sanitize(component)
     }
@@ -21,7 +24,10 @@ public enum DownloadFileName {
         let folder = directory.standardizedFileURL
         let file = folder.appendingPathComponent(safe, isDirectory: false).standardizedFileURL
         guard file.deletingLastPathComponent().path == folder.path else {
-            throw CourierError(code: .fileAccess, message: "the file name \"\(CourierError.printable(name))\" leaves the download directory")
+            throw CourierError(
+                code: .fileAccess,
+                message: "the file name \"\(CourierError.printable(name))\" leaves the download directory"
+            )
         }
         return file
     }
@@ -52,7 +58,9 @@ public enum DownloadFileName {
             switch parameter.name {
             case "filename*":
                 let parts = parameter.value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
-                if parts.count == 3, parts[0].lowercased() == "utf-8" { extended = String(parts[2]).removingPercentEncoding }
+                if parts.count == 3, parts[0].lowercased() == "utf-8" {
+                    extended = String(parts[2]).removingPercentEncoding
+                }
             case "filename": plain = parameter.value
             default: continue
             }

@@ -1,5 +1,5 @@
-public import Foundation
 import Crypto
+public import Foundation
 
 /// Identifies a download within a manager. It is derived from the destination path, so one file is one
 /// download, and the same command run again after a crash finds the same download.

@@ -79,9 +79,17 @@ public actor DownloadManager {
     ///
     /// `path` may be relative: it is resolved against the session's base URL (and API version) the way a
     /// request's path is, so `manager.add("/files/report.pdf", to: …)` downloads from the configured server.
-    public func add(_ path: String, to destination: DownloadDestination, options: DownloadOptions = DownloadOptions(),
-                    startsImmediately: Bool = true) async throws -> Download {
-        let url = try URLBuilder.resolve(path: path, bases: URLBuilder.Bases(), configuration: session.currentConfiguration)
+    public func add(
+        _ path: String,
+        to destination: DownloadDestination,
+        options: DownloadOptions = DownloadOptions(),
+        startsImmediately: Bool = true
+    ) async throws -> Download {
+        let url = try URLBuilder.resolve(
+            path: path,
+            bases: URLBuilder.Bases(),
+            configuration: session.currentConfiguration
+        )
         return try await add(url, to: destination, options: options, startsImmediately: startsImmediately)
     }
 
@@ -89,21 +97,37 @@ public actor DownloadManager {
     ///
     /// Throws ``CourierError/Code/destinationExists`` when the file is already there and
     /// ``DownloadOptions/overwrites`` is off, and ``CourierError/Code/invalidParameter`` for impossible options.
-    public func add(_ url: URL, to destination: DownloadDestination, options: DownloadOptions = DownloadOptions(),
-                    startsImmediately: Bool = true) async throws -> Download {
+    public func add(
+        _ url: URL,
+        to destination: DownloadDestination,
+        options: DownloadOptions = DownloadOptions(),
+        startsImmediately: Bool = true
+    ) async throws -> Download {
         guard (1...64).contains(options.connections), options.retries >= 0, options.minimumSegmentBytes > 0,
-              (options.bytesPerSecond ?? 1) > 0 else {
-            throw CourierError(code: .invalidParameter, message: "connections must be 1…64, retries ≥ 0, rates and segment sizes > 0")
+            (options.bytesPerSecond ?? 1) > 0
+        else {
+            throw CourierError(
+                code: .invalidParameter,
+                message: "connections must be 1…64, retries ≥ 0, rates and segment sizes > 0"
+            )
         }
         try URLBuilder.validate(url)
         var file = try await resolve(destination, for: url, options: options)
         if case .directory = destination { file = distinctName(file, for: url) }
         if let key = options.key, let holder = download(key: key), holder.id != DownloadID(destination: file) {
-            throw CourierError(code: .invalidParameter, message: "the key \"\(key)\" already names the download to \(holder.destination.path)")
+            throw CourierError(
+                code: .invalidParameter,
+                message: "the key \"\(key)\" already names the download to \(holder.destination.path)"
+            )
         }
         // A file that a crash left in place with its record still beside it is this download's own: the run settles it.
-        if !options.overwrites, FileManager.default.fileExists(atPath: file.path), !DownloadFiles(destination: file).showFinishedMove(for: url) {
-            throw CourierError(code: .destinationExists, message: "\(file.path) already exists and overwriting was not asked for")
+        if !options.overwrites, FileManager.default.fileExists(atPath: file.path),
+            !DownloadFiles(destination: file).showFinishedMove(for: url)
+        {
+            throw CourierError(
+                code: .destinationExists,
+                message: "\(file.path) already exists and overwriting was not asked for"
+            )
         }
         if case .file = destination { try await claim(file, for: url) }
         if let existing = byID[DownloadID(destination: file)] {
@@ -111,7 +135,8 @@ public actor DownloadManager {
             if await existing.allows(.start) {
                 try await start(.download(existing))
             } else if await existing.state.isFinal {
-                try await restart(.download(existing))  // completed (its file since removed or to be replaced) or cancelled
+                // completed (its file since removed or to be replaced) or cancelled
+                try await restart(.download(existing))
             }
             return existing
         }
@@ -121,12 +146,29 @@ public actor DownloadManager {
         return download
     }
 
-    private func make(url: URL, destination: URL, options: DownloadOptions, state: DownloadState, refusal: CourierError? = nil) -> Download {
+    private func make(
+        url: URL,
+        destination: URL,
+        options: DownloadOptions,
+        state: DownloadState,
+        refusal: CourierError? = nil
+    ) -> Download {
         let registry = registry
-        let hooks = DownloadHooks(slotFreed: { [weak self] id in await self?.slotFreed(id) },
-                                  stateChanged: { entry in registry?.save(entry) }, afterMoveIntoPlace: afterMoveIntoPlace)
-        let download = Download(url: url, destination: destination, options: options, state: state, session: session,
-                                managerLimit: limit, hooks: hooks, refusal: refusal)
+        let hooks = DownloadHooks(
+            slotFreed: { [weak self] id in await self?.slotFreed(id) },
+            stateChanged: { entry in registry?.save(entry) },
+            afterMoveIntoPlace: afterMoveIntoPlace
+        )
+        let download = Download(
+            url: url,
+            destination: destination,
+            options: options,
+            state: state,
+            session: session,
+            managerLimit: limit,
+            hooks: hooks,
+            refusal: refusal
+        )
         byID[download.id] = download
         order.append(download.id)
         return download
@@ -136,13 +178,16 @@ public actor DownloadManager {
     /// the server's or the URL's, the first free `name (1).ext`, `name (2).ext`, … as browsers do. Two URLs never
     /// share a file, so each reported download is bytes of its own.
     private func distinctName(_ file: URL, for url: URL) -> URL {
-        func isTaken(_ candidate: URL) -> Bool { byID[DownloadID(destination: candidate)].map { $0.url != url } ?? false }
+        func isTaken(_ candidate: URL) -> Bool {
+            byID[DownloadID(destination: candidate)].map { $0.url != url } ?? false
+        }
         guard isTaken(file) else { return file }
         let folder = file.deletingLastPathComponent()
         let ext = file.pathExtension
         let stem = ext.isEmpty ? file.lastPathComponent : String(file.lastPathComponent.dropLast(ext.count + 1))
         for number in 1... {
-            let candidate = folder.appending(path: "\(stem) (\(number))" + (ext.isEmpty ? "" : "." + ext)).standardizedFileURL
+            let candidate = folder.appending(path: "\(stem) (\(number))" + (ext.isEmpty ? "" : "." + ext))
+                .standardizedFileURL
             if !isTaken(candidate), !FileManager.default.fileExists(atPath: candidate.path) { return candidate }
         }
         return file  // not reached: some number is always free
@@ -155,7 +200,10 @@ public actor DownloadManager {
         let id = DownloadID(destination: file)
         guard let other = byID[id], other.url != url else { return }
         guard await other.state.isFinal else {
-            throw CourierError(code: .destinationBusy, message: "\(file.path) is already the destination of \(Redactor.standard.redact(url: other.url))")
+            throw CourierError(
+                code: .destinationBusy,
+                message: "\(file.path) is already the destination of \(Redactor.standard.redact(url: other.url))"
+            )
         }
         if byID[id] === other {  // re-read after the await: another call may have replaced it meanwhile
             byID[id] = nil
@@ -165,13 +213,17 @@ public actor DownloadManager {
 
     /// The file a destination names; for a directory, the name the server suggests in a `HEAD` answer's
     /// `Content-Disposition`, else the URL's.
-    private func resolve(_ destination: DownloadDestination, for url: URL, options: DownloadOptions) async throws -> URL {
+    private func resolve(_ destination: DownloadDestination, for url: URL, options: DownloadOptions) async throws -> URL
+    {
         switch destination {
         case .file(let file):
             return file.standardizedFileURL
         case .directory(let directory):
             let disposition = try? await session.stream(options.request(.head, url)).headers[.contentDisposition]
-            return try DownloadFileName.destination(for: DownloadFileName.suggested(contentDisposition: disposition, url: url), in: directory)
+            return try DownloadFileName.destination(
+                for: DownloadFileName.suggested(contentDisposition: disposition, url: url),
+                in: directory
+            )
         }
     }
 
@@ -183,22 +235,38 @@ public actor DownloadManager {
         guard let registry else { return [] }
         var restored: [Download] = []
         for entry in registry.entries() {
-            guard let url = URL(string: entry.url), byID[DownloadID(destination: URL(filePath: entry.destination))] == nil else { continue }
-            var options = DownloadOptions(connections: entry.connections, retries: entry.retries, bytesPerSecond: entry.bytesPerSecond,
-                                          overwrites: entry.overwrites, priority: RequestPriority(rawValue: entry.priority) ?? .normal, key: entry.key,
-                                          resumable: entry.resumable ?? true)
+            guard let url = URL(string: entry.url),
+                byID[DownloadID(destination: URL(filePath: entry.destination))] == nil
+            else { continue }
+            var options = DownloadOptions(
+                connections: entry.connections,
+                retries: entry.retries,
+                bytesPerSecond: entry.bytesPerSecond,
+                overwrites: entry.overwrites,
+                priority: RequestPriority(rawValue: entry.priority) ?? .normal,
+                key: entry.key,
+                resumable: entry.resumable ?? true
+            )
             var refusal: CourierError?
             if let checksum = entry.checksum {
                 do { options.checksum = try DownloadChecksum(stored: checksum) } catch {
                     // Never resumed unchecked: it comes back failed, and stays so until it is cancelled and added again.
                     let reason = (error as? CourierError)?.message ?? "\(error)"
-                    refusal = CourierError(code: .invalidParameter, message: "the stored checksum of \(entry.destination) cannot be read (\(reason)), "
-                                           + "so its bytes could not be verified: cancel it and add it again with its checksum")
+                    refusal = CourierError(
+                        code: .invalidParameter,
+                        message: "the stored checksum of \(entry.destination) cannot be read (\(reason)), "
+                            + "so its bytes could not be verified: cancel it and add it again with its checksum"
+                    )
                 }
             }
             let wasActive = refusal == nil && (entry.state == .running || entry.state == .waiting)
-            let download = make(url: url, destination: URL(filePath: entry.destination), options: options, state: wasActive ? .idle : entry.state,
-                                refusal: refusal)
+            let download = make(
+                url: url,
+                destination: URL(filePath: entry.destination),
+                options: options,
+                state: wasActive ? .idle : entry.state,
+                refusal: refusal
+            )
             restored.append(download)
             if resuming, wasActive { _ = try? await start(.download(download)) }
         }
@@ -248,8 +316,11 @@ public actor DownloadManager {
         }
     }
 
-    private func apply(_ selection: DownloadSelection, _ event: DownloadStateMachine.Event,
-                       _ operation: (Download) async throws -> Void) async throws -> Int {
+    private func apply(
+        _ selection: DownloadSelection,
+        _ event: DownloadStateMachine.Event,
+        _ operation: (Download) async throws -> Void
+    ) async throws -> Int {
         let targets: [Download]
         switch selection {
         case .download(let download):
@@ -309,7 +380,9 @@ public actor DownloadManager {
     }
 
     /// The aggregate ``progress()`` every `interval`, for as long as the stream is read.
-    public nonisolated func progressUpdates(every interval: Duration = .milliseconds(100)) -> AsyncStream<DownloadProgress> {
+    public nonisolated func progressUpdates(
+        every interval: Duration = .milliseconds(100)
+    ) -> AsyncStream<DownloadProgress> {
         AsyncStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
             let task = Task { [weak self] in
                 while !Task.isCancelled, let self {

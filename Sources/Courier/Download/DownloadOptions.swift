@@ -47,10 +47,21 @@ public struct DownloadOptions: Sendable, Hashable {
     public var resumable: Bool
 
     /// Creates options; see each property for its default.
-    public init(checksum: DownloadChecksum? = nil, connections: Int = 1, minimumSegmentBytes: Int64 = 1 << 20, retries: Int = 5,
-                retryDelay: Duration = .milliseconds(250), idleTimeout: Duration = .seconds(30), checkpointInterval: Duration = .milliseconds(500),
-                bytesPerSecond: Int? = nil, overwrites: Bool = false, priority: RequestPriority = .normal, headers: HTTPFields = [:],
-                key: String? = nil, resumable: Bool = true) {
+    public init(
+        checksum: DownloadChecksum? = nil,
+        connections: Int = 1,
+        minimumSegmentBytes: Int64 = 1 << 20,
+        retries: Int = 5,
+        retryDelay: Duration = .milliseconds(250),
+        idleTimeout: Duration = .seconds(30),
+        checkpointInterval: Duration = .milliseconds(500),
+        bytesPerSecond: Int? = nil,
+        overwrites: Bool = false,
+        priority: RequestPriority = .normal,
+        headers: HTTPFields = [:],
+        key: String? = nil,
+        resumable: Bool = true
+    ) {
         self.checksum = checksum
         self.connections = connections
         self.minimumSegmentBytes = minimumSegmentBytes
@@ -90,7 +101,9 @@ struct DownloadFiles: Sendable, Hashable {
     /// `DEST.part.resume`, or the stand-in's.
     var record: URL { destination.deletingLastPathComponent().appendingPathComponent(sideBase + ".part.resume") }
 
-    private var sideBase: String { FileNameLimit.base(for: destination.lastPathComponent, suffixBytes: ".part.resume".utf8.count) }
+    private var sideBase: String {
+        FileNameLimit.base(for: destination.lastPathComponent, suffixBytes: ".part.resume".utf8.count)
+    }
 
     /// Removes the part file and the record; missing files are fine.
     func discardPartial() {
@@ -104,22 +117,27 @@ struct DownloadFiles: Sendable, Hashable {
     /// place and the removal of the part's name), and the record says every byte was written.
     /// ``DownloadTransfer`` then only verifies the file and removes the part's name and the record.
     func showFinishedMove(for url: URL) -> Bool {
-        guard !FileManager.default.fileExists(atPath: part.path) || partIsDestination, let record = loadRecord(for: url),
-              let total = record.totalLength, record.writtenBytes == total,
-              let size = (try? FileManager.default.attributesOfItem(atPath: destination.path))?[.size] as? Int64 else { return false }
+        guard !FileManager.default.fileExists(atPath: part.path) || partIsDestination,
+            let record = loadRecord(for: url),
+            let total = record.totalLength, record.writtenBytes == total,
+            let size = (try? FileManager.default.attributesOfItem(atPath: destination.path))?[.size] as? Int64
+        else { return false }
         return size == total
     }
 
     /// Whether the part file and the destination are two names of one file (same device and inode).
     var partIsDestination: Bool {
-        var partStatus = stat(), destinationStatus = stat()
+        var partStatus = stat()
+        var destinationStatus = stat()
         guard stat(part.path, &partStatus) == 0, stat(destination.path, &destinationStatus) == 0 else { return false }
         return partStatus.st_dev == destinationStatus.st_dev && partStatus.st_ino == destinationStatus.st_ino
     }
 
     /// The saved record, or `nil` when it is missing, damaged or for another URL.
     func loadRecord(for url: URL) -> ResumeRecord? {
-        guard let data = try? Data(contentsOf: record), let record = ResumeRecord.decode(data), record.url == url.absoluteString else {
+        guard let data = try? Data(contentsOf: record), let record = ResumeRecord.decode(data),
+            record.url == url.absoluteString
+        else {
             return nil
         }
         return record

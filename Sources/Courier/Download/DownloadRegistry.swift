@@ -27,9 +27,16 @@ struct DownloadRegistry: Sendable {
     init(directory: URL) throws {
         self.directory = directory
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: directory,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
         } catch {
-            throw CourierError(code: .fileAccess, message: "cannot create the state directory \(directory.path): \(error.localizedDescription)")
+            throw CourierError(
+                code: .fileAccess,
+                message: "cannot create the state directory \(directory.path): \(error.localizedDescription)"
+            )
         }
     }
 
@@ -60,7 +67,8 @@ struct DownloadRegistry: Sendable {
                 continue
             }
             guard name.hasSuffix(".download") else { continue }
-            guard let data = try? Data(contentsOf: url), let entry = try? JSONDecoder().decode(Entry.self, from: data) else {
+            guard let data = try? Data(contentsOf: url), let entry = try? JSONDecoder().decode(Entry.self, from: data)
+            else {
                 try? FileManager.default.removeItem(at: url)
                 continue
             }

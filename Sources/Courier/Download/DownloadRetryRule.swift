@@ -43,7 +43,8 @@ extension CourierError {
     package var isPermanentForDownloads: Bool {
         switch code {
         case .invalidURL, .invalidParameter, .fileAccess, .destinationExists, .integrity, .invalidState: return true
-        case .httpStatus: return (400..<500).contains(status?.code ?? 0) && ![408, 425, 429].contains(status?.code ?? 0)
+        case .httpStatus:
+            return (400..<500).contains(status?.code ?? 0) && ![408, 425, 429].contains(status?.code ?? 0)
         default: return false
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import NIOCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -36,7 +37,10 @@ struct DownloadTransfer: Sendable {
     func run() async throws -> URL {
         let folder = files.destination.deletingLastPathComponent()
         do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
-            throw CourierError(code: .fileAccess, message: "cannot create \(folder.path): \(error.localizedDescription)")
+            throw CourierError(
+                code: .fileAccess,
+                message: "cannot create \(folder.path): \(error.localizedDescription)"
+            )
         }
         if options.resumable, files.showFinishedMove(for: url) { return try settleFinishedMove() }
         // Locked for the life of the transfer: another one to the same destination stops here and touches nothing.
@@ -55,7 +59,9 @@ struct DownloadTransfer: Sendable {
         } catch {
             guard options.resumable else { throw discardingPartial(error) }
             // A failure before the first byte (a 404, a refused connection) leaves nothing behind, a pause excepted.
-            if live.snapshot().writtenBytes == 0, RequestExecutor.normalize(error).code != .cancelled { throw discardingPartial(error) }
+            if live.snapshot().writtenBytes == 0, RequestExecutor.normalize(error).code != .cancelled {
+                throw discardingPartial(error)
+            }
             do { try checkpoint(part) } catch let recordError {
                 throw Self.failure(error, recordNotSaved: recordError)
             }
@@ -78,7 +84,8 @@ struct DownloadTransfer: Sendable {
     static func failure(_ error: any Error, recordNotSaved recordError: any Error) -> CourierError {
         var failure = RequestExecutor.normalize(error)
         let reason = (recordError as? CourierError)?.message ?? "\(recordError)"
-        failure.message += "; its resume record could not be saved either (\(reason)), so the next attempt may resume from less"
+        failure.message +=
+            "; its resume record could not be saved either (\(reason)), so the next attempt may resume from less"
         return failure
     }
 
@@ -90,7 +97,8 @@ struct DownloadTransfer: Sendable {
         }
         let size = try part.size()
         for index in record.segments.indices where record.segments[index].next > size {
-            record.segments[index].written = max(0, size - record.segments[index].start)  // never trust more than the file holds
+            // never trust more than the file holds
+            record.segments[index].written = max(0, size - record.segments[index].start)
         }
         live.replace(with: record)
         if record.writtenBytes > 0 { notify(.resumed(at: record.writtenBytes, of: record.totalLength)) }
@@ -131,12 +139,17 @@ struct DownloadTransfer: Sendable {
         let record = live.snapshot()
         guard record.segments.count == 1, record.writtenBytes == 0, record.totalLength == nil else { return }
         guard let head = try? await session.stream(options.request(.head, url)), head.status.code == 200,
-              head.headers[.acceptRanges]?.lowercased().contains("bytes") == true,
-              let length = head.headers[.contentLength].flatMap({ Int64($0) }), length / 2 >= options.minimumSegmentBytes else { return }
+            head.headers[.acceptRanges]?.lowercased().contains("bytes") == true,
+            let length = head.headers[.contentLength].flatMap({ Int64($0) }), length / 2 >= options.minimumSegmentBytes
+        else { return }
         var planned = record
         planned.validator = EntityValidator(head.headers)
         planned.totalLength = length
-        planned.segments = ResumeRecord.segments(totalLength: length, connections: options.connections, minimumBytes: options.minimumSegmentBytes)
+        planned.segments = ResumeRecord.segments(
+            totalLength: length,
+            connections: options.connections,
+            minimumBytes: options.minimumSegmentBytes
+        )
         live.replace(with: planned)
     }
 
@@ -181,12 +194,17 @@ struct DownloadTransfer: Sendable {
                     live.finishOpenEnded(index)  // a body without a length ends when the server says so
                     return
                 }
-                throw CourierError(code: .connectionClosed, message: "the body ended at byte \(segment.next) of \(segment.end ?? 0)")
+                throw CourierError(
+                    code: .connectionClosed,
+                    message: "the body ended at byte \(segment.next) of \(segment.end ?? 0)"
+                )
             } catch let error as CourierError {
                 // Progress resets the count only when the next attempt keeps it.
                 if options.resumable, live.segment(index).written > before { failures = 0 }
                 failures += 1
-                guard case .retry(let delay) = rule.retry(asked, failedWith: error, attempt: failures) else { throw error }
+                guard case .retry(let delay) = rule.retry(asked, failedWith: error, attempt: failures) else {
+                    throw error
+                }
                 notify(.retrying(attempt: failures, error: error))
                 try await Task.sleep(for: delay)
                 if !options.resumable, live.segment(index).written > 0 {
@@ -209,28 +227,42 @@ struct DownloadTransfer: Sendable {
         }
         let response = try await session.stream(request)
         let isKnown = record.totalLength != nil || record.validator != EntityValidator()
-        let answer = RangeAnswer.decide(request: range, status: response.status, headers: response.headers,
-                                        known: isKnown ? record.validator : nil, knownLength: record.totalLength, localLength: segment.next)
+        let answer = RangeAnswer.decide(
+            request: range,
+            status: response.status,
+            headers: response.headers,
+            known: isKnown ? record.validator : nil,
+            knownLength: record.totalLength,
+            localLength: segment.next
+        )
         switch answer {
         case .write(let offset, let length):
             if !isKnown { live.adopt(validator: EntityValidator(response.headers), totalLength: length) }
             try await write(response.body, segment: index, from: offset, part)
         case .replace(let length):
             guard record.segments.count == 1 else {
-                throw RestartSignal(reason: "the server sent the whole file to a segment request; going on with one connection",
-                                    dropsSegments: true)
+                throw RestartSignal(
+                    reason: "the server sent the whole file to a segment request; going on with one connection",
+                    dropsSegments: true
+                )
             }
             try startOver(part)
             live.adopt(validator: EntityValidator(response.headers), totalLength: length)
             notify(.restarted(reason: "the server answered the resume request with the whole file (HTTP 200)"))
             try await write(response.body, segment: 0, from: 0, part)
         case .restart:
-            throw RestartSignal(reason: "the server's answer (HTTP \(response.status.code)) does not continue the partial file")
+            throw RestartSignal(
+                reason: "the server's answer (HTTP \(response.status.code)) does not continue the partial file"
+            )
         case .complete(let length):
             live.complete(index, length: length)
         case .fail(let error) where error.code == .httpStatus:
             // Said with the URL that answered (redacted), so a failed download names what it asked for.
-            throw CourierError.httpStatus(response.status, bodyPreview: nil, url: Redactor.standard.redact(url: response.url))
+            throw CourierError.httpStatus(
+                response.status,
+                bodyPreview: nil,
+                url: Redactor.standard.redact(url: response.url)
+            )
         case .fail(let error):
             throw error
         }
@@ -261,7 +293,9 @@ struct DownloadTransfer: Sendable {
         guard options.resumable else { return }
         let snapshot = live.snapshot()
         try part.synchronize()
-        do { try AtomicFile.write(snapshot.encoded(), to: files.record, durable: true) } catch let failure as AtomicFile.Failure {
+        do { try AtomicFile.write(snapshot.encoded(), to: files.record, durable: true) } catch let failure
+            as AtomicFile.Failure
+        {
             throw PartFile.error(errno: failure.code, failure.description)
         }
     }
@@ -271,13 +305,17 @@ struct DownloadTransfer: Sendable {
         let record = live.snapshot()
         let written = record.writtenBytes
         guard let total = record.totalLength, written == total else {
-            throw CourierError(code: .integrity, message: "the download has \(written) of \(record.totalLength.map(String.init) ?? "?") bytes")
+            throw CourierError(
+                code: .integrity,
+                message: "the download has \(written) of \(record.totalLength.map(String.init) ?? "?") bytes"
+            )
         }
         if try part.size() != total { try part.truncate(to: total) }
         try part.synchronize()
         if let checksum = options.checksum {
             guard part.isFile(at: files.part) else { throw Self.replacedPart(files.part) }
-            do { try checksum.verify(files.part) } catch var mismatch as CourierError where mismatch.code == .integrity {
+            do { try checksum.verify(files.part) } catch var mismatch as CourierError where mismatch.code == .integrity
+            {
                 // Fetching the same bytes again would fail the same way: the next run starts from the first byte.
                 files.discardPartial()
                 mismatch.message += "; the download was discarded, so the next run fetches it again"
@@ -294,7 +332,10 @@ struct DownloadTransfer: Sendable {
 
     /// The error for a part file whose name no longer leads to the file this transfer wrote.
     private static func replacedPart(_ url: URL) -> CourierError {
-        CourierError(code: .integrity, message: "\(url.path) is no longer the file this download wrote; nothing was reported as saved")
+        CourierError(
+            code: .integrity,
+            message: "\(url.path) is no longer the file this download wrote; nothing was reported as saved"
+        )
     }
 
     /// Ends a finish that a crash cut short between the move into place and the record's removal (see
@@ -313,11 +354,16 @@ struct DownloadTransfer: Sendable {
         let part = files.part.path
         let destination = files.destination.path
         if options.overwrites {
-            guard rename(part, destination) == 0 else { throw PartFile.failure("cannot move into place", files.destination) }
+            guard rename(part, destination) == 0 else {
+                throw PartFile.failure("cannot move into place", files.destination)
+            }
         } else if link(part, destination) == 0 {
             unlink(part)
         } else if errno == EEXIST {
-            throw CourierError(code: .destinationExists, message: "\(destination) already exists; the download is kept in \(part)")
+            throw CourierError(
+                code: .destinationExists,
+                message: "\(destination) already exists; the download is kept in \(part)"
+            )
         } else {
             throw PartFile.failure("cannot move into place", files.destination)
         }

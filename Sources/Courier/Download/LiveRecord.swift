@@ -1,4 +1,3 @@
-
 /// The resume record while a transfer runs: every connection adds its bytes here, the checkpointer saves a
 /// snapshot, and the progress sampler reads the count. A lock, not an actor, because it is touched for every
 /// chunk that arrives.

@@ -1,4 +1,7 @@
 import Foundation
+import NIOCore
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -9,8 +12,6 @@ import Darwin
 #if os(Linux)
 import CCourierSystem
 #endif
-import NIOCore
-import Synchronization
 
 /// The `<destination>.part` file of a download, written at explicit offsets so several connections can fill
 /// their own segments at once.
@@ -41,8 +42,12 @@ final class PartFile: Sendable {
         let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
         guard descriptor >= 0 else { throw Self.failure("cannot open", url) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            let failure = errno == EWOULDBLOCK
-                ? CourierError(code: .destinationBusy, message: "another download is writing \(url.path); it was left alone")
+            let failure =
+                errno == EWOULDBLOCK
+                ? CourierError(
+                    code: .destinationBusy,
+                    message: "another download is writing \(url.path); it was left alone"
+                )
                 : Self.failure("cannot lock", url)
             _ = systemClose(descriptor)
             throw failure
@@ -52,7 +57,8 @@ final class PartFile: Sendable {
 
     /// Whether `path` names this very file (same device and inode): what was verified is what is in place.
     func isFile(at path: URL) -> Bool {
-        var own = stat(), other = stat()
+        var own = stat()
+        var other = stat()
         guard fstat(descriptor, &own) == 0, stat(path.path, &other) == 0 else { return false }
         return own.st_dev == other.st_dev && own.st_ino == other.st_ino
     }
@@ -63,7 +69,12 @@ final class PartFile: Sendable {
             var done = 0
             while done < bytes.count {
                 // `bytes.count > done`, so the buffer has a base address.
-                let written = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                let written = pwrite(
+                    descriptor,
+                    bytes.baseAddress! + done,
+                    bytes.count - done,
+                    off_t(offset) + off_t(done)
+                )
                 if written < 0 {
                     if errno == EINTR { continue }
                     throw Self.failure("cannot write", url)
@@ -72,7 +83,9 @@ final class PartFile: Sendable {
             }
         }
         let pending = unflushed.add(buffer.readableBytes, ordering: .relaxed).newValue
-        if pending >= Self.writebackInterval, unflushed.compareExchange(expected: pending, desired: 0, ordering: .relaxed).exchanged {
+        if pending >= Self.writebackInterval,
+            unflushed.compareExchange(expected: pending, desired: 0, ordering: .relaxed).exchanged
+        {
             startWriteback()
         }
     }
@@ -117,7 +130,9 @@ final class PartFile: Sendable {
     /// `message` as ``CourierError/Code/diskFull`` when `code` says the disk or the file size limit is full,
     /// as ``CourierError/Code/fileAccess`` otherwise.
     static func error(errno code: Int32, _ message: String) -> CourierError {
-        guard code == ENOSPC || code == EFBIG || code == EDQUOT else { return CourierError(code: .fileAccess, message: message) }
+        guard code == ENOSPC || code == EFBIG || code == EDQUOT else {
+            return CourierError(code: .fileAccess, message: message)
+        }
         return CourierError(code: .diskFull, message: message + "; the partial download is kept")
     }
 }

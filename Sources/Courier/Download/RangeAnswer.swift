@@ -36,8 +36,14 @@ package enum RangeAnswer: Equatable, Sendable {
 
     /// Decides. `known` is the version and length recorded so far (nil for a fresh download); `localLength`
     /// is the number of bytes already on disk for a single-stream download (for the 416 rule).
-    package static func decide(request: ByteRangeRequest, status: HTTPResponse.Status, headers: HTTPFields,
-                       known: EntityValidator?, knownLength: Int64?, localLength: Int64) -> RangeAnswer {
+    package static func decide(
+        request: ByteRangeRequest,
+        status: HTTPResponse.Status,
+        headers: HTTPFields,
+        known: EntityValidator?,
+        knownLength: Int64?,
+        localLength: Int64
+    ) -> RangeAnswer {
         let declared = headers[.contentLength].flatMap { Int64($0) }
         switch status.code {
         case 200:
@@ -47,8 +53,10 @@ package enum RangeAnswer: Equatable, Sendable {
             guard request.isPartial else {
                 return .fail(.rangeMismatch("a 206 answered a request that asked for no range"))
             }
-            guard let value = headers[.contentRange], let contentRange = ContentRange(value), let range = contentRange.range,
-                  let rangeEnd = contentRange.end, let rangeLength = contentRange.length else {
+            guard let value = headers[.contentRange], let contentRange = ContentRange(value),
+                let range = contentRange.range,
+                let rangeEnd = contentRange.end, let rangeLength = contentRange.length
+            else {
                 return .fail(.rangeMismatch("a 206 came without a usable Content-Range"))
             }
             if let known, !known.isSameVersion(as: EntityValidator(headers)) { return .restart }
@@ -63,15 +71,24 @@ package enum RangeAnswer: Equatable, Sendable {
                 return .fail(.rangeMismatch("asked for bytes \(wanted), got \(value)"))
             }
             if let knownLength, let completeLength, knownLength != completeLength {
-                return .fail(.rangeMismatch("the file was \(knownLength) bytes long, the server now says \(completeLength) (\(value))"))
+                return .fail(
+                    .rangeMismatch(
+                        "the file was \(knownLength) bytes long, the server now says \(completeLength) (\(value))"
+                    )
+                )
             }
             if let declared, declared != rangeLength {
-                return .fail(.rangeMismatch("Content-Range \(value) carries \(rangeLength) bytes but Content-Length says \(declared)"))
+                return .fail(
+                    .rangeMismatch(
+                        "Content-Range \(value) carries \(rangeLength) bytes but Content-Length says \(declared)"
+                    )
+                )
             }
             return .write(offset: request.start, completeLength: completeLength)
         case 416:
             if let value = headers[.contentRange], let contentRange = ContentRange(value), contentRange.range == nil,
-               let length = contentRange.completeLength, length == localLength, request.end == nil {
+                let length = contentRange.completeLength, length == localLength, request.end == nil
+            {
                 return .complete(length: length)
             }
             return .restart

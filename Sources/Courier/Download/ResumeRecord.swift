@@ -31,7 +31,12 @@ package struct ResumeRecord: Codable, Equatable, Sendable {
 
     /// A record for a download that has nothing yet.
     static func fresh(url: String) -> ResumeRecord {
-        ResumeRecord(url: url, validator: EntityValidator(), totalLength: nil, segments: [Segment(start: 0, end: nil, written: 0)])
+        ResumeRecord(
+            url: url,
+            validator: EntityValidator(),
+            totalLength: nil,
+            segments: [Segment(start: 0, end: nil, written: 0)]
+        )
     }
 
     /// Bytes in the part file that belong to the download.
@@ -44,7 +49,8 @@ package struct ResumeRecord: Codable, Equatable, Sendable {
     package var isConsistent: Bool {
         var previousEnd: Int64 = 0
         for segment in segments {
-            guard segment.start >= previousEnd, segment.written >= 0, !segment.start.addingReportingOverflow(segment.written).overflow
+            guard segment.start >= previousEnd, segment.written >= 0,
+                !segment.start.addingReportingOverflow(segment.written).overflow
             else { return false }
             if let end = segment.end {
                 guard end >= segment.start, segment.next <= end else { return false }
@@ -75,10 +81,12 @@ package struct ResumeRecord: Codable, Equatable, Sendable {
     /// The record in `data`, or `nil` when it is truncated, damaged, foreign or inconsistent.
     package static func decode(_ data: Data) -> ResumeRecord? {
         guard let newline = data.firstIndex(of: UInt8(ascii: "\n")),
-              let header = String(data: data[data.startIndex..<newline], encoding: .utf8), header.hasPrefix(magic) else { return nil }
+            let header = String(data: data[data.startIndex..<newline], encoding: .utf8), header.hasPrefix(magic)
+        else { return nil }
         let json = data[data.index(after: newline)...]
         guard header.dropFirst(magic.count) == Hex.string(SHA256.hash(data: json)),
-              let record = try? JSONDecoder().decode(ResumeRecord.self, from: json), record.isConsistent else { return nil }
+            let record = try? JSONDecoder().decode(ResumeRecord.self, from: json), record.isConsistent
+        else { return nil }
         return record
     }
 }

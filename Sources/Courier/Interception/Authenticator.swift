@@ -93,16 +93,24 @@ final class CredentialStore<A: Authenticator>: CredentialKeeping {
     func apply(to request: inout PreparedRequest) -> Int {
         let (credential, generation) = state.withLock { ($0.credential, $0.generation) }
         let before = request.headers
-        var http = HTTPRequest(method: request.method, scheme: request.url.scheme, authority: request.url.authorityText,
-                               path: request.url.requestTarget, headerFields: before)
+        var http = HTTPRequest(
+            method: request.method,
+            scheme: request.url.scheme,
+            authority: request.url.authorityText,
+            path: request.url.requestTarget,
+            headerFields: before
+        )
         authenticator.apply(credential, to: &http)
         var fields = HTTPFields()
         for var field in http.headerFields {
-            if !before.contains(field) { field.indexingStrategy = .disallow }  // the credential: never indexed, never logged
+            // the credential: never indexed, never logged
+            if !before.contains(field) { field.indexingStrategy = .disallow }
             fields.append(field)
         }
         request.headers = fields
-        if let path = http.path, path != request.url.requestTarget, let url = request.url.replacingRequestTarget(path) { request.url = url }
+        if let path = http.path, path != request.url.requestTarget, let url = request.url.replacingRequestTarget(path) {
+            request.url = url
+        }
         return generation
     }
 

@@ -1,7 +1,7 @@
 import Crypto
-import NIOCore
 public import Foundation
 public import HTTPTypes
+import NIOCore
 
 /// Signs each request with HMAC-SHA256 over its method, path and query, a timestamp and the body's SHA-256
 /// (XZNetworking's encryption hook, done the way most signed APIs do it).
@@ -18,9 +18,12 @@ public struct HMACSigningAdapter: RequestAdapter {
     private let clock: @Sendable () -> Date
 
     /// Creates a signer with a shared secret.
-    public init(secret: Data, signatureHeader: HTTPField.Name = HTTPField.Name("X-Signature")!,
-                timestampHeader: HTTPField.Name = HTTPField.Name("X-Timestamp")!,
-                clock: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        secret: Data,
+        signatureHeader: HTTPField.Name = HTTPField.Name("X-Signature")!,
+        timestampHeader: HTTPField.Name = HTTPField.Name("X-Timestamp")!,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.key = SymmetricKey(data: secret)
         self.signatureHeader = signatureHeader
         self.timestampHeader = timestampHeader
@@ -38,10 +41,15 @@ public struct HMACSigningAdapter: RequestAdapter {
         case .file(let url, _): bodyHash = try await Self.hashFile(url)
         case .stream: bodyHash = "UNSIGNED-PAYLOAD"
         }
-        let pathAndQuery = request.url.path(percentEncoded: true) + (request.url.query(percentEncoded: true).map { "?" + $0 } ?? "")
+        let pathAndQuery =
+            request.url.path(percentEncoded: true) + (request.url.query(percentEncoded: true).map { "?" + $0 } ?? "")
         request.headers[timestampHeader] = timestamp
-        request.headers[signatureHeader] = signature(method: request.method.rawValue, pathAndQuery: pathAndQuery,
-                                                     timestamp: timestamp, bodyHash: bodyHash)
+        request.headers[signatureHeader] = signature(
+            method: request.method.rawValue,
+            pathAndQuery: pathAndQuery,
+            timestamp: timestamp,
+            bodyHash: bodyHash
+        )
         return request
     }
 

@@ -78,7 +78,11 @@ public struct JSONShapeValidator: ResponseValidator {
             return firstMismatch(value, inner, path: path)
         case (.object(let keys), .object(let object)):
             for key in keys.keys.sorted() {
-                if let mismatch = firstMismatch(object[key], keys[key] ?? .any, path: path.isEmpty ? key : "\(path).\(key)") {
+                if let mismatch = firstMismatch(
+                    object[key],
+                    keys[key] ?? .any,
+                    path: path.isEmpty ? key : "\(path).\(key)"
+                ) {
                     return mismatch
                 }
             }

@@ -11,8 +11,11 @@ public struct RedirectPolicy: Sendable, Hashable {
     public var crossOriginStrippedHeaders: Set<HTTPField.Name>
 
     /// Creates a policy.
-    public init(follows: Bool = true, maxHops: Int = 10,
-                crossOriginStrippedHeaders: Set<HTTPField.Name> = [.authorization, .cookie, .proxyAuthorization]) {
+    public init(
+        follows: Bool = true,
+        maxHops: Int = 10,
+        crossOriginStrippedHeaders: Set<HTTPField.Name> = [.authorization, .cookie, .proxyAuthorization]
+    ) {
         self.follows = follows
         self.maxHops = maxHops
         self.crossOriginStrippedHeaders = crossOriginStrippedHeaders
@@ -45,12 +48,22 @@ package struct RedirectState {
         self.initialURL = url
     }
 
-    package mutating func next(method: HTTPRequest.Method, url: URL, status: HTTPResponse.Status, location: @autoclosure () -> String?,
-                       bodyIsReplayable: Bool) throws -> RedirectAction {
-        guard policy.follows, [301, 302, 303, 307, 308].contains(status.code), let location = location() else { return .deliver }
+    package mutating func next(
+        method: HTTPRequest.Method,
+        url: URL,
+        status: HTTPResponse.Status,
+        location: @autoclosure () -> String?,
+        bodyIsReplayable: Bool
+    ) throws -> RedirectAction {
+        guard policy.follows, [301, 302, 303, 307, 308].contains(status.code), let location = location() else {
+            return .deliver
+        }
         let target = URL(string: location, relativeTo: url)?.absoluteURL
         guard let target, URLBuilder.isAbsoluteHTTP(target) else {
-            throw CourierError.invalidURL(location, reason: target?.portProblem.map { "redirect to \($0)" } ?? "redirect to an invalid location")
+            throw CourierError.invalidURL(
+                location,
+                reason: target?.portProblem.map { "redirect to \($0)" } ?? "redirect to an invalid location"
+            )
         }
 
         let newMethod: HTTPRequest.Method
@@ -66,15 +79,22 @@ package struct RedirectState {
         if visited.isEmpty { visited.append(Self.key(initialMethod, initialURL)) }
         let key = Self.key(newMethod, target)
         if visited.contains(key) {
-            throw CourierError(code: .redirectLoop, message: "redirect loop: \(Redactor.standard.redact(url: target)) was already visited")
+            throw CourierError(
+                code: .redirectLoop,
+                message: "redirect loop: \(Redactor.standard.redact(url: target)) was already visited"
+            )
         }
         hops += 1
         if hops > policy.maxHops {
             throw CourierError(code: .tooManyRedirects, message: "more than \(policy.maxHops) redirects")
         }
         visited.append(key)
-        return .follow(method: newMethod, url: target, dropsBody: dropsBody,
-                       stripsCredentials: !Self.sameOrigin(url, target))
+        return .follow(
+            method: newMethod,
+            url: target,
+            dropsBody: dropsBody,
+            stripsCredentials: !Self.sameOrigin(url, target)
+        )
     }
 
     static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
@@ -86,5 +106,7 @@ package struct RedirectState {
         url.port ?? (url.isHTTPS ? 443 : 80)
     }
 
-    private static func key(_ method: HTTPRequest.Method, _ url: URL) -> String { "\(method.rawValue) \(url.absoluteString)" }
+    private static func key(_ method: HTTPRequest.Method, _ url: URL) -> String {
+        "\(method.rawValue) \(url.absoluteString)"
+    }
 }

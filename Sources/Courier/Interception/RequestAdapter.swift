@@ -68,7 +68,9 @@ public struct HeaderAdapter: RequestAdapter {
 
 extension RequestAdapter where Self == ClosureAdapter {
     /// An adapter from a closure.
-    public static func adapt(_ body: @escaping @Sendable (PreparedRequest) async throws -> PreparedRequest) -> ClosureAdapter {
+    public static func adapt(
+        _ body: @escaping @Sendable (PreparedRequest) async throws -> PreparedRequest
+    ) -> ClosureAdapter {
         ClosureAdapter(body)
     }
 }
@@ -89,7 +91,10 @@ extension RequestAdapter where Self == QueryParametersAdapter {
 
 extension RequestAdapter where Self == HeaderAdapter {
     /// Sets a header from a closure asked on every request (a bearer token that refreshes, say).
-    public static func header(_ name: HTTPField.Name, value: @escaping @Sendable () async throws -> String?) -> HeaderAdapter {
+    public static func header(
+        _ name: HTTPField.Name,
+        value: @escaping @Sendable () async throws -> String?
+    ) -> HeaderAdapter {
         HeaderAdapter(name, value: value)
     }
 }

@@ -35,5 +35,7 @@ extension ResponseInterceptor {
     /// Sends the request.
     public func answer(_ request: PreparedRequest) async throws -> ResponseBody? { nil }
     /// Leaves the answer as it is.
-    public func intercept(_ response: ResponseBody, for request: PreparedRequest) async throws -> ResponseBody { response }
+    public func intercept(_ response: ResponseBody, for request: PreparedRequest) async throws -> ResponseBody {
+        response
+    }
 }

@@ -37,7 +37,9 @@ public struct StatusCodeValidator: ResponseValidator {
     public func validate(_ response: ResponseBody, for request: PreparedRequest) -> ValidationResult {
         if acceptable.contains(response.status.code) { return .accept }
         let preview = BodyPreview.text(response.data, limit: 512).map(redactor.redact(body:))
-        return .reject(CourierError.httpStatus(response.status, bodyPreview: preview, url: redactor.redact(url: request.url)))
+        return .reject(
+            CourierError.httpStatus(response.status, bodyPreview: preview, url: redactor.redact(url: request.url))
+        )
     }
 }
 
@@ -52,14 +54,18 @@ public struct ContentTypeValidator: ResponseValidator {
     /// Decides about the response.
     public func validate(_ response: ResponseBody, for request: PreparedRequest) -> ValidationResult {
         if response.data.isEmpty && response.headers[.contentType] == nil { return .accept }
-        let mediaType = (response.headers[.contentType] ?? "").split(separator: ";").first
+        let mediaType =
+            (response.headers[.contentType] ?? "").split(separator: ";").first
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         let matches = acceptable.contains { pattern in
             pattern.hasSuffix("/*") ? mediaType.hasPrefix(String(pattern.dropLast())) : mediaType == pattern
         }
         if matches { return .accept }
-        return .reject(CourierError.validation(
-            "unacceptable Content-Type \"\(CourierError.printable(mediaType))\", expected \(acceptable.joined(separator: " or "))"))
+        return .reject(
+            CourierError.validation(
+                "unacceptable Content-Type \"\(CourierError.printable(mediaType))\", expected \(acceptable.joined(separator: " or "))"
+            )
+        )
     }
 }
 
@@ -93,7 +99,9 @@ public struct ClosureValidator: ResponseValidator {
     /// Creates a validator that runs `body`.
     public init(_ body: @escaping @Sendable (ResponseBody, PreparedRequest) -> ValidationResult) { self.body = body }
     /// Decides about the response.
-    public func validate(_ response: ResponseBody, for request: PreparedRequest) -> ValidationResult { body(response, request) }
+    public func validate(_ response: ResponseBody, for request: PreparedRequest) -> ValidationResult {
+        body(response, request)
+    }
 }
 
 extension ParameterValue {
@@ -120,7 +128,8 @@ enum BodyPreview {
     static func text(_ data: Data, limit: Int) -> String? {
         guard !data.isEmpty else { return nil }
         let prefix = data.prefix(limit)
-        guard let text = String(data: prefix, encoding: .utf8) ?? String(data: prefix.dropLast(3), encoding: .utf8) else {
+        guard let text = String(data: prefix, encoding: .utf8) ?? String(data: prefix.dropLast(3), encoding: .utf8)
+        else {
             return "<\(data.count) bytes of binary data>"
         }
         // A server's bytes: escaped before they reach a terminal or a log line (see ``TerminalText``).

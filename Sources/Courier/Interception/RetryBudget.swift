@@ -1,4 +1,3 @@
-
 /// A token bucket per host that keeps retries to a fraction of requests (the retry budget of Finagle and gRPC).
 ///
 /// Each first attempt deposits ``ratio`` tokens; each retry takes one. A host that fails everything gets at

@@ -33,11 +33,16 @@ public struct RetryPolicy: Sendable {
     public var budget: RetryBudget?
 
     /// Creates a policy.
-    public init(maxAttempts: Int = 3, baseDelay: Duration = .milliseconds(200), maxDelay: Duration = .seconds(10),
-                honoursRetryAfter: Bool = true, retriesNonIdempotent: Bool = false,
-                retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504],
-                retryableErrors: Set<CourierError.Code> = [.timeout, .connectionFailed, .connectionClosed, .connectionReset],
-                budget: RetryBudget? = nil) {
+    public init(
+        maxAttempts: Int = 3,
+        baseDelay: Duration = .milliseconds(200),
+        maxDelay: Duration = .seconds(10),
+        honoursRetryAfter: Bool = true,
+        retriesNonIdempotent: Bool = false,
+        retryableStatuses: Set<Int> = [408, 429, 500, 502, 503, 504],
+        retryableErrors: Set<CourierError.Code> = [.timeout, .connectionFailed, .connectionClosed, .connectionReset],
+        budget: RetryBudget? = nil
+    ) {
         self.maxAttempts = maxAttempts
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
@@ -56,15 +61,24 @@ public struct RetryPolicy: Sendable {
     /// Decides about attempt number `attempt` (1 for the first) that failed with `error`.
     ///
     /// `random` returns a number in `0..<1`; tests pass a fixed one.
-    public func decide(attempt: Int, request: PreparedRequest, error: CourierError, now: Date = Date(),
-                       random: () -> Double = { Double.random(in: 0..<1) }) -> RetryResult {
+    public func decide(
+        attempt: Int,
+        request: PreparedRequest,
+        error: CourierError,
+        now: Date = Date(),
+        random: () -> Double = { Double.random(in: 0..<1) }
+    ) -> RetryResult {
         guard attempt < maxAttempts else { return .doNotRetry(reason: "attempt \(attempt) of \(maxAttempts)") }
         guard request.isIdempotent || retriesNonIdempotent else {
             return .doNotRetry(reason: "\(request.method.rawValue) is not idempotent")
         }
-        guard request.body.isReplayable else { return .doNotRetry(reason: "the body is a stream and cannot be sent again") }
-        let retryable = error.code == .httpStatus ? error.status.map { retryableStatuses.contains($0.code) } ?? false
-                                                  : retryableErrors.contains(error.code)
+        guard request.body.isReplayable else {
+            return .doNotRetry(reason: "the body is a stream and cannot be sent again")
+        }
+        let retryable =
+            error.code == .httpStatus
+            ? error.status.map { retryableStatuses.contains($0.code) } ?? false
+            : retryableErrors.contains(error.code)
         guard retryable else { return .doNotRetry(reason: "\(error.code) is not retryable") }
         if let budget, !budget.withdraw(host: request.url.host() ?? "") {
             return .doNotRetry(reason: "the retry budget for \(request.url.host() ?? "this host") is spent")

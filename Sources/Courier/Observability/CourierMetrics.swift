@@ -1,6 +1,6 @@
 import CoreMetrics
-import NIOConcurrencyHelpers
 import HTTPTypes
+import NIOConcurrencyHelpers
 
 /// Courier's swift-metrics instruments. Without a factory it uses the process's `MetricsSystem` (which does
 /// nothing until the application bootstraps a backend, such as Prometheus or OpenTelemetry).
@@ -28,22 +28,32 @@ struct CourierMetrics: Sendable {
         self.factory = chosen is NOOPMetricsHandler ? nil : chosen
     }
 
-    private func counter(_ label: String, _ dimensions: [(String, String)] = [], factory: any MetricsFactory) -> Counter {
+    private func counter(_ label: String, _ dimensions: [(String, String)] = [], factory: any MetricsFactory) -> Counter
+    {
         counters.instrument(InstrumentKey(label: label, dimensions: dimensions)) {
             Counter(label: label, dimensions: dimensions, factory: factory)
         }
     }
 
     /// Counts a finished request, its duration and its bytes.
-    func request(method: HTTPRequest.Method, status: HTTPResponse.Status?, duration: Duration, sentBytes: Int64?, receivedBytes: Int?) {
+    func request(
+        method: HTTPRequest.Method,
+        status: HTTPResponse.Status?,
+        duration: Duration,
+        sentBytes: Int64?,
+        receivedBytes: Int?
+    ) {
         guard let factory else { return }
         let statusClass = status.map { "\($0.code / 100)xx" } ?? "error"
-        counter("courier_requests_total", [("method", method.rawValue), ("status", statusClass)], factory: factory).increment()
+        counter("courier_requests_total", [("method", method.rawValue), ("status", statusClass)], factory: factory)
+            .increment()
         let timerDimensions = [("method", method.rawValue)]
         timers.instrument(InstrumentKey(label: "courier_request_duration_seconds", dimensions: timerDimensions)) {
             Timer(label: "courier_request_duration_seconds", dimensions: timerDimensions, factory: factory)
         }.recordNanoseconds(duration.clampedNanoseconds)
-        if let sentBytes, sentBytes > 0 { counter("courier_request_bytes_total", factory: factory).increment(by: sentBytes) }
+        if let sentBytes, sentBytes > 0 {
+            counter("courier_request_bytes_total", factory: factory).increment(by: sentBytes)
+        }
         if let receivedBytes, receivedBytes > 0 {
             counter("courier_response_bytes_total", factory: factory).increment(by: Int64(receivedBytes))
         }

@@ -25,7 +25,8 @@ struct DebugLog {
         if !request.headers.isEmpty { lines.append(redactor.redact(request.headers)) }
         switch request.body {
         case .empty: break
-        case .bytes(let data): lines.append(BodyPreview.text(data, limit: Self.previewLimit).map(redactor.redact(body:)) ?? "")
+        case .bytes(let data):
+            lines.append(BodyPreview.text(data, limit: Self.previewLimit).map(redactor.redact(body:)) ?? "")
         case .file(let url, let length): lines.append("<file \(url.lastPathComponent), \(length) bytes>")
         case .stream(_, let length): lines.append("<stream\(length.map { ", \($0) bytes" } ?? "")>")
         }
@@ -36,19 +37,35 @@ struct DebugLog {
     func response(_ body: ResponseBody, for request: PreparedRequest, since start: Tick) {
         guard enabled else { return }
         var lines = head(body.status, body.headers, for: request, since: start)
-        if let preview = BodyPreview.text(body.data, limit: Self.previewLimit) { lines.append(redactor.redact(body: preview)) }
+        if let preview = BodyPreview.text(body.data, limit: Self.previewLimit) {
+            lines.append(redactor.redact(body: preview))
+        }
         logger.debug("\(lines.joined(separator: "\n"))")
     }
 
     /// The head of a streamed answer, whose body its caller reads (``Session/stream(_:)``).
-    func responseHead(_ status: HTTPResponse.Status, _ headers: HTTPFields, for request: PreparedRequest, since start: Tick) {
+    func responseHead(
+        _ status: HTTPResponse.Status,
+        _ headers: HTTPFields,
+        for request: PreparedRequest,
+        since start: Tick
+    ) {
         guard enabled else { return }
-        logger.debug("\((head(status, headers, for: request, since: start) + ["<body streamed to the caller>"]).joined(separator: "\n"))")
+        logger.debug(
+            "\((head(status, headers, for: request, since: start) + ["<body streamed to the caller>"]).joined(separator: "\n"))"
+        )
     }
 
-    private func head(_ status: HTTPResponse.Status, _ headers: HTTPFields, for request: PreparedRequest, since start: Tick) -> [String] {
+    private func head(
+        _ status: HTTPResponse.Status,
+        _ headers: HTTPFields,
+        for request: PreparedRequest,
+        since start: Tick
+    ) -> [String] {
         let duration = start.duration(to: .now)
-        var lines = ["← \(status.code) \(request.method.rawValue) \(redactor.redact(url: request.url)) in \(duration.formattedSeconds)"]
+        var lines = [
+            "← \(status.code) \(request.method.rawValue) \(redactor.redact(url: request.url)) in \(duration.formattedSeconds)"
+        ]
         for field in headers { lines.append("\(field.name.rawName): \(TerminalText.escaped(redactor.redact(field)))") }
         return lines
     }
@@ -60,11 +77,15 @@ struct DebugLog {
 
     func retry(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError) {
         guard enabled else { return }
-        logger.debug("retrying \(request.method.rawValue) \(redactor.redact(url: request.url)) (attempt \(attempt + 1)) in \(delay.formattedSeconds) after \(error.code)")
+        logger.debug(
+            "retrying \(request.method.rawValue) \(redactor.redact(url: request.url)) (attempt \(attempt + 1)) in \(delay.formattedSeconds) after \(error.code)"
+        )
     }
 
     func failure(_ request: PreparedRequest, _ error: CourierError, duration: Duration) {
         guard enabled else { return }
-        logger.debug("✗ \(request.method.rawValue) \(redactor.redact(url: request.url)) failed in \(duration.formattedSeconds): \(error)")
+        logger.debug(
+            "✗ \(request.method.rawValue) \(redactor.redact(url: request.url)) failed in \(duration.formattedSeconds): \(error)"
+        )
     }
 }

@@ -19,8 +19,14 @@ public struct DebugMessage: Sendable, CustomStringConvertible {
     public var attempts: Int
 
     /// Creates a message.
-    public init(originalRequest: PreparedRequest, currentRequest: PreparedRequest, response: ResponseBody?, error: CourierError?,
-                timing: Timing, attempts: Int) {
+    public init(
+        originalRequest: PreparedRequest,
+        currentRequest: PreparedRequest,
+        response: ResponseBody?,
+        error: CourierError?,
+        timing: Timing,
+        attempts: Int
+    ) {
         self.originalRequest = originalRequest
         self.currentRequest = currentRequest
         self.response = response

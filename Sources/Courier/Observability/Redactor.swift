@@ -17,18 +17,24 @@ public struct Redactor: Sendable, Hashable {
     public var hidesUnindexedFields = true
 
     /// Creates a redactor.
-    public init(sensitiveHeaders: Set<HTTPField.Name> = Redactor.credentialHeaders,
-                sensitiveKeys: Set<String> = ["token", "access_token", "refresh_token", "password", "passwd", "secret",
-                                              "api_key", "apikey", "client_secret", "signature", "sign"],
-                placeholder: String = "<redacted>") {
+    public init(
+        sensitiveHeaders: Set<HTTPField.Name> = Redactor.credentialHeaders,
+        sensitiveKeys: Set<String> = [
+            "token", "access_token", "refresh_token", "password", "passwd", "secret",
+            "api_key", "apikey", "client_secret", "signature", "sign",
+        ],
+        placeholder: String = "<redacted>"
+    ) {
         self.sensitiveHeaders = sensitiveHeaders.union(Redactor.credentialHeaders)
         self.sensitiveKeys = Set(sensitiveKeys.map { $0.lowercased() })
         self.placeholder = placeholder
     }
 
     /// Headers that carry credentials; always redacted. Add more names to ``sensitiveHeaders``.
-    public static let credentialHeaders: Set<HTTPField.Name> = [.authorization, .cookie, .setCookie, .proxyAuthorization,
-                                                                 HTTPField.Name("X-Api-Key")!, HTTPField.Name("X-Auth-Token")!]
+    public static let credentialHeaders: Set<HTTPField.Name> = [
+        .authorization, .cookie, .setCookie, .proxyAuthorization,
+        HTTPField.Name("X-Api-Key")!, HTTPField.Name("X-Auth-Token")!,
+    ]
 
     /// The default redactor.
     public static let standard = Redactor()
@@ -46,7 +52,8 @@ public struct Redactor: Sendable, Hashable {
     /// marked never to be indexed (`indexingStrategy` `.disallow`, as an ``Authenticator``'s credential is),
     /// while ``hidesUnindexedFields``.
     public func redact(_ field: HTTPField) -> String {
-        let hidden = sensitiveHeaders.contains(field.name) || (hidesUnindexedFields && field.indexingStrategy == .disallow)
+        let hidden =
+            sensitiveHeaders.contains(field.name) || (hidesUnindexedFields && field.indexingStrategy == .disallow)
         return hidden ? placeholder : field.value
     }
 
@@ -66,7 +73,8 @@ public struct Redactor: Sendable, Hashable {
     public func redact(urlText: String) -> String {
         var text = urlText
         if let schemeEnd = text.range(of: "://") {
-            let authorityEnd = text[schemeEnd.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+            let authorityEnd =
+                text[schemeEnd.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
             if let at = text[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@") {
                 let user = text[schemeEnd.upperBound..<at]
                 let secret = user.firstIndex(of: ":").map { text.index(after: $0)..<at } ?? schemeEnd.upperBound..<at
@@ -97,8 +105,11 @@ public struct Redactor: Sendable, Hashable {
             let escaped = NSRegularExpression.escapedPattern(for: key)
             let quote = #"\\?""#
             let jsonValue = #"(?:\\?"(?:[^"\\]|\\.)*?\\?"|[^,}\]\s]+)"#
-            result = Self.replace(in: result, pattern: "(\(quote)\(escaped)\(quote)\\s*:\\s*\\[?\\s*)\(jsonValue)",
-                                  template: "$1\"\(placeholder)\"")
+            result = Self.replace(
+                in: result,
+                pattern: "(\(quote)\(escaped)\(quote)\\s*:\\s*\\[?\\s*)\(jsonValue)",
+                template: "$1\"\(placeholder)\""
+            )
             result = Self.replace(in: result, pattern: "((?:^|[&?])\(escaped)=)[^&\\s]*", template: "$1\(placeholder)")
         }
         return result
@@ -112,7 +123,11 @@ public struct Redactor: Sendable, Hashable {
     private static func replace(in text: String, pattern: String, template: String) -> String {
         guard let regex = try? NSRegularExpression(pattern: pattern, options: [.caseInsensitive]) else { return text }
         let range = NSRange(text.startIndex..., in: text)
-        return regex.stringByReplacingMatches(in: text, range: range, withTemplate: NSRegularExpression.escapedTemplate(for: template)
-            .replacingOccurrences(of: "\\$1", with: "$1"))
+        return regex.stringByReplacingMatches(
+            in: text,
+            range: range,
+            withTemplate: NSRegularExpression.escapedTemplate(for: template)
+                .replacingOccurrences(of: "\\$1", with: "$1")
+        )
     }
 }

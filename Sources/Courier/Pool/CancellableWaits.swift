@@ -62,7 +62,9 @@ enum CancellableSleep {
     @inline(never)  // a retry's or rate limit's pause: its closure stays out of the callers' frames
     static func sleep(for delay: Duration, canceller: Canceller) async throws {
         try await CancellableWait.wait(canceller: canceller) { wait in
-            let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(delay)) { wait.end(.success(())) }
+            let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(delay)) {
+                wait.end(.success(()))
+            }
             return { timer.cancel() }
         }
     }

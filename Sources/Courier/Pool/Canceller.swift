@@ -59,7 +59,8 @@ final class Canceller: Sendable {
 
     /// Cancels what the request waits on now, and everything it would wait on later; ends a suspension.
     func cancel() {
-        let (current, resumers) = state.withLockedValue { state -> ((any RequestCancellable)?, [@Sendable () -> Void]?) in
+        let (current, resumers) = state.withLockedValue {
+            state -> ((any RequestCancellable)?, [@Sendable () -> Void]?) in
             defer {
                 state.wait = .cancelled
                 state.resumers = nil
@@ -68,13 +69,15 @@ final class Canceller: Sendable {
             if case .waitingOn(let current) = state.wait { return (current, state.resumers) }
             return (nil, state.resumers)
         }
-        resumers?.forEach { $0() }
+        for resume in resumers ?? [] { resume() }
         current?.cancel()
     }
 
     /// Runs `operation`, a wait that `cancellable` ends, with `cancellable` installed.
-    nonisolated(nonsending) func whileWaiting<T>(on cancellable: any RequestCancellable,
-                                                 _ operation: nonisolated(nonsending) () async throws -> T) async throws -> T {
+    nonisolated(nonsending) func whileWaiting<T>(
+        on cancellable: any RequestCancellable,
+        _ operation: nonisolated(nonsending) () async throws -> T
+    ) async throws -> T {
         install(cancellable)
         defer { remove(cancellable) }
         return try await operation()
@@ -104,7 +107,7 @@ final class Canceller: Sendable {
             }
             return state.resumers
         }
-        resumers?.forEach { $0() }
+        for resume in resumers ?? [] { resume() }
     }
 
     /// A future that succeeds once the request is not suspended: at once, nearly always. What an AsyncHTTPClient

@@ -73,8 +73,13 @@ struct DeadlineSchedule {
     /// The watcher of `generation` woke at `now`: the requests whose deadline has passed (of those `isLive` says
     /// still run with that deadline), and when to wake next (`nil`: the watcher stops). A replaced watcher gets
     /// nothing and stops.
-    mutating func expire(generation: Int, now: ContinuousClock.Instant, isLive: (Due) -> Bool)
-        -> (expired: [RequestID], next: ContinuousClock.Instant?) {
+    mutating func expire(
+        generation: Int,
+        now: ContinuousClock.Instant,
+        isLive: (Due) -> Bool
+    )
+        -> (expired: [RequestID], next: ContinuousClock.Instant?)
+    {
         guard generation == self.generation else { return ([], nil) }
         var expired: [RequestID] = []
         let now = Tick(now)
@@ -96,12 +101,19 @@ extension DeadlineSchedule.Watcher {
     /// Starts the watcher: a task that sleeps until ``wake``, then asks `expire` (with this watcher's generation
     /// and the time) what is due and when to wake next, and hands each due item to `fire`, for as long as a next
     /// wake comes back. It holds only what the two closures hold.
-    func run<Due: Sendable>(expire: @escaping @Sendable (_ generation: Int, _ now: ContinuousClock.Instant) -> (due: [Due], next: ContinuousClock.Instant?),
-                            fire: @escaping @Sendable (Due) -> Void) {
+    func run<Due: Sendable>(
+        expire:
+            @escaping @Sendable (_ generation: Int, _ now: ContinuousClock.Instant) -> (
+                due: [Due], next: ContinuousClock.Instant?
+            ),
+        fire: @escaping @Sendable (Due) -> Void
+    ) {
         Task { [generation, wake] in
             var wake = wake
             while true {
-                do { try await Task.sleep(until: wake, tolerance: DeadlineSchedule.slack, clock: .continuous) } catch { return }
+                do { try await Task.sleep(until: wake, tolerance: DeadlineSchedule.slack, clock: .continuous) } catch {
+                    return
+                }
                 let (due, next) = expire(generation, .now)
                 for item in due { fire(item) }
                 guard let next else { return }

@@ -147,15 +147,35 @@ struct PoolState {
 
     /// Adds a request that the pool cancels at `deadline`; returns its id, and a deadline watcher to start when
     /// none wakes in time for it.
-    mutating func register(_ ticket: PoolTicket, canceller: Canceller, deadline: Tick)
-        -> (id: RequestID, watcher: DeadlineSchedule.Watcher?) {
+    mutating func register(
+        _ ticket: PoolTicket,
+        canceller: Canceller,
+        deadline: Tick
+    )
+        -> (id: RequestID, watcher: DeadlineSchedule.Watcher?)
+    {
         nextID += 1
         let id = RequestID(rawValue: nextID)
-        let info = PooledRequest(PooledRequest.Identity(id: id, method: ticket.request.method, fullURL: ticket.request.url,
-                                                        parameters: ticket.parameters, pathQuery: ticket.pathQuery, tag: ticket.request.tag,
-                                                        userInfo: ticket.request.userInfo, priority: ticket.priority, startDate: Date()))
-        entries[id] = Entry(info: info, canceller: canceller, deadline: deadline,
-                            listeners: ticket.accessories.isEmpty ? nil : Listeners(request: ticket.request, accessories: ticket.accessories))
+        let info = PooledRequest(
+            PooledRequest.Identity(
+                id: id,
+                method: ticket.request.method,
+                fullURL: ticket.request.url,
+                parameters: ticket.parameters,
+                pathQuery: ticket.pathQuery,
+                tag: ticket.request.tag,
+                userInfo: ticket.request.userInfo,
+                priority: ticket.priority,
+                startDate: Date()
+            )
+        )
+        entries[id] = Entry(
+            info: info,
+            canceller: canceller,
+            deadline: deadline,
+            listeners: ticket.accessories.isEmpty
+                ? nil : Listeners(request: ticket.request, accessories: ticket.accessories)
+        )
         let watcher = deadlines.add(id, tick: deadline)
         if deadlines.count > 2 * entries.count + 64 {  // mostly finished requests' leftovers
             deadlines.rebuild(entries.map { DeadlineSchedule.Due(tick: $0.value.deadline, id: $0.key) })
@@ -164,7 +184,10 @@ struct PoolState {
     }
 
     /// The deadline watcher of `generation` woke at `now`: the requests to cancel, and when to wake next.
-    mutating func expireDeadlines(generation: Int, now: ContinuousClock.Instant) -> (due: [Canceller], next: ContinuousClock.Instant?) {
+    mutating func expireDeadlines(
+        generation: Int,
+        now: ContinuousClock.Instant
+    ) -> (due: [Canceller], next: ContinuousClock.Instant?) {
         let entries = self.entries
         let (expired, next) = deadlines.expire(generation: generation, now: now) { entries[$0.id]?.deadline == $0.tick }
         return (expired.compactMap { entries[$0]?.canceller }, next)
@@ -177,7 +200,12 @@ struct PoolState {
         departedCount += 1
         let entry = entries.values[index]
         let othersWait = entry.leads.map { calls[$0]?.followers.isEmpty == false } ?? false
-        return Departure(info: entry.info, canceller: entry.canceller, listeners: entry.listeners, cancelsRequest: !othersWait)
+        return Departure(
+            info: entry.info,
+            canceller: entry.canceller,
+            listeners: entry.listeners,
+            cancelsRequest: !othersWait
+        )
     }
 
     /// What ends with a request that led a call it never ran (it failed or was cancelled before its slot).
@@ -257,7 +285,13 @@ struct PoolState {
     }
 
     /// Asks `id`'s rate limit for a token, then queues it for a slot.
-    mutating func admit(_ id: RequestID, url: URL, host: String, priority: RequestPriority, now: ContinuousClock.Instant) -> Admission {
+    mutating func admit(
+        _ id: RequestID,
+        url: URL,
+        host: String,
+        priority: RequestPriority,
+        now: ContinuousClock.Instant
+    ) -> Admission {
         switch takeRateLimitToken(for: url, now: now) {
         case .refuse(let retryAfter)?: return .refused(retryAfter: retryAfter)
         case .wait(let wait)?:
@@ -281,7 +315,9 @@ struct PoolState {
     /// Suspends `id`: held in the scheduler while it waits, and its reading held through the returned canceller
     /// while it runs. `nil` when it is not in flight or already suspended.
     mutating func suspend(_ id: RequestID) -> Entry? {
-        guard let index = entries.index(forKey: id), !entries.values[index].callerLeft, !entries.values[index].info.isSuspended else { return nil }
+        guard let index = entries.index(forKey: id), !entries.values[index].callerLeft,
+            !entries.values[index].info.isSuspended
+        else { return nil }
         entries.values[index].info.isSuspended = true
         suspendedCount += 1
         _ = scheduler.hold(id)

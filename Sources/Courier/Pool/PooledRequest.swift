@@ -24,8 +24,17 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
         let priority: RequestPriority
         let startDate: Date
 
-        init(id: RequestID, method: HTTPRequest.Method, fullURL: URL, parameters: Parameters, pathQuery: String?, tag: String?,
-             userInfo: [String: any Sendable], priority: RequestPriority, startDate: Date) {
+        init(
+            id: RequestID,
+            method: HTTPRequest.Method,
+            fullURL: URL,
+            parameters: Parameters,
+            pathQuery: String?,
+            tag: String?,
+            userInfo: [String: any Sendable],
+            priority: RequestPriority,
+            startDate: Date
+        ) {
             self.id = id
             self.method = method
             self.fullURL = fullURL
@@ -78,8 +87,10 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
     /// Equal when everything but ``userInfo`` (whose values need not be comparable) is equal.
     public static func == (lhs: PooledRequest, rhs: PooledRequest) -> Bool {
         lhs.id == rhs.id && lhs.method == rhs.method && lhs.fullURL == rhs.fullURL && lhs.parameters == rhs.parameters
-            && lhs.pathQuery == rhs.pathQuery && lhs.tag == rhs.tag && lhs.priority == rhs.priority && lhs.state == rhs.state
-            && lhs.isCoalesced == rhs.isCoalesced && lhs.isSuspended == rhs.isSuspended && lhs.startDate == rhs.startDate
+            && lhs.pathQuery == rhs.pathQuery && lhs.tag == rhs.tag && lhs.priority == rhs.priority
+            && lhs.state == rhs.state
+            && lhs.isCoalesced == rhs.isCoalesced && lhs.isSuspended == rhs.isSuspended
+            && lhs.startDate == rhs.startDate
     }
 
     /// Hashes some of what `==` compares (the id, the URL and the state), so equal requests hash alike.
@@ -123,8 +134,10 @@ public enum PoolEvent: Sendable {
     /// The request the event is about.
     public var request: PooledRequest {
         switch self {
-        case .started(let request), .finished(let request, _), .failed(let request, _), .cancelled(let request), .suspended(let request),
-             .resumed(let request): request
+        case .started(let request), .finished(let request, _), .failed(let request, _), .cancelled(let request),
+            .suspended(let request),
+            .resumed(let request):
+            request
         }
     }
 }

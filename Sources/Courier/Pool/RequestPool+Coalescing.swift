@@ -45,7 +45,8 @@ struct CoalescingKey: Hashable, Sendable {
     }
 
     static func == (lhs: CoalescingKey, rhs: CoalescingKey) -> Bool {
-        lhs.precomputedHash == rhs.precomputedHash && lhs.method == rhs.method && lhs.url == rhs.url && lhs.varyingHeaders == rhs.varyingHeaders
+        lhs.precomputedHash == rhs.precomputedHash && lhs.method == rhs.method && lhs.url == rhs.url
+            && lhs.varyingHeaders == rhs.varyingHeaders
             && lhs.body == rhs.body
     }
 
@@ -72,11 +73,16 @@ extension RequestPool {
     /// The leader runs the call in its caller's task, so sharing costs no extra task. A follower that is cancelled
     /// (through `canceller`) leaves on its own. When the leader's caller goes while followers wait, the call goes
     /// on for them (see ``leave(_:)``); it is cancelled only once every caller has gone.
-    nonisolated(nonsending) func shared(_ key: CoalescingKey, by id: RequestID, canceller: Canceller,
-                                        _ operation: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
+    nonisolated(nonsending) func shared(
+        _ key: CoalescingKey,
+        by id: RequestID,
+        canceller: Canceller,
+        _ operation: nonisolated(nonsending) () async throws -> ExchangeResult
+    ) async throws -> ExchangeResult {
         // The usual case, no identical call in flight, leads at once, without a continuation to wait on.
         let leadsAtOnce = state.withLock { state -> Bool in
-            guard state.calls[key] == nil, state.cancelledFollowers.isEmpty || !state.cancelledFollowers.contains(id) else { return false }
+            guard state.calls[key] == nil, state.cancelledFollowers.isEmpty || !state.cancelledFollowers.contains(id)
+            else { return false }
             state.lead(key, by: id)
             return true
         }
@@ -88,11 +94,19 @@ extension RequestPool {
     /// ended before `id` joined it, or its leader ended before running it, `id` runs it (`operation`) for the others. A follower that is
     /// cancelled (through `canceller`) leaves on its own.
     @inline(never)  // its continuation's metadata would cost every caller's frame a task allocation at entry
-    nonisolated(nonsending) func follow(_ key: CoalescingKey, by id: RequestID, canceller: Canceller,
-                                        orLead operation: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
+    nonisolated(nonsending) func follow(
+        _ key: CoalescingKey,
+        by id: RequestID,
+        canceller: Canceller,
+        orLead operation: nonisolated(nonsending) () async throws -> ExchangeResult
+    ) async throws -> ExchangeResult {
         let shared: ExchangeResult? = try await canceller.whileWaiting(on: FollowerWait(pool: self, key: key, id: id)) {
             try await withCheckedThrowingContinuation { (continuation: SharedCall.Follower) in
-                enum Role { case leads, follows(PooledRequest?), cancelled }
+                enum Role {
+                    case leads
+                    case follows(PooledRequest?)
+                    case cancelled
+                }
                 let role = state.withLock { state -> Role in
                     if state.cancelledFollowers.remove(id) != nil { return .cancelled }
                     guard state.calls[key] != nil else {
@@ -116,8 +130,11 @@ extension RequestPool {
     /// Runs `operation`, the call with `key` that the request `id` leads, and hands its result to the requests
     /// that joined it. When `id`'s caller has gone meanwhile, the result went to them alone: `id` hears
     /// ``CourierError/Code/cancelled``.
-    nonisolated(nonsending) func runShared(_ key: CoalescingKey, by id: RequestID,
-                                           _ operation: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
+    nonisolated(nonsending) func runShared(
+        _ key: CoalescingKey,
+        by id: RequestID,
+        _ operation: nonisolated(nonsending) () async throws -> ExchangeResult
+    ) async throws -> ExchangeResult {
         let result: Result<ExchangeResult, any Error>
         do { result = .success(try await operation()) } catch { result = .failure(error) }
         let (followers, callerLeft) = state.withLock { state -> ([SharedCall.Follower], Bool) in
@@ -126,7 +143,9 @@ extension RequestPool {
                 state.entries.values[index].leads = nil
                 callerLeft = state.entries.values[index].callerLeft
             }
-            guard let index = state.calls.index(forKey: key), state.calls.values[index].leader == id else { return ([], callerLeft) }
+            guard let index = state.calls.index(forKey: key), state.calls.values[index].leader == id else {
+                return ([], callerLeft)
+            }
             return (Array(state.calls.remove(at: index).value.followers.values), callerLeft)
         }
         for follower in followers { follower.resume(with: result.map { $0 }) }
@@ -142,7 +161,9 @@ extension RequestPool {
                 if state.calls[key]?.leader != id { state.cancelledFollowers.insert(id) }  // not arrived yet
                 return (nil, nil)
             }
-            guard let call = state.calls[key], call.followers.isEmpty, let leader = state.entries[call.leader], leader.callerLeft else {
+            guard let call = state.calls[key], call.followers.isEmpty, let leader = state.entries[call.leader],
+                leader.callerLeft
+            else {
                 return (continuation, nil)
             }
             return (continuation, leader.canceller)

@@ -10,9 +10,14 @@ extension RequestPool {
     /// deadline) but takes no slot under ``SchedulingOptions/maxConcurrentRequests`` or the per-host limit: a
     /// download that runs for an hour would hold it that long, and short requests would queue behind it.
     /// Transfers have limits of their own (``DownloadOptions/connections``, the download manager's concurrency).
-    nonisolated(nonsending) func open<Head>(_ ticket: PoolTicket, deadline: Tick, failure: (any Error) -> CourierError,
-                                            _ operation: nonisolated(nonsending) (RequestID, Canceller) async throws -> Head)
-        async throws -> (head: Head, lease: PoolLease) {
+    nonisolated(nonsending) func open<Head>(
+        _ ticket: PoolTicket,
+        deadline: Tick,
+        failure: (any Error) -> CourierError,
+        _ operation: nonisolated(nonsending) (RequestID, Canceller) async throws -> Head
+    )
+        async throws -> (head: Head, lease: PoolLease)
+    {
         let canceller = Canceller()
         let (id, watcher, started) = state.withLock { state in
             let (id, watcher) = state.register(ticket, canceller: canceller, deadline: deadline)
@@ -40,7 +45,8 @@ extension RequestPool {
         guard let info = end(id) else { return }  // it left, and was told
         switch outcome {
         case .success(let status): broadcaster.yield(.finished(info, status))
-        case .failure(let failure): broadcaster.yield(failure.code == .cancelled ? .cancelled(info) : .failed(info, failure))
+        case .failure(let failure):
+            broadcaster.yield(failure.code == .cancelled ? .cancelled(info) : .failed(info, failure))
         }
     }
 }

@@ -99,7 +99,8 @@ public actor RequestPool {
     public func drain() async -> Int {
         let events = broadcaster.subscribe()  // before reading the state, so no running request ends unseen
         let (waiting, running) = state.withLock { state in
-            var waiting: [RequestID] = [], running: Set<RequestID> = []
+            var waiting: [RequestID] = []
+            var running: Set<RequestID> = []
             for entry in state.entries.values where !entry.callerLeft {
                 if entry.info.state == .waiting { waiting.append(entry.info.id) } else { running.insert(entry.info.id) }
             }
@@ -110,7 +111,8 @@ public actor RequestPool {
         var iterator = events.makeAsyncIterator()
         while !unfinished.isEmpty, let event = await iterator.next() {
             switch event {
-            case .finished(let request, _), .failed(let request, _), .cancelled(let request): unfinished.remove(request.id)
+            case .finished(let request, _), .failed(let request, _), .cancelled(let request):
+                unfinished.remove(request.id)
             case .started, .suspended, .resumed: break
             }
         }
@@ -118,7 +120,9 @@ public actor RequestPool {
     }
 
     private func cancel(where matches: (PooledRequest) -> Bool) -> Int {
-        let ids = state.withLock { state in state.entries.values.filter { !$0.callerLeft && matches($0.info) }.map(\.info.id) }
+        let ids = state.withLock { state in
+            state.entries.values.filter { !$0.callerLeft && matches($0.info) }.map(\.info.id)
+        }
         for id in ids { leave(id) }
         return ids.count
     }
@@ -194,10 +198,15 @@ public actor RequestPool {
     ///
     /// `failure` makes what the request throws a ``CourierError`` (a cancellation at `deadline`, even in the wait for
     /// the slot, is the request's timeout).
-    nonisolated(nonsending) func track(_ ticket: PoolTicket, deadline: Tick, sharing key: CoalescingKey? = nil,
-                                       failure: (any Error) -> CourierError,
-                                       _ operation: nonisolated(nonsending) (RequestID, Canceller, FirstCall) async throws -> CallResult)
-        async throws -> CallResult {
+    nonisolated(nonsending) func track(
+        _ ticket: PoolTicket,
+        deadline: Tick,
+        sharing key: CoalescingKey? = nil,
+        failure: (any Error) -> CourierError,
+        _ operation: nonisolated(nonsending) (RequestID, Canceller, FirstCall) async throws -> CallResult
+    )
+        async throws -> CallResult
+    {
         let canceller = Canceller()
         let url = ticket.request.url
         let priority = ticket.priority
@@ -205,13 +214,18 @@ public actor RequestPool {
         let (id, watcher, first, admission) = state.withLock { state in
             let (id, watcher) = state.register(ticket, canceller: canceller, deadline: deadline)
             let first = state.firstCall(id, sharing: key)
-            return (id, watcher, first, first.takesSlot ? state.admit(id, url: url, host: host, priority: priority, now: .now) : nil)
+            return (
+                id, watcher, first,
+                first.takesSlot ? state.admit(id, url: url, host: host, priority: priority, now: .now) : nil
+            )
         }
         if let watcher { Self.watchDeadlines(state, watcher) }
         let response: CallResult  // no Result in between: matching one copied the whole answer
         do {
             response = try await withTaskCancellationHandler {
-                if let admission { try await takeSlot(id, admission, url: url, host: host, priority: priority, canceller: canceller) }
+                if let admission {
+                    try await takeSlot(id, admission, url: url, host: host, priority: priority, canceller: canceller)
+                }
                 return try await operation(id, canceller, first)
             } onCancel: {
                 leave(id)
@@ -250,8 +264,10 @@ public actor RequestPool {
     /// Starts `watcher`, which cancels the requests past their deadline for as long as requests with deadlines
     /// remain (or until a watcher that wakes sooner replaces it). It holds the pool's state, not the pool.
     static func watchDeadlines(_ state: Locked<PoolState>, _ watcher: DeadlineSchedule.Watcher) {
-        watcher.run(expire: { generation, now in state.withLock { $0.expireDeadlines(generation: generation, now: now) } },
-                    fire: { $0.cancel() })
+        watcher.run(
+            expire: { generation, now in state.withLock { $0.expireDeadlines(generation: generation, now: now) } },
+            fire: { $0.cancel() }
+        )
     }
 
     /// The caller of `id` goes (cancelled by its task or through the pool): what the request waits on is
@@ -268,8 +284,13 @@ public actor RequestPool {
     /// the concurrency limits is free. Releases the slot afterwards. When neither is in the way, as usual, it
     /// takes the lock once on the way in. Runs on its caller's executor, like the steps of ``RequestExecutor``;
     /// its waits install themselves in `canceller`.
-    nonisolated(nonsending) func withSlot<T>(_ id: RequestID, url: URL, priority: RequestPriority, canceller: Canceller,
-                                             _ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
+    nonisolated(nonsending) func withSlot<T>(
+        _ id: RequestID,
+        url: URL,
+        priority: RequestPriority,
+        canceller: Canceller,
+        _ body: nonisolated(nonsending) () async throws -> T
+    ) async throws -> T {
         let host = URLFacts(url).hostKey
         let admission = state.withLock { $0.admit(id, url: url, host: host, priority: priority, now: .now) }
         try await takeSlot(id, admission, url: url, host: host, priority: priority, canceller: canceller)
@@ -279,13 +300,22 @@ public actor RequestPool {
 
     /// Waits out `admission`, what asking for a slot for `id` gave, until `id` holds its slot: throws when its rate
     /// limit refuses it, waits when the limit asks it to, queues, and reports the start.
-    private nonisolated(nonsending) func takeSlot(_ id: RequestID, _ admission: PoolState.Admission, url: URL, host: String,
-                                                  priority: RequestPriority, canceller: Canceller) async throws {
+    private nonisolated(nonsending) func takeSlot(
+        _ id: RequestID,
+        _ admission: PoolState.Admission,
+        url: URL,
+        host: String,
+        priority: RequestPriority,
+        canceller: Canceller
+    ) async throws {
         var queueing: PoolState.Queueing
         switch admission {
         case .refused(let retryAfter):
-            var error = CourierError(code: .tooFrequent, message: "requests to \(Redactor.standard.redact(url: url)) are sent too often; "
-                                         + "the next one is allowed in \(retryAfter.formattedSeconds)")
+            var error = CourierError(
+                code: .tooFrequent,
+                message: "requests to \(Redactor.standard.redact(url: url)) are sent too often; "
+                    + "the next one is allowed in \(retryAfter.formattedSeconds)"
+            )
             error.retryAfterValue = String(Int(retryAfter.seconds.rounded(.up)))
             throw error
         case .rateLimited(let wait):
@@ -311,7 +341,8 @@ public actor RequestPool {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let resumeNow = state.withLock { state -> Result<Void, any Error>? in
                 if state.scheduler.isRunning(id) { return .success(()) }  // started before we got here
-                if state.slotWaiters.removeValue(forKey: id) != nil { return .failure(CourierError.cancelled()) }  // cancelled first
+                // cancelled first
+                if state.slotWaiters.removeValue(forKey: id) != nil { return .failure(CourierError.cancelled()) }
                 state.slotWaiters[id] = .waiting(continuation)
                 return nil
             }

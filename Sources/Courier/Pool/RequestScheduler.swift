@@ -49,7 +49,12 @@ struct RequestScheduler: Sendable {
     func isRunning(_ id: RequestID) -> Bool { running[id] != nil }
 
     /// A request asks to use the network; a `held` one waits whatever the room, until ``release(_:)``.
-    mutating func enqueue(_ id: RequestID, host: String, priority: RequestPriority, held isHeld: Bool = false) -> EnqueueAction {
+    mutating func enqueue(
+        _ id: RequestID,
+        host: String,
+        priority: RequestPriority,
+        held isHeld: Bool = false
+    ) -> EnqueueAction {
         assert(running[id] == nil && !waiting.contains(id), "\(id) asked the scheduler twice")
         if !isHeld, canStart(host: host) {
             markRunning(id, host: host)

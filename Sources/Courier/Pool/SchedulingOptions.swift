@@ -23,9 +23,15 @@ public struct SchedulingOptions: Sendable, Hashable {
     public var coalescingHeaders: [HTTPField.Name]
 
     /// Creates options; the defaults set no limits and coalesce.
-    public init(maxConcurrentRequests: Int? = nil, maxRequestsPerHost: Int? = nil, rateLimits: [RateLimitRule] = [],
-                coalescesRequests: Bool = true,
-                coalescingHeaders: [HTTPField.Name] = [.authorization, .cookie, .accept, .acceptEncoding, .acceptLanguage, .range]) {
+    public init(
+        maxConcurrentRequests: Int? = nil,
+        maxRequestsPerHost: Int? = nil,
+        rateLimits: [RateLimitRule] = [],
+        coalescesRequests: Bool = true,
+        coalescingHeaders: [HTTPField.Name] = [
+            .authorization, .cookie, .accept, .acceptEncoding, .acceptLanguage, .range,
+        ]
+    ) {
         self.maxConcurrentRequests = maxConcurrentRequests
         self.maxRequestsPerHost = maxRequestsPerHost
         self.rateLimits = rateLimits
@@ -34,8 +40,10 @@ public struct SchedulingOptions: Sendable, Hashable {
     }
 
     var limits: RequestScheduler.Limits {
-        RequestScheduler.Limits(maxConcurrent: maxConcurrentRequests.map { max(1, $0) },
-                                maxPerHost: maxRequestsPerHost.map { max(1, $0) })
+        RequestScheduler.Limits(
+            maxConcurrent: maxConcurrentRequests.map { max(1, $0) },
+            maxPerHost: maxRequestsPerHost.map { max(1, $0) }
+        )
     }
 }
 
@@ -50,9 +58,11 @@ public struct UserMessages: Sendable, Hashable {
     public var offline: String
 
     /// Creates the messages; the defaults are plain English.
-    public init(connectionError: String = "Could not reach the server. Please try again.",
-                tooFrequent: String = "You are doing that too often. Please wait a moment.",
-                offline: String = "You appear to be offline.") {
+    public init(
+        connectionError: String = "Could not reach the server. Please try again.",
+        tooFrequent: String = "You are doing that too often. Please wait a moment.",
+        offline: String = "You appear to be offline."
+    ) {
         self.connectionError = connectionError
         self.tooFrequent = tooFrequent
         self.offline = offline

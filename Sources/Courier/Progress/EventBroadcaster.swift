@@ -31,7 +31,8 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
     /// A new stream that first yields `initial` (the current state, as its owner sees it), then the elements
     /// from now on. The owner calls it where it also yields, so nothing slips in between.
     package func subscribe(startingWith initial: [Element]) -> AsyncStream<Element> {
-        let policy: AsyncStream<Element>.Continuation.BufferingPolicy = bufferLimit.map { .bufferingNewest($0) } ?? .unbounded
+        let policy: AsyncStream<Element>.Continuation.BufferingPolicy =
+            bufferLimit.map { .bufferingNewest($0) } ?? .unbounded
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: policy)
         let id = state.withLock { state -> UInt64? in
             if let latest = state.latest, replaysLatest { continuation.yield(latest) }

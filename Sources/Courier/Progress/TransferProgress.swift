@@ -57,7 +57,9 @@ struct RateMeter: Sendable {
     /// Records `bytes` (a running total) at `time` and returns the rate in bytes per second.
     mutating func record(_ bytes: Int64, at time: ContinuousClock.Instant = .now) -> Double {
         samples.append((time, bytes))
-        while let first = samples.first, first.time.duration(to: time) > window, samples.count > 2 { samples.removeFirst() }
+        while let first = samples.first, first.time.duration(to: time) > window, samples.count > 2 {
+            samples.removeFirst()
+        }
         guard let first = samples.first, first.time < time else { return 0 }
         return max(0, Double(bytes - first.bytes) / first.time.duration(to: time).seconds)
     }

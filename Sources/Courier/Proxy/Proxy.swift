@@ -66,7 +66,10 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let withScheme = trimmed.contains("://") ? trimmed : "http://" + trimmed
         func invalid(_ reason: String) -> CourierError {
-            CourierError(code: .invalidParameter, message: "proxy \"\(CourierError.printable(Self.withoutCredentials(withScheme)))\": \(reason)")
+            CourierError(
+                code: .invalidParameter,
+                message: "proxy \"\(CourierError.printable(Self.withoutCredentials(withScheme)))\": \(reason)"
+            )
         }
         guard let components = URLComponents(string: withScheme), let host = components.host, !host.isEmpty else {
             throw invalid("not a proxy URL with a host")
@@ -82,12 +85,19 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
         if let user = components.user {
             credentials = Credentials(username: user, password: components.password ?? "")
         }
-        self.init(kind: kind, host: host, port: components.port ?? (kind == .http ? 3128 : 1080), credentials: credentials)
+        self.init(
+            kind: kind,
+            host: host,
+            port: components.port ?? (kind == .http ? 3128 : 1080),
+            credentials: credentials
+        )
     }
 
     /// `text` with anything between `://` and `@` (the credentials) replaced by `***`, for error messages.
     private static func withoutCredentials(_ text: String) -> String {
-        guard let start = text.range(of: "://"), let at = text[start.upperBound...].firstIndex(of: "@") else { return text }
+        guard let start = text.range(of: "://"), let at = text[start.upperBound...].firstIndex(of: "@") else {
+            return text
+        }
         return text[..<start.upperBound] + "***" + text[at...]
     }
 

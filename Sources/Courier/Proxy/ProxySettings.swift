@@ -37,17 +37,21 @@ public struct ProxySettings: Sendable, Hashable {
     /// The settings the environment asks for: `http_proxy`, `https_proxy` (else `all_proxy`) and `no_proxy`, in
     /// lowercase or uppercase (lowercase wins; uppercase `HTTP_PROXY` is ignored, as curl does, because CGI
     /// sets it from a request header). Loopback hosts go direct. A malformed value is an error, not ignored.
-    public static func environment(_ variables: [String: String] = ProcessInfo.processInfo.environment) throws -> ProxySettings {
+    public static func environment(
+        _ variables: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> ProxySettings {
         func value(_ name: String, upper: Bool = true) -> String? {
             let found = variables[name] ?? (upper ? variables[name.uppercased()] : nil)
             return found.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
         }
         let all = try value("all_proxy").map(Proxy.init(url:))
-        return ProxySettings(http: try value("http_proxy", upper: false).map(Proxy.init(url:)) ?? all,
-                             https: try value("https_proxy").map(Proxy.init(url:)) ?? all,
-                             bypass: (value("no_proxy") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                                .filter { !$0.isEmpty },
-                             bypassesLoopback: true)
+        return ProxySettings(
+            http: try value("http_proxy", upper: false).map(Proxy.init(url:)) ?? all,
+            https: try value("https_proxy").map(Proxy.init(url:)) ?? all,
+            bypass: (value("no_proxy") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty },
+            bypassesLoopback: true
+        )
     }
 
     /// The proxy a request to `url` goes through, or `nil` to go direct.
@@ -58,7 +62,9 @@ public struct ProxySettings: Sendable, Hashable {
         if bypassesLoopback && (host.isLoopbackHost || host.hasSuffix(".localhost")) { return nil }
         for entry in bypass.map({ $0.lowercased() }) {
             if entry == "*" { return nil }
-            let domain = (entry.hasPrefix(".") ? String(entry.dropFirst()) : entry).split(separator: ":").first.map(String.init) ?? entry
+            let domain =
+                (entry.hasPrefix(".") ? String(entry.dropFirst()) : entry).split(separator: ":").first.map(String.init)
+                ?? entry
             if host == domain || host.hasSuffix("." + domain) { return nil }
         }
         return proxy

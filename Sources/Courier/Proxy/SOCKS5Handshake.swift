@@ -17,8 +17,13 @@ final class SOCKS5Handshake: ChannelInboundHandler, RemovableChannelHandler {
     private var step = Step.greeting
     private var received = ByteBuffer()
 
-    init(host: String, port: Int, credentials: Proxy.Credentials?, established: @escaping (any Channel) -> Void,
-         failed: @escaping (CourierError) -> Void) {
+    init(
+        host: String,
+        port: Int,
+        credentials: Proxy.Credentials?,
+        established: @escaping (any Channel) -> Void,
+        failed: @escaping (CourierError) -> Void
+    ) {
         self.host = host
         self.port = port
         self.credentials = credentials
@@ -63,7 +68,9 @@ final class SOCKS5Handshake: ChannelInboundHandler, RemovableChannelHandler {
             case .connecting:
                 guard let length = Self.replyLength(received) else { return }
                 let reply = received.readBytes(length: length) ?? []
-                guard reply[1] == 0 else { throw Self.refusal("could not connect to \(host):\(port) (\(Self.reason(reply[1])))") }
+                guard reply[1] == 0 else {
+                    throw Self.refusal("could not connect to \(host):\(port) (\(Self.reason(reply[1])))")
+                }
                 step = .done
                 let channel = context.channel
                 context.pipeline.syncOperations.removeHandler(context: context, promise: nil)

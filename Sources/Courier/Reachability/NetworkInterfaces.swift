@@ -28,10 +28,14 @@ enum NetworkInterfaces {
         #if !os(Linux)
         return true  // no state file to ask there: every interface with an address counts as up
         #else
-        guard !name.contains("/"), let state = try? String(contentsOfFile: "/sys/class/net/\(name)/operstate", encoding: .utf8) else {
+        guard !name.contains("/"),
+            let state = try? String(contentsOfFile: "/sys/class/net/\(name)/operstate", encoding: .utf8)
+        else {
             return true
         }
-        return !["down", "lowerlayerdown", "notpresent", "dormant"].contains(state.trimmingCharacters(in: .whitespacesAndNewlines))
+        return !["down", "lowerlayerdown", "notpresent", "dormant"].contains(
+            state.trimmingCharacters(in: .whitespacesAndNewlines)
+        )
         #endif
     }
 

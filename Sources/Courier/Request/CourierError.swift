@@ -176,7 +176,10 @@ extension CourierError {
     /// Without a `reason`, says what is wrong with the port when that is the problem.
     public static func invalidURL(_ string: String, reason: String? = nil) -> CourierError {
         let reason = reason ?? URL(string: string)?.portProblem ?? "not a valid http(s) URL"
-        return CourierError(code: .invalidURL, message: "\(reason): \"\(Self.printable(Redactor.standard.redact(urlText: string)))\"")
+        return CourierError(
+            code: .invalidURL,
+            message: "\(reason): \"\(Self.printable(Redactor.standard.redact(urlText: string)))\""
+        )
     }
 
     /// A header that may not be sent; the name is quoted, the value never is (it may be a secret).
@@ -185,7 +188,8 @@ extension CourierError {
     }
 
     /// A timeout of the given kind.
-    public static func timeout(_ kind: TimeoutKind, after duration: Duration? = nil, url: String? = nil) -> CourierError {
+    public static func timeout(_ kind: TimeoutKind, after duration: Duration? = nil, url: String? = nil) -> CourierError
+    {
         var text = "\(kind.rawValue) timeout"
         if let duration { text += " of \(duration.formattedSeconds)" }
         text += " elapsed"
@@ -201,7 +205,11 @@ extension CourierError {
     }
 
     /// A rejected status code with a preview of the body.
-    public static func httpStatus(_ status: HTTPResponse.Status, bodyPreview: String?, url: String? = nil) -> CourierError {
+    public static func httpStatus(
+        _ status: HTTPResponse.Status,
+        bodyPreview: String?,
+        url: String? = nil
+    ) -> CourierError {
         var text = "HTTP \(status.code)"
         if !status.reasonPhrase.isEmpty { text += " \(status.reasonPhrase)" }
         if let url { text += " from \(url)" }
@@ -230,7 +238,8 @@ extension CourierError {
 
     /// The error of a failing batch member or chain step, wrapping `error` and naming the step.
     static func failedStep(_ code: Code, index: Int, name: String?, error: CourierError) -> CourierError {
-        let label = name.map { "step \(index) (\(printable($0)))" } ?? "\(code == .batchFailed ? "request" : "step") \(index)"
+        let label =
+            name.map { "step \(index) (\(printable($0)))" } ?? "\(code == .batchFailed ? "request" : "step") \(index)"
         var wrapped = CourierError(code: code, message: "\(label) failed: \(error.description)", underlying: error)
         wrapped.step = index
         wrapped.stepName = name

@@ -17,9 +17,10 @@ package struct FileChunks: AsyncSequence, Sendable {
     static func readableSize(of url: URL) -> Int64? {
         let path = url.path(percentEncoded: false)
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-              (attributes[.type] as? FileAttributeType) == .typeRegular,
-              let size = (attributes[.size] as? NSNumber)?.int64Value,
-              FileManager.default.isReadableFile(atPath: path) else { return nil }
+            (attributes[.type] as? FileAttributeType) == .typeRegular,
+            let size = (attributes[.size] as? NSNumber)?.int64Value,
+            FileManager.default.isReadableFile(atPath: path)
+        else { return nil }
         return size
     }
 
@@ -74,8 +75,11 @@ package struct FileChunks: AsyncSequence, Sendable {
 
         private func failure(_ code: Int32) -> CourierError {
             close()
-            return CourierError(code: .fileAccess,
-                                message: "cannot read body file \"\(CourierError.printable(url.path(percentEncoded: false)))\": \(String(cString: strerror(code)))")
+            return CourierError(
+                code: .fileAccess,
+                message:
+                    "cannot read body file \"\(CourierError.printable(url.path(percentEncoded: false)))\": \(String(cString: strerror(code)))"
+            )
         }
     }
 }

@@ -14,14 +14,22 @@ public enum HeaderValidation {
 
     /// Throws when `value` could split a header or the request.
     public static func check(value: String, name: String) throws {
-        if let what = controlCharacter(in: value) { throw CourierError.invalidHeader(name: name, reason: "has a value containing \(what)") }
+        if let what = controlCharacter(in: value) {
+            throw CourierError.invalidHeader(name: name, reason: "has a value containing \(what)")
+        }
     }
 
     /// The first character a header value may not hold (a C0 control other than tab, or DEL), named for an error
     /// message ("CR", "LF", "NUL", "a control character"); `nil` when there is none.
     static func controlCharacter(in text: String) -> String? {
-        guard let scalar = text.unicodeScalars.first(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) else { return nil }
-        return switch scalar { case "\r": "CR"; case "\n": "LF"; case "\0": "NUL"; default: "a control character" }
+        guard let scalar = text.unicodeScalars.first(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F })
+        else { return nil }
+        return switch scalar {
+        case "\r": "CR"
+        case "\n": "LF"
+        case "\0": "NUL"
+        default: "a control character"
+        }
     }
 
     /// Checks every field; HTTPTypes already refuses bad names, values are checked here.

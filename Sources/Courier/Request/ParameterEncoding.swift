@@ -11,8 +11,10 @@ public enum ParameterEncoding: String, Sendable, Hashable {
 /// Percent-encodes parameters the way servers built on Rails, PHP and Express read them.
 package enum FormEncoding {
     /// Characters left unescaped in a query or form component (RFC 3986 unreserved).
-    private static let unreserved = CharacterSet(charactersIn:
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    private static let unreserved = CharacterSet(
+        charactersIn:
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+    )
 
     /// `a=1&b=x%20y`, keys sorted so the output is stable.
     static func encode(_ parameters: Parameters) -> String {

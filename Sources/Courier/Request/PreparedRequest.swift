@@ -75,15 +75,30 @@ public struct PreparedRequest: Sendable {
     }
 
     /// Creates a prepared request; sessions build these from a ``Request``.
-    public init(method: HTTPRequest.Method, url: URL, headers: HTTPFields = [:], body: PreparedBody = .empty,
-                tag: String? = nil, userInfo: [String: any Sendable] = [:]) {
+    public init(
+        method: HTTPRequest.Method,
+        url: URL,
+        headers: HTTPFields = [:],
+        body: PreparedBody = .empty,
+        tag: String? = nil,
+        userInfo: [String: any Sendable] = [:]
+    ) {
         self.init(method: method, url: url, facts: nil, headers: headers, body: body, tag: tag, userInfo: userInfo)
     }
 
     /// A prepared request whose URL's `facts` are known already.
-    init(method: HTTPRequest.Method, url: URL, facts: URLFacts?, headers: HTTPFields, body: PreparedBody, tag: String?,
-         userInfo: [String: any Sendable]) {
-        stored = Stored(Fields(method: method, url: url, headers: headers, body: body, tag: tag, userInfo: userInfo, facts: facts))
+    init(
+        method: HTTPRequest.Method,
+        url: URL,
+        facts: URLFacts?,
+        headers: HTTPFields,
+        body: PreparedBody,
+        tag: String?,
+        userInfo: [String: any Sendable]
+    ) {
+        stored = Stored(
+            Fields(method: method, url: url, headers: headers, body: body, tag: tag, userInfo: userInfo, facts: facts)
+        )
     }
 
     /// Whether the method is idempotent (RFC 9110 §9.2.2), so a retry cannot do harm.
@@ -110,7 +125,9 @@ extension PreparedRequest: CustomStringConvertible {
         switch body {
         case .empty: break
         case .bytes(let data):
-            let text = String(data: data, encoding: .utf8).map { redactor.redact(body: $0) } ?? "<\(data.count) bytes of binary data>"
+            let text =
+                String(data: data, encoding: .utf8).map { redactor.redact(body: $0) }
+                ?? "<\(data.count) bytes of binary data>"
             // --data-raw, not --data-binary: a body that starts with `@` is those bytes, not a file curl should read.
             parts.append("--data-raw " + Self.quote(text))
         case .file(let url, _): parts.append("--data-binary " + Self.quote("@" + url.path(percentEncoded: false)))

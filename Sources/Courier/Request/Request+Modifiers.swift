@@ -19,10 +19,16 @@ extension Request {
     /// `user` holds a colon (the scheme cannot carry one) or either holds a control character.
     public func basicAuth(user: String, password: String) throws -> Self {
         guard !user.contains(":") else {
-            throw CourierError.invalidHeader(name: "Authorization", reason: "cannot carry a Basic user name that holds ':'")
+            throw CourierError.invalidHeader(
+                name: "Authorization",
+                reason: "cannot carry a Basic user name that holds ':'"
+            )
         }
         if HeaderValidation.controlCharacter(in: user + password) != nil {
-            throw CourierError.invalidHeader(name: "Authorization", reason: "cannot carry a Basic user name or password with a control character")
+            throw CourierError.invalidHeader(
+                name: "Authorization",
+                reason: "cannot carry a Basic user name or password with a control character"
+            )
         }
         let credentials = Data("\(user):\(password)".utf8).base64EncodedString()
         return with { request in

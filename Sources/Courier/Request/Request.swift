@@ -240,7 +240,16 @@ public struct Request<Response: Sendable>: Sendable {
         body: RequestBody = .empty,
         decode: @escaping @Sendable (ResponseBody) throws -> Response
     ) {
-        stored = StoredSettings(RequestSettings(method: method, path: path, query: query, parameters: parameters, headers: headers, body: body))
+        stored = StoredSettings(
+            RequestSettings(
+                method: method,
+                path: path,
+                query: query,
+                parameters: parameters,
+                headers: headers,
+                body: body
+            )
+        )
         self.decode = decode
     }
 
@@ -251,7 +260,10 @@ public struct Request<Response: Sendable>: Sendable {
     }
 
     /// The same request decoding its body as `T` instead (raw bytes for `Data`, text for `String`, JSON otherwise).
-    public func decoding<T: Decodable & Sendable>(_ type: T.Type = T.self, using decoder: JSONDecoder = JSONDecoder()) -> Request<T> {
+    public func decoding<T: Decodable & Sendable>(
+        _ type: T.Type = T.self,
+        using decoder: JSONDecoder = JSONDecoder()
+    ) -> Request<T> {
         decoding(with: ResponseBody.decoder(for: T.self, using: decoder))
     }
 
@@ -284,8 +296,15 @@ extension Request where Response: Decodable {
         body: RequestBody = .empty,
         decoder: JSONDecoder = JSONDecoder()
     ) {
-        self.init(method: method, path: path, query: query, parameters: parameters, headers: headers, body: body,
-                  decode: ResponseBody.decoder(for: Response.self, using: decoder))
+        self.init(
+            method: method,
+            path: path,
+            query: query,
+            parameters: parameters,
+            headers: headers,
+            body: body,
+            decode: ResponseBody.decoder(for: Response.self, using: decoder)
+        )
     }
 
     /// A GET request.
@@ -309,17 +328,32 @@ extension Request where Response: Decodable {
     }
 
     /// A POST request with a body (``RequestBody/json(_:encoder:)``, ``RequestBody/form(_:)``, …).
-    public static func post(_ path: String, body: RequestBody = .empty, parameters: Parameters = [:], headers: HTTPFields = [:]) -> Self {
+    public static func post(
+        _ path: String,
+        body: RequestBody = .empty,
+        parameters: Parameters = [:],
+        headers: HTTPFields = [:]
+    ) -> Self {
         Self(method: .post, path: path, parameters: parameters, headers: headers, body: body)
     }
 
     /// A PUT request with a body.
-    public static func put(_ path: String, body: RequestBody = .empty, parameters: Parameters = [:], headers: HTTPFields = [:]) -> Self {
+    public static func put(
+        _ path: String,
+        body: RequestBody = .empty,
+        parameters: Parameters = [:],
+        headers: HTTPFields = [:]
+    ) -> Self {
         Self(method: .put, path: path, parameters: parameters, headers: headers, body: body)
     }
 
     /// A PATCH request with a body.
-    public static func patch(_ path: String, body: RequestBody = .empty, parameters: Parameters = [:], headers: HTTPFields = [:]) -> Self {
+    public static func patch(
+        _ path: String,
+        body: RequestBody = .empty,
+        parameters: Parameters = [:],
+        headers: HTTPFields = [:]
+    ) -> Self {
         Self(method: .patch, path: path, parameters: parameters, headers: headers, body: body)
     }
 }

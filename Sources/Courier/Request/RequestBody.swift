@@ -50,8 +50,10 @@ public struct RequestBody: Sendable {
 
     /// Parameters as `application/x-www-form-urlencoded`.
     public static func form(_ parameters: Parameters) -> RequestBody {
-        RequestBody(storage: .bytes(Data(FormEncoding.encode(parameters).utf8)),
-                    contentType: "application/x-www-form-urlencoded")
+        RequestBody(
+            storage: .bytes(Data(FormEncoding.encode(parameters).utf8)),
+            contentType: "application/x-www-form-urlencoded"
+        )
     }
 
     /// A file streamed from disk in chunks; its length is sent as `Content-Length`.
@@ -61,7 +63,9 @@ public struct RequestBody: Sendable {
 
     /// An async sequence of chunks. Such a body cannot be replayed, so it is never retried or redirected with 307/308.
     public static func stream<Chunks: AsyncSequence & Sendable>(
-        _ chunks: Chunks, length: Int64? = nil, contentType: String? = "application/octet-stream"
+        _ chunks: Chunks,
+        length: Int64? = nil,
+        contentType: String? = "application/octet-stream"
     ) -> RequestBody where Chunks.Element == ByteBuffer {
         RequestBody(storage: .stream(ByteStream(chunks), length: length), contentType: contentType)
     }
@@ -83,7 +87,10 @@ public struct RequestBody: Sendable {
             }
         case .file(let url):
             guard let size = FileChunks.readableSize(of: url) else {
-                throw CourierError(code: .fileAccess, message: "cannot read body file \"\(CourierError.printable(url.path(percentEncoded: false)))\"")
+                throw CourierError(
+                    code: .fileAccess,
+                    message: "cannot read body file \"\(CourierError.printable(url.path(percentEncoded: false)))\""
+                )
             }
             return .file(url, length: size)
         case .stream(let stream, let length): return .stream(stream, length: length)

@@ -23,10 +23,26 @@ public struct Response<Value: Sendable>: Sendable {
     public var timing: Timing { record.timing }
 
     /// Creates a response; sessions and stub transports build these.
-    public init(value: Value, request: PreparedRequest, status: HTTPResponse.Status, headers: HTTPFields, body: Data,
-                cacheInfo: CacheInfo = .network, timing: Timing) {
-        self.init(value: value, record: ResponseRecord(request: request, status: status, fields: ResponseFields(headers), body: body,
-                                                       cacheInfo: cacheInfo, timing: timing))
+    public init(
+        value: Value,
+        request: PreparedRequest,
+        status: HTTPResponse.Status,
+        headers: HTTPFields,
+        body: Data,
+        cacheInfo: CacheInfo = .network,
+        timing: Timing
+    ) {
+        self.init(
+            value: value,
+            record: ResponseRecord(
+                request: request,
+                status: status,
+                fields: ResponseFields(headers),
+                body: body,
+                cacheInfo: cacheInfo,
+                timing: timing
+            )
+        )
     }
 
     init(value: Value, record: ResponseRecord) {
@@ -68,7 +84,14 @@ final class ResponseRecord: Sendable {
     let cacheInfo: CacheInfo
     let timing: Timing
 
-    init(request: PreparedRequest, status: HTTPResponse.Status, fields: ResponseFields, body: Data, cacheInfo: CacheInfo, timing: Timing) {
+    init(
+        request: PreparedRequest,
+        status: HTTPResponse.Status,
+        fields: ResponseFields,
+        body: Data,
+        cacheInfo: CacheInfo,
+        timing: Timing
+    ) {
         self.request = request
         self.status = status
         self.fields = fields
@@ -107,8 +130,18 @@ public struct Timing: Sendable, Hashable {
     }
 
     /// Creates a timing value.
-    public init(startDate: Date, start: ContinuousClock.Instant, firstByte: ContinuousClock.Instant?, end: ContinuousClock.Instant) {
-        self.init(startDate: startDate, startTick: Tick(start), firstByteTick: firstByte.map(Tick.init), endTick: Tick(end))
+    public init(
+        startDate: Date,
+        start: ContinuousClock.Instant,
+        firstByte: ContinuousClock.Instant?,
+        end: ContinuousClock.Instant
+    ) {
+        self.init(
+            startDate: startDate,
+            startTick: Tick(start),
+            firstByteTick: firstByte.map(Tick.init),
+            endTick: Tick(end)
+        )
     }
 
     /// A timing whose start date is read back from `startTick`: the request path keeps no `Date` of its own, whose

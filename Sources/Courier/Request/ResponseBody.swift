@@ -31,7 +31,10 @@ public struct ResponseBody: Sendable {
 
     /// The default decoding for a `Decodable` type: raw bytes for `Data`, text for `String`, nothing for ``Empty``,
     /// JSON for the rest.
-    static func decoder<T: Decodable & Sendable>(for type: T.Type, using decoder: JSONDecoder) -> @Sendable (ResponseBody) throws -> T {
+    static func decoder<T: Decodable & Sendable>(
+        for type: T.Type,
+        using decoder: JSONDecoder
+    ) -> @Sendable (ResponseBody) throws -> T {
         if T.self == Data.self { return { body in body.data as! T } }  // the check above makes the cast certain
         if T.self == String.self {
             return { body in
@@ -94,7 +97,11 @@ enum KeyPathText {
     static func render(_ path: [any CodingKey]) -> String {
         var text = ""
         for key in path {
-            if let index = key.intValue { text += "[\(index)]" } else { text += text.isEmpty ? key.stringValue : ".\(key.stringValue)" }
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
         }
         return text
     }

@@ -61,7 +61,11 @@ final class ConnectionRelay: Sendable {
             return ConnectionRelay(socketPath: socketPath, directory: directory, server: server, reporter: reporter)
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
-            throw CourierError(code: .transport, message: "cannot start the connection relay for \(target.host)", underlying: error)
+            throw CourierError(
+                code: .transport,
+                message: "cannot start the connection relay for \(target.host)",
+                underlying: error
+            )
         }
     }
 
@@ -74,12 +78,20 @@ final class ConnectionRelay: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    private static func relay(_ inbound: any Channel, to target: Target, context: NIOSSLContext?, reporter: FailureReporter) {
+    private static func relay(
+        _ inbound: any Channel,
+        to target: Target,
+        context: NIOSSLContext?,
+        reporter: FailureReporter
+    ) {
         let pins = target.tls?.pinning.publicKeyHashes ?? []
         // Once a byte stream to the target exists: TLS and the pin check for https, else join the two at once.
         let secure: @Sendable (any Channel) throws -> Void = { outbound in
             guard let context else { return try PinCheck.join(inbound, outbound) }
-            let tls = try NIOSSLClientHandler(context: context, serverHostname: target.host.isIPAddress ? nil : target.host)
+            let tls = try NIOSSLClientHandler(
+                context: context,
+                serverHostname: target.host.isIPAddress ? nil : target.host
+            )
             try outbound.pipeline.syncOperations.addHandler(tls)
             try outbound.pipeline.syncOperations.addHandler(PinCheck(inbound: inbound, pins: pins, reporter: reporter))
         }
@@ -90,7 +102,9 @@ final class ConnectionRelay: Sendable {
                 outbound.eventLoop.makeCompletedFuture {
                     guard let socks = target.socks else { return try secure(outbound) }
                     let handshake = SOCKS5Handshake(
-                        host: target.host, port: target.port, credentials: socks.credentials,
+                        host: target.host,
+                        port: target.port,
+                        credentials: socks.credentials,
                         established: { tunnel in
                             do { try secure(tunnel) } catch {
                                 reporter.report(TLSFailure.describe(error, host: target.host))
@@ -101,15 +115,21 @@ final class ConnectionRelay: Sendable {
                         failed: { error in
                             reporter.report(error)
                             inbound.close(promise: nil)
-                        })
+                        }
+                    )
                     try outbound.pipeline.syncOperations.addHandler(handshake)
                 }
             }
             .connect(host: hop.host, port: hop.port)
             .whenFailure { error in
                 let through = target.socks.map { " through the SOCKS5 proxy \($0)" } ?? ""
-                reporter.report(CourierError(code: .connectionFailed, message: "could not connect to \(hop.host):\(hop.port)\(through)",
-                                             underlying: error))
+                reporter.report(
+                    CourierError(
+                        code: .connectionFailed,
+                        message: "could not connect to \(hop.host):\(hop.port)\(through)",
+                        underlying: error
+                    )
+                )
                 inbound.close(promise: nil)
             }
     }
@@ -120,10 +140,17 @@ final class ConnectionRelay: Sendable {
         let base = temporary.utf8.count <= 60 ? temporary : "/tmp"
         let directory = (base as NSString).appendingPathComponent("courier-relay-" + UUID().uuidString.prefix(8))
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: directory,
+                withIntermediateDirectories: false,
+                attributes: [.posixPermissions: 0o700]
+            )
         } catch {
-            throw CourierError(code: .fileAccess, message: "cannot create a private directory for the connection relay", underlying: error)
+            throw CourierError(
+                code: .fileAccess,
+                message: "cannot create a private directory for the connection relay",
+                underlying: error
+            )
         }
         return directory
     }
@@ -177,7 +204,14 @@ private final class PinCheck: ChannelInboundHandler, RemovableChannelHandler {
             } catch let error as CourierError {
                 fail(context, error)
             } catch {
-                fail(context, CourierError(code: .tls, message: "could not relay to \(reporter.host): \(error)", underlying: error))
+                fail(
+                    context,
+                    CourierError(
+                        code: .tls,
+                        message: "could not relay to \(reporter.host): \(error)",
+                        underlying: error
+                    )
+                )
             }
         }
         context.fireUserInboundEventTriggered(event)
@@ -197,11 +231,18 @@ private final class PinCheck: ChannelInboundHandler, RemovableChannelHandler {
         guard !pins.isEmpty else { return }  // a relay for a SOCKS hop only: verification alone decides
         let handler = try context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self)
         guard let leaf = handler.peerCertificate else {
-            throw CourierError(code: .tls, message: "\(reporter.host) presented no certificate to check against its pins")
+            throw CourierError(
+                code: .tls,
+                message: "\(reporter.host) presented no certificate to check against its pins"
+            )
         }
         let presented = try CertificatePinning.publicKeyHash(of: leaf)
         guard pins.contains(presented) else {
-            throw CourierError(code: .tls, message: "certificate pin mismatch for \(reporter.host): its public key sha256/\(presented) is not pinned")
+            throw CourierError(
+                code: .tls,
+                message:
+                    "certificate pin mismatch for \(reporter.host): its public key sha256/\(presented) is not pinned"
+            )
         }
     }
 
@@ -224,4 +265,3 @@ private final class PinCheck: ChannelInboundHandler, RemovableChannelHandler {
         context.close(promise: nil)
     }
 }
-

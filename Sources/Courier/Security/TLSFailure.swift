@@ -15,7 +15,11 @@ enum TLSFailure {
         } else if text.contains("TLSV1_ALERT") || text.contains("SSLV3_ALERT") {
             reason = "the server refused the handshake (\(Self.alert(in: text)))"
         } else if let ssl = error as? NIOSSLError, ssl == .uncleanShutdown {
-            return CourierError(code: .connectionClosed, message: "\(host) closed the TLS connection without a close_notify", underlying: error)
+            return CourierError(
+                code: .connectionClosed,
+                message: "\(host) closed the TLS connection without a close_notify",
+                underlying: error
+            )
         } else {
             reason = text
         }

@@ -12,22 +12,35 @@ extension TLSPolicy {
             configuration.certificateVerification = .noHostnameVerification
         }
         if case .certificates(let pems) = pinning {
-            configuration.trustRoots = .certificates(try pems.flatMap { try Self.certificates(pem: $0, what: "pinned certificate") })
+            configuration.trustRoots = .certificates(
+                try pems.flatMap { try Self.certificates(pem: $0, what: "pinned certificate") }
+            )
         } else {
             switch trustRoots {
             case .system: configuration.trustRoots = .default
-            case .file(let path): configuration.trustRoots = .certificates(try Self.certificates(file: path, what: "CA bundle"))
-            case .pem(let pem): configuration.trustRoots = .certificates(try Self.certificates(pem: pem, what: "trust root"))
+            case .file(let path):
+                configuration.trustRoots = .certificates(try Self.certificates(file: path, what: "CA bundle"))
+            case .pem(let pem):
+                configuration.trustRoots = .certificates(try Self.certificates(pem: pem, what: "trust root"))
             }
         }
         if let identity = clientIdentity {
-            configuration.certificateChain = try Self.certificates(file: identity.certificateFile, what: "client certificate")
-                .map { .certificate($0) }
+            configuration.certificateChain = try Self.certificates(
+                file: identity.certificateFile,
+                what: "client certificate"
+            )
+            .map { .certificate($0) }
             do {
-                configuration.privateKey = .privateKey(try NIOSSLPrivateKey(file: identity.privateKeyFile, format: .pem))
+                configuration.privateKey = .privateKey(
+                    try NIOSSLPrivateKey(file: identity.privateKeyFile, format: .pem)
+                )
             } catch {
-                throw CourierError(code: .tls, message: "cannot read the client private key \"\(identity.privateKeyFile)\" (an unencrypted PEM key is needed)",
-                                   underlying: error)
+                throw CourierError(
+                    code: .tls,
+                    message:
+                        "cannot read the client private key \"\(identity.privateKeyFile)\" (an unencrypted PEM key is needed)",
+                    underlying: error
+                )
             }
         }
         return configuration
@@ -38,7 +51,11 @@ extension TLSPolicy {
         do {
             certificates = try NIOSSLCertificate.fromPEMFile(path)
         } catch {
-            throw CourierError(code: .tls, message: "cannot read the \(what) \"\(path)\" as PEM certificates", underlying: error)
+            throw CourierError(
+                code: .tls,
+                message: "cannot read the \(what) \"\(path)\" as PEM certificates",
+                underlying: error
+            )
         }
         guard !certificates.isEmpty else {
             throw CourierError(code: .tls, message: "the \(what) \"\(path)\" holds no PEM certificate")
@@ -53,7 +70,9 @@ extension TLSPolicy {
         } catch {
             throw CourierError(code: .tls, message: "the \(what) is not PEM", underlying: error)
         }
-        guard !certificates.isEmpty else { throw CourierError(code: .tls, message: "the \(what) holds no PEM certificate") }
+        guard !certificates.isEmpty else {
+            throw CourierError(code: .tls, message: "the \(what) holds no PEM certificate")
+        }
         return certificates
     }
 }

@@ -25,8 +25,13 @@ public struct TLSPolicy: Sendable, Hashable {
     public var pinning: CertificatePinning
 
     /// Creates a policy; the defaults verify against the system's roots with no pinning.
-    public init(trustRoots: TrustRoots = .system, clientIdentity: ClientIdentity? = nil, validatesDomainName: Bool = true,
-                allowsInvalidCertificates: Bool = false, pinning: CertificatePinning = .none) {
+    public init(
+        trustRoots: TrustRoots = .system,
+        clientIdentity: ClientIdentity? = nil,
+        validatesDomainName: Bool = true,
+        allowsInvalidCertificates: Bool = false,
+        pinning: CertificatePinning = .none
+    ) {
         self.trustRoots = trustRoots
         self.clientIdentity = clientIdentity
         self.validatesDomainName = validatesDomainName

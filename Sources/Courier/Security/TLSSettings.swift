@@ -39,7 +39,9 @@ public struct TLSSettings: Sendable, Hashable {
             if key == host { return policy }
             guard key.hasPrefix("*.") else { continue }
             let suffix = key.dropFirst(1)  // ".example.com"
-            if host.hasSuffix(suffix), host.count > suffix.count, suffix.count > closest?.length ?? 0 { closest = (suffix.count, policy) }
+            if host.hasSuffix(suffix), host.count > suffix.count, suffix.count > closest?.length ?? 0 {
+                closest = (suffix.count, policy)
+            }
         }
         return closest?.policy ?? self.default
     }

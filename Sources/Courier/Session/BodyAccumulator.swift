@@ -18,21 +18,37 @@ struct BodyAccumulator {
 
     /// Checks the head: the coding is one Courier decodes, and a declared length within the limit.
     init(headers: HTTPFields, method: HTTPRequest.Method, limits: ResponseLimits, decompresses: Bool) throws {
-        try self.init(contentEncoding: headers.value(of: .contentEncoding), contentLength: headers.value(of: .contentLength),
-                      method: method, limits: limits, decompresses: decompresses)
+        try self.init(
+            contentEncoding: headers.value(of: .contentEncoding),
+            contentLength: headers.value(of: .contentLength),
+            method: method,
+            limits: limits,
+            decompresses: decompresses
+        )
     }
 
     /// Checks the head's `Content-Encoding` and `Content-Length` values: the coding is one Courier decodes, and a
     /// declared length within the limit.
-    init(contentEncoding: String?, contentLength: String?, method: HTTPRequest.Method, limits: ResponseLimits,
-         decompresses: Bool) throws {
+    init(
+        contentEncoding: String?,
+        contentLength: String?,
+        method: HTTPRequest.Method,
+        limits: ResponseLimits,
+        decompresses: Bool
+    ) throws {
         // Asked only when there is a coding: a failable class initializer allocates before it can fail.
-        decompressor = if decompresses, let contentEncoding { try BodyDecompressor(contentEncoding: contentEncoding, limits: limits) } else { nil }
+        decompressor =
+            if decompresses, let contentEncoding {
+                try BodyDecompressor(contentEncoding: contentEncoding, limits: limits)
+            } else { nil }
         self.limits = limits
         isHead = method == .head
         let declared = contentLength.flatMap(Int.init)
         if decompressor == nil, let declared, declared > limits.maxBodyBytes {
-            throw CourierError(code: .bodyTooLarge, message: "the body of \(declared) bytes exceeds the limit of \(limits.maxBodyBytes) bytes")
+            throw CourierError(
+                code: .bodyTooLarge,
+                message: "the body of \(declared) bytes exceeds the limit of \(limits.maxBodyBytes) bytes"
+            )
         }
         declaredLength = decompressor == nil && !isHead ? declared : nil
     }
@@ -44,7 +60,10 @@ struct BodyAccumulator {
             chunk = try decompressor.decompress(chunk)
         } else {
             guard (body?.readableBytes ?? 0) + chunk.readableBytes <= limits.maxBodyBytes else {
-                throw CourierError(code: .bodyTooLarge, message: "the body exceeds the limit of \(limits.maxBodyBytes) bytes")
+                throw CourierError(
+                    code: .bodyTooLarge,
+                    message: "the body exceeds the limit of \(limits.maxBodyBytes) bytes"
+                )
             }
         }
         guard body != nil else {
@@ -85,9 +104,16 @@ struct BodyCollector: Sendable {
     let suspension: Canceller
 
     /// `response` with its whole body.
-    nonisolated(nonsending) func collect(_ response: TransportResponse, method: HTTPRequest.Method) async throws -> ResponseBody {
-        var body = try BodyAccumulator(headers: response.headers, method: method, limits: reading.limits,
-                                       decompresses: reading.decompresses && !response.isContentDecoded)
+    nonisolated(nonsending) func collect(
+        _ response: TransportResponse,
+        method: HTTPRequest.Method
+    ) async throws -> ResponseBody {
+        var body = try BodyAccumulator(
+            headers: response.headers,
+            method: method,
+            limits: reading.limits,
+            decompresses: reading.decompresses && !response.isContentDecoded
+        )
         for try await chunk in response.body {
             try body.append(chunk)
             await suspension.waitWhileSuspended()

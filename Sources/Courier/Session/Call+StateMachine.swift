@@ -62,7 +62,12 @@ struct CallStateMachine {
 
     /// The attempt's final answer arrived (redirects followed). `refusedGeneration` is the generation of the
     /// credential the attempt carried when the authenticator says the answer refuses it, else `nil`.
-    mutating func answered(_ status: HTTPResponse.Status, retryAfter: String?, refusedGeneration: Int?, now: Tick) -> Action {
+    mutating func answered(
+        _ status: HTTPResponse.Status,
+        retryAfter: String?,
+        refusedGeneration: Int?,
+        now: Tick
+    ) -> Action {
         guard case .exchanging = state else { return invalid("answered") }
         if let refusedGeneration {
             return refused(refusedGeneration, status: status)
@@ -104,7 +109,13 @@ struct CallStateMachine {
     mutating func refreshFailed(_ error: any Error) -> Action {
         guard case .refreshing = state else { return invalid("refreshFailed") }
         if let error = error as? CourierError, error.code == .cancelled { return fail(error) }
-        return fail(CourierError(code: .authenticationFailed, message: "refreshing the credential failed: \(error)", underlying: error))
+        return fail(
+            CourierError(
+                code: .authenticationFailed,
+                message: "refreshing the credential failed: \(error)",
+                underlying: error
+            )
+        )
     }
 
     /// The call was cancelled while it waited or refreshed.
@@ -115,13 +126,23 @@ struct CallStateMachine {
 
     private mutating func refused(_ generation: Int, status: HTTPResponse.Status) -> Action {
         guard request.body.isReplayable else {
-            return fail(CourierError(code: .authenticationFailed,
-                                     message: "the server refused the credential (HTTP \(status.code)) and the body is a stream that cannot be sent again "
-                                         + "with a fresh one; send it as data or a file"))
+            return fail(
+                CourierError(
+                    code: .authenticationFailed,
+                    message:
+                        "the server refused the credential (HTTP \(status.code)) and the body is a stream that cannot be sent again "
+                        + "with a fresh one; send it as data or a file"
+                )
+            )
         }
         guard refreshes < Self.refreshLimit else {
-            return fail(CourierError(code: .authenticationFailed,
-                                     message: "the server refused \(refreshes + 1) credentials in a row (HTTP \(status.code)), fresh ones included"))
+            return fail(
+                CourierError(
+                    code: .authenticationFailed,
+                    message:
+                        "the server refused \(refreshes + 1) credentials in a row (HTTP \(status.code)), fresh ones included"
+                )
+            )
         }
         refreshes += 1
         state = .refreshing
@@ -130,7 +151,9 @@ struct CallStateMachine {
 
     /// The rule's delay before another attempt, when it asks for one that can start before the deadline.
     private func retryDelay(_ retrier: any RequestRetrier, _ error: CourierError, now: Tick) -> Duration? {
-        guard case .retry(let delay) = retrier.retry(request, failedWith: error, attempt: attempt), now + delay < deadline else { return nil }
+        guard case .retry(let delay) = retrier.retry(request, failedWith: error, attempt: attempt),
+            now + delay < deadline
+        else { return nil }
         return delay
     }
 

@@ -1,7 +1,7 @@
+public import CoreMetrics
 public import Foundation
 public import HTTPTypes
 public import Logging
-public import CoreMetrics
 public import Tracing
 
 /// Everything a ``Session`` applies to every request; each request can override most of it.

@@ -14,9 +14,11 @@ struct CacheStep: Sendable {
 
     init?(snapshot: SessionSnapshot, policy: CachePolicy, request: PreparedRequest) {
         guard let cache = snapshot.configuration.cache, policy.usesCache,
-              policy != .http || request.method == .get || request.method == .head,  // RFC 9111 caches neither POST nor the rest
-              !request.headers.contains(where: { Self.callerOwned.contains($0.name) }),
-              let key = CacheKey(request, namespace: cache.options.namespace) else { return nil }
+            // RFC 9111 caches neither POST nor the rest
+            policy != .http || request.method == .get || request.method == .head,
+            !request.headers.contains(where: { Self.callerOwned.contains($0.name) }),
+            let key = CacheKey(request, namespace: cache.options.namespace)
+        else { return nil }
         self.cache = cache
         self.key = key
         self.decision = CacheDecision(policy: policy, options: cache.options, request: request)
@@ -36,7 +38,9 @@ struct CacheStep: Sendable {
     }
 
     /// Headers that make the caller's request conditional or partial: the cache stays out of its way.
-    private static let callerOwned: Set<HTTPField.Name> = [.ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange, .range]
+    private static let callerOwned: Set<HTTPField.Name> = [
+        .ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange, .range,
+    ]
 
     /// The `Age` field of an answer from the cache: its current age in whole seconds (RFC 9111 §5.1).
     static func ageField(_ age: Duration) -> String { String(max(0, age.components.seconds)) }
@@ -54,14 +58,23 @@ struct CacheStep: Sendable {
     func merge(_ exchanged: ExchangeResult, requestTime: Date) async -> (ExchangeResult, CacheInfo) {
         guard exchanged.body.status.code == 304, let revalidating else { return (exchanged, .network) }
         let now = Date()
-        let refreshed = decision.revalidated(revalidating, notModified: exchanged.body.headers, requestTime: requestTime, responseTime: now)
+        let refreshed = decision.revalidated(
+            revalidating,
+            notModified: exchanged.body.headers,
+            requestTime: requestTime,
+            responseTime: now
+        )
         await cache.store(refreshed)
         cache.recordRevalidation()
         recordHit()
         let age = refreshed.age(at: now)
         var headers = refreshed.headers
         headers[.age] = Self.ageField(age)
-        let body = ResponseBody(status: HTTPResponse.Status(code: refreshed.status), headers: headers, data: refreshed.body)
+        let body = ResponseBody(
+            status: HTTPResponse.Status(code: refreshed.status),
+            headers: headers,
+            data: refreshed.body
+        )
         let merged = ExchangeResult(sent: exchanged.sent, body: body, firstByte: exchanged.firstByte)
         return (merged, CacheInfo(isFromCache: true, age: age, wasRevalidated: true, wasStored: true))
     }
@@ -71,7 +84,9 @@ struct CacheStep: Sendable {
     /// under a key of its own (see ``CacheKey/variant(_:)``), so variants no longer evict each other.
     func store(_ body: ResponseBody, requestTime: Date) async -> Bool {
         recordMiss()
-        guard var entry = decision.entryToStore(body, key: key, requestTime: requestTime, responseTime: Date()) else { return false }
+        guard var entry = decision.entryToStore(body, key: key, requestTime: requestTime, responseTime: Date()) else {
+            return false
+        }
         if !entry.varyingRequestHeaders.isEmpty, let primary = await cache.lookup(key), !decision.matchesVary(primary) {
             entry.key = key.variant(entry.varyingRequestHeaders).text
         }
@@ -97,11 +112,14 @@ extension RequestExecutor {
     /// URL and for the answer's `Location` and `Content-Location` on the same origin, every variant and every
     /// caller's (RFC 9111 §4.4). An error answer (a 5xx) changed nothing, so it invalidates nothing.
     func invalidateAfterUnsafe(_ request: PreparedRequest, status: HTTPResponse.Status, headers: HTTPFields) async {
-        guard let cache = configuration.cache, !Self.safeMethods.contains(request.method), status.code < 400 else { return }
+        guard let cache = configuration.cache, !Self.safeMethods.contains(request.method), status.code < 400 else {
+            return
+        }
         var targets = [request.url]
         for name in [HTTPField.Name.location, .contentLocation] {
             guard let value = headers[name], let target = URL(string: value, relativeTo: request.url)?.absoluteURL,
-                  RedirectState.sameOrigin(request.url, target) else { continue }
+                RedirectState.sameOrigin(request.url, target)
+            else { continue }
             targets.append(target)
         }
         await cache.removeAll(exactURLs: targets)
@@ -109,48 +127,95 @@ extension RequestExecutor {
 
     /// Runs `request` under its cache policy: answers from the cache, revalidates, or asks the network and
     /// stores the answer; falls back to the cache when the policy allows and the network fails.
-    func runCached(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep, start: Tick) async throws -> ErasedResponse {
+    func runCached(
+        _ request: ErasedRequest,
+        prepared: PreparedRequest,
+        step: CacheStep,
+        start: Tick
+    ) async throws -> ErasedResponse {
         let stored = await step.lookup()
         switch step.decision.lookup(stored, now: Date()) {
         case .serve(let entry, let age):
             step.recordHit()
-            return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age),
-                                     start: start)
+            return try await respond(
+                request,
+                prepared: prepared,
+                from: entry,
+                info: CacheInfo(isFromCache: true, age: age),
+                start: start
+            )
         case .serveStale(let entry, let age):
             step.recordHit()
             var refresh = step
             refresh.revalidating = entry
             refreshes.start(step.key) { [self, refresh] in
                 // Its outcome is the refreshed entry in the cache; a failure leaves the stale one, as RFC 5861 has it.
-                _ = try? await network(request, prepared: refresh.conditional(prepared), cacheStep: refresh, start: .now)
+                _ = try? await network(
+                    request,
+                    prepared: refresh.conditional(prepared),
+                    cacheStep: refresh,
+                    start: .now
+                )
             }
-            return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age),
-                                     start: start)
+            return try await respond(
+                request,
+                prepared: prepared,
+                from: entry,
+                info: CacheInfo(isFromCache: true, age: age),
+                start: start
+            )
         case .miss:
             step.recordMiss()
-            throw CourierError(code: .cacheMiss, message: "nothing usable in the cache for \(prepared.method) \(configuration.redactor.redact(url: prepared.url))")
+            throw CourierError(
+                code: .cacheMiss,
+                message:
+                    "nothing usable in the cache for \(prepared.method) \(configuration.redactor.redact(url: prepared.url))"
+            )
         case .fetch(let revalidating, let fallback):
             var fetching = step
             fetching.revalidating = revalidating
             do {
                 if revalidating == nil, let coordinator = step.cache.disk as? any CacheFillCoordinator {
-                    return try await fillOnce(request, prepared: prepared, step: step, coordinator: coordinator, start: start)
+                    return try await fillOnce(
+                        request,
+                        prepared: prepared,
+                        step: step,
+                        coordinator: coordinator,
+                        start: start
+                    )
                 }
-                return try await network(request, prepared: fetching.conditional(prepared), cacheStep: fetching, start: start)
+                return try await network(
+                    request,
+                    prepared: fetching.conditional(prepared),
+                    cacheStep: fetching,
+                    start: start
+                )
             } catch {
                 let failure = Self.normalize(error)
-                guard let (entry, age) = step.decision.fallback(after: failure, entry: fallback, now: Date()) else { throw failure }
+                guard let (entry, age) = step.decision.fallback(after: failure, entry: fallback, now: Date()) else {
+                    throw failure
+                }
                 step.recordHit()
-                return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age),
-                                         start: start)
+                return try await respond(
+                    request,
+                    prepared: prepared,
+                    from: entry,
+                    info: CacheInfo(isFromCache: true, age: age),
+                    start: start
+                )
             }
         }
     }
 
     /// A miss of a store shared by several processes: one of them fetches, the others use what it stored
     /// (checked against this request's policy and `Vary` like any entry; when it does not fit, this one fetches).
-    private func fillOnce(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep, coordinator: any CacheFillCoordinator,
-                          start: Tick) async throws -> ErasedResponse {
+    private func fillOnce(
+        _ request: ErasedRequest,
+        prepared: PreparedRequest,
+        step: CacheStep,
+        coordinator: any CacheFillCoordinator,
+        start: Tick
+    ) async throws -> ErasedResponse {
         let deadline = start + configuration.timeouts.applying(request.timeouts).total
         let fill = try await coordinator.fill(step.key, waitingUntil: deadline.instant) { [self] in
             try await network(request, prepared: prepared, cacheStep: step, start: start)
@@ -162,8 +227,13 @@ extension RequestExecutor {
             if case .serve(let entry, let age) = step.decision.lookup(entry, now: Date()) {
                 await step.cache.memory?.store(entry)
                 step.recordHit()
-                return try await respond(request, prepared: prepared, from: entry, info: CacheInfo(isFromCache: true, age: age),
-                                         start: start)
+                return try await respond(
+                    request,
+                    prepared: prepared,
+                    from: entry,
+                    info: CacheInfo(isFromCache: true, age: age),
+                    start: start
+                )
             }
             return try await network(request, prepared: prepared, cacheStep: step, start: start)
         }
@@ -180,19 +250,30 @@ extension RequestExecutor {
 
     /// The cached answer to `request`, if the cache holds one for it (any age, `Vary` respected), without the
     /// network.
-    private func cachedResponse(_ request: ErasedRequest, prepared: PreparedRequest, step: CacheStep) async -> ErasedResponse? {
+    private func cachedResponse(
+        _ request: ErasedRequest,
+        prepared: PreparedRequest,
+        step: CacheStep
+    ) async -> ErasedResponse? {
         guard let entry = await step.lookup(), step.decision.matchesVary(entry) else { return nil }
         let info = CacheInfo(isFromCache: true, age: entry.age(at: Date()))
-        guard let response = try? await respond(request, prepared: prepared, from: entry, info: info, start: .now) else { return nil }
+        guard let response = try? await respond(request, prepared: prepared, from: entry, info: info, start: .now)
+        else { return nil }
         step.recordHit()
         return response
     }
 
     /// A response built from a stored entry, intercepted, validated and decoded like one from the network.
-    private func respond(_ request: ErasedRequest, prepared: PreparedRequest, from entry: CacheEntry, info: CacheInfo,
-                         start: Tick) async throws -> ErasedResponse {
+    private func respond(
+        _ request: ErasedRequest,
+        prepared: PreparedRequest,
+        from entry: CacheEntry,
+        info: CacheInfo,
+        start: Tick
+    ) async throws -> ErasedResponse {
         var headers = entry.headers
-        if let age = info.age { headers[.age] = CacheStep.ageField(age) }  // the answer says how old it is (RFC 9111 §5.1)
+        // the answer says how old it is (RFC 9111 §5.1)
+        if let age = info.age { headers[.age] = CacheStep.ageField(age) }
         let body = ResponseBody(status: HTTPResponse.Status(code: entry.status), headers: headers, data: entry.body)
         return try await respond(request, prepared: prepared, body: body, info: info, start: start)
     }

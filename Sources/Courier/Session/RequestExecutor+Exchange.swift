@@ -7,15 +7,29 @@ extension RequestExecutor {
     /// Sends `request`, following redirects, and reads each answer's body whole where it arrives; the pool bounds
     /// the exchange by the deadline, through `canceller`. A cancellation at the deadline is thrown as the total
     /// timeout here, inside the call, so requests sharing it hear the timeout too.
-    nonisolated(nonsending) func exchange(_ request: PreparedRequest, timeouts: Timeouts, deadline: Tick,
-                                          limits: ResponseLimits, cookies: CookieHandling, canceller: Canceller, log: DebugLog,
-                                          start: Tick) async throws -> ExchangeResult {
+    nonisolated(nonsending) func exchange(
+        _ request: PreparedRequest,
+        timeouts: Timeouts,
+        deadline: Tick,
+        limits: ResponseLimits,
+        cookies: CookieHandling,
+        canceller: Canceller,
+        log: DebugLog,
+        start: Tick
+    ) async throws -> ExchangeResult {
         let reading = BodyReading(limits: limits, decompresses: configuration.decompressesResponses)
         do {
-            let (sent, body, firstByte) = try await following(request, timeouts: timeouts, deadline: deadline, cookies: cookies, log: log,
-                                                              canceller: canceller) { outgoing in
+            let (sent, body, firstByte) = try await following(
+                request,
+                timeouts: timeouts,
+                deadline: deadline,
+                cookies: cookies,
+                log: log,
+                canceller: canceller
+            ) { outgoing in
                 try await wholeBodyFetch.fetch(outgoing, reading: reading, canceller: canceller)
-            } discard: { _ in }
+            } discard: { _ in
+            }
             log.response(body, for: sent, since: start)
             return ExchangeResult(sent: sent, body: body, firstByte: firstByte)
         } catch {
@@ -26,10 +40,23 @@ extension RequestExecutor {
     /// Sends `request`, following redirects, and returns the final response with its body still arriving; the
     /// transport bounds the exchange by `deadline`. Until the head arrives, the exchange runs in a task of its own
     /// that `canceller` stops, so the pool's controls and the deadline reach it whatever the transport.
-    nonisolated(nonsending) func open(_ request: PreparedRequest, timeouts: Timeouts, deadline: Tick,
-                                      cookies: CookieHandling, log: DebugLog, canceller: Canceller) async throws -> StreamedExchange {
+    nonisolated(nonsending) func open(
+        _ request: PreparedRequest,
+        timeouts: Timeouts,
+        deadline: Tick,
+        cookies: CookieHandling,
+        log: DebugLog,
+        canceller: Canceller
+    ) async throws -> StreamedExchange {
         let opening = Task { [self] in
-            try await following(request, timeouts: timeouts, deadline: deadline, cookies: cookies, log: log, canceller: canceller) { outgoing in
+            try await following(
+                request,
+                timeouts: timeouts,
+                deadline: deadline,
+                cookies: cookies,
+                log: log,
+                canceller: canceller
+            ) { outgoing in
                 try await transport.send(outgoing)
             } discard: { response in
                 for try await _ in response.body {}  // let the connection be reused
@@ -38,7 +65,11 @@ extension RequestExecutor {
         let stop = TaskCancellable(opening)
         canceller.install(stop)
         defer { canceller.remove(stop) }
-        let (sent, response, _) = try await withTaskCancellationHandler { try await opening.value } onCancel: { opening.cancel() }
+        let (sent, response, _) = try await withTaskCancellationHandler {
+            try await opening.value
+        } onCancel: {
+            opening.cancel()
+        }
         return StreamedExchange(sent: sent, response: response)
     }
 
@@ -47,7 +78,11 @@ extension RequestExecutor {
     /// answer reaches them without a frame of its own and `send` runs in theirs.
     @inline(__always)
     private nonisolated(nonsending) func following<Answer: ResponseHead>(
-        _ request: PreparedRequest, timeouts: Timeouts, deadline: Tick, cookies: CookieHandling, log: DebugLog,
+        _ request: PreparedRequest,
+        timeouts: Timeouts,
+        deadline: Tick,
+        cookies: CookieHandling,
+        log: DebugLog,
         canceller: Canceller?,
         send: nonisolated(nonsending) (TransportRequest) async throws -> Answer,
         discard: nonisolated(nonsending) (Answer) async throws -> Void
@@ -63,20 +98,36 @@ extension RequestExecutor {
             if let tracer { sending.addTraceContext(tracer: tracer) }
             for monitor in configuration.monitors { monitor.willSend(sending) }
             log.request(sending)
-            let outgoing = TransportRequest(method: sending.method, url: sending.url, facts: sending.knownFacts, headers: sending.headers,
-                                            body: sending.body,
-                                            timeouts: timeouts, deadline: deadline, tls: configuration.tls.policy(for: sending.url),
-                                            proxy: configuration.proxies.proxy(for: sending.url), httpVersion: configuration.httpVersion)
-            let answer = if configuration.waitsForConnectivity == nil {
-                try await send(outgoing)
-            } else {
-                try await waitingForConnectivity(outgoing, canceller: canceller) { try await send(outgoing) }
-            }
+            let outgoing = TransportRequest(
+                method: sending.method,
+                url: sending.url,
+                facts: sending.knownFacts,
+                headers: sending.headers,
+                body: sending.body,
+                timeouts: timeouts,
+                deadline: deadline,
+                tls: configuration.tls.policy(for: sending.url),
+                proxy: configuration.proxies.proxy(for: sending.url),
+                httpVersion: configuration.httpVersion
+            )
+            let answer =
+                if configuration.waitsForConnectivity == nil {
+                    try await send(outgoing)
+                } else {
+                    try await waitingForConnectivity(outgoing, canceller: canceller) { try await send(outgoing) }
+                }
             let firstByte = Tick.now
             for monitor in configuration.monitors { monitor.didSend(sending) }
-            if configuration.cookieJar != nil { await storeCookies(from: answer.headers, for: sending.url, handling: cookies) }
-            let action = try redirects.next(method: current.method, url: current.url, status: answer.status,
-                                            location: answer.value(of: .location), bodyIsReplayable: current.body.isReplayable)
+            if configuration.cookieJar != nil {
+                await storeCookies(from: answer.headers, for: sending.url, handling: cookies)
+            }
+            let action = try redirects.next(
+                method: current.method,
+                url: current.url,
+                status: answer.status,
+                location: answer.value(of: .location),
+                bodyIsReplayable: current.body.isReplayable
+            )
             switch action {
             case .deliver:
                 return (current, answer, firstByte)
@@ -161,8 +212,10 @@ extension RequestExecutor {
     /// off, its cookies or its authentication differ from the session's, or its method or body cannot be shared).
     func sharingKey(_ request: ErasedRequest, _ prepared: PreparedRequest) -> CoalescingKey? {
         let scheduling = configuration.scheduling
-        guard request.coalesces, scheduling.coalescesRequests, request.cookieHandling(under: snapshot) == configuration.cookieHandling,
-              request.usesSessionAuthentication else {
+        guard request.coalesces, scheduling.coalescesRequests,
+            request.cookieHandling(under: snapshot) == configuration.cookieHandling,
+            request.usesSessionAuthentication
+        else {
             return nil
         }
         return CoalescingKey(prepared, varyingHeaders: scheduling.coalescingHeaders)
@@ -173,9 +226,15 @@ extension RequestExecutor {
     /// in flight (same `key`). The shared call runs with the settings (timeouts, limits) of the request that
     /// started it.
     @inline(__always)
-    nonisolated(nonsending) func fetch(_ request: ErasedRequest, prepared: PreparedRequest, id: RequestID, first: FirstCall?,
-                                       sharing key: CoalescingKey?, canceller: Canceller,
-                                       _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult) async throws -> ExchangeResult {
+    nonisolated(nonsending) func fetch(
+        _ request: ErasedRequest,
+        prepared: PreparedRequest,
+        id: RequestID,
+        first: FirstCall?,
+        sharing key: CoalescingKey?,
+        canceller: Canceller,
+        _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult
+    ) async throws -> ExchangeResult {
         nonisolated(nonsending) func send() async throws -> ExchangeResult {
             try await pool.withSlot(id, url: prepared.url, priority: request.priority, canceller: canceller, exchange)
         }
@@ -195,7 +254,8 @@ extension RequestExecutor {
     /// sends them.
     nonisolated(nonsending) func addCookies(to request: inout PreparedRequest, handling: CookieHandling) async {
         guard let jar = configuration.cookieJar, handling.contains(.send),
-              let cookies = await jar.headerValue(for: request.url) else { return }
+            let cookies = await jar.headerValue(for: request.url)
+        else { return }
         // One field: HTTP/1.1 allows a single Cookie header (RFC 6265 §5.4), and HTTPFields' subscript would split it.
         let combined = (request.headers[values: .cookie] + [cookies]).joined(separator: "; ")
         request.headers[values: .cookie] = []
@@ -204,7 +264,11 @@ extension RequestExecutor {
 
     /// Stores the response's `Set-Cookie` headers when `handling` stores them. A jar that cannot save keeps them in memory; the failure is
     /// logged rather than failing a request that succeeded.
-    nonisolated(nonsending) func storeCookies(from responseHeaders: HTTPFields, for url: URL, handling: CookieHandling) async {
+    nonisolated(nonsending) func storeCookies(
+        from responseHeaders: HTTPFields,
+        for url: URL,
+        handling: CookieHandling
+    ) async {
         guard let jar = configuration.cookieJar, handling.contains(.store) else { return }
         let headers = responseHeaders[values: .setCookie]
         guard !headers.isEmpty else { return }
@@ -221,25 +285,45 @@ extension RequestExecutor {
     /// (nothing was sent), probes the host, or the proxy, until it answers or the wait is over, then runs it again.
     /// With a `canceller` (a request in the pool), the wait runs in a task the canceller can stop: only requests
     /// that meet an unreachable host pay for it.
-    nonisolated(nonsending) func waitingForConnectivity<Answer>(_ request: TransportRequest, canceller: Canceller?,
-                                                                _ send: nonisolated(nonsending) () async throws -> Answer) async throws -> Answer {
+    nonisolated(nonsending) func waitingForConnectivity<Answer>(
+        _ request: TransportRequest,
+        canceller: Canceller?,
+        _ send: nonisolated(nonsending) () async throws -> Answer
+    ) async throws -> Answer {
         do {
             return try await send()
         } catch let error as CourierError where [.connectionFailed, .offline].contains(error.code) {
             guard let wait = configuration.waitsForConnectivity, request.body.isReplayable else { throw error }
             let budget = min(wait, Tick.now.duration(to: request.deadlineTick))
-            let monitor = request.proxy.map { ReachabilityMonitor(host: $0.host, port: $0.port, interval: .milliseconds(250), probeTimeout: .seconds(1)) }
+            let monitor =
+                request.proxy.map {
+                    ReachabilityMonitor(
+                        host: $0.host,
+                        port: $0.port,
+                        interval: .milliseconds(250),
+                        probeTimeout: .seconds(1)
+                    )
+                }
                 ?? ReachabilityMonitor(url: request.url, interval: .milliseconds(250), probeTimeout: .seconds(1))
             configuration.logger.info("waiting up to \(budget) for \(monitor.host):\(monitor.port) to be reachable")
-            let probing = Task { budget > .zero ? await monitor.waitUntilReachable(timeout: budget).isReachable : false }
+            let probing = Task {
+                budget > .zero ? await monitor.waitUntilReachable(timeout: budget).isReachable : false
+            }
             let stop = TaskCancellable(probing)
             canceller?.install(stop)
             defer { canceller?.remove(stop) }
-            let reachable = await withTaskCancellationHandler { await probing.value } onCancel: { probing.cancel() }
+            let reachable = await withTaskCancellationHandler {
+                await probing.value
+            } onCancel: {
+                probing.cancel()
+            }
             guard reachable else {
                 if probing.isCancelled || canceller?.isCancelled == true { throw CourierError.cancelled() }
-                throw CourierError(code: .offline, message: "\(monitor.host):\(monitor.port) is still unreachable after waiting \(budget)",
-                                   underlying: error)
+                throw CourierError(
+                    code: .offline,
+                    message: "\(monitor.host):\(monitor.port) is still unreachable after waiting \(budget)",
+                    underlying: error
+                )
             }
             return try await send()
         }
@@ -266,10 +350,15 @@ enum WholeBodyFetch: Sendable {
     /// Sends `request` and reads its body whole within `reading`; `canceller` stops it. Inlined into its one
     /// caller, so the switch costs no async frame of its own.
     @inline(__always)
-    nonisolated(nonsending) func fetch(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody {
+    nonisolated(nonsending) func fetch(
+        _ request: TransportRequest,
+        reading: BodyReading,
+        canceller: Canceller
+    ) async throws -> ResponseBody {
         switch self {
         case .collecting(let transport): try await transport.fetch(request, reading: reading, canceller: canceller)
-        case .cancellable(let transport): try await transport.fetchCancellable(request, reading: reading, canceller: canceller)
+        case .cancellable(let transport):
+            try await transport.fetchCancellable(request, reading: reading, canceller: canceller)
         case .inTask(let transport): try await transport.fetchInTask(request, reading: reading, canceller: canceller)
         }
     }

@@ -35,13 +35,18 @@ struct RequestExecutor: Sendable {
         let trace = tracer.map { RequestTrace(tracer: $0, method: request.method) }
         var started: PreparedRequest?  // once the request is prepared
         do {
-            let response = if let trace {
-                try await trace.run { try await call(request, started: &started, trace: trace, start: start) }
-            } else {
-                try await call(request, started: &started, trace: nil, start: start)
-            }
-            let outcome = request.accessories.isEmpty ? nil : Result<ResponseBody, CourierError>.success(
-                ResponseBody(status: response.status, fields: response.record.fields, data: response.body))
+            let response =
+                if let trace {
+                    try await trace.run { try await call(request, started: &started, trace: trace, start: start) }
+                } else {
+                    try await call(request, started: &started, trace: nil, start: start)
+                }
+            let outcome =
+                request.accessories.isEmpty
+                ? nil
+                : Result<ResponseBody, CourierError>.success(
+                    ResponseBody(status: response.status, fields: response.record.fields, data: response.body)
+                )
             tell(request.accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
             trace?.finished(status: response.status, error: nil)
             recordSuccess(response, method: request.method, start: start, sentBytes: started?.body.length)
@@ -61,24 +66,37 @@ struct RequestExecutor: Sendable {
     /// Prepares `request` (`started` holds it from then on) and answers it: from the cache when its policy
     /// allows, else from the network.
     @inline(__always)
-    private nonisolated(nonsending) func call(_ request: ErasedRequest, started: inout PreparedRequest?, trace: RequestTrace?,
-                                              start: Tick) async throws -> ErasedResponse {
+    private nonisolated(nonsending) func call(
+        _ request: ErasedRequest,
+        started: inout PreparedRequest?,
+        trace: RequestTrace?,
+        start: Tick
+    ) async throws -> ErasedResponse {
         let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
         started = prepared
         trace?.started(prepared)
         for accessory in request.accessories { accessory.requestWillStart(prepared) }
-        if request.hasInterceptors(under: configuration), let answer = try await answerWithoutNetwork(request, prepared) {
+        if request.hasInterceptors(under: configuration), let answer = try await answerWithoutNetwork(request, prepared)
+        {
             return try await respond(request, prepared: prepared, body: answer, info: .network, start: start)
         }
         if configuration.cache != nil,
-           let step = CacheStep(snapshot: snapshot, policy: request.cachePolicy ?? configuration.cachePolicy, request: prepared) {
+            let step = CacheStep(
+                snapshot: snapshot,
+                policy: request.cachePolicy ?? configuration.cachePolicy,
+                request: prepared
+            )
+        {
             return try await runCached(request, prepared: prepared, step: step, start: start)
         }
         return try await network(request, prepared: prepared, cacheStep: nil, start: start)
     }
 
     /// The first answer an interceptor gives `prepared` without the network, if one does.
-    private func answerWithoutNetwork(_ request: ErasedRequest, _ prepared: PreparedRequest) async throws -> ResponseBody? {
+    private func answerWithoutNetwork(
+        _ request: ErasedRequest,
+        _ prepared: PreparedRequest
+    ) async throws -> ResponseBody? {
         for interceptor in configuration.responseInterceptors + request.interceptors {
             if let answer = try await interceptor.answer(prepared) { return answer }
         }
@@ -86,28 +104,50 @@ struct RequestExecutor: Sendable {
     }
 
     /// `body` after every interceptor of `request`, in order: the session's, then its own.
-    func intercepted(_ body: ResponseBody, _ request: ErasedRequest, _ sent: PreparedRequest) async throws -> ResponseBody {
+    func intercepted(
+        _ body: ResponseBody,
+        _ request: ErasedRequest,
+        _ sent: PreparedRequest
+    ) async throws -> ResponseBody {
         var body = body
-        for interceptor in configuration.responseInterceptors + request.interceptors { body = try await interceptor.intercept(body, for: sent) }
+        for interceptor in configuration.responseInterceptors + request.interceptors {
+            body = try await interceptor.intercept(body, for: sent)
+        }
         return body
     }
 
     /// A response built from an answer that did not come through the pool (the cache's, or an interceptor's):
     /// intercepted, validated and decoded like one from the network.
-    func respond(_ request: ErasedRequest, prepared: PreparedRequest, body: ResponseBody, info: CacheInfo,
-                 start: Tick) async throws -> ErasedResponse {
+    func respond(
+        _ request: ErasedRequest,
+        prepared: PreparedRequest,
+        body: ResponseBody,
+        info: CacheInfo,
+        start: Tick
+    ) async throws -> ErasedResponse {
         var body = body
         if request.hasInterceptors(under: configuration) { body = try await intercepted(body, request, prepared) }
         try validate(body, for: prepared, extra: request.validators, usesSession: request.usesSessionValidators)
         let value = try request.decode(body)
         let now = Tick.now
-        return Response(value: value, request: prepared, status: body.status, headers: body.headers, body: body.data, cacheInfo: info,
-                        timing: Timing(startTick: start, firstByteTick: now, endTick: now))
+        return Response(
+            value: value,
+            request: prepared,
+            status: body.status,
+            headers: body.headers,
+            body: body.data,
+            cacheInfo: info,
+            timing: Timing(startTick: start, firstByteTick: now, endTick: now)
+        )
     }
 
     /// Calls `hook` on each accessory of a request that started (`request` is `nil` when it never did).
-    private func tell(_ accessories: [any RequestAccessory], _ request: PreparedRequest?, _ outcome: Result<ResponseBody, CourierError>?,
-                      _ hook: (any RequestAccessory, PreparedRequest, Result<ResponseBody, CourierError>) -> Void) {
+    private func tell(
+        _ accessories: [any RequestAccessory],
+        _ request: PreparedRequest?,
+        _ outcome: Result<ResponseBody, CourierError>?,
+        _ hook: (any RequestAccessory, PreparedRequest, Result<ResponseBody, CourierError>) -> Void
+    ) {
         guard let request, let outcome else { return }
         for accessory in accessories { hook(accessory, request, outcome) }
     }
@@ -120,40 +160,83 @@ struct RequestExecutor: Sendable {
     }
 
     func recordSuccess(_ response: ErasedResponse, method: HTTPRequest.Method, start: Tick, sentBytes: Int64?) {
-        metrics.request(method: method, status: response.status, duration: start.duration(to: .now), sentBytes: sentBytes, receivedBytes: response.body.count)
+        metrics.request(
+            method: method,
+            status: response.status,
+            duration: start.duration(to: .now),
+            sentBytes: sentBytes,
+            receivedBytes: response.body.count
+        )
     }
 
     func recordFailure(_ failure: CourierError, method: HTTPRequest.Method, start: Tick, sentBytes: Int64?) {
-        metrics.request(method: method, status: failure.status, duration: start.duration(to: .now), sentBytes: sentBytes, receivedBytes: nil)
+        metrics.request(
+            method: method,
+            status: failure.status,
+            duration: start.duration(to: .now),
+            sentBytes: sentBytes,
+            receivedBytes: nil
+        )
     }
 
     /// The body limits of `request`: the session's, or its own body size limit.
     func limits(for request: ErasedRequest) -> ResponseLimits {
-        request.maxResponseBytes.map { ResponseLimits(copying: configuration.limits, maxBodyBytes: $0) } ?? configuration.limits
+        request.maxResponseBytes.map { ResponseLimits(copying: configuration.limits, maxBodyBytes: $0) }
+            ?? configuration.limits
     }
 
     /// Sends `prepared` through the pool, which tracks it from its first attempt to its final answer; then, out
     /// of the pool (its slot free for the next request), merges a 304 into the revalidated entry, stores,
     /// validates and decodes the answer. After an unsafe method succeeds, the cached GET of its URL is dropped,
     /// whichever cache policy the request itself ran under.
-    nonisolated(nonsending) func network(_ request: ErasedRequest, prepared: PreparedRequest, cacheStep: CacheStep?,
-                                         start: Tick) async throws -> ErasedResponse {
+    nonisolated(nonsending) func network(
+        _ request: ErasedRequest,
+        prepared: PreparedRequest,
+        cacheStep: CacheStep?,
+        start: Tick
+    ) async throws -> ErasedResponse {
         let timeouts = configuration.timeouts.applying(request.timeouts)
         let deadline = start + timeouts.total
         let key = sharingKey(request, prepared)
         let log = snapshot.debugLog
         // The pool cancels the request through its canceller at its deadline, which bounds the body the exchange reads.
-        let call = try await pool.track(PoolTicket(prepared, from: request), deadline: deadline, sharing: key,
-                                        failure: { timedOut($0, prepared, deadline: deadline, timeouts: timeouts) }) { id, canceller, first in
+        let call = try await pool.track(
+            PoolTicket(prepared, from: request),
+            deadline: deadline,
+            sharing: key,
+            failure: { timedOut($0, prepared, deadline: deadline, timeouts: timeouts) }
+        ) { id, canceller, first in
             let (limits, cookies) = (limits(for: request), request.cookieHandling(under: snapshot))
             var first: FirstCall? = first
             var requestTick = Tick.now
-            let (exchanged, attempts) = try await drive(request, prepared: prepared, canceller: canceller, timeouts: timeouts, deadline: deadline,
-                                                        start: start, log: log) { sending in
+            let (exchanged, attempts) = try await drive(
+                request,
+                prepared: prepared,
+                canceller: canceller,
+                timeouts: timeouts,
+                deadline: deadline,
+                start: start,
+                log: log
+            ) { sending in
                 requestTick = .now
-                let exchanged = try await fetch(request, prepared: sending, id: id, first: first, sharing: key, canceller: canceller) {
-                    try await exchange(sending, timeouts: timeouts, deadline: deadline, limits: limits, cookies: cookies, canceller: canceller,
-                                       log: log, start: start)
+                let exchanged = try await fetch(
+                    request,
+                    prepared: sending,
+                    id: id,
+                    first: first,
+                    sharing: key,
+                    canceller: canceller
+                ) {
+                    try await exchange(
+                        sending,
+                        timeouts: timeouts,
+                        deadline: deadline,
+                        limits: limits,
+                        cookies: cookies,
+                        canceller: canceller,
+                        log: log,
+                        start: start
+                    )
                 }
                 for monitor in configuration.monitors { monitor.didReceive(exchanged.body, for: exchanged.sent) }
                 return exchanged
@@ -167,8 +250,12 @@ struct RequestExecutor: Sendable {
         do {
             var exchanged = call.exchanged
             var cacheInfo = CacheInfo.network
-            if let cacheStep { (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: call.requestTime()) }
-            if configuration.cache != nil { await invalidateAfterUnsafe(prepared, status: exchanged.body.status, headers: exchanged.body.headers) }
+            if let cacheStep {
+                (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: call.requestTime())
+            }
+            if configuration.cache != nil {
+                await invalidateAfterUnsafe(prepared, status: exchanged.body.status, headers: exchanged.body.headers)
+            }
             // RFC 9111 stores what the server says may be stored, an error status with explicit freshness too, so
             // the `http` policy stores before validation; the time-to-live policies keep only answers that pass it.
             let storesFirst = cacheStep?.decision.policy == .http
@@ -177,15 +264,30 @@ struct RequestExecutor: Sendable {
             }
             let received = exchanged.body  // what the cache keeps: the answer as the server sent it
             if request.hasInterceptors(under: configuration) {
-                exchanged = ExchangeResult(sent: exchanged.sent, body: try await intercepted(received, request, exchanged.sent),
-                                           firstByte: exchanged.firstByte)
+                exchanged = ExchangeResult(
+                    sent: exchanged.sent,
+                    body: try await intercepted(received, request, exchanged.sent),
+                    firstByte: exchanged.firstByte
+                )
             }
-            try validate(exchanged.body, for: exchanged.sent, extra: request.validators, usesSession: request.usesSessionValidators)
+            try validate(
+                exchanged.body,
+                for: exchanged.sent,
+                extra: request.validators,
+                usesSession: request.usesSessionValidators
+            )
             let value = try request.decode(exchanged.body)
             if let cacheStep, !storesFirst, !cacheInfo.wasRevalidated {
                 cacheInfo.wasStored = await cacheStep.store(received, requestTime: call.requestTime())
             }
-            return makeResponse(value, exchanged, cacheInfo: cacheInfo, original: prepared, attempts: call.attempts, start: start)
+            return makeResponse(
+                value,
+                exchanged,
+                cacheInfo: cacheInfo,
+                original: prepared,
+                attempts: call.attempts,
+                start: start
+            )
         } catch {
             let failure = Self.normalize(error)
             complete(prepared, failure, attempts: call.attempts, start: start, log: snapshot.debugLog)
@@ -204,11 +306,31 @@ struct RequestExecutor: Sendable {
             let timeouts = configuration.timeouts.applying(request.timeouts)
             let deadline = start + timeouts.total
             let (log, cookies) = (snapshot.debugLog, request.cookieHandling(under: snapshot))
-            let failure: @Sendable (any Error) -> CourierError = { [self] in timedOut($0, prepared, deadline: deadline, timeouts: timeouts) }
-            let (answer, lease) = try await pool.open(PoolTicket(prepared, from: request), deadline: deadline, failure: failure) { _, canceller in
-                try await drive(request, prepared: prepared, canceller: canceller, timeouts: timeouts, deadline: deadline,
-                                start: start, log: log) { sending in
-                    try await open(sending, timeouts: timeouts, deadline: deadline, cookies: cookies, log: log, canceller: canceller)
+            let failure: @Sendable (any Error) -> CourierError = { [self] in
+                timedOut($0, prepared, deadline: deadline, timeouts: timeouts)
+            }
+            let (answer, lease) = try await pool.open(
+                PoolTicket(prepared, from: request),
+                deadline: deadline,
+                failure: failure
+            ) { _, canceller in
+                try await drive(
+                    request,
+                    prepared: prepared,
+                    canceller: canceller,
+                    timeouts: timeouts,
+                    deadline: deadline,
+                    start: start,
+                    log: log
+                ) { sending in
+                    try await open(
+                        sending,
+                        timeouts: timeouts,
+                        deadline: deadline,
+                        cookies: cookies,
+                        log: log,
+                        canceller: canceller
+                    )
                 } next: { answer in
                     guard let answer else { return }
                     do { for try await _ in answer.response.body {} } catch {}  // let the connection be reused
@@ -216,8 +338,13 @@ struct RequestExecutor: Sendable {
             }
             log.responseHead(answer.status, answer.headers, for: answer.sent, since: start)
             let body = LeasedBody(answer.response, lease: lease, failure: failure)
-            return StreamedResponse(url: answer.sent.url, status: answer.status, headers: answer.headers, version: answer.response.version,
-                                    body: ByteStream(body))
+            return StreamedResponse(
+                url: answer.sent.url,
+                status: answer.status,
+                headers: answer.headers,
+                version: answer.response.version,
+                body: ByteStream(body)
+            )
         } catch {
             throw userFacing(error)
         }
@@ -232,7 +359,12 @@ struct RequestExecutor: Sendable {
     /// frame for the machine.
     @inline(__always)
     nonisolated(nonsending) func drive<Answer: ResponseHead>(
-        _ request: ErasedRequest, prepared: PreparedRequest, canceller: Canceller, timeouts: Timeouts, deadline: Tick, start: Tick,
+        _ request: ErasedRequest,
+        prepared: PreparedRequest,
+        canceller: Canceller,
+        timeouts: Timeouts,
+        deadline: Tick,
+        start: Tick,
         log: DebugLog,
         attempt: nonisolated(nonsending) (PreparedRequest) async throws -> Answer,
         next: nonisolated(nonsending) (Answer?) async -> Void
@@ -242,20 +374,29 @@ struct RequestExecutor: Sendable {
         let credentials = request.credentials(under: configuration)
         var machine = CallStateMachine(prepared, retrier: retrier, deadline: deadline)
         var generation = 0  // of the credential the attempt carries
-        var failure: CourierError?  // what ended the last attempt, for the retry's log line (none made on the way of a success)
+        // what ended the last attempt, for the retry's log line (none made on the way of a success)
+        var failure: CourierError?
         var action = machine.start()
         while true {
             switch action {
             case .exchange, .resend:
-                if case .resend = action { log.retry(prepared, attempt: machine.attempt, delay: .zero, error: failure ?? .cancelled()) }
+                if case .resend = action {
+                    log.retry(prepared, attempt: machine.attempt, delay: .zero, error: failure ?? .cancelled())
+                }
                 var answer: Answer?
                 do {
                     var sending = prepared
                     if let credentials { generation = credentials.apply(to: &sending) }
                     let received = try await attempt(sending)
-                    let refused = credentials?.isRefusal(received.status, headers: received.headers) == true ? generation : nil
+                    let refused =
+                        credentials?.isRefusal(received.status, headers: received.headers) == true ? generation : nil
                     let retryAfter = received.value(of: .retryAfter)
-                    action = machine.answered(received.status, retryAfter: retryAfter, refusedGeneration: refused, now: .now)
+                    action = machine.answered(
+                        received.status,
+                        retryAfter: retryAfter,
+                        refusedGeneration: refused,
+                        now: .now
+                    )
                     if case .deliver = action { return (received, machine.attempt) }
                     var refusal = CourierError.httpStatus(received.status, bodyPreview: nil)
                     refusal.retryAfterValue = retryAfter
@@ -269,8 +410,14 @@ struct RequestExecutor: Sendable {
                 await next(answer)
             case .wait(let delay):
                 do {
-                    try await pause(prepared, attempt: machine.attempt, delay: delay, error: failure ?? .cancelled(), canceller: canceller,
-                                    log: log)
+                    try await pause(
+                        prepared,
+                        attempt: machine.attempt,
+                        delay: delay,
+                        error: failure ?? .cancelled(),
+                        canceller: canceller,
+                        log: log
+                    )
                     action = machine.slept()
                 } catch {
                     action = machine.cancelled()
@@ -283,7 +430,9 @@ struct RequestExecutor: Sendable {
                     action = machine.refreshFailed(error)
                 }
             case .deliver:  // the answer returned where it arrived; a bug if met here, reported as a typed error
-                action = .fail(CourierError(code: .invalidState, message: "the call's machine delivered without an answer"))
+                action = .fail(
+                    CourierError(code: .invalidState, message: "the call's machine delivered without an answer")
+                )
             case .fail(let error):
                 if error.code == .cancelled { for monitor in configuration.monitors { monitor.willCancel(prepared) } }
                 complete(prepared, error, attempts: machine.attempt, start: start, log: log)
@@ -293,13 +442,28 @@ struct RequestExecutor: Sendable {
     }
 
     /// The response carrying `value`, decoded from `exchanged`'s body: timed, and told to the monitors.
-    func makeResponse(_ value: DecodedValue, _ exchanged: ExchangeResult, cacheInfo: CacheInfo, original: PreparedRequest, attempts: Int,
-                      start: Tick) -> ErasedResponse {
+    func makeResponse(
+        _ value: DecodedValue,
+        _ exchanged: ExchangeResult,
+        cacheInfo: CacheInfo,
+        original: PreparedRequest,
+        attempts: Int,
+        start: Tick
+    ) -> ErasedResponse {
         let (sent, body) = (exchanged.sent, exchanged.body)
         let timing = Timing(startTick: start, firstByteTick: exchanged.firstByte, endTick: .now)
         tellMonitors(original, sent: sent, result: .success(body), timing: timing, attempts: attempts)
-        return Response(value: value, record: ResponseRecord(request: sent, status: body.status, fields: body.fields, body: body.data,
-                                                             cacheInfo: cacheInfo, timing: timing))
+        return Response(
+            value: value,
+            record: ResponseRecord(
+                request: sent,
+                status: body.status,
+                fields: body.fields,
+                body: body.data,
+                cacheInfo: cacheInfo,
+                timing: timing
+            )
+        )
     }
 
     /// `error` as a ``CourierError``; a cancellation once `deadline` has passed is the pool's doing at that
@@ -312,9 +476,17 @@ struct RequestExecutor: Sendable {
 
     /// Tells the monitors and the log, then waits; throws ``CourierError/Code/cancelled`` if the request is
     /// cancelled meanwhile.
-    private nonisolated(nonsending) func pause(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError,
-                                               canceller: Canceller, log: DebugLog) async throws {
-        for monitor in configuration.monitors { monitor.willRetry(request, attempt: attempt, delay: delay, error: error) }
+    private nonisolated(nonsending) func pause(
+        _ request: PreparedRequest,
+        attempt: Int,
+        delay: Duration,
+        error: CourierError,
+        canceller: Canceller,
+        log: DebugLog
+    ) async throws {
+        for monitor in configuration.monitors {
+            monitor.willRetry(request, attempt: attempt, delay: delay, error: error)
+        }
         metrics.retry(method: request.method)
         log.retry(request, attempt: attempt, delay: delay, error: error)
         try await CancellableSleep.sleep(for: delay, canceller: canceller)
@@ -329,10 +501,22 @@ struct RequestExecutor: Sendable {
 
     /// Tells every monitor the request ended: ``EventMonitor/didComplete(_:result:timing:)``, then the
     /// ``DebugMessage`` in ``EventMonitor/didFinish(with:)``.
-    private func tellMonitors(_ original: PreparedRequest, sent: PreparedRequest, result: Result<ResponseBody, CourierError>,
-                              timing: Timing, attempts: Int) {
+    private func tellMonitors(
+        _ original: PreparedRequest,
+        sent: PreparedRequest,
+        result: Result<ResponseBody, CourierError>,
+        timing: Timing,
+        attempts: Int
+    ) {
         guard !configuration.monitors.isEmpty else { return }
-        var message = DebugMessage(originalRequest: original, currentRequest: sent, response: nil, error: nil, timing: timing, attempts: attempts)
+        var message = DebugMessage(
+            originalRequest: original,
+            currentRequest: sent,
+            response: nil,
+            error: nil,
+            timing: timing,
+            attempts: attempts
+        )
         switch result {
         case .success(let body): message.response = body
         case .failure(let error): message.error = error
@@ -343,7 +527,12 @@ struct RequestExecutor: Sendable {
         }
     }
 
-    func validate(_ body: ResponseBody, for request: PreparedRequest, extra: [any ResponseValidator], usesSession: Bool) throws {
+    func validate(
+        _ body: ResponseBody,
+        for request: PreparedRequest,
+        extra: [any ResponseValidator],
+        usesSession: Bool
+    ) throws {
         for validator in usesSession ? configuration.validators : [] {
             try Self.apply(validator, to: body, for: request)
         }
@@ -353,12 +542,17 @@ struct RequestExecutor: Sendable {
     }
 
     /// Throws when `validator` rejects or ignores `body`.
-    private static func apply(_ validator: any ResponseValidator, to body: ResponseBody, for request: PreparedRequest) throws {
+    private static func apply(
+        _ validator: any ResponseValidator,
+        to body: ResponseBody,
+        for request: PreparedRequest
+    ) throws {
         switch validator.validate(body, for: request) {
         case .accept: return
         case .ignore: throw CourierError(code: .ignored, message: "a validator ignored the response")
         case .reject(let error):
-            var failure = (error as? CourierError)
+            var failure =
+                (error as? CourierError)
                 ?? CourierError(code: .validation, message: "the response was rejected: \(error)", underlying: error)
             failure.retryAfterValue = body.value(of: .retryAfter)
             if failure.status == nil { failure.status = body.status }

@@ -21,10 +21,16 @@ struct RequestPreparation {
         var adapted = prepared
         for adapter in configuration.adapters {
             do { adapted = try await adapter.adapt(adapted) } catch let error as CourierError { throw error } catch {
-                throw CourierError(code: .encoding, message: "an adapter refused the request: \(error)", underlying: error)
+                throw CourierError(
+                    code: .encoding,
+                    message: "an adapter refused the request: \(error)",
+                    underlying: error
+                )
             }
         }
-        guard URLBuilder.absoluteURL(adapted.url.absoluteString) != nil else { throw CourierError.invalidURL(adapted.url.absoluteString) }
+        guard URLBuilder.absoluteURL(adapted.url.absoluteString) != nil else {
+            throw CourierError.invalidURL(adapted.url.absoluteString)
+        }
         return adapted
     }
 
@@ -37,29 +43,50 @@ struct RequestPreparation {
         var headers = request.headers
         try Self.overlay(rawHeaders: request.rawHeaders, onto: &headers)
         let url = Self.movingCredentials(of: written, into: &headers)
-        if !request.body.isEmpty, !headers.contains(.contentType), let type = request.body.contentType { headers[.contentType] = type }
-        return PreparedRequest(method: request.method, url: URLBuilder.appending(request.query, to: url), headers: headers,
-                               body: body, tag: request.tag, userInfo: request.userInfo)
+        if !request.body.isEmpty, !headers.contains(.contentType), let type = request.body.contentType {
+            headers[.contentType] = type
+        }
+        return PreparedRequest(
+            method: request.method,
+            url: URLBuilder.appending(request.query, to: url),
+            headers: headers,
+            body: body,
+            tag: request.tag,
+            userInfo: request.userInfo
+        )
     }
 
     private func prepareConfigured(_ request: ErasedRequest) throws -> PreparedRequest {
         var url: URL
         var facts: URLFacts?  // the query appended below changes neither scheme nor host
-        if request.baseURL == nil, request.service == nil, !request.usesCDN, !request.ignoresBaseURL, request.apiVersion == nil {
+        if request.baseURL == nil, request.service == nil, !request.usesCDN, !request.ignoresBaseURL,
+            request.apiVersion == nil
+        {
             (url, facts) = try snapshot.resolvedURLs.resolve(request.path, configuration: snapshot.configuration)
         } else {
-            let bases = URLBuilder.Bases(requestBase: request.baseURL, service: request.service, usesCDN: request.usesCDN,
-                                         ignoresBase: request.ignoresBaseURL, apiVersion: request.apiVersion)
+            let bases = URLBuilder.Bases(
+                requestBase: request.baseURL,
+                service: request.service,
+                usesCDN: request.usesCDN,
+                ignoresBase: request.ignoresBaseURL,
+                apiVersion: request.apiVersion
+            )
             url = try URLBuilder.resolve(path: request.path, bases: bases, configuration: snapshot.configuration)
         }
 
         var parameters = request.includesDefaultParameters ? configuration.defaultParameters : [:]
         parameters.merge(request.parameters) { _, own in own }
         for adapter in configuration.parameterAdapters {
-            do { parameters = try adapter.adapt(parameters, method: request.method, path: request.path) } catch let error as CourierError {
+            do { parameters = try adapter.adapt(parameters, method: request.method, path: request.path) } catch let
+                error as CourierError
+            {
                 throw error
             } catch {
-                throw CourierError(code: .encoding, message: "a parameter adapter refused the request: \(error)", underlying: error)
+                throw CourierError(
+                    code: .encoding,
+                    message: "a parameter adapter refused the request: \(error)",
+                    underlying: error
+                )
             }
         }
         var query = request.query
@@ -91,15 +118,24 @@ struct RequestPreparation {
         if ownFields, configuration.decompressesResponses, !headers.contains(.acceptEncoding) {
             headers[.acceptEncoding] = SessionSnapshot.acceptedEncodings
         }
-        return PreparedRequest(method: request.method, url: url, facts: facts, headers: headers, body: try bodyDescription.prepare(),
-                               tag: request.tag, userInfo: request.userInfo)
+        return PreparedRequest(
+            method: request.method,
+            url: url,
+            facts: facts,
+            headers: headers,
+            body: try bodyDescription.prepare(),
+            tag: request.tag,
+            userInfo: request.userInfo
+        )
     }
 
     /// `url` without its `user:password@`, which goes into `headers` as `Authorization: Basic` (as curl sends it)
     /// unless the request already has an `Authorization` of its own; never dropped silently, never left in a URL
     /// that logs and caches would show. The user and password are percent-decoded first, as curl does.
     static func movingCredentials(of url: URL, into headers: inout HTTPFields) -> URL {
-        guard let user = url.user(percentEncoded: true), var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        guard let user = url.user(percentEncoded: true),
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else { return url }
         let password = url.password(percentEncoded: true) ?? ""
         if !headers.contains(.authorization) {
             let decoded = (user.removingPercentEncoding ?? user) + ":" + (password.removingPercentEncoding ?? password)

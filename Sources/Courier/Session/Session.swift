@@ -71,8 +71,13 @@ public actor Session {
     nonisolated func executor() throws -> RequestExecutor {
         let (snapshot, isShutDown) = state.withLock { ($0.snapshot, $0.isShutDown) }
         guard !isShutDown else { throw CourierError(code: .sessionClosed, message: "the session has been shut down") }
-        return RequestExecutor(snapshot: snapshot, transport: transport, wholeBodyFetch: wholeBodyFetch, pool: pool,
-                               refreshes: refreshes)
+        return RequestExecutor(
+            snapshot: snapshot,
+            transport: transport,
+            wholeBodyFetch: wholeBodyFetch,
+            pool: pool,
+            refreshes: refreshes
+        )
     }
 }
 

@@ -22,7 +22,9 @@ final class SessionSnapshot: Sendable {
         self.metrics = CourierMetrics(factory: configuration.metricsFactory)
         self.debugLog = DebugLog(configuration: configuration)
         var fields = configuration.defaultHeaders
-        if configuration.decompressesResponses, fields[.acceptEncoding] == nil { fields[.acceptEncoding] = Self.acceptedEncodings }
+        if configuration.decompressesResponses, fields[.acceptEncoding] == nil {
+            fields[.acceptEncoding] = Self.acceptedEncodings
+        }
         self.defaultFields = fields
     }
 

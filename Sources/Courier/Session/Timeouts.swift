@@ -16,7 +16,11 @@ public struct Timeouts: Sendable, Hashable {
 
     /// These timeouts with a request's overrides applied.
     public func applying(_ overrides: TimeoutOverrides) -> Timeouts {
-        Timeouts(connect: overrides.connect ?? connect, readIdle: overrides.readIdle ?? readIdle, total: overrides.total ?? total)
+        Timeouts(
+            connect: overrides.connect ?? connect,
+            readIdle: overrides.readIdle ?? readIdle,
+            total: overrides.total ?? total
+        )
     }
 }
 

@@ -14,8 +14,13 @@ package enum URLBuilder {
         var apiVersion: String?
 
         /// The bases; none by default, so the session's decide.
-        package init(requestBase: URL? = nil, service: ServiceID? = nil, usesCDN: Bool = false, ignoresBase: Bool = false,
-                     apiVersion: String? = nil) {
+        package init(
+            requestBase: URL? = nil,
+            service: ServiceID? = nil,
+            usesCDN: Bool = false,
+            ignoresBase: Bool = false,
+            apiVersion: String? = nil
+        ) {
             self.requestBase = requestBase
             self.service = service
             self.usesCDN = usesCDN
@@ -30,13 +35,18 @@ package enum URLBuilder {
         if path.range(of: "^[A-Za-z][A-Za-z0-9+.-]*:", options: .regularExpression) != nil {
             throw CourierError.invalidURL(path)  // has a scheme, yet is not an absolute http(s) URL with a host
         }
-        if bases.ignoresBase { throw CourierError.invalidURL(path, reason: "a request that ignores the base URL needs an absolute URL") }
+        if bases.ignoresBase {
+            throw CourierError.invalidURL(path, reason: "a request that ignores the base URL needs an absolute URL")
+        }
         let base: URL
         if let requestBase = bases.requestBase {
             base = requestBase
         } else if let service = bases.service {
             guard let url = configuration.services[service] else {
-                throw CourierError.invalidURL(path, reason: "no base URL is registered for service \"\(service)\", requested by")
+                throw CourierError.invalidURL(
+                    path,
+                    reason: "no base URL is registered for service \"\(service)\", requested by"
+                )
             }
             base = url
         } else if bases.usesCDN, let cdn = configuration.cdnURL {
@@ -70,7 +80,9 @@ package enum URLBuilder {
 
     /// Whether `url` is an absolute http(s) URL with a host and a port that can be connected to.
     static func isAbsoluteHTTP(_ url: URL) -> Bool {
-        guard let scheme = url.scheme, isHTTP(scheme: scheme), let host = url.host(), !host.isEmpty else { return false }
+        guard let scheme = url.scheme, isHTTP(scheme: scheme), let host = url.host(), !host.isEmpty else {
+            return false
+        }
         return url.portProblem == nil
     }
 
@@ -100,7 +112,9 @@ package enum URLBuilder {
 
     /// `url` with `parameters` appended to its query; with `overwrite` false an existing name is kept.
     package static func appending(_ parameters: Parameters, to url: URL, overwrite: Bool = true) -> URL {
-        guard !parameters.isEmpty, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+        guard !parameters.isEmpty, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            return url
+        }
         var added = parameters
         if !overwrite, let existing = components.percentEncodedQueryItems {
             for item in existing { added[item.name.removingPercentEncoding ?? item.name] = nil }

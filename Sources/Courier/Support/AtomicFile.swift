@@ -1,4 +1,5 @@
 package import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -22,7 +23,9 @@ package enum AtomicFile {
     package static func write(_ data: Data, to url: URL, permissions: UInt32 = 0o600, durable: Bool = false) throws {
         // "." + name + "." + at most 20 digits + ".tmp": a long name gets a short stand-in, so any name that fits fits here.
         let base = FileNameLimit.base(for: url.lastPathComponent, suffixBytes: 26)
-        let temp = url.deletingLastPathComponent().appendingPathComponent(".\(base).\(UInt64.random(in: 0...UInt64.max)).tmp")
+        let temp = url.deletingLastPathComponent().appendingPathComponent(
+            ".\(base).\(UInt64.random(in: 0...UInt64.max)).tmp"
+        )
         let descriptor = open(temp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(permissions))
         guard descriptor >= 0 else { throw failure("cannot create", temp) }
         var closed = false
@@ -33,7 +36,8 @@ package enum AtomicFile {
             try data.withUnsafeBytes { bytes in
                 var offset = 0
                 while offset < bytes.count {
-                    let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)  // count > 0, so the base exists
+                    // count > 0, so the base exists
+                    let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
                     if written < 0 {
                         if errno == EINTR { continue }
                         throw failure("cannot write", temp)

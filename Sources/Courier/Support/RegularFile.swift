@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -20,7 +21,9 @@ final class RegularFile {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size >= 0, Int(info.st_size) <= maximumSize else {
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size >= 0,
+            Int(info.st_size) <= maximumSize
+        else {
             close(descriptor)
             return nil
         }
@@ -51,11 +54,14 @@ final class RegularFile {
 
     /// The whole file at `path` under the same rules; `nil` when any fails.
     static func contents(of path: String, maximumSize: Int) -> Data? {
-        guard let file = RegularFile(path: path, maximumSize: maximumSize), let data = file.read(upTo: file.size), data.count == file.size
+        guard let file = RegularFile(path: path, maximumSize: maximumSize), let data = file.read(upTo: file.size),
+            data.count == file.size
         else { return nil }
         return data
     }
 }
 
 /// The C library's `read`, which ``RegularFile`` hides behind its own.
-private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int { read(descriptor, buffer, count) }
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
+}

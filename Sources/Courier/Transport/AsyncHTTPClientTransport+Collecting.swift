@@ -18,23 +18,38 @@ extension AsyncHTTPClientTransport: CollectingTransport {
     /// (whose one connection to the host carries every stream on one loop) starts from the caller's thread
     /// instead: there the loop is what bounds the throughput, and starting requests is work it need not do
     /// (get-small-h2-c64 0.985-1.028 of raw AsyncHTTPClient this way, 0.932-0.964 from the loop).
-    nonisolated(nonsending) func fetch(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody {
+    nonisolated(nonsending) func fetch(
+        _ request: TransportRequest,
+        reading: BodyReading,
+        canceller: Canceller
+    ) async throws -> ResponseBody {
         try await exchange(request) { client, target in
             let loop = client.eventLoopGroup.next()  // the lane's one loop
             let outgoing = try target.request(body: request.body, suspension: canceller)
             let handoff = AnswerHandoff()
-            let delegate = CollectingDelegate(method: request.method, reading: reading, loop: loop, canceller: canceller, handoff: handoff)
+            let delegate = CollectingDelegate(
+                method: request.method,
+                reading: reading,
+                loop: loop,
+                canceller: canceller,
+                handoff: handoff
+            )
             @Sendable func start() {
-                let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))  // not .delegateAndChannel: see the lanes
+                // not .delegateAndChannel: see the lanes
+                let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))
                 canceller.install(task)
                 task.futureResult.whenComplete { result in
                     canceller.remove(task)
-                    handoff.finish(result.flatMapError { error in
-                        guard let error = error as? HTTPClientError, error == .requestStreamCancelled, !canceller.isCancelled else {
-                            return .failure(error)
+                    handoff.finish(
+                        result.flatMapError { error in
+                            guard let error = error as? HTTPClientError, error == .requestStreamCancelled,
+                                !canceller.isCancelled
+                            else {
+                                return .failure(error)
+                            }
+                            return Result { try delegate.answerBeforeTheBodyEnded() }
                         }
-                        return Result { try delegate.answerBeforeTheBodyEnded() }
-                    })
+                    )
                 }
             }
             let (head, ended) = await handoff.awaitHead {
@@ -44,7 +59,11 @@ extension AsyncHTTPClientTransport: CollectingTransport {
             let status = head.map { AsyncHTTPClientTransport.status($0.status) }
             let answer = if let ended { try ended.get() } else { try await handoff.answer() }
             guard let head, let status else { throw CourierError.noResponse() }
-            return ResponseBody(status: status, fields: ResponseFields(arrived: head.headers), data: BodyAccumulator.data(answer.body))
+            return ResponseBody(
+                status: status,
+                fields: ResponseFields(arrived: head.headers),
+                data: BodyAccumulator.data(answer.body)
+            )
         }
     }
 }
@@ -75,8 +94,13 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
     private let canceller: Canceller
     private let handoff: AnswerHandoff
 
-    init(method: HTTPRequest.Method, reading: BodyReading, loop: any EventLoop, canceller: Canceller,
-         handoff: AnswerHandoff) {
+    init(
+        method: HTTPRequest.Method,
+        reading: BodyReading,
+        loop: any EventLoop,
+        canceller: Canceller,
+        handoff: AnswerHandoff
+    ) {
         self.handoff = handoff
         self.method = method
         self.reading = reading
@@ -87,8 +111,13 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
     func didReceiveHead(task: HTTPClient.Task<CollectedAnswer>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         do {
             let framing = Self.framing(head.headers)
-            let body = try BodyAccumulator(contentEncoding: framing.encoding, contentLength: framing.length,
-                                           method: method, limits: reading.limits, decompresses: reading.decompresses)
+            let body = try BodyAccumulator(
+                contentEncoding: framing.encoding,
+                contentLength: framing.length,
+                method: method,
+                limits: reading.limits,
+                decompresses: reading.decompresses
+            )
             collected.value = Collected(body: body)
             handoff.headArrived(head)
             return canceller.notSuspended(on: task.eventLoop)
@@ -178,7 +207,9 @@ final class AnswerHandoff: Sendable {
     /// Suspends until the head arrives, or until the exchange ends first, and returns the head (`nil` when the
     /// exchange ended without one: ``answer()`` then throws) with the answer when the exchange has ended already,
     /// as it often has by then; `start` starts the exchange.
-    nonisolated(nonsending) func awaitHead(starting start: () -> Void) async -> (head: Head?, answer: Result<Answer, any Error>?) {
+    nonisolated(nonsending) func awaitHead(
+        starting start: () -> Void
+    ) async -> (head: Head?, answer: Result<Answer, any Error>?) {
         await withUnsafeContinuation { continuation in
             state.withLockedValue { $0.waiter = continuation }
             start()
@@ -213,7 +244,8 @@ final class AnswerHandoff: Sendable {
             if ended { continuation.resume() }
         }
         guard let answer = state.withLockedValue({ $0.answer.take() }) else {
-            throw CourierError(code: .invalidResponse, message: "the exchange ended without an answer")  // only after a second call
+            // only after a second call
+            throw CourierError(code: .invalidResponse, message: "the exchange ended without an answer")
         }
         return try answer.get()
     }

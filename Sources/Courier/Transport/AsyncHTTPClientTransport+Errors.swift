@@ -30,41 +30,84 @@ extension AsyncHTTPClientTransport {
         if let error = error as? HTTPClientError {
             switch error {
             case .cancelled, .requestStreamCancelled: return .cancelled()
-            case .connectTimeout, .tlsHandshakeTimeout: return .timeout(.connect, after: timeouts.connect, url: shownURL)
+            case .connectTimeout, .tlsHandshakeTimeout:
+                return .timeout(.connect, after: timeouts.connect, url: shownURL)
             case .readTimeout: return .timeout(.readIdle, after: timeouts.readIdle, url: shownURL)
             case .deadlineExceeded: return .timeout(.total, after: timeouts.total, url: shownURL)
             case .remoteConnectionClosed:
-                return CourierError(code: .connectionClosed, message: "the server closed the connection before the response was complete", underlying: error)
-            case .alreadyShutdown: return CourierError(code: .sessionClosed, message: "the transport has been shut down", underlying: error)
+                return CourierError(
+                    code: .connectionClosed,
+                    message: "the server closed the connection before the response was complete",
+                    underlying: error
+                )
+            case .alreadyShutdown:
+                return CourierError(
+                    code: .sessionClosed,
+                    message: "the transport has been shut down",
+                    underlying: error
+                )
             case .invalidURL, .emptyHost, .emptyScheme: return .invalidURL(url.absoluteString)
             case .proxyAuthenticationRequired:
-                return CourierError(code: .connectionFailed, message: "the proxy refused the credentials (407 Proxy Authentication Required)",
-                                    underlying: error)
+                return CourierError(
+                    code: .connectionFailed,
+                    message: "the proxy refused the credentials (407 Proxy Authentication Required)",
+                    underlying: error
+                )
             case .invalidProxyResponse:
-                return CourierError(code: .connectionFailed, message: "the proxy refused to open a tunnel to \(shownURL)", underlying: error)
+                return CourierError(
+                    code: .connectionFailed,
+                    message: "the proxy refused to open a tunnel to \(shownURL)",
+                    underlying: error
+                )
             case .socksHandshakeTimeout, .httpProxyHandshakeTimeout:
                 return .timeout(.connect, after: timeouts.connect, url: shownURL)
             case .bodyLengthMismatch:
-                return CourierError(code: .encoding, message: "the request body's length differs from its declared length", underlying: error)
+                return CourierError(
+                    code: .encoding,
+                    message: "the request body's length differs from its declared length",
+                    underlying: error
+                )
             default: break
             }
-            if "\(error)".contains("unsupportedScheme") { return .invalidURL(url.absoluteString, reason: "unsupported scheme") }
+            if "\(error)".contains("unsupportedScheme") {
+                return .invalidURL(url.absoluteString, reason: "unsupported scheme")
+            }
         }
         if let error = error as? IOError {
             if error.errnoCode == ECONNRESET || error.errnoCode == EPIPE {
-                return CourierError(code: .connectionReset, message: "the connection was reset by the peer", underlying: error)
+                return CourierError(
+                    code: .connectionReset,
+                    message: "the connection was reset by the peer",
+                    underlying: error
+                )
             }
             if error.errnoCode == ECONNREFUSED {
-                return CourierError(code: .connectionFailed, message: "connection refused by \(shownURL)", underlying: error)
+                return CourierError(
+                    code: .connectionFailed,
+                    message: "connection refused by \(shownURL)",
+                    underlying: error
+                )
             }
         }
         if let error = error as? NIOConnectionError, !error.connectionErrors.isEmpty,
-           error.connectionErrors.allSatisfy({ [ENETUNREACH, EHOSTUNREACH].contains(($0.error as? IOError)?.errnoCode) }) {
-            return CourierError(code: .offline, message: "no route to \(shownURL): the network is unreachable", underlying: error)
+            error.connectionErrors.allSatisfy({
+                [ENETUNREACH, EHOSTUNREACH].contains(($0.error as? IOError)?.errnoCode)
+            })
+        {
+            return CourierError(
+                code: .offline,
+                message: "no route to \(shownURL): the network is unreachable",
+                underlying: error
+            )
         }
-        if let error = error as? NIOConnectionError, error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil {
-            var failure = CourierError(code: .connectionFailed, message: "could not resolve the host name \"\(CourierError.printable(error.host))\"",
-                                       underlying: error)
+        if let error = error as? NIOConnectionError, error.connectionErrors.isEmpty,
+            error.dnsAError != nil || error.dnsAAAAError != nil
+        {
+            var failure = CourierError(
+                code: .connectionFailed,
+                message: "could not resolve the host name \"\(CourierError.printable(error.host))\"",
+                underlying: error
+            )
             failure.isUnresolvedHost = true
             return failure
         }
@@ -72,13 +115,25 @@ extension AsyncHTTPClientTransport {
             return CourierError(code: .connectionFailed, message: "could not connect to \(shownURL)", underlying: error)
         }
         if let parserError = error as? HTTPParserError, parserError == .invalidEOFState {
-            return CourierError(code: .connectionClosed, message: "the server closed the connection before the body was complete", underlying: error)
+            return CourierError(
+                code: .connectionClosed,
+                message: "the server closed the connection before the body was complete",
+                underlying: error
+            )
         }
         if error is HTTPParserError || error is NIOTooManyBytesError {
-            return CourierError(code: .invalidResponse, message: "the server sent a malformed response (\(error))", underlying: error)
+            return CourierError(
+                code: .invalidResponse,
+                message: "the server sent a malformed response (\(error))",
+                underlying: error
+            )
         }
         if error is ChannelError {
-            return CourierError(code: .connectionClosed, message: "the connection closed unexpectedly (\(error))", underlying: error)
+            return CourierError(
+                code: .connectionClosed,
+                message: "the connection closed unexpectedly (\(error))",
+                underlying: error
+            )
         }
         if error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError {
             return TLSFailure.describe(error, host: url.host(percentEncoded: false) ?? "the server")

@@ -42,10 +42,18 @@ extension AsyncHTTPClientTransport {
                 var hasher = Hasher()
                 hasher.combine(request.url.host())
                 hasher.combine(request.url.port)
-                return Choice(index: Int(UInt(bitPattern: hasher.finalize()) % UInt(loops.count)), sharesLimit: false, mayMultiplex: true)
+                return Choice(
+                    index: Int(UInt(bitPattern: hasher.finalize()) % UInt(loops.count)),
+                    sharesLimit: false,
+                    mayMultiplex: true
+                )
             }
             let next = turn.wrappingAdd(1, ordering: .relaxed).oldValue
-            return Choice(index: Int(UInt(bitPattern: next) % UInt(loops.count)), sharesLimit: true, mayMultiplex: false)
+            return Choice(
+                index: Int(UInt(bitPattern: next) % UInt(loops.count)),
+                sharesLimit: true,
+                mayMultiplex: false
+            )
         }
     }
 }
@@ -105,7 +113,9 @@ final class ConnectionRouting: Sendable {
 
     private let logger: Logger
     private let configurations = Locked<[TLSPolicy: TLSConfiguration]>([:])
-    private let relays = Locked<(started: [ConnectionRelay.Target: Task<ConnectionRelay, any Error>], isShutDown: Bool)>(([:], false))
+    private let relays = Locked<
+        (started: [ConnectionRelay.Target: Task<ConnectionRelay, any Error>], isShutDown: Bool)
+    >(([:], false))
     private let warnedHosts = Locked<Set<String>>([])
 
     init(logger: Logger) {
@@ -130,11 +140,19 @@ final class ConnectionRouting: Sendable {
         if pinsKeys || socks?.credentials != nil {
             if pinsKeys, let proxy = request.proxy, proxy.kind == .http {
                 // The relay does not speak CONNECT; going around a configured proxy would be worse than failing.
-                throw CourierError(code: .tls, message: "public-key pins for \(host) cannot be checked through the HTTP proxy \(proxy): "
-                    + "pin certificates instead (TLSPolicy.pinning = .certificates), use a SOCKS5 proxy, or bypass the proxy for this host")
+                throw CourierError(
+                    code: .tls,
+                    message: "public-key pins for \(host) cannot be checked through the HTTP proxy \(proxy): "
+                        + "pin certificates instead (TLSPolicy.pinning = .certificates), use a SOCKS5 proxy, or bypass the proxy for this host"
+                )
             }
-            let target = ConnectionRelay.Target(host: host, port: request.url.port ?? (isHTTPS ? 443 : 80), tls: isHTTPS ? request.tls : nil,
-                                                socks: socks, connectTimeout: request.timeouts.connect)
+            let target = ConnectionRelay.Target(
+                host: host,
+                port: request.url.port ?? (isHTTPS ? 443 : 80),
+                tls: isHTTPS ? request.tls : nil,
+                socks: socks,
+                connectTimeout: request.timeouts.connect
+            )
             return .relayed(try await relay(for: target))
         }
         guard isHTTPS, !request.tls.isStandard else { return .direct(nil) }
@@ -161,7 +179,9 @@ final class ConnectionRouting: Sendable {
     private func relay(for target: ConnectionRelay.Target) async throws -> ConnectionRelay {
         let logger = self.logger
         let task = try relays.withLock { relays in
-            guard !relays.isShutDown else { throw CourierError(code: .sessionClosed, message: "the transport has been shut down") }
+            guard !relays.isShutDown else {
+                throw CourierError(code: .sessionClosed, message: "the transport has been shut down")
+            }
             if let task = relays.started[target] { return task }
             let task = Task { try await ConnectionRelay.start(target, logger: logger) }
             relays.started[target] = task
@@ -170,7 +190,8 @@ final class ConnectionRouting: Sendable {
         do {
             return try await task.value
         } catch {
-            _ = relays.withLock { $0.started.removeValue(forKey: target) }  // a later request may succeed (a file fixed)
+            // a later request may succeed (a file fixed)
+            _ = relays.withLock { $0.started.removeValue(forKey: target) }
             throw error
         }
     }

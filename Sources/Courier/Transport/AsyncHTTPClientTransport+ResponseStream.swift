@@ -75,10 +75,19 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
     // MARK: HTTPClientResponseDelegate (on the task's event loop)
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        let produced = Producer.makeSequence(backPressureStrategy: .init(lowWatermark: 8, highWatermark: 32),
-                                             finishOnDeinit: true, delegate: self)
-        let response = AsyncHTTPClientTransport.response(head.status, head.headers, body: produced.sequence, timeouts: timeouts, url: url,
-                                                            version: head.version)
+        let produced = Producer.makeSequence(
+            backPressureStrategy: .init(lowWatermark: 8, highWatermark: 32),
+            finishOnDeinit: true,
+            delegate: self
+        )
+        let response = AsyncHTTPClientTransport.response(
+            head.status,
+            head.headers,
+            body: produced.sequence,
+            timeouts: timeouts,
+            url: url,
+            version: head.version
+        )
         state.withLock { state in
             state.source = produced.source
             state.head = .success(response)
@@ -130,7 +139,8 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
     /// Tells the caller waiting for the head, or else the body's reader, how the exchange ended; only the first
     /// end counts.
     private func end(failure: (any Error)?) {
-        let ending = state.withLock { state -> (CheckedContinuation<Void, Never>?, Producer.Source?, EventLoopPromise<Void>?)? in
+        let ending = state.withLock {
+            state -> (CheckedContinuation<Void, Never>?, Producer.Source?, EventLoopPromise<Void>?)? in
             guard !state.ended else { return nil }
             state.ended = true
             defer { state.demand = nil }

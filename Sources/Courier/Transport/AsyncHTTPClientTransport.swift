@@ -1,12 +1,12 @@
 public import AsyncHTTPClient
+import DequeModule
 import Foundation
-import NIOSSL
 import HTTPTypes
 public import Logging
-import DequeModule
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// The default transport: AsyncHTTPClient, with its connection pool, HTTP/1.1 and HTTP/2.
@@ -49,7 +49,10 @@ public final class AsyncHTTPClientTransport: Transport {
     /// fails at once instead of being retried silently until the connect timeout) and its own span per request
     /// (AsyncHTTPClient's would nest a second one, and cost about 10 µs a request even with the no-op tracer).
     /// `logger` receives TLS warnings: hosts reached without certificate verification, and pin mismatches.
-    public init(configuration: HTTPClient.Configuration = HTTPClient.Configuration(), logger: Logger = Logger(label: "courier")) {
+    public init(
+        configuration: HTTPClient.Configuration = HTTPClient.Configuration(),
+        logger: Logger = Logger(label: "courier")
+    ) {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
@@ -71,7 +74,9 @@ public final class AsyncHTTPClientTransport: Transport {
                     stream.awaitHead(continuation)
                     // A lane's client has one loop, so `.indifferent` is that loop: the delegate runs where the
                     // connection does, as for a body read whole.
-                    stream.attach(client.execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: deadline))
+                    stream.attach(
+                        client.execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: deadline)
+                    )
                 }
             } onCancel: {
                 stream.cancel()
@@ -94,8 +99,13 @@ public final class AsyncHTTPClientTransport: Transport {
 
         /// AsyncHTTPClient's request, with `body`; given the parsed URL, so AsyncHTTPClient does not parse it again.
         func request(body: PreparedBody, suspension: Canceller? = nil) throws -> HTTPClient.Request {
-            try HTTPClient.Request(url: url, method: method, headers: headers, body: AsyncHTTPClientTransport.body(body, suspension: suspension),
-                                   tlsConfiguration: tls)
+            try HTTPClient.Request(
+                url: url,
+                method: method,
+                headers: headers,
+                body: AsyncHTTPClientTransport.body(body, suspension: suspension),
+                tlsConfiguration: tls
+            )
         }
     }
 
@@ -103,16 +113,32 @@ public final class AsyncHTTPClientTransport: Transport {
     /// reports a relay's own reason for giving up when it has one. Inlined, so `send` runs in its caller's frame
     /// instead of two frames of their own.
     @inline(__always)
-    nonisolated(nonsending) func exchange<Answer>(_ request: TransportRequest,
-                                                  _ send: nonisolated(nonsending) (HTTPClient, Target) async throws -> Answer)
-        async throws -> Answer {
+    nonisolated(nonsending) func exchange<Answer>(
+        _ request: TransportRequest,
+        _ send: nonisolated(nonsending) (HTTPClient, Target) async throws -> Answer
+    )
+        async throws -> Answer
+    {
         // NIO traps on a port past 65535: whatever built this request, no such port reaches it.
-        if let problem = request.url.portProblem { throw CourierError.invalidURL(request.url.absoluteString, reason: problem) }
-        let route = if let plain = ConnectionRouting.plainRoute(for: request) { plain } else { try await routing.route(for: request) }
+        if let problem = request.url.portProblem {
+            throw CourierError.invalidURL(request.url.absoluteString, reason: problem)
+        }
+        let route =
+            if let plain = ConnectionRouting.plainRoute(for: request) { plain } else {
+                try await routing.route(for: request)
+            }
         let proxy: Proxy? = if case .relayed = route { nil } else { request.proxy }  // a relay makes its own way
         let lane = lanes.take(for: request)
-        let client = try client(for: ClientKey(connect: request.timeouts.connect, readIdle: request.timeouts.readIdle, proxy: proxy,
-                                               httpVersion: request.httpVersion, lane: lane.index, sharesLimit: lane.sharesLimit))
+        let client = try client(
+            for: ClientKey(
+                connect: request.timeouts.connect,
+                readIdle: request.timeouts.readIdle,
+                proxy: proxy,
+                httpVersion: request.httpVersion,
+                lane: lane.index,
+                sharesLimit: lane.sharesLimit
+            )
+        )
         do {
             var target = try Self.target(request, route: route)
             target.startsFromLoop = !lane.mayMultiplex
@@ -128,9 +154,13 @@ public final class AsyncHTTPClientTransport: Transport {
     private static func proxy(_ proxy: Proxy) -> HTTPClient.Configuration.Proxy {
         switch proxy.kind {
         case .http:
-            .server(host: proxy.host, port: proxy.port,
-                    authorization: proxy.credentials.map { .basic(username: $0.username, password: $0.password) })
-        case .socks5: .socksServer(host: proxy.host, port: proxy.port)  // with credentials, ConnectionRelay goes instead
+            .server(
+                host: proxy.host,
+                port: proxy.port,
+                authorization: proxy.credentials.map { .basic(username: $0.username, password: $0.password) }
+            )
+        // with credentials, ConnectionRelay goes instead
+        case .socks5: .socksServer(host: proxy.host, port: proxy.port)
         }
     }
 
@@ -145,9 +175,12 @@ public final class AsyncHTTPClientTransport: Transport {
         case .direct(let configuration): tlsConfiguration = configuration
         case .relayed(let relay):
             let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
-            let socket = relay.socketPath.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? relay.socketPath
+            let socket =
+                relay.socketPath.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? relay.socketPath
             let path = components?.percentEncodedPath ?? ""
-            let relayed = "http+unix://\(socket)\(path.isEmpty ? "/" : path)" + (components?.percentEncodedQuery.map { "?" + $0 } ?? "")
+            let relayed =
+                "http+unix://\(socket)\(path.isEmpty ? "/" : path)"
+                + (components?.percentEncodedQuery.map { "?" + $0 } ?? "")
             guard let relayedURL = URL(string: relayed) else { throw HTTPClientError.invalidURL }
             url = relayedURL
             if !headers.contains(name: "host"), let host = components?.percentEncodedHost {
@@ -155,15 +188,28 @@ public final class AsyncHTTPClientTransport: Transport {
                 headers.add(name: "host", value: request.url.port.map { "\(shownHost):\($0)" } ?? shownHost)
             }
         }
-        return Target(url: url, method: HTTPMethod(rawValue: request.method.rawValue), headers: headers, tls: tlsConfiguration)
+        return Target(
+            url: url,
+            method: HTTPMethod(rawValue: request.method.rawValue),
+            headers: headers,
+            tls: tlsConfiguration
+        )
     }
 
     /// The response to hand on for an AsyncHTTPClient head and its body, with the body's errors translated.
-    static func response<Body: AsyncSequence & Sendable>(_ status: HTTPResponseStatus, _ headers: HTTPHeaders, body: Body,
-                                                         timeouts: Timeouts, url: URL,
-                                                         version: HTTPVersion? = nil) -> TransportResponse where Body.Element == ByteBuffer {
-        var response = TransportResponse(status: Self.status(status), headers: ResponseFields.fields(headers),
-                                         body: ByteStream(TranslatingBody(base: body, timeouts: timeouts, url: url)))
+    static func response<Body: AsyncSequence & Sendable>(
+        _ status: HTTPResponseStatus,
+        _ headers: HTTPHeaders,
+        body: Body,
+        timeouts: Timeouts,
+        url: URL,
+        version: HTTPVersion? = nil
+    ) -> TransportResponse where Body.Element == ByteBuffer {
+        var response = TransportResponse(
+            status: Self.status(status),
+            headers: ResponseFields.fields(headers),
+            body: ByteStream(TranslatingBody(base: body, timeouts: timeouts, url: url))
+        )
         response.version = version?.text
         return response
     }
@@ -197,7 +243,7 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     private func client(for key: ClientKey) throws -> HTTPClient {
-        return try clients.withLock { clients in
+        try clients.withLock { clients in
             try clients.client(for: key) { try makeClient(for: key) }
         }
     }

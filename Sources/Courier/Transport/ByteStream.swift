@@ -47,7 +47,13 @@ public struct ByteStream: AsyncSequence, Sendable {
     func cancelling(onTaskCancel cancel: @escaping @Sendable () -> Void) -> ByteStream {
         ByteStream(makeIterator: { [makeIterator] in
             var base = makeIterator()
-            return AsyncIterator { try await withTaskCancellationHandler { try await base.next() } onCancel: { cancel() } }
+            return AsyncIterator {
+                try await withTaskCancellationHandler {
+                    try await base.next()
+                } onCancel: {
+                    cancel()
+                }
+            }
         })
     }
 

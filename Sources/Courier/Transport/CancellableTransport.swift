@@ -74,12 +74,17 @@ extension CancellableTransport {
 
     /// ``CollectingTransport/fetch(_:reading:canceller:)`` in the calling task: `canceller` reaches the exchange
     /// through a ``TransportCancellation`` until the body has been read.
-    nonisolated(nonsending) func fetchCancellable(_ request: TransportRequest, reading: BodyReading,
-                                                  canceller: Canceller) async throws -> ResponseBody {
+    nonisolated(nonsending) func fetchCancellable(
+        _ request: TransportRequest,
+        reading: BodyReading,
+        canceller: Canceller
+    ) async throws -> ResponseBody {
         let cancellation = TransportCancellation()
         return try await canceller.whileWaiting(on: cancellation) {
-            try await BodyCollector(reading: reading, suspension: canceller).collect(send(request, cancellation: cancellation),
-                                                                                 method: request.method)
+            try await BodyCollector(reading: reading, suspension: canceller).collect(
+                send(request, cancellation: cancellation),
+                method: request.method
+            )
         }
     }
 }
@@ -94,16 +99,27 @@ extension CancellableTransport {
 protocol CollectingTransport: Transport {
     /// Sends `request` (without following redirects) and returns the response with its whole body, read within
     /// `reading`. `request.deadline` is the caller's to enforce, through `canceller`.
-    nonisolated(nonsending) func fetch(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody
+    nonisolated(nonsending) func fetch(
+        _ request: TransportRequest,
+        reading: BodyReading,
+        canceller: Canceller
+    ) async throws -> ResponseBody
 }
 
 extension Transport {
     /// ``CollectingTransport/fetch(_:reading:canceller:)`` for a transport that hears only its task's cancellation:
     /// the exchange runs in a task of its own, which `canceller` cancels, and stops taking parts of the body while
     /// the request is suspended.
-    func fetchInTask(_ request: TransportRequest, reading: BodyReading, canceller: Canceller) async throws -> ResponseBody {
+    func fetchInTask(
+        _ request: TransportRequest,
+        reading: BodyReading,
+        canceller: Canceller
+    ) async throws -> ResponseBody {
         let task = Task {
-            try await BodyCollector(reading: reading, suspension: canceller).collect(send(request), method: request.method)
+            try await BodyCollector(reading: reading, suspension: canceller).collect(
+                send(request),
+                method: request.method
+            )
         }
         return try await canceller.whileWaiting(on: TaskCancellable(task)) { try await task.value }
     }

@@ -27,13 +27,18 @@ final class DeadlineTimers: Sendable {
             }
             return (id, state.schedule.add(id, tick: tick))
         }
-        watcher?.run(expire: { [state] generation, now in
-            state.withLock { state in
-                let timers = state.timers
-                let (expired, next) = state.schedule.expire(generation: generation, now: now) { timers[$0.id]?.deadline == $0.tick }
-                return (expired.compactMap { state.timers.removeValue(forKey: $0)?.action }, next)
-            }
-        }, fire: { $0() })
+        watcher?.run(
+            expire: { [state] generation, now in
+                state.withLock { state in
+                    let timers = state.timers
+                    let (expired, next) = state.schedule.expire(generation: generation, now: now) {
+                        timers[$0.id]?.deadline == $0.tick
+                    }
+                    return (expired.compactMap { state.timers.removeValue(forKey: $0)?.action }, next)
+                }
+            },
+            fire: { $0() }
+        )
         return id
     }
 

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 package import NIOCore
-package import NIOHTTP1
 import NIOHPACK
+package import NIOHTTP1
 import NIOHTTP2
 
 /// Keeps a response head with a status code outside 100–999 away from AsyncHTTPClient, which would trap on it.
@@ -48,12 +48,17 @@ package final class ResponseStatusGuard: ChannelInboundHandler, RemovableChannel
     /// Whether an HTTP/2 `:status` value is three ASCII digits from 100 to 999 (RFC 9113 §8.3.2).
     static func isValid(h2Status value: String) -> Bool {
         let bytes = value.utf8
-        guard bytes.count == 3, bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return false }
+        guard bytes.count == 3, bytes.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return false
+        }
         return bytes.first != UInt8(ascii: "0")
     }
 
     static func refusal(_ status: String) -> CourierError {
-        CourierError(code: .invalidResponse, message: "the server sent an invalid status code \(CourierError.printable(status))")
+        CourierError(
+            code: .invalidResponse,
+            message: "the server sent an invalid status code \(CourierError.printable(status))"
+        )
     }
 }
 
@@ -67,7 +72,8 @@ final class HTTP2ResponseStatusGuard: ChannelInboundHandler, RemovableChannelHan
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
         if case .headers(let headers) = unwrapInboundIn(data), let status = headers.headers.first(name: ":status"),
-           !ResponseStatusGuard.isValid(h2Status: status) {
+            !ResponseStatusGuard.isValid(h2Status: status)
+        {
             refused = true
             context.fireErrorCaught(ResponseStatusGuard.refusal(status))
             context.close(promise: nil)
@@ -102,8 +108,11 @@ extension ResponseStatusGuard {
     }
 
     /// Runs `install` on `channel`'s loop (synchronous pipeline operations must), then the caller's own initialiser.
-    private static func onLoop(of channel: any Channel, then next: (@Sendable (any Channel) -> EventLoopFuture<Void>)?,
-                               _ install: @escaping @Sendable () throws -> Void) -> EventLoopFuture<Void> {
+    private static func onLoop(
+        of channel: any Channel,
+        then next: (@Sendable (any Channel) -> EventLoopFuture<Void>)?,
+        _ install: @escaping @Sendable () throws -> Void
+    ) -> EventLoopFuture<Void> {
         let loop = channel.eventLoop
         let installed = loop.inEventLoop ? loop.makeCompletedFuture(Result(catching: install)) : loop.submit(install)
         guard let next else { return installed }

@@ -17,16 +17,24 @@ struct SpooledBody: Sendable {
     static func write(_ chunks: ByteStream) async throws -> SpooledBody {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("courier-upload-\(UUID().uuidString)")
         guard FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600]),
-              let handle = FileHandle(forWritingAtPath: url.path) else {
-            throw CourierError(code: .fileAccess, message: "cannot create a temporary file for the request body in \(url.deletingLastPathComponent().path)")
+            let handle = FileHandle(forWritingAtPath: url.path)
+        else {
+            throw CourierError(
+                code: .fileAccess,
+                message:
+                    "cannot create a temporary file for the request body in \(url.deletingLastPathComponent().path)"
+            )
         }
         let spooled = SpooledBody(url: url)
         defer { try? handle.close() }
         do {
             for try await chunk in chunks {
                 do { try handle.write(contentsOf: chunk.readableBytesView) } catch {
-                    throw CourierError(code: .fileAccess, message: "cannot write the request body to \(url.path): \(error.localizedDescription)",
-                                       underlying: error)
+                    throw CourierError(
+                        code: .fileAccess,
+                        message: "cannot write the request body to \(url.path): \(error.localizedDescription)",
+                        underlying: error
+                    )
                 }
             }
         } catch {

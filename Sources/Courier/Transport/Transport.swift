@@ -56,15 +56,43 @@ public struct TransportRequest: Sendable {
     public var httpVersion: HTTPVersionPolicy
 
     /// Creates a transport request.
-    public init(method: HTTPRequest.Method, url: URL, headers: HTTPFields, body: PreparedBody, timeouts: Timeouts,
-                deadline: ContinuousClock.Instant, tls: TLSPolicy = .standard, proxy: Proxy? = nil,
-                httpVersion: HTTPVersionPolicy = .automatic) {
-        self.init(method: method, url: url, facts: nil, headers: headers, body: body, timeouts: timeouts, deadline: Tick(deadline), tls: tls,
-                  proxy: proxy, httpVersion: httpVersion)
+    public init(
+        method: HTTPRequest.Method,
+        url: URL,
+        headers: HTTPFields,
+        body: PreparedBody,
+        timeouts: Timeouts,
+        deadline: ContinuousClock.Instant,
+        tls: TLSPolicy = .standard,
+        proxy: Proxy? = nil,
+        httpVersion: HTTPVersionPolicy = .automatic
+    ) {
+        self.init(
+            method: method,
+            url: url,
+            facts: nil,
+            headers: headers,
+            body: body,
+            timeouts: timeouts,
+            deadline: Tick(deadline),
+            tls: tls,
+            proxy: proxy,
+            httpVersion: httpVersion
+        )
     }
 
-    init(method: HTTPRequest.Method, url: URL, facts: URLFacts?, headers: HTTPFields, body: PreparedBody, timeouts: Timeouts,
-         deadline: Tick, tls: TLSPolicy, proxy: Proxy?, httpVersion: HTTPVersionPolicy) {
+    init(
+        method: HTTPRequest.Method,
+        url: URL,
+        facts: URLFacts?,
+        headers: HTTPFields,
+        body: PreparedBody,
+        timeouts: Timeouts,
+        deadline: Tick,
+        tls: TLSPolicy,
+        proxy: Proxy?,
+        httpVersion: HTTPVersionPolicy
+    ) {
         self.method = method
         storedURL = url
         self.facts = facts

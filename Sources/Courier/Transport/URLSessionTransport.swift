@@ -1,9 +1,10 @@
 import Foundation
+import HTTPTypes
+import NIOCore
+
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
 #endif
-import HTTPTypes
-import NIOCore
 
 /// A transport over `URLSession` (FoundationNetworking on Linux), for code that wants nothing but Foundation.
 ///
@@ -33,7 +34,9 @@ public final class URLSessionTransport: Transport {
 
     /// Sends the request; see ``Transport/send(_:)``.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
-        if let problem = request.url.portProblem { throw CourierError.invalidURL(request.url.absoluteString, reason: problem) }
+        if let problem = request.url.portProblem {
+            throw CourierError.invalidURL(request.url.absoluteString, reason: problem)
+        }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.timeoutInterval = Self.interval(request.timeouts.readIdle)
@@ -44,7 +47,10 @@ public final class URLSessionTransport: Transport {
         case .bytes(let data): urlRequest.httpBody = data
         case .file(let url, _):
             guard let stream = InputStream(url: url) else {
-                throw CourierError(code: .fileAccess, message: "cannot read body file \"\(url.path(percentEncoded: false))\"")
+                throw CourierError(
+                    code: .fileAccess,
+                    message: "cannot read body file \"\(url.path(percentEncoded: false))\""
+                )
             }
             urlRequest.httpBodyStream = stream
         case .stream(let chunks, _):
@@ -61,7 +67,9 @@ public final class URLSessionTransport: Transport {
         let task = session.dataTask(with: urlRequest)
         let exchange = delegate.register(task)
         let timer = deadlines.add(request.deadline) {
-            exchange.fail(.timeout(.total, after: request.timeouts.total, url: Redactor.standard.redact(url: request.url)))
+            exchange.fail(
+                .timeout(.total, after: request.timeouts.total, url: Redactor.standard.redact(url: request.url))
+            )
             task.cancel()
         }
         exchange.onFinish { [deadlines] in
@@ -76,7 +84,12 @@ public final class URLSessionTransport: Transport {
             task.cancel()
         }
         let body = BodyStream(exchange: exchange, cancel: { task.cancel() })
-        return TransportResponse(status: head.status, headers: head.headers, body: ByteStream(body), isContentDecoded: true)
+        return TransportResponse(
+            status: head.status,
+            headers: head.headers,
+            body: ByteStream(body),
+            isContentDecoded: true
+        )
     }
 
     /// The `timeoutInterval` for a read-idle timeout of `duration`: rounded up to whole seconds, at least one.
@@ -107,8 +120,12 @@ private final class StreamingDelegate: NSObject, URLSessionDataDelegate, Sendabl
         exchanges.withLock { $0[task.taskIdentifier] }
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
         if let http = response as? HTTPURLResponse {
             guard ResponseStatusGuard.isValid(code: http.statusCode) else {
                 exchange(for: dataTask)?.fail(ResponseStatusGuard.refusal(String(http.statusCode)))
@@ -117,10 +134,14 @@ private final class StreamingDelegate: NSObject, URLSessionDataDelegate, Sendabl
             }
             var fields = HTTPFields()
             for (key, value) in http.allHeaderFields {
-                guard let key = key as? String, let name = HTTPField.Name(key), let value = value as? String else { continue }
+                guard let key = key as? String, let name = HTTPField.Name(key), let value = value as? String else {
+                    continue
+                }
                 fields.append(HTTPField(name: name, value: value))
             }
-            exchange(for: dataTask)?.receive(head: .init(status: HTTPResponse.Status(code: http.statusCode), headers: fields))
+            exchange(for: dataTask)?.receive(
+                head: .init(status: HTTPResponse.Status(code: http.statusCode), headers: fields)
+            )
         }
         completionHandler(.allow)
     }
@@ -129,8 +150,13 @@ private final class StreamingDelegate: NSObject, URLSessionDataDelegate, Sendabl
         exchange(for: dataTask)?.receive(data: data)
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
         completionHandler(nil)  // the Courier session follows redirects itself
     }
 
@@ -141,22 +167,33 @@ private final class StreamingDelegate: NSObject, URLSessionDataDelegate, Sendabl
 
     static func translate(_ error: any Error) -> CourierError {
         let nsError = error as NSError
-        guard nsError.domain == NSURLErrorDomain else { return CourierError(code: .transport, message: "\(error)", underlying: error) }
+        guard nsError.domain == NSURLErrorDomain else {
+            return CourierError(code: .transport, message: "\(error)", underlying: error)
+        }
         switch nsError.code {
         case NSURLErrorCancelled: return .cancelled()
         case NSURLErrorTimedOut: return CourierError.timeout(.readIdle)
         case NSURLErrorNotConnectedToInternet:
             return CourierError(code: .offline, message: "not connected to a network", underlying: error)
         case NSURLErrorCannotConnectToHost, NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed:
-            return CourierError(code: .connectionFailed, message: "could not connect: \(nsError.localizedDescription)", underlying: error)
+            return CourierError(
+                code: .connectionFailed,
+                message: "could not connect: \(nsError.localizedDescription)",
+                underlying: error
+            )
         case NSURLErrorNetworkConnectionLost:  // what URLSession says when a kept-alive connection was closed under it
             var lost = CourierError(code: .connectionClosed, message: "the connection was lost", underlying: error)
             lost.isStaleConnection = true
             return lost
-        case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasBadDate:
+        case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted,
+            NSURLErrorServerCertificateHasBadDate:
             return CourierError(code: .tls, message: "TLS failed: \(nsError.localizedDescription)", underlying: error)
         case NSURLErrorBadServerResponse, NSURLErrorCannotParseResponse, NSURLErrorCannotDecodeContentData:
-            return CourierError(code: .invalidResponse, message: "the server sent a malformed response", underlying: error)
+            return CourierError(
+                code: .invalidResponse,
+                message: "the server sent a malformed response",
+                underlying: error
+            )
         default:
             return CourierError(code: .transport, message: nsError.localizedDescription, underlying: error)
         }
@@ -188,10 +225,15 @@ private final class Exchange: Sendable {
     func head() async throws -> Head {
         try await withCheckedThrowingContinuation { continuation in
             state.withLock { state in
-                if let head = state.head { continuation.resume(returning: head) }
-                else if let error = state.error { continuation.resume(throwing: error) }
-                else if state.finished { continuation.resume(throwing: CourierError(code: .invalidResponse, message: "no response head")) }
-                else { state.headWaiter = continuation }
+                if let head = state.head {
+                    continuation.resume(returning: head)
+                } else if let error = state.error {
+                    continuation.resume(throwing: error)
+                } else if state.finished {
+                    continuation.resume(throwing: CourierError(code: .invalidResponse, message: "no response head"))
+                } else {
+                    state.headWaiter = continuation
+                }
             }
         }
     }
@@ -199,10 +241,15 @@ private final class Exchange: Sendable {
     func nextChunk() async throws -> Data? {
         try await withCheckedThrowingContinuation { continuation in
             state.withLock { state in
-                if !state.chunks.isEmpty { continuation.resume(returning: state.chunks.removeFirst()) }
-                else if let error = state.error { continuation.resume(throwing: error) }
-                else if state.finished { continuation.resume(returning: nil) }
-                else { state.bodyWaiter = continuation }
+                if !state.chunks.isEmpty {
+                    continuation.resume(returning: state.chunks.removeFirst())
+                } else if let error = state.error {
+                    continuation.resume(throwing: error)
+                } else if state.finished {
+                    continuation.resume(returning: nil)
+                } else {
+                    state.bodyWaiter = continuation
+                }
             }
         }
     }

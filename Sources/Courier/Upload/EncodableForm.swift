@@ -8,12 +8,19 @@ extension RequestBody {
     /// as ``CourierError/Code/encoding`` before anything is sent.
     public static func multipartForm<Value: Encodable & Sendable>(_ value: Value) -> RequestBody {
         let boundary = MultipartFormData().boundary
-        return RequestBody(storage: .encoded {
-            do {
-                return Data(try FormDataEncoder().encode(value, boundary: boundary).utf8)
-            } catch {
-                throw CourierError(code: .encoding, message: "could not encode the form: \(error)", underlying: error)
-            }
-        }, contentType: "multipart/form-data; boundary=\(boundary)")
+        return RequestBody(
+            storage: .encoded {
+                do {
+                    return Data(try FormDataEncoder().encode(value, boundary: boundary).utf8)
+                } catch {
+                    throw CourierError(
+                        code: .encoding,
+                        message: "could not encode the form: \(error)",
+                        underlying: error
+                    )
+                }
+            },
+            contentType: "multipart/form-data; boundary=\(boundary)"
+        )
     }
 }

@@ -24,8 +24,14 @@ extension Session {
     /// ```
     ///
     /// Throws only ``CourierError/Code/cancelled``.
-    public nonisolated func uploadFiles(_ files: [URL], to path: String, field: String = "file", fields: [(name: String, value: String)] = [],
-                                        gzipLevel: Int? = nil, options: BatchOptions = BatchOptions(concurrency: 4)) async throws -> FileUploadOutcome {
+    public nonisolated func uploadFiles(
+        _ files: [URL],
+        to path: String,
+        field: String = "file",
+        fields: [(name: String, value: String)] = [],
+        gzipLevel: Int? = nil,
+        options: BatchOptions = BatchOptions(concurrency: 4)
+    ) async throws -> FileUploadOutcome {
         let requests = files.map { file -> Request<Data> in
             do {
                 var form = MultipartFormData()

@@ -11,7 +11,9 @@ package enum MIMEType {
 
     /// The type for `fileName`'s extension, `application/octet-stream` when unknown.
     package static func forFileName(_ fileName: String) -> String {
-        guard let dot = fileName.lastIndex(of: "."), dot != fileName.startIndex else { return "application/octet-stream" }
+        guard let dot = fileName.lastIndex(of: "."), dot != fileName.startIndex else {
+            return "application/octet-stream"
+        }
         return byExtension[fileName[fileName.index(after: dot)...].lowercased()] ?? "application/octet-stream"
     }
 }

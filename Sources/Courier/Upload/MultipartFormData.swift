@@ -40,7 +40,8 @@ public struct MultipartFormData: Sendable {
 
     /// An empty form with a random boundary (or the given one, for tests that need stable bytes).
     public init(boundary: String? = nil) {
-        self.boundary = boundary ?? "courier-" + (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 36) }.joined()
+        self.boundary =
+            boundary ?? "courier-" + (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 36) }.joined()
     }
 
     /// `multipart/form-data; boundary=…`, the request's `Content-Type`.
@@ -48,16 +49,31 @@ public struct MultipartFormData: Sendable {
 
     /// Adds a text field; throws ``CourierError/Code/invalidHeader`` when the name holds a control character.
     public mutating func append(field name: String, value: String) throws {
-        parts.append(Part(header: try header(name: name, fileName: nil, contentType: nil, extra: []), content: .data(Data(value.utf8))))
+        parts.append(
+            Part(
+                header: try header(name: name, fileName: nil, contentType: nil, extra: []),
+                content: .data(Data(value.utf8))
+            )
+        )
     }
 
     /// Adds bytes as a part, as a file upload when `fileName` is given. Throws ``CourierError/Code/invalidHeader``
     /// when a name, the content type or a header holds a control character.
-    public mutating func append(data: Data, name: String, fileName: String? = nil, contentType: String? = nil,
-                                headers: [(name: String, value: String)] = []) throws {
+    public mutating func append(
+        data: Data,
+        name: String,
+        fileName: String? = nil,
+        contentType: String? = nil,
+        headers: [(name: String, value: String)] = []
+    ) throws {
         try validate(headers, contentType: contentType)
         let type = contentType ?? (fileName.map(MIMEType.forFileName) ?? nil)
-        parts.append(Part(header: try header(name: name, fileName: fileName, contentType: type, extra: headers), content: .data(data)))
+        parts.append(
+            Part(
+                header: try header(name: name, fileName: fileName, contentType: type, extra: headers),
+                content: .data(data)
+            )
+        )
     }
 
     /// Adds a file, read from disk while the body is sent. The file name defaults to the file's own, the type
@@ -68,18 +84,38 @@ public struct MultipartFormData: Sendable {
     /// With `gzipLevel` (1…9) the file is pre-compressed part by part as it is read: the part is named
     /// `<file name>.gz` with type `application/gzip`, and the form's length is no longer known up front
     /// (``contentLength()`` is `nil`, the body goes chunked).
-    public mutating func append(file url: URL, name: String, fileName: String? = nil, contentType: String? = nil,
-                                headers: [(name: String, value: String)] = [], gzipLevel: Int? = nil) throws {
+    public mutating func append(
+        file url: URL,
+        name: String,
+        fileName: String? = nil,
+        contentType: String? = nil,
+        headers: [(name: String, value: String)] = [],
+        gzipLevel: Int? = nil
+    ) throws {
         try validate(headers, contentType: contentType)
         _ = try Self.size(of: url)
         let shownName = fileName ?? url.lastPathComponent
         if let gzipLevel {
-            parts.append(Part(header: try header(name: name, fileName: shownName + ".gz", contentType: "application/gzip", extra: headers),
-                              content: .gzippedFile(url, level: gzipLevel)))
+            parts.append(
+                Part(
+                    header: try header(
+                        name: name,
+                        fileName: shownName + ".gz",
+                        contentType: "application/gzip",
+                        extra: headers
+                    ),
+                    content: .gzippedFile(url, level: gzipLevel)
+                )
+            )
             return
         }
         let type = contentType ?? MIMEType.forFileName(shownName)
-        parts.append(Part(header: try header(name: name, fileName: shownName, contentType: type, extra: headers), content: .file(url)))
+        parts.append(
+            Part(
+                header: try header(name: name, fileName: shownName, contentType: type, extra: headers),
+                content: .file(url)
+            )
+        )
     }
 
     /// Adds a part whose bytes come from an `AsyncSequence` of `ByteBuffer`s (RBEFireworks' input-stream part),
@@ -93,18 +129,27 @@ public struct MultipartFormData: Sendable {
     /// var form = MultipartFormData()
     /// try form.append(stream: ByteStream(chunks: [ByteBuffer(string: "a,b\n")]), name: "rows", fileName: "rows.csv", length: 4)
     /// ```
-    public mutating func append<Source: AsyncSequence & Sendable>(stream source: Source, name: String, fileName: String? = nil,
-                                                                 contentType: String? = nil, length: Int64? = nil,
-                                                                 headers: [(name: String, value: String)] = []) throws
-        where Source.Element == ByteBuffer {
+    public mutating func append<Source: AsyncSequence & Sendable>(
+        stream source: Source,
+        name: String,
+        fileName: String? = nil,
+        contentType: String? = nil,
+        length: Int64? = nil,
+        headers: [(name: String, value: String)] = []
+    ) throws
+    where Source.Element == ByteBuffer {
         try validate(headers, contentType: contentType)
         guard length.map({ $0 >= 0 }) ?? true else {
             throw CourierError(code: .invalidParameter, message: "a stream part's length cannot be negative")
         }
         let type = contentType ?? (fileName.map(MIMEType.forFileName) ?? "application/octet-stream")
         let stream = (source as? ByteStream) ?? ByteStream(source)
-        parts.append(Part(header: try header(name: name, fileName: fileName, contentType: type, extra: headers),
-                          content: .stream(stream, length: length)))
+        parts.append(
+            Part(
+                header: try header(name: name, fileName: fileName, contentType: type, extra: headers),
+                content: .stream(stream, length: length)
+            )
+        )
     }
 
     /// The exact number of bytes the body will have, from the parts and the files' sizes now; `nil` when a
@@ -134,7 +179,12 @@ public struct MultipartFormData: Sendable {
 
     private var closing: Data { Data("--\(boundary)--\r\n".utf8) }
 
-    private func header(name: String, fileName: String?, contentType: String?, extra: [(name: String, value: String)]) throws -> Data {
+    private func header(
+        name: String,
+        fileName: String?,
+        contentType: String?,
+        extra: [(name: String, value: String)]
+    ) throws -> Data {
         try Self.checkName(name, role: "field name")
         if let fileName { try Self.checkName(fileName, role: "file name") }
         var text = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Self.escape(name))\""
@@ -177,7 +227,11 @@ public struct MultipartFormData: Sendable {
 
     static func size(of url: URL) throws -> Int64 {
         guard let size = FileChunks.readableSize(of: url) else {
-            throw CourierError(code: .fileAccess, message: "cannot read the file \"\(CourierError.printable(url.path(percentEncoded: false)))\" for the form")
+            throw CourierError(
+                code: .fileAccess,
+                message:
+                    "cannot read the file \"\(CourierError.printable(url.path(percentEncoded: false)))\" for the form"
+            )
         }
         return size
     }
@@ -223,8 +277,13 @@ struct MultipartChunks: AsyncSequence, Sendable {
                     case .file(let url):
                         file = ByteStream(FileChunks(url: url)).makeAsyncIterator()
                     case .gzippedFile(let url, let level):
-                        file = ByteStream(CompressedChunks(base: ByteStream(FileChunks(url: url)), encoding: .gzip,
-                                                           setting: ZlibSetting(level: level))).makeAsyncIterator()
+                        file = ByteStream(
+                            CompressedChunks(
+                                base: ByteStream(FileChunks(url: url)),
+                                encoding: .gzip,
+                                setting: ZlibSetting(level: level)
+                            )
+                        ).makeAsyncIterator()
                     case .stream(let stream, _):
                         file = stream.makeAsyncIterator()
                     }

@@ -44,8 +44,11 @@ extension Session {
         let progress = meter.updates.subscribe()
         var counted = request
         if counted.timeouts.total == nil { counted.timeouts.total = Self.uploadTotalTimeout }
-        counted.body = .stream(CountedChunks(base: prepared.chunks(), meter: meter), length: prepared.length,
-                               contentType: request.body.contentType)
+        counted.body = .stream(
+            CountedChunks(base: prepared.chunks(), meter: meter),
+            length: prepared.length,
+            contentType: request.body.contentType
+        )
         let task = Task {
             defer { meter.finish() }
             return try await send(counted)
@@ -112,7 +115,8 @@ struct CountedChunks: AsyncSequence, Sendable {
         mutating func next() async throws -> ByteBuffer? {
             while true {
                 if var buffer = current, buffer.readableBytes > 0,
-                   let slice = buffer.readSlice(length: Swift.min(PreparedBody.chunkSize, buffer.readableBytes)) {
+                    let slice = buffer.readSlice(length: Swift.min(PreparedBody.chunkSize, buffer.readableBytes))
+                {
                     current = buffer
                     meter.add(slice.readableBytes)
                     return slice
