@@ -9,6 +9,12 @@ import Glibc
 import CourierPostgres
 #endif
 
+#if Postgres
+typealias FleetDatabaseHandle = FleetDatabase
+#else
+typealias FleetDatabaseHandle = Never
+#endif
+
 extension Scenario {
     /// `fleet-cache`: 4 processes (this executable again, see ``FleetChild``), each sending 1,000 GETs over 100
     /// keys of a 20 ms origin, 8 at a time: once with one PostgreSQL store shared by all four (behind each one's
@@ -106,15 +112,15 @@ enum FleetChild {
         )
         defer { try? FileManager.default.removeItem(at: directory) }
         let store: any CacheStorage
-        var close: @Sendable () async -> Void = {}
+        var database: FleetDatabaseHandle? = nil
         if parts[0] == "shared" {
             #if Postgres
             guard let url = ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"] else {
                 throw BenchError.unexpected("no COURIER_POSTGRES_URL")
             }
-            let database = try FleetDatabase(url: url)
-            store = PostgresCacheStore(database: database)
-            close = { await database.close() }
+            let shared = try FleetDatabase(url: url)
+            store = PostgresCacheStore(database: shared)
+            database = shared
             #else
             throw BenchError.unexpected("built without the Postgres trait")
             #endif
@@ -126,21 +132,26 @@ enum FleetChild {
             $0.cachePolicy = .http
             $0.validators = []
         }
-        try await withSession(configuration) { session in
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for worker in 0..<8 {
-                    group.addTask {
-                        for index in stride(from: worker, to: count, by: 8) {
-                            _ = try await session.send(
-                                Request<Data>.get("\(prefix)\(index % keys)?cache-control=max-age=600&wait=20")
-                            )
+        let work = {
+            try await withSession(configuration) { session in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for worker in 0..<8 {
+                        group.addTask {
+                            for index in stride(from: worker, to: count, by: 8) {
+                                _ = try await session.send(
+                                    Request<Data>.get("\(prefix)\(index % keys)?cache-control=max-age=600&wait=20")
+                                )
+                            }
                         }
                     }
+                    try await group.waitForAll()
                 }
-                try await group.waitForAll()
             }
         }
-        await close()
+        #if Postgres
+        if let database { return try await database.whileRunning { _ in try await work() } }
+        #endif
+        try await work()
     }
 }
 
@@ -163,47 +174,47 @@ extension Scenario {
         let rate = plan.isQuick ? 2 << 20 : 5_000_000
         let digest = ServerFiles.sha256(count: size)
         let server = try await TestServer.start()
-        let database = try FleetDatabase(url: url)
-        let queue = DownloadQueue(database: database)
         var seconds: [String: Double] = [:]
         var killed: (lost: Int, takenOver: Int, wrong: Int) = (0, 0, 0)
-        for (label, workers, kills) in [("1-worker", 1, 0), ("4-workers", 4, 0), ("4-workers-2-killed", 4, 2)] {
-            let directory = try Transfers.scratchDirectory()
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let run = UUID().uuidString.prefix(8)
-            var ids: [Int64] = []
-            for index in 0..<files {
-                ids.append(
-                    try await queue.add(
-                        server.url("/file/\(size)?rate=\(rate)&key=\(run)-\(index)"),
-                        to: directory.appendingPathComponent("f\(index)"),
-                        checksum: try .sha256(digest),
-                        maxAttempts: 5
+        try await withFleetDatabase(url: url) { database in
+            let queue = DownloadQueue(database: database)
+            for (label, workers, kills) in [("1-worker", 1, 0), ("4-workers", 4, 0), ("4-workers-2-killed", 4, 2)] {
+                let directory = try Transfers.scratchDirectory()
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let run = UUID().uuidString.prefix(8)
+                var ids: [Int64] = []
+                for index in 0..<files {
+                    ids.append(
+                        try await queue.add(
+                            server.url("/file/\(size)?rate=\(rate)&key=\(run)-\(index)"),
+                            to: directory.appendingPathComponent("f\(index)"),
+                            checksum: try .sha256(digest),
+                            maxAttempts: 5
+                        )
                     )
-                )
-            }
-            let start = ContinuousClock.now
-            let children = try (0..<workers).map { _ in try QueueChild() }
-            if kills > 0 {
-                while try await queue.status().counts[.completed] ?? 0 < files / 2 {
-                    try await Task.sleep(for: .milliseconds(50))
                 }
-                for child in children.prefix(kills) { child.kill() }
+                let start = ContinuousClock.now
+                let children = try (0..<workers).map { _ in try QueueChild() }
+                if kills > 0 {
+                    while try await queue.status().counts[.completed] ?? 0 < files / 2 {
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                    for child in children.prefix(kills) { child.kill() }
+                }
+                for child in children { await child.exited() }
+                seconds[label] = (ContinuousClock.now - start).seconds
+                let jobs = try await queue.jobs().filter { ids.contains($0.id) }
+                if kills > 0 {
+                    killed.lost = files - jobs.filter { $0.state == .completed }.count
+                    killed.takenOver = jobs.filter { $0.attempts > 1 }.count
+                    let checksum = try DownloadChecksum.sha256(digest)
+                    killed.wrong =
+                        (0..<files).filter { (try? checksum.verify(directory.appendingPathComponent("f\($0)"))) == nil }
+                        .count
+                }
+                try await queue.remove(ids)
             }
-            for child in children { await child.exited() }
-            seconds[label] = (ContinuousClock.now - start).seconds
-            let jobs = try await queue.jobs().filter { ids.contains($0.id) }
-            if kills > 0 {
-                killed.lost = files - jobs.filter { $0.state == .completed }.count
-                killed.takenOver = jobs.filter { $0.attempts > 1 }.count
-                let checksum = try DownloadChecksum.sha256(digest)
-                killed.wrong =
-                    (0..<files).filter { (try? checksum.verify(directory.appendingPathComponent("f\($0)"))) == nil }
-                    .count
-            }
-            try await queue.remove(ids)
         }
-        await database.close()
         await server.shutdown()
         let speedup = (seconds["1-worker"] ?? 0) / max(seconds["4-workers"] ?? 1, 0.001)
         return ScenarioResult(
@@ -269,18 +280,18 @@ final class QueueChild: Sendable {
         guard let url = ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"] else {
             throw BenchError.unexpected("no COURIER_POSTGRES_URL")
         }
-        let database = try FleetDatabase(url: url)
-        try await withSession { session in
-            let worker = try DownloadWorker(
-                queue: DownloadQueue(database: database),
-                session: session,
-                concurrency: concurrency,
-                lease: .seconds(3),
-                pollInterval: .milliseconds(100)
-            )
-            await worker.run(untilSettled: true)
+        try await withFleetDatabase(url: url) { database in
+            try await withSession { session in
+                let worker = try DownloadWorker(
+                    queue: DownloadQueue(database: database),
+                    session: session,
+                    concurrency: concurrency,
+                    lease: .seconds(3),
+                    pollInterval: .milliseconds(100)
+                )
+                await worker.run(untilSettled: true)
+            }
         }
-        await database.close()
         #else
         throw BenchError.unexpected("built without the Postgres trait")
         #endif

@@ -5,6 +5,8 @@ import CoreMetrics
 import Courier
 import CourierPostgres
 import Foundation
+import Logging
+import ServiceLifecycle
 
 fileprivate var session: Session { fatalError() }
 fileprivate var cache: ResponseCache { fatalError() }
@@ -12,28 +14,36 @@ fileprivate var secret: Data { Data() }
 fileprivate var hex: String { "" }
 fileprivate var url: URL { fatalError() }
 fileprivate func snippet() async throws {
-#sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 21)
-let database = try FleetDatabase(url: "postgres://app:secret@db.internal:5432/app")
-#sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 22)
-let cache = ResponseCache(shared: PostgresCacheStore(database: database))
 #sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 23)
+let database = try FleetDatabase(url: "postgres://app:secret@db.internal:5432/app")
+#sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 24)
+let cache = ResponseCache(shared: PostgresCacheStore(database: database))
+#sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 25)
 let session = Session(configuration: Configuration {
     $0.baseURL = URL(string: "\(ExampleOrigin.current)")
     $0.cache = cache
     $0.cachePolicy = .http
 })
 
-#sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 29)
+#sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 31)
 let queue = DownloadQueue(database: database)
-#sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 30)
+#sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 32)
 try await queue.add(URL(string: "https://files.example.com/a.iso")!, to: URL(filePath: "/shared/a.iso"),
                     checksum: .sha256("…64 hex digits…"))
-#sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 32)
-let worker = try DownloadWorker(queue: queue, session: session, concurrency: 4)
-#sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 33)
-await worker.run(untilSettled: true)
 #sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 34)
-await database.close()
+let worker = try DownloadWorker(queue: queue, session: session, concurrency: 4)
+#sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 35)
+// Started in this order, shut down in the reverse one on SIGTERM: the worker hands its jobs back to the
+#sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 36)
+// queue, then the session lets its requests finish, then the database closes its connections.
+#sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 37)
+let group = ServiceGroup(
+    services: [database, session, worker],
+    gracefulShutdownSignals: [.sigterm, .sigint],
+    logger: Logger(label: "worker")
+)
+#sourceLocation(file: "Sources/Courier/Courier.docc/RunningAFleet.md", line: 42)
+try await group.run()
 #sourceLocation()
 }
 

@@ -1,6 +1,7 @@
 public import Courier
 public import Foundation
 import HTTPTypes
+public import ServiceLifecycle
 
 /// A worker of a ``DownloadQueue``: claims jobs, downloads each with a ``/Courier/DownloadManager`` (resuming from a
 /// `.part` file another worker left), renews its lease while it does, and records the outcome once.
@@ -8,7 +9,7 @@ import HTTPTypes
 /// ```swift
 /// let queue = DownloadQueue(database: try FleetDatabase(url: "postgres://app:secret@db.internal/app"))
 /// let worker = try DownloadWorker(queue: queue, session: session, concurrency: 4)
-/// await worker.run(untilSettled: true)   // or run() until stop()
+/// await worker.run(untilSettled: true)   // or run(), as a service, until graceful shutdown or stop()
 /// ```
 ///
 /// - **Exactly once.** A job's file goes into place once (a rename, after its checksum is verified), and the
@@ -90,7 +91,7 @@ public actor DownloadWorker {
 
     /// Claims and downloads jobs until ``stop()`` (or until the task is cancelled, which stops it the same way);
     /// with `untilSettled`, also returns once no job is queued or running anywhere.
-    public func run(untilSettled: Bool = false) async {
+    public func run(untilSettled: Bool) async {
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<concurrency { group.addTask { await self.slot(untilSettled: untilSettled) } }
             await withTaskCancellationHandler {
@@ -260,5 +261,19 @@ public actor DownloadWorker {
 
     private nonisolated func tell(_ event: Event) {
         broadcaster.yield(event)
+    }
+}
+
+extension DownloadWorker: Service {
+    /// Claims and downloads jobs until graceful shutdown, then ``stop()``s: the jobs it runs are paused (their part
+    /// files stay) and handed back to the queue without counting the attempt, and it returns once they are.
+    /// Cancellation stops it the same way, at once. List the worker after its ``FleetDatabase`` and its session in a
+    /// `ServiceGroup`, which shuts services down last to first.
+    public nonisolated func run() async throws {
+        await withGracefulShutdownHandler {
+            await run(untilSettled: false)
+        } onGracefulShutdown: {
+            Task { await self.stop() }
+        }
     }
 }

@@ -2,28 +2,41 @@ import Courier
 public import Logging
 import NIOPosix
 public import PostgresNIO
+public import ServiceLifecycle
 
 /// The PostgreSQL database a fleet of Courier processes shares: a PostgresNIO `PostgresClient` (its connection
-/// pool) run in a task of its own, every operation bounded in time, every failure a
-/// ``/Courier/CourierError/Code/database`` that says what the server said (never the password).
+/// pool), every operation bounded in time, every failure a ``/Courier/CourierError/Code/database`` that says what
+/// the server said (never the password).
 ///
-/// Make one per process and database, share it between a ``PostgresCacheStore`` and other users, and
-/// ``close()`` it when done:
+/// Make one per process and database and share it between a ``PostgresCacheStore``, a ``DownloadQueue`` and other
+/// users. Its connection pool works while ``run()`` runs: it is a swift-service-lifecycle `Service`, so a server
+/// lists it in its `ServiceGroup` before the services that use it (a group shuts its services down last to
+/// first, so a ``DownloadWorker`` hands its jobs back before the database closes):
 ///
 /// ```swift
+/// import Logging
+/// import ServiceLifecycle
+///
 /// let database = try FleetDatabase(url: "postgres://app:secret@db.internal/app")
-/// let cache = ResponseCache(shared: PostgresCacheStore(database: database))
+/// let session = Session(configuration: Configuration {
+///     $0.cache = ResponseCache(shared: PostgresCacheStore(database: database))
+/// })
+/// let group = ServiceGroup(services: [database, session], logger: Logger(label: "app"))
+/// try await group.run()
 /// ```
+///
+/// Outside a service group, ``withFleetDatabase(url:maxConnections:logger:isolation:_:)`` runs it for the
+/// length of a closure.
 public final class FleetDatabase: Sendable {
     /// Where the database is (without the password in its description).
     public let location: PostgresLocation
     /// The PostgresNIO client, for callers who want to run their own queries on the same pool.
     public let client: PostgresClient
-    private let runner: Task<Void, Never>
     /// The components (``PostgresSchema/component``) whose tables this object has made sure of.
     private let preparedSchemas = Locked<Set<String>>([])
 
-    /// Connects (lazily, on first use) to the database at `location`, with at most `maxConnections` open.
+    /// Connects (lazily, on first use, while ``run()`` runs) to the database at `location`, with at most
+    /// `maxConnections` open.
     public init(
         _ location: PostgresLocation,
         maxConnections: Int = 8,
@@ -37,9 +50,7 @@ public final class FleetDatabase: Sendable {
         // log an outage once themselves.
         var poolLogger = logger
         poolLogger.logLevel = max(logger.logLevel, .warning)
-        let client = PostgresClient(configuration: configuration, backgroundLogger: poolLogger)
-        self.client = client
-        runner = Task { await client.run() }
+        client = PostgresClient(configuration: configuration, backgroundLogger: poolLogger)
     }
 
     /// Connects to the database at `url` (see ``PostgresLocation``); throws ``/Courier/CourierError/Code/invalidParameter``
@@ -52,10 +63,18 @@ public final class FleetDatabase: Sendable {
         self.init(try PostgresLocation(url: url), maxConnections: maxConnections, logger: logger)
     }
 
-    /// Closes every connection; operations after this fail.
-    public func close() async {
-        runner.cancel()
-        await runner.value
+    /// Runs `body` while the connection pool runs (``run()`` in a child task), then closes every connection:
+    /// the structured way to use the database outside a `ServiceGroup`.
+    @discardableResult
+    public func whileRunning<Result>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (FleetDatabase) async throws -> Result
+    ) async throws -> Result {
+        try await withThrowingTaskGroup(of: Void.self, returning: Result.self, isolation: isolation) { group in
+            group.addTask { await self.run() }
+            defer { group.cancelAll() }
+            return try await body(self)
+        }
     }
 
     /// `operation` on the pool, given up after `limit` (the wait for a connection included): a server that is
@@ -157,4 +176,28 @@ public final class FleetDatabase: Sendable {
         let error = ((error as? CourierError)?.underlying ?? error) as? PSQLError
         return error?.serverInfo?[.sqlState]
     }
+}
+
+extension FleetDatabase: Service {
+    /// Runs the connection pool (PostgresNIO's `PostgresClient.run()`) until graceful shutdown or cancellation,
+    /// then closes every connection; operations after that fail with ``/Courier/CourierError/Code/database``.
+    public func run() async {
+        let client = client
+        await cancelWhenGracefulShutdown { await client.run() }
+    }
+}
+
+/// Runs `body` with a ``FleetDatabase`` for the database at `url` whose connection pool runs until `body` returns
+/// or throws; then every connection is closed. Throws ``/Courier/CourierError/Code/invalidParameter`` for a
+/// malformed URL.
+@discardableResult
+public func withFleetDatabase<Result>(
+    url: String,
+    maxConnections: Int = 8,
+    logger: Logger = Logger(label: "courier.postgres"),
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (FleetDatabase) async throws -> Result
+) async throws -> Result {
+    let database = try FleetDatabase(url: url, maxConnections: maxConnections, logger: logger)
+    return try await database.whileRunning(isolation: isolation, body)
 }

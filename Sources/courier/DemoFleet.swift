@@ -23,29 +23,31 @@ extension DemoTour {
         let key = UUID().uuidString.prefix(8)
         await check("Three instances share one PostgreSQL cache: a cold start reaches the origin once") {
             let path = "/cache/demo-fleet-\(key)?cache-control=max-age=60&wait=200"
-            let databases = try (0..<3).map { _ in
-                try FleetDatabase(url: url, maxConnections: 2, logger: FleetStores.logger)
-            }
-            defer { Task { for database in databases { await database.close() } } }
             let served = try await withThrowingTaskGroup(of: Bool.self) { group in
-                for database in databases {
-                    let store = PostgresCacheStore(database: database, logger: FleetStores.logger)
-                    try await store.prepare()
+                for _ in 0..<3 {
                     group.addTask {
-                        try await withSession(
-                            Configuration {
-                                $0.baseURL = server.baseURL
-                                $0.cache = ResponseCache(shared: store)
+                        // Each instance with its own connection pool, running while it works.
+                        try await withFleetDatabase(url: url, maxConnections: 2, logger: FleetStores.logger) {
+                            database in
+                            let store = PostgresCacheStore(database: database, logger: FleetStores.logger)
+                            try await store.prepare()
+                            return try await withSession(
+                                Configuration {
+                                    $0.baseURL = server.baseURL
+                                    $0.cache = ResponseCache(shared: store)
+                                }
+                            ) { session in
+                                try await session.send(Request<Data>.get(path).cachePolicy(.http)).isFromCache
                             }
-                        ) { session in
-                            try await session.send(Request<Data>.get(path).cachePolicy(.http)).isFromCache
                         }
                     }
                 }
                 return try await group.reduce(into: [Bool]()) { $0.append($1) }
             }
             let hits = server.hits("/cache/demo-fleet-\(key)")
-            await PostgresCacheStore(database: databases[0]).removeEntries { $0.url.contains("demo-fleet-\(key)") }
+            try await withFleetDatabase(url: url, maxConnections: 1, logger: FleetStores.logger) {
+                await PostgresCacheStore(database: $0).removeEntries { $0.url.contains("demo-fleet-\(key)") }
+            }
             return (
                 hits == 1,
                 "3 sessions, each with its own connections, missed at once → \(hits) origin hit; "
@@ -53,47 +55,49 @@ extension DemoTour {
             )
         }
         await check("Two workers share a download queue; each job is done once") {
-            let database = try FleetDatabase(url: url, logger: FleetStores.logger)
-            defer { Task { await database.close() } }
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-demo-queue-\(key)")
-            defer { try? FileManager.default.removeItem(at: directory) }
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let queue = DownloadQueue(database: database)
-            var ids: [Int64] = []
-            for index in 0..<6 {
-                ids.append(
-                    try await queue.add(
-                        server.url("/file/200000?rate=800000&key=demo-\(key)-\(index)"),
-                        to: directory.appendingPathComponent("file-\(index)"),
-                        checksum: try .sha256(ServerFiles.sha256(count: 200_000))
-                    )
+            try await withFleetDatabase(url: url, logger: FleetStores.logger) { database in
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "courier-demo-queue-\(key)"
                 )
-            }
-            try await withSession { session in
-                await withTaskGroup(of: Void.self) { group in
-                    for _ in 0..<2 {
-                        group.addTask {
-                            guard
-                                let worker = try? DownloadWorker(
-                                    queue: queue,
-                                    session: session,
-                                    concurrency: 2,
-                                    pollInterval: .milliseconds(100)
-                                )
-                            else { return }
-                            await worker.run(untilSettled: true)
+                defer { try? FileManager.default.removeItem(at: directory) }
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                let queue = DownloadQueue(database: database)
+                var ids: [Int64] = []
+                for index in 0..<6 {
+                    ids.append(
+                        try await queue.add(
+                            server.url("/file/200000?rate=800000&key=demo-\(key)-\(index)"),
+                            to: directory.appendingPathComponent("file-\(index)"),
+                            checksum: try .sha256(ServerFiles.sha256(count: 200_000))
+                        )
+                    )
+                }
+                try await withSession { session in
+                    await withTaskGroup(of: Void.self) { group in
+                        for _ in 0..<2 {
+                            group.addTask {
+                                guard
+                                    let worker = try? DownloadWorker(
+                                        queue: queue,
+                                        session: session,
+                                        concurrency: 2,
+                                        pollInterval: .milliseconds(100)
+                                    )
+                                else { return }
+                                await worker.run(untilSettled: true)
+                            }
                         }
                     }
                 }
+                var done = 0
+                for id in ids where try await queue.job(id)?.state == .completed { done += 1 }
+                let requests = (0..<6).map { server.counter("file:demo-\(key)-\($0)") }.reduce(0, +)
+                try await queue.remove(ids)
+                return (
+                    done == 6 && requests == 6,
+                    "6 jobs, 2 workers × 2 slots → \(done) completed and verified, \(requests) downloads"
+                )
             }
-            var done = 0
-            for id in ids where try await queue.job(id)?.state == .completed { done += 1 }
-            let requests = (0..<6).map { server.counter("file:demo-\(key)-\($0)") }.reduce(0, +)
-            try await queue.remove(ids)
-            return (
-                done == 6 && requests == 6,
-                "6 jobs, 2 workers × 2 slots → \(done) completed and verified, \(requests) downloads"
-            )
         }
         #else
         Output.stdout(

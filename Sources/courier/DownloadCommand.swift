@@ -1,6 +1,7 @@
 import ArgumentParser
 import Courier
 import Foundation
+import ServiceLifecycle
 
 #if canImport(Glibc)
 import Glibc
@@ -96,7 +97,9 @@ struct DownloadCommand: AsyncParsableCommand {
     func run() async throws {
         signal(SIGXFSZ, SIG_IGN)  // past a file size limit, writes fail with EFBIG and the download says so
         let command = self
-        try await Output.exitOnFailure { try await command.download() }
+        // SIGINT and SIGTERM shut the download down gracefully (CommandServices): it pauses, its record is saved,
+        // and the command exits 130; running it again continues from the part file.
+        try await Output.exitOnFailure(cancelsOnSignal: false) { try await command.download() }
     }
 
     private func download() async throws {
@@ -116,25 +119,28 @@ struct DownloadCommand: AsyncParsableCommand {
             stateDirectory: stateDir.map { URL(filePath: $0) },
             bytesPerSecond: rate
         )
-        try await withSession(try connection.downloadConfiguration()) { session in
-            let manager = try DownloadManager(session: session, configuration: configuration)
+        let session = Session(configuration: try connection.downloadConfiguration())
+        let manager = try DownloadManager(session: session, configuration: configuration)
+        let command = self
+        // The manager pauses every download (saving its record) when the group shuts down, before the session
+        // closes: a group shuts its services down last to first.
+        _ = try await CommandServices.run([session, manager]) {
             await manager.restore(resuming: false)
+            let stopping = Locked(false)
             do {
-                try await Deadline.within(overrides.total) {
-                    if let inputFile {
-                        try await downloadList(inputFile, manager: manager, options: download)
-                    } else if let url {
-                        try await downloadOne(
-                            try UsageError.parsing("URL") { try CommandLineInput.url(url) },
-                            manager: manager,
-                            options: download
-                        )
+                // On graceful shutdown the transfer is cancelled as Ctrl-C cancelled it before: the downloads stop
+                // where they are, and the pause below saves their records.
+                try await withGracefulShutdownHandler {
+                    try await cancelWhenGracefulShutdown {
+                        try await Deadline.within(overrides.total) { try await command.transfer(manager, download) }
                     }
+                } onGracefulShutdown: {
+                    stopping.withLock { $0 = true }
                 }
             } catch {
-                // Interrupted or past --timeout: each download saves its resume record before the process ends.
+                // Stopped or past --timeout: each download saves its resume record before the process ends.
                 let kept = "the partial download is kept, run the same command to resume"
-                if Task.isCancelled {
+                if stopping.withLock({ $0 }) || Task.isCancelled {
                     _ = try? await manager.pause(.all)
                     throw Interrupted(detail: kept)
                 }
@@ -142,6 +148,19 @@ struct DownloadCommand: AsyncParsableCommand {
                 _ = try? await manager.pause(.all)
                 throw CourierError(code: .timeout, message: timeout.message + "; " + kept)
             }
+        }
+    }
+
+    /// The downloads the arguments name: one URL, or each line of `-i LIST`.
+    private func transfer(_ manager: DownloadManager, _ options: DownloadOptions) async throws {
+        if let inputFile {
+            try await downloadList(inputFile, manager: manager, options: options)
+        } else if let url {
+            try await downloadOne(
+                try UsageError.parsing("URL") { try CommandLineInput.url(url) },
+                manager: manager,
+                options: options
+            )
         }
     }
 

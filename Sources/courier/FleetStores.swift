@@ -38,7 +38,9 @@ enum FleetStores {
             return try DiskCacheStore(directory: URL(filePath: place, directoryHint: .isDirectory))
         }
         #if Postgres
-        return PostgresCacheStore(database: try FleetDatabase(url: place, logger: logger), logger: logger)
+        let database = try FleetDatabase(url: place, logger: logger)
+        CommandScope.start(database)  // its connection pool runs while the command does
+        return PostgresCacheStore(database: database, logger: logger)
         #else
         throw missing
         #endif

@@ -21,7 +21,7 @@ enum Output {
         _ body: @escaping @Sendable () async throws -> Void
     ) async throws {
         let interrupted = Locked(false)
-        let work = Task { try await body() }
+        let work = Task { try await CommandScope.run(body) }
         let signals =
             !cancelsOnSignal
             ? []

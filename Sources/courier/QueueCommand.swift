@@ -1,6 +1,7 @@
 import ArgumentParser
 import Courier
 import Foundation
+import ServiceLifecycle
 
 #if Postgres
 import CourierPostgres
@@ -113,7 +114,8 @@ struct QueueCommand: AsyncParsableCommand {
     struct Work: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "work",
-            abstract: "Work through the queue; Ctrl-C hands the running jobs back (their part files stay)."
+            abstract:
+                "Work through the queue; SIGTERM or Ctrl-C hands the running jobs back (their part files stay), exit 0."
         )
         @OptionGroup var database: Database
 
@@ -142,7 +144,8 @@ struct QueueCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            // The worker's own signal handler stops it gracefully: running jobs go back to the queue.
+            // SIGINT and SIGTERM shut the worker down gracefully (CommandServices): running jobs go back to the
+            // queue, then the session and the database close, and the command exits 0.
             let command = self
             try await Output.exitOnFailure(cancelsOnSignal: false) { try await command.work() }
         }
@@ -151,30 +154,40 @@ struct QueueCommand: AsyncParsableCommand {
             #if Postgres
             let leaseTime = try UsageError.parsing("--lease") { try CommandLineInput.seconds(lease) }
             let rate = try UsageError.parsing("--limit-rate") { try limitRate.map(CommandLineInput.byteRate) }
-            let configuration = try connection.downloadConfiguration()
             let overrides = try connection.timeoutOverrides()
-            try await withQueue(database.db) { queue in
+            let database = try FleetDatabase(url: database.db, logger: FleetStores.logger)
+            let queue = DownloadQueue(database: database)
+            let session = Session(configuration: try connection.downloadConfiguration())
+            let worker = try DownloadWorker(
+                queue: queue,
+                session: session,
+                concurrency: concurrency,
+                lease: leaseTime,
+                bytesPerSecond: rate,
+                retries: connection.retries ?? 2,
+                idleTimeout: overrides.readIdle ?? .seconds(30)
+            )
+            let (untilDone, concurrency) = (untilDone, concurrency)
+            // The group shuts down last to first: the worker hands its jobs back, then the session and the
+            // database close.
+            _ = try await CommandServices.run([database, session]) {
                 try await queue.prepare()
-                try await withSession(configuration) { session in
-                    let worker = try DownloadWorker(
-                        queue: queue,
-                        session: session,
-                        concurrency: concurrency,
-                        lease: leaseTime,
-                        bytesPerSecond: rate,
-                        retries: connection.retries ?? 2,
-                        idleTimeout: overrides.readIdle ?? .seconds(30)
-                    )
-                    Output.stderr("worker \(worker.name): \(concurrency) at once")
-                    let events = worker.events()
-                    let printer = Task { for await event in events { Output.stderr(Self.line(event)) } }
-                    let interrupt = WorkerInterrupt.stopping(worker)
-                    defer { for source in interrupt.sources { source.cancel() } }
-                    await worker.run(untilSettled: untilDone)
-                    await printer.value
-                    if interrupt.fired.withLock({ $0 }) { throw ExitCode(130) }
+                Output.stderr("worker \(worker.name): \(concurrency) at once")
+                let events = worker.events()
+                async let printed: Void = { for await event in events { Output.stderr(Self.line(event)) } }()
+                guard untilDone else {
+                    try await worker.run()  // as a service: until graceful shutdown
+                    return await printed
                 }
-                if untilDone, try await queue.status().counts[.failed] ?? 0 > 0 { throw ExitCode(1) }
+                let stopped = Locked(false)
+                await withGracefulShutdownHandler {
+                    await worker.run(untilSettled: true)
+                } onGracefulShutdown: {
+                    stopped.withLock { $0 = true }
+                    Task { await worker.stop() }
+                }
+                await printed
+                if !stopped.withLock({ $0 }), try await queue.status().counts[.failed] ?? 0 > 0 { throw ExitCode(1) }
             }
             #else
             throw FleetStores.missing
@@ -225,31 +238,13 @@ struct QueueCommand: AsyncParsableCommand {
 }
 
 #if Postgres
-/// Runs `body` with the queue in the database at `url`, closed afterwards.
+/// Runs `body` with the queue in the database at `url` (its tables made sure of), the database's connection pool
+/// running until `body` ends.
 private func withQueue(_ url: String, _ body: (DownloadQueue) async throws -> Void) async throws {
-    let database = try FleetDatabase(url: url, logger: FleetStores.logger)
-    let queue = DownloadQueue(database: database)
-    do {
+    try await withFleetDatabase(url: url, logger: FleetStores.logger) { database in
+        let queue = DownloadQueue(database: database)
         try await queue.prepare()
         try await body(queue)
-    } catch {
-        await database.close()
-        throw error
-    }
-    await database.close()
-}
-
-/// Ctrl-C (or SIGTERM) stops a worker: it hands its running jobs back, and the command exits with 130.
-enum WorkerInterrupt {
-    /// The signal sources (cancel them when done) and whether a signal came.
-    static func stopping(_ worker: DownloadWorker) -> (sources: [any DispatchSourceSignal], fired: Locked<Bool>) {
-        let fired = Locked(false)
-        let sources = Interrupt.handling {
-            fired.withLock { $0 = true }
-            Output.stderr("courier: stopping; running jobs go back to the queue")
-            Task { await worker.stop() }
-        }
-        return (sources, fired)
     }
 }
 #endif

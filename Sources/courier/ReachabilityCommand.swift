@@ -27,7 +27,8 @@ struct ReachabilityCommand: AsyncParsableCommand {
     var interval: String?
 
     func run() async throws {
-        try await Output.exitOnFailure {
+        // With --watch, until SIGINT or SIGTERM shuts the monitor down gracefully (CommandServices); exit 0.
+        try await Output.exitOnFailure(cancelsOnSignal: !watch) {
             let endpoint = try CommandLineInput.reachabilityTarget(target)
             let every = try interval.map(CommandLineInput.seconds) ?? .seconds(5)
             let monitor = ReachabilityMonitor(host: endpoint.host, port: endpoint.port, interval: every)
@@ -38,9 +39,15 @@ struct ReachabilityCommand: AsyncParsableCommand {
                 if !status.isReachable { throw ExitCode(1) }
                 return
             }
-            await monitor.start()
-            for await status in await monitor.updates() where status != .unknown {
-                Output.stdout("\(Date().formatted(.iso8601)) \(name): \(status)")
+            _ = try await CommandServices.run([]) {
+                let updates = await monitor.updates()  // before it starts, so the first probe is seen
+                async let printed: Void = {
+                    for await status in updates where status != .unknown {
+                        Output.stdout("\(Date().formatted(.iso8601)) \(name): \(status)")
+                    }
+                }()
+                try await monitor.run()  // as a service: probes until graceful shutdown, then ends the updates
+                await printed
             }
         }
     }

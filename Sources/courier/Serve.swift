@@ -2,6 +2,7 @@ import ArgumentParser
 import CourierTesting
 import Foundation
 import NIOCore
+import ServiceLifecycle
 
 /// `courier serve`: runs the loopback test server for trying things by hand.
 struct Serve: AsyncParsableCommand {
@@ -29,21 +30,21 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await Output.exitOnFailure { [port] in
-            let server: TestServer
-            do { server = try await TestServer.start(port: port) } catch let error as IOError
-                where error.errnoCode == EADDRINUSE
-            {
-                throw CommandFailure(
-                    description: "port \(port) is in use: stop what listens there, or pick another with --port "
-                        + "(--port 0 picks a free one)"
-                )
-            }
-            Output.stdout("serving on \(server.baseURL.absoluteString) (Ctrl-C to stop)")
-            // Until Ctrl-C or SIGTERM cancels the wait; the server then closes before the command ends.
-            do { while true { try await Task.sleep(for: .seconds(3600)) } } catch {
+        // Until SIGINT or SIGTERM shuts it down gracefully (CommandServices): the server closes, the command exits 0.
+        try await Output.exitOnFailure(cancelsOnSignal: false) { [port] in
+            _ = try await CommandServices.run([]) {
+                let server: TestServer
+                do { server = try await TestServer.start(port: port) } catch let error as IOError
+                    where error.errnoCode == EADDRINUSE
+                {
+                    throw CommandFailure(
+                        description: "port \(port) is in use: stop what listens there, or pick another with --port "
+                            + "(--port 0 picks a free one)"
+                    )
+                }
+                Output.stdout("serving on \(server.baseURL.absoluteString) (Ctrl-C to stop)")
+                try? await gracefulShutdown()
                 await server.shutdown()
-                throw error
             }
         }
     }

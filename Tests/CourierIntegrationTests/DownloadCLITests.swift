@@ -261,7 +261,8 @@ struct DownloadCLITests {
         query: String,
         key: String,
         in directory: URL,
-        server: TestServer
+        server: TestServer,
+        signal: Int32 = SIGINT
     ) async throws -> InterruptedRun {
         let size = 2_000_000
         let url = server.url("/file/\(size)?rate=1000000&\(query)key=\(key)").absoluteString
@@ -269,7 +270,7 @@ struct DownloadCLITests {
         let interrupted = try await CLI.run(
             ["download", url, "-o", target.path],
             killWhen: { server.counter("file-bytes:\(key)") >= 400_000 },
-            signal: SIGINT
+            signal: signal
         )
         let kept = ResumeRecordFile.writtenBytes(at: target.resumeRecord) ?? 0
         let (partSize, recordExisted) = (target.partFile.fileSize, target.resumeRecord.exists && !target.exists)
@@ -295,6 +296,27 @@ struct DownloadCLITests {
         try await withTestServer { server in
             let run = try await interruptAndResume(query: "no-validators&", key: "bare", in: directory, server: server)
             #expect(run.interrupted.status == 130 && run.keptAfterInterrupt > 0)
+            #expect(run.resumed.status == 0 && run.resumed.stderr.contains("resuming at"), "\(run.resumed.stderr)")
+            #expect(run.refetched == 2_000_000 - Int(run.keptAfterInterrupt))
+        }
+    }
+
+    /// SIGTERM shuts the command's service group down gracefully: the download pauses, its record and part file
+    /// stay, the command exits 130, and the next run continues from the part file.
+    @Test func sigtermLeavesARecordTheNextRunContinuesFrom() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let run = try await interruptAndResume(
+                query: "",
+                key: "term",
+                in: directory,
+                server: server,
+                signal: SIGTERM
+            )
+            #expect(run.interrupted.status == 130 && run.interrupted.stderr.contains("stopping on SIGTERM"))
+            #expect(run.recordExisted && run.keptAfterInterrupt > 0)
+            #expect(Int(run.keptAfterInterrupt) == run.partSizeAfterInterrupt)
             #expect(run.resumed.status == 0 && run.resumed.stderr.contains("resuming at"), "\(run.resumed.stderr)")
             #expect(run.refetched == 2_000_000 - Int(run.keptAfterInterrupt))
         }

@@ -30,7 +30,7 @@ func withWorker<T>(
     lease: Duration = .seconds(30),
     _ body: (DownloadWorker) async throws -> T
 ) async throws -> T {
-    let database = try FleetDatabase(url: url, maxConnections: 4)
+    let database = try FleetDatabase.opened(url: url, maxConnections: 4)
     let result: Result<T, any Error>
     do {
         result = try await withSession { session in
@@ -152,7 +152,7 @@ struct DownloadQueueTests {
                     on: database
                 )
             }
-            let other = try FleetDatabase(url: url)
+            let other = try FleetDatabase.opened(url: url)
             let newer = await courierError { try await DownloadQueue(database: other).prepare() }
             #expect(
                 newer?.code == .database
@@ -259,7 +259,7 @@ struct DownloadQueueTests {
                 checksum: try .sha256(ServerFiles.sha256(count: size))
             )
             try await withWorker(url, lease: .milliseconds(1_500)) { worker in
-                async let run: Void = worker.run()
+                async let run: Void = worker.run(untilSettled: false)
                 try await eventually("the job has 50 kB") { (try await queue.job(id)?.completedBytes ?? 0) > 50_000 }
                 await worker.stop()
                 await run
@@ -283,7 +283,7 @@ struct DownloadQueueTests {
             let id = try await queue.add(server.url("/file/2000000?rate=200000&key=stolen"), to: destination)
             try await withWorker(url, lease: .milliseconds(1_500)) { worker in
                 let events = worker.events()
-                async let run: Void = worker.run()
+                async let run: Void = worker.run(untilSettled: false)
                 try await eventually("the job has begun") { (try await queue.job(id)?.completedBytes ?? 0) > 0 }
                 // Another worker took the job over (its lease ran out while this one stalled, say), with a lease of its
                 // own: without one, a renewal of this worker late by more than the old lease (a loaded machine) let its

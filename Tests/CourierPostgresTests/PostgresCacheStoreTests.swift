@@ -45,7 +45,7 @@ struct PostgresCacheStoreTests {
             #expect(statistics.storedBodyBytes < 2_000 && statistics.uncompressedEntries == 0)
             #expect(await store.summaries().map(\.url) == ["http://127.0.0.1:9/a"])
             // A second store over the same database (another process) sees it.
-            let other = PostgresCacheStore(database: try FleetDatabase(url: url))
+            let other = PostgresCacheStore(database: try FleetDatabase.opened(url: url))
             #expect(await other.entry(for: CacheKey(text: entry.key)) == entry)
             await other.database.close()
         }
@@ -104,7 +104,7 @@ struct PostgresCacheStoreTests {
             let store = PostgresCacheStore(database: database, maxBytes: 1)  // every entry is over the budget
             try await store.prepare()
             // Another process is evicting: it holds the lock in an open transaction.
-            let other = try FleetDatabase(url: url, maxConnections: 1)
+            let other = try FleetDatabase.opened(url: url, maxConnections: 1)
             let (held, holding) = AsyncStream<Void>.makeStream()
             let (done, finish) = AsyncStream<Void>.makeStream()
             let holder = Task {
@@ -137,7 +137,7 @@ struct PostgresCacheStoreTests {
     }
 
     @Test func anOutageIsLoggedOncePerOutage() async throws {
-        let database = try FleetDatabase(url: "postgres://courier:courier@127.0.0.1:9/courier?sslmode=disable")
+        let database = try FleetDatabase.opened(url: "postgres://courier:courier@127.0.0.1:9/courier?sslmode=disable")
         let lines = LogLines()
         let store = PostgresCacheStore(
             database: database,
@@ -186,7 +186,7 @@ struct PostgresCacheStoreTests {
                 "UPDATE courier_schema SET version = 99 WHERE component = 'cache'",
                 on: database
             )
-            let fresh = PostgresCacheStore(database: try FleetDatabase(url: url))
+            let fresh = PostgresCacheStore(database: try FleetDatabase.opened(url: url))
             let error = await courierError { try await fresh.prepare() }
             #expect(
                 error?.code == .database
@@ -199,12 +199,12 @@ struct PostgresCacheStoreTests {
     }
 
     @Test func badAddressesAndPasswordsGiveOneClearErrorEach() async throws {
-        let malformed = await courierError { _ = try FleetDatabase(url: "mysql://db/app") }
+        let malformed = await courierError { _ = try FleetDatabase.opened(url: "mysql://db/app") }
         #expect(
             malformed?.code == .invalidParameter
                 && malformed?.message.contains("does not start with postgres://") == true
         )
-        let noUser = await courierError { _ = try FleetDatabase(url: "postgres://127.0.0.1/app") }
+        let noUser = await courierError { _ = try FleetDatabase.opened(url: "postgres://127.0.0.1/app") }
         #expect(noUser?.message.contains("names no user") == true)
         let url = try #require(TestDatabase.url)
         let wrong = url.replacingOccurrences(
@@ -212,7 +212,7 @@ struct PostgresCacheStoreTests {
             with: "://$1:not-the-password@",
             options: .regularExpression
         )
-        let database = try FleetDatabase(url: wrong)
+        let database = try FleetDatabase.opened(url: wrong)
         let refused = await courierError { try await PostgresCacheStore(database: database).prepare() }
         #expect(refused?.code == .database && refused?.message.contains("password authentication failed") == true)
         #expect(refused?.message.contains("not-the-password") == false)
@@ -221,7 +221,7 @@ struct PostgresCacheStoreTests {
     }
 
     @Test func aDatabaseThatIsNotThereCostsABoundedWaitAndNoError() async throws {
-        let database = try FleetDatabase(url: "postgres://courier:courier@127.0.0.1:9/courier?sslmode=disable")
+        let database = try FleetDatabase.opened(url: "postgres://courier:courier@127.0.0.1:9/courier?sslmode=disable")
         let store = PostgresCacheStore(database: database, operationTimeout: .milliseconds(300))
         let start = ContinuousClock.now
         await store.store(sampleEntry("a"))

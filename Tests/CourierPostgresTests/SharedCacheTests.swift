@@ -20,7 +20,7 @@ struct FleetMember {
 
     init(_ url: String, server: TestServer, operationTimeout: Duration = .seconds(1)) throws {
         store = PostgresCacheStore(
-            database: try FleetDatabase(url: url, maxConnections: 4),
+            database: try FleetDatabase.opened(url: url, maxConnections: 4),
             operationTimeout: operationTimeout
         )
         let cache = ResponseCache(shared: store)
@@ -90,7 +90,7 @@ struct SharedCacheTests {
                 let path = "/cache/orphan?cache-control=max-age=60"
                 let key = ResponseCache().key(url: server.url(path))
                 // A "member" that took the key's lock and then died: its connection holds the lock until it closes.
-                let dying = try FleetDatabase(url: url, maxConnections: 1)
+                let dying = try FleetDatabase.opened(url: url, maxConnections: 1)
                 let lock = PostgresCacheStore.lockID(key)
                 let (locked, lockTaken) = AsyncStream<Void>.makeStream()
                 let holder = Task {

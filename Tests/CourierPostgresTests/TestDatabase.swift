@@ -18,7 +18,7 @@ enum TestDatabase {
     static func withFresh<T>(_ body: (String) async throws -> T) async throws -> T {
         guard let url else { throw CourierError(code: .database, message: "COURIER_POSTGRES_URL is not set") }
         let name = "courier_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
-        let admin = try FleetDatabase(url: url, maxConnections: 1)
+        let admin = try FleetDatabase.opened(url: url, maxConnections: 1)
         try await admin.run("creating \(name)", within: .seconds(20)) { client in
             try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
         }
@@ -35,7 +35,7 @@ enum TestDatabase {
     /// Runs `body` with a ``FleetDatabase`` on a fresh database, closed afterwards.
     static func withDatabase<T>(_ body: (FleetDatabase, String) async throws -> T) async throws -> T {
         try await withFresh { url in
-            let database = try FleetDatabase(url: url)
+            let database = try FleetDatabase.opened(url: url)
             let result: Result<T, any Error>
             do { result = .success(try await body(database, url)) } catch { result = .failure(error) }
             await database.close()
@@ -45,7 +45,7 @@ enum TestDatabase {
 
     /// Runs `body` with a ``FleetDatabase`` on the database at `url`, closed afterwards.
     static func withConnection<T>(_ url: String, _ body: (FleetDatabase) async throws -> T) async throws -> T {
-        let database = try FleetDatabase(url: url, maxConnections: 1)
+        let database = try FleetDatabase.opened(url: url, maxConnections: 1)
         let result: Result<T, any Error>
         do { result = .success(try await body(database)) } catch { result = .failure(error) }
         await database.close()

@@ -23,7 +23,7 @@ extension AsyncHTTPClientTransport {
         private let loops: [any EventLoop]
         private let turn = Atomic<Int>(0)
 
-        init(_ group: MultiThreadedEventLoopGroup = .singleton) {
+        init(_ group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
             loops = Array(group.makeIterator())
         }
 

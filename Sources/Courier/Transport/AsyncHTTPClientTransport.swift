@@ -3,7 +3,7 @@ import DequeModule
 import Foundation
 import HTTPTypes
 public import Logging
-import NIOCore
+public import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
@@ -40,27 +40,57 @@ public final class AsyncHTTPClientTransport: Transport {
 
     private let baseConfiguration: HTTPClient.Configuration
     private let clients: Locked<ClientTable<ClientKey, HTTPClient>>
+    /// The caller's own client, which every request goes through and which this transport never shuts down.
+    private let providedClient: HTTPClient?
     private let isShutDown = Atomic<Bool>(false)
     private let routing: ConnectionRouting
-    private let lanes = Lanes()
+    private let lanes: Lanes
 
-    /// Creates a transport. Redirects, decompression, connection retries and tracing are turned off in
-    /// `configuration`: the session does all four, with its own limits and retry policy (so a refused connection
-    /// fails at once instead of being retried silently until the connect timeout) and its own span per request
-    /// (AsyncHTTPClient's would nest a second one, and cost about 10 µs a request even with the no-op tracer).
-    /// `logger` receives TLS warnings: hosts reached without certificate verification, and pin mismatches.
+    /// Creates a transport whose clients it makes, owns and shuts down, with their connections on the loops of
+    /// `eventLoopGroup` (`nil`: NIO's shared `MultiThreadedEventLoopGroup.singleton`); a group you pass stays
+    /// yours: ``shutdown()`` never shuts it down. `configuration` is prepared as ``preparedConfiguration(_:)``
+    /// says. `logger` receives TLS warnings: hosts reached without certificate verification, and pin mismatches.
     public init(
         configuration: HTTPClient.Configuration = HTTPClient.Configuration(),
+        eventLoopGroup: (any EventLoopGroup)? = nil,
         logger: Logger = Logger(label: "courier")
     ) {
+        self.baseConfiguration = Self.preparedConfiguration(configuration)
+        self.routing = ConnectionRouting(logger: logger)
+        self.providedClient = nil
+        self.lanes = Lanes(eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton)
+        clients = Locked(ClientTable(frontLimit: 2 * lanes.count))  // a plain and an HTTP/2 key per lane
+    }
+
+    /// Creates a transport that sends every request through your `client` (`HTTPClient.shared`, or one your
+    /// server made) and never shuts it down: ``shutdown()`` leaves it as it found it.
+    ///
+    /// The client's own settings then apply where the session would otherwise pick a client per request: its
+    /// connect and read timeouts (the session's deadline per call still holds), its proxy and its HTTP versions.
+    /// Make it from ``preparedConfiguration(_:)``: a client that follows redirects or decompresses bodies itself
+    /// would do what the session does a second time, and only a prepared client keeps a response with a status
+    /// code AsyncHTTPClient would trap on away from it.
+    public init(client: HTTPClient, logger: Logger = Logger(label: "courier")) {
+        self.baseConfiguration = Self.preparedConfiguration(HTTPClient.Configuration())
+        self.routing = ConnectionRouting(logger: logger)
+        self.providedClient = client
+        self.lanes = Lanes(client.eventLoopGroup)
+        clients = Locked(ClientTable(frontLimit: 1))
+    }
+
+    /// `configuration` as this transport needs it: redirects, decompression, connection retries and tracing are
+    /// turned off, since the session does all four, with its own limits and retry policy (so a refused connection
+    /// fails at once instead of being retried silently until the connect timeout) and its own span per request
+    /// (AsyncHTTPClient's would nest a second one, and cost about 10 µs a request even with the no-op tracer); and
+    /// every connection gets a guard that fails a response whose status code AsyncHTTPClient 1.37 would trap on.
+    /// Make your own `HTTPClient` from it to hand to ``init(client:logger:)``.
+    public static func preparedConfiguration(_ configuration: HTTPClient.Configuration) -> HTTPClient.Configuration {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.tracing.tracer = nil
-        self.baseConfiguration = ResponseStatusGuard.installing(on: configuration)
-        self.routing = ConnectionRouting(logger: logger)
-        clients = Locked(ClientTable(frontLimit: 2 * lanes.count))  // a plain and an HTTP/2 key per lane
+        return ResponseStatusGuard.installing(on: configuration)
     }
 
     /// Sends the request; see ``Transport/send(_:)``.
@@ -129,16 +159,18 @@ public final class AsyncHTTPClientTransport: Transport {
             }
         let proxy: Proxy? = if case .relayed = route { nil } else { request.proxy }  // a relay makes its own way
         let lane = lanes.take(for: request)
-        let client = try client(
-            for: ClientKey(
-                connect: request.timeouts.connect,
-                readIdle: request.timeouts.readIdle,
-                proxy: proxy,
-                httpVersion: request.httpVersion,
-                lane: lane.index,
-                sharesLimit: lane.sharesLimit
+        let client =
+            try providedClient.map(checkOpen)
+            ?? client(
+                for: ClientKey(
+                    connect: request.timeouts.connect,
+                    readIdle: request.timeouts.readIdle,
+                    proxy: proxy,
+                    httpVersion: request.httpVersion,
+                    lane: lane.index,
+                    sharesLimit: lane.sharesLimit
+                )
             )
-        )
         do {
             var target = try Self.target(request, route: route)
             target.startsFromLoop = !lane.mayMultiplex
@@ -219,7 +251,8 @@ public final class AsyncHTTPClientTransport: Transport {
         HTTPResponse.Status(code: Int(status.code), reasonPhrase: status.reasonPhrase)
     }
 
-    /// Shuts every client down; see ``Transport/shutdown()``.
+    /// Shuts down every client this transport made (never one handed to ``init(client:logger:)``, nor an event
+    /// loop group); see ``Transport/shutdown()``.
     public func shutdown() async throws {
         guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let all = clients.withLock { clients in
@@ -246,6 +279,14 @@ public final class AsyncHTTPClientTransport: Transport {
         try clients.withLock { clients in
             try clients.client(for: key) { try makeClient(for: key) }
         }
+    }
+
+    /// `client`, unless this transport has been shut down.
+    private func checkOpen(_ client: HTTPClient) throws -> HTTPClient {
+        guard !isShutDown.load(ordering: .acquiring) else {
+            throw CourierError(code: .sessionClosed, message: "the transport has been shut down")
+        }
+        return client
     }
 
     /// A new client for `key`; called under the table's lock, so each key gets one.
