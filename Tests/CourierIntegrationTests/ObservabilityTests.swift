@@ -32,8 +32,10 @@ private final class CountingFactory: MetricsFactory {
     func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
         base.makeMeter(label: label, dimensions: dimensions)
     }
+    let recorders = Locked<[String: Int]>([:])
     func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
-        base.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
+        recorders.withLock { $0[label, default: 0] += 1 }
+        return base.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
     }
     func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
         made.withLock { $0[label, default: 0] += 1 }
@@ -55,13 +57,33 @@ struct ObservabilityTests {
         try await withServerSession({ $0.metricsFactory = metrics }) { session, _ in
             for _ in 0..<5 { _ = try await session.send(Request<Data>.get("/small")) }
         }
-        #expect(
-            try metrics.base.expectCounter("courier_requests_total", [("method", "GET"), ("status", "2xx")]).totalValue
-                == 5
-        )
-        #expect(metrics.count("courier_requests_total") == 1)
-        #expect(metrics.count("courier_request_duration_seconds") == 1)
-        #expect(metrics.count("courier_response_bytes_total") == 1)
+        let port = try #require(metrics.base.timers.first?.dimensions.first { $0.0 == "server.port" }?.1)
+        let dimensions = [
+            ("http.request.method", "GET"), ("server.address", "127.0.0.1"), ("server.port", port),
+            ("http.response.status_code", "200"),
+        ]
+        #expect(try metrics.base.expectTimer("http.client.request.duration", dimensions).values.count == 5)
+        #expect(metrics.count("http.client.request.duration") == 1)
+        #expect(metrics.recorders.withLock { $0["http.client.response.body.size"] ?? 0 } == 1)
+    }
+
+    /// The names are OpenTelemetry's HTTP client conventions, spelled once in `TelemetryNames`.
+    @Test func theNamesAreOpenTelemetrysHTTPClientConventions() {
+        #expect(TelemetryNames.Metric.requestDuration == "http.client.request.duration")
+        #expect(TelemetryNames.Metric.requestBodySize == "http.client.request.body.size")
+        #expect(TelemetryNames.Metric.responseBodySize == "http.client.response.body.size")
+        #expect(TelemetryNames.Attribute.requestMethod == "http.request.method")
+        #expect(TelemetryNames.Attribute.responseStatusCode == "http.response.status_code")
+        #expect(TelemetryNames.Attribute.serverAddress == "server.address")
+        #expect(TelemetryNames.Attribute.serverPort == "server.port")
+        #expect(TelemetryNames.Attribute.errorType == "error.type")
+        #expect(TelemetryNames.Attribute.resendCount == "http.request.resend_count")
+        for name in [
+            TelemetryNames.Metric.retries, TelemetryNames.Metric.cacheHits, TelemetryNames.Metric.cacheMisses,
+            TelemetryNames.Metric.downloadBytes,
+        ] {
+            #expect(name.hasPrefix("courier."), "Courier's own metrics are prefixed: \(name)")
+        }
     }
 
     @Test func metricsCountRequestsByMethodAndStatusWithDurationsBytesRetriesAndCache() async throws {
@@ -70,28 +92,41 @@ struct ObservabilityTests {
             $0.metricsFactory = metrics
             $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(1))
             $0.cache = ResponseCache(memory: MemoryCacheStore(), disk: nil)
-        }) { session, _ in
+        }) { session, server in
             _ = try await session.send(Request<Data>.post("/echo", body: .text("12345")))
             _ = try await session.send(Request<Data>.get("/flaky/metrics?failures=2&status=503"))
             _ = await courierError { _ = try await session.send(Request<Data>.get("/status/404")) }
             _ = try await session.send(Request<Data>.get("/json?max-age=60"))
             _ = try await session.send(Request<Data>.get("/json?max-age=60"))
+            _ = await courierError {
+                _ = try await session.send(
+                    Request<Data>.get("http://127.0.0.1:9/refused").retry(RetryPolicy(maxAttempts: 1))
+                )
+            }
+            let server = [("server.address", "127.0.0.1"), ("server.port", String(server.port))]
+            func calls(_ method: String, _ status: Int, error: String? = nil) throws -> Int {
+                let dimensions =
+                    [("http.request.method", method)] + server + [("http.response.status_code", String(status))]
+                    + (error.map { [("error.type", $0)] } ?? [])
+                return try metrics.expectTimer("http.client.request.duration", dimensions).values.count
+            }
+            #expect(try calls("POST", 200) == 1)
+            #expect(try calls("GET", 200) == 3)
+            #expect(try calls("GET", 404, error: "404") == 1, "error.type is the status code of a 4xx")
+            let refused = [
+                ("http.request.method", "GET"), ("server.address", "127.0.0.1"), ("server.port", "9"),
+                ("error.type", "connectionFailed"),
+            ]
+            #expect(try metrics.expectTimer("http.client.request.duration", refused).values.count == 1)
+            let sent = try metrics.expectRecorder(
+                "http.client.request.body.size",
+                [("http.request.method", "POST")] + server + [("http.response.status_code", "200")]
+            )
+            #expect(sent.values == [5])
         }
-        #expect(
-            try metrics.expectCounter("courier_requests_total", [("method", "POST"), ("status", "2xx")]).totalValue == 1
-        )
-        #expect(
-            try metrics.expectCounter("courier_requests_total", [("method", "GET"), ("status", "2xx")]).totalValue == 3
-        )
-        #expect(
-            try metrics.expectCounter("courier_requests_total", [("method", "GET"), ("status", "4xx")]).totalValue == 1
-        )
-        #expect(try metrics.expectTimer("courier_request_duration_seconds", [("method", "GET")]).values.count == 4)
-        #expect(try metrics.expectCounter("courier_request_bytes_total").totalValue == 5)
-        #expect(try metrics.expectCounter("courier_response_bytes_total").totalValue > 5)
-        #expect(try metrics.expectCounter("courier_retries_total", [("method", "GET")]).totalValue == 2)
-        #expect(try metrics.expectCounter("courier_cache_hits_total").totalValue == 1)
-        #expect(try metrics.expectCounter("courier_cache_misses_total").totalValue >= 1)
+        #expect(try metrics.expectCounter("courier.retries", [("http.request.method", "GET")]).totalValue == 2)
+        #expect(try metrics.expectCounter("courier.cache.hits").totalValue == 1)
+        #expect(try metrics.expectCounter("courier.cache.misses").totalValue >= 1)
     }
 
     @Test func downloadsCountTheirBytes() async throws {
@@ -105,7 +140,7 @@ struct ObservabilityTests {
             )
             _ = try await download.completion()
         }
-        #expect(try metrics.expectCounter("courier_download_bytes_total").totalValue == 300_000)
+        #expect(try metrics.expectCounter("courier.download.bytes").totalValue == 300_000)
     }
 
     @Test func aSpanPerRequestWhoseContextTravelsInTheHeaders() async throws {
@@ -124,7 +159,8 @@ struct ObservabilityTests {
             #expect(echo.header(InMemoryTracer.traceIDKey) == ok.spanContext.traceID)
             let failed = try #require(spans.last)
             #expect(failed.status?.code == .error)
-            #expect(failed.attributes["error.type"]?.toSpanAttribute() == "httpStatus")
+            #expect(failed.attributes["error.type"]?.toSpanAttribute() == "500", "a 5xx's error.type is its code")
+            #expect(ok.attributes["server.port"]?.toSpanAttribute() == .int64(Int64(server.port)))
         }
     }
 

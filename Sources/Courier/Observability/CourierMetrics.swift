@@ -1,27 +1,23 @@
 import CoreMetrics
+import Foundation
 import HTTPTypes
 import NIOConcurrencyHelpers
 
-/// Courier's swift-metrics instruments. Without a factory it uses the process's `MetricsSystem` (which does
-/// nothing until the application bootstraps a backend, such as Prometheus or OpenTelemetry).
-///
-/// | Label | Kind | Dimensions |
-/// | --- | --- | --- |
-/// | `courier_requests_total` | counter | `method`, `status` (`2xx`…`5xx`, or `error`) |
-/// | `courier_request_duration_seconds` | timer | `method` |
-/// | `courier_request_bytes_total` | counter | — (request body bytes sent) |
-/// | `courier_response_bytes_total` | counter | — (response body bytes received, after decoding) |
-/// | `courier_retries_total` | counter | `method` |
-/// | `courier_cache_hits_total`, `courier_cache_misses_total` | counter | — |
-/// | `courier_download_bytes_total` | counter | — (bytes written by downloads) |
+/// Courier's swift-metrics instruments, named as ``TelemetryNames`` lists them (OpenTelemetry's HTTP client
+/// conventions, and `courier.` for Courier's own). Without a factory it uses the process's `MetricsSystem` (which
+/// does nothing until the application bootstraps a backend, such as Prometheus or OpenTelemetry).
 ///
 /// One value per session configuration (see ``SessionSnapshot``); the instruments it makes are kept and looked up
-/// by label and dimensions, so a request does not make new `Counter` and `Timer` objects each time.
+/// by label and dimensions, so a request does not make new instrument objects each time.
 struct CourierMetrics: Sendable {
+    private typealias Metric = TelemetryNames.Metric
+    private typealias Attribute = TelemetryNames.Attribute
+
     /// `nil` when metrics go nowhere (no backend bootstrapped): every call is then skipped, not just discarded.
     private let factory: (any MetricsFactory)?
     private let counters = Instruments<Counter>()
-    private let timers = Instruments<Timer>()
+    private let timers = Instruments<CoreMetrics.Timer>()
+    private let recorders = Instruments<Recorder>()
 
     init(factory: (any MetricsFactory)?) {
         let chosen = factory ?? MetricsSystem.factory
@@ -35,52 +31,70 @@ struct CourierMetrics: Sendable {
         }
     }
 
-    /// Counts a finished request, its duration and its bytes.
+    private func histogram(_ label: String, _ dimensions: [(String, String)], factory: any MetricsFactory) -> Recorder {
+        recorders.instrument(InstrumentKey(label: label, dimensions: dimensions)) {
+            Recorder(label: label, dimensions: dimensions, aggregate: true, factory: factory)
+        }
+    }
+
+    /// Records a finished call: its duration, and its body sizes, under its method, server, status and error type.
     func request(
         method: HTTPRequest.Method,
+        url: URL?,
         status: HTTPResponse.Status?,
+        failure: CourierError?,
         duration: Duration,
         sentBytes: Int64?,
         receivedBytes: Int?
     ) {
         guard let factory else { return }
-        let statusClass = status.map { "\($0.code / 100)xx" } ?? "error"
-        counter("courier_requests_total", [("method", method.rawValue), ("status", statusClass)], factory: factory)
-            .increment()
-        let timerDimensions = [("method", method.rawValue)]
-        timers.instrument(InstrumentKey(label: "courier_request_duration_seconds", dimensions: timerDimensions)) {
-            Timer(label: "courier_request_duration_seconds", dimensions: timerDimensions, factory: factory)
+        var dimensions = [(Attribute.requestMethod, method.rawValue)]
+        if let url, let host = url.host(percentEncoded: false) {
+            dimensions.append((Attribute.serverAddress, host))
+            dimensions.append((Attribute.serverPort, String(url.port ?? (url.scheme == "https" ? 443 : 80))))
+        }
+        if let status { dimensions.append((Attribute.responseStatusCode, String(status.code))) }
+        if let errorType = TelemetryNames.errorType(status: status, failure: failure) {
+            dimensions.append((Attribute.errorType, errorType))
+        }
+        timers.instrument(InstrumentKey(label: Metric.requestDuration, dimensions: dimensions)) {
+            CoreMetrics.Timer(
+                label: Metric.requestDuration,
+                dimensions: dimensions,
+                preferredDisplayUnit: .seconds,
+                factory: factory
+            )
         }.recordNanoseconds(duration.clampedNanoseconds)
         if let sentBytes, sentBytes > 0 {
-            counter("courier_request_bytes_total", factory: factory).increment(by: sentBytes)
+            histogram(Metric.requestBodySize, dimensions, factory: factory).record(sentBytes)
         }
-        if let receivedBytes, receivedBytes > 0 {
-            counter("courier_response_bytes_total", factory: factory).increment(by: Int64(receivedBytes))
+        if let receivedBytes {
+            histogram(Metric.responseBodySize, dimensions, factory: factory).record(receivedBytes)
         }
     }
 
     /// Counts a retry.
     func retry(method: HTTPRequest.Method) {
         guard let factory else { return }
-        counter("courier_retries_total", [("method", method.rawValue)], factory: factory).increment()
+        counter(Metric.retries, [(Attribute.requestMethod, method.rawValue)], factory: factory).increment()
     }
 
     /// Counts an answer from the cache (fresh, stale, or revalidated).
     func cacheHit() {
         guard let factory else { return }
-        counter("courier_cache_hits_total", factory: factory).increment()
+        counter(Metric.cacheHits, factory: factory).increment()
     }
 
     /// Counts a cacheable request the cache could not answer.
     func cacheMiss() {
         guard let factory else { return }
-        counter("courier_cache_misses_total", factory: factory).increment()
+        counter(Metric.cacheMisses, factory: factory).increment()
     }
 
     /// Counts bytes a download wrote.
     func downloaded(_ bytes: Int) {
         guard let factory else { return }
-        counter("courier_download_bytes_total", factory: factory).increment(by: Int64(bytes))
+        counter(Metric.downloadBytes, factory: factory).increment(by: Int64(bytes))
     }
 }
 

@@ -24,7 +24,7 @@ struct RequestTrace: Sendable {
             return
         }
         let span = tracer.startSpan(method.rawValue, context: ServiceContext.current ?? .topLevel, ofKind: .client)
-        span.attributes["http.request.method"] = method.rawValue
+        span.attributes[TelemetryNames.Attribute.requestMethod] = method.rawValue
         self.span = span
     }
 
@@ -37,19 +37,22 @@ struct RequestTrace: Sendable {
     /// Records what the request became once prepared (credentials redacted from the URL).
     func started(_ request: PreparedRequest) {
         guard let span else { return }
-        span.attributes["url.full"] = Redactor.standard.redact(url: request.url)
-        if let host = request.url.host(percentEncoded: false) { span.attributes["server.address"] = host }
-        if let port = request.url.port { span.attributes["server.port"] = port }
+        span.attributes[TelemetryNames.Attribute.urlFull] = Redactor.standard.redact(url: request.url)
+        guard let host = request.url.host(percentEncoded: false) else { return }
+        span.attributes[TelemetryNames.Attribute.serverAddress] = host
+        span.attributes[TelemetryNames.Attribute.serverPort] =
+            request.url.port ?? (request.url.scheme == "https" ? 443 : 80)
     }
 
     /// Records the outcome and ends the span.
     func finished(status: HTTPResponse.Status?, error: CourierError?) {
         guard let span else { return }
-        if let status { span.attributes["http.response.status_code"] = status.code }
-        if let error {
-            span.attributes["error.type"] = error.code.description
-            span.recordError(error)
-            span.setStatus(SpanStatus(code: .error, message: error.message))
+        if let status { span.attributes[TelemetryNames.Attribute.responseStatusCode] = status.code }
+        if let errorType = TelemetryNames.errorType(status: status, failure: error) {
+            // A 4xx or 5xx is an error of a client span, as OpenTelemetry says, even when no validator refused it.
+            span.attributes[TelemetryNames.Attribute.errorType] = errorType
+            if let error { span.recordError(error) }
+            span.setStatus(SpanStatus(code: .error, message: error?.message))
         }
         span.end()
     }

@@ -49,7 +49,13 @@ struct RequestExecutor: Sendable {
                 )
             tell(request.accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
             trace?.finished(status: response.status, error: nil)
-            recordSuccess(response, method: request.method, start: start, sentBytes: started?.body.length)
+            recordSuccess(
+                response,
+                method: request.method,
+                url: started?.url,
+                start: start,
+                sentBytes: started?.body.length
+            )
             tell(request.accessories, started, outcome) { $0.requestDidStop($1, outcome: $2) }
             return response
         } catch {
@@ -57,7 +63,13 @@ struct RequestExecutor: Sendable {
             let outcome = Result<ResponseBody, CourierError>.failure(failure)
             tell(request.accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
             trace?.finished(status: failure.status, error: failure)
-            recordFailure(failure, method: request.method, start: start, sentBytes: started?.body.length)
+            recordFailure(
+                failure,
+                method: request.method,
+                url: started?.url,
+                start: start,
+                sentBytes: started?.body.length
+            )
             tell(request.accessories, started, outcome) { $0.requestDidStop($1, outcome: $2) }
             throw failure
         }
@@ -159,20 +171,36 @@ struct RequestExecutor: Sendable {
         return failure
     }
 
-    func recordSuccess(_ response: ErasedResponse, method: HTTPRequest.Method, start: Tick, sentBytes: Int64?) {
+    func recordSuccess(
+        _ response: ErasedResponse,
+        method: HTTPRequest.Method,
+        url: URL?,
+        start: Tick,
+        sentBytes: Int64?
+    ) {
         metrics.request(
             method: method,
+            url: url,
             status: response.status,
+            failure: nil,
             duration: start.duration(to: .now),
             sentBytes: sentBytes,
             receivedBytes: response.body.count
         )
     }
 
-    func recordFailure(_ failure: CourierError, method: HTTPRequest.Method, start: Tick, sentBytes: Int64?) {
+    func recordFailure(
+        _ failure: CourierError,
+        method: HTTPRequest.Method,
+        url: URL?,
+        start: Tick,
+        sentBytes: Int64?
+    ) {
         metrics.request(
             method: method,
+            url: url,
             status: failure.status,
+            failure: failure,
             duration: start.duration(to: .now),
             sentBytes: sentBytes,
             receivedBytes: nil
