@@ -164,6 +164,39 @@ struct ObservabilityTests {
         }
     }
 
+    /// OpenTelemetry's conventions: every send after the first (a retry, a redirect, a send with a refreshed
+    /// credential) is a span of its own under the call's, with `http.request.resend_count`, and its context is the
+    /// one that travels in that send's headers.
+    @Test func eachResendIsASpanUnderTheCallsWithItsResendCount() async throws {
+        let tracer = InMemoryTracer()
+        try await withServerSession({
+            $0.tracer = tracer
+            $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(1))
+        }) { session, server in
+            _ = try await session.send(Request<Data>.get("/flaky/spans?failures=1&status=503"))
+            let retried = tracer.finishedSpans
+            #expect(retried.count == 2, "the call and its one resend")
+            let call = try #require(retried.last)
+            let resend = try #require(retried.first)
+            #expect(resend.spanContext.parentSpanID == call.spanContext.spanID)
+            #expect(resend.attributes["http.request.resend_count"]?.toSpanAttribute() == 1)
+            #expect(resend.attributes["http.response.status_code"]?.toSpanAttribute() == 200)
+            #expect(call.attributes["http.request.resend_count"] == nil, "the first send is the call's own span")
+
+            let echo = try await session.send(Request<Echo>.get("/redirect/2")).value
+            let redirected = Array(tracer.finishedSpans.dropFirst(2))
+            #expect(redirected.count == 3, "the call and its two redirects")
+            let counts = redirected.compactMap { $0.attributes["http.request.resend_count"]?.toSpanAttribute() }
+            #expect(counts == [1, 2])
+            // The last hop's request carried its own span's context, not the call's.
+            #expect(echo.header(InMemoryTracer.spanIDKey) == redirected[1].spanContext.spanID)
+            #expect(
+                redirected[1].attributes["url.full"]?.toSpanAttribute()
+                    == .string(server.url("/redirect/0").absoluteString)
+            )
+        }
+    }
+
     @Test func aDebugMessageCarriesTheOriginalAndCurrentRequestResponseErrorAndTiming() async throws {
         let collector = MessageCollector()
         try await withServerSession({ $0.monitors = [collector] }) { session, _ in

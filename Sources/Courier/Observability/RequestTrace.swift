@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Synchronization
 import Tracing
 
 /// The client span of one request (OpenTelemetry's HTTP client conventions), and the context the request's
@@ -28,25 +29,37 @@ struct RequestTrace: Sendable {
         self.span = span
     }
 
-    /// Runs `body` with the span's context as the task's current one.
+    /// Runs `body` with the span's context as the task's current one, carrying a count of the call's sends, so each
+    /// send after the first gets a span of its own (``ResendSpan``).
     nonisolated(nonsending) func run<T>(_ body: nonisolated(nonsending) () async throws -> T) async rethrows -> T {
         guard let span else { return try await body() }
-        return try await ServiceContext.withValue(span.context) { try await body() }
+        var context = span.context
+        context[SendCount.self] = SendCount()
+        return try await ServiceContext.withValue(context) { try await body() }
     }
 
     /// Records what the request became once prepared (credentials redacted from the URL).
     func started(_ request: PreparedRequest) {
         guard let span else { return }
-        span.attributes[TelemetryNames.Attribute.urlFull] = Redactor.standard.redact(url: request.url)
-        guard let host = request.url.host(percentEncoded: false) else { return }
-        span.attributes[TelemetryNames.Attribute.serverAddress] = host
-        span.attributes[TelemetryNames.Attribute.serverPort] =
-            request.url.port ?? (request.url.scheme == "https" ? 443 : 80)
+        Self.describe(span, url: request.url)
     }
 
     /// Records the outcome and ends the span.
     func finished(status: HTTPResponse.Status?, error: CourierError?) {
         guard let span else { return }
+        Self.finish(span, status: status, error: error)
+    }
+
+    /// Puts the URL's attributes on `span`.
+    static func describe(_ span: any Span, url: URL) {
+        span.attributes[TelemetryNames.Attribute.urlFull] = Redactor.standard.redact(url: url)
+        guard let host = url.host(percentEncoded: false) else { return }
+        span.attributes[TelemetryNames.Attribute.serverAddress] = host
+        span.attributes[TelemetryNames.Attribute.serverPort] = url.port ?? (url.scheme == "https" ? 443 : 80)
+    }
+
+    /// Records an outcome on `span` and ends it.
+    static func finish(_ span: any Span, status: HTTPResponse.Status?, error: CourierError?) {
         if let status { span.attributes[TelemetryNames.Attribute.responseStatusCode] = status.code }
         if let errorType = TelemetryNames.errorType(status: status, failure: error) {
             // A 4xx or 5xx is an error of a client span, as OpenTelemetry says, even when no validator refused it.
@@ -55,6 +68,33 @@ struct RequestTrace: Sendable {
             span.setStatus(SpanStatus(code: .error, message: error?.message))
         }
         span.end()
+    }
+}
+
+/// How many times a call has gone out on the wire: in the call span's context (``RequestTrace/run(_:)``), so each
+/// send of the call, whichever path makes it, knows whether it is the first.
+final class SendCount: ServiceContextKey, Sendable {
+    typealias Value = SendCount
+    private let sends = Atomic<Int>(0)
+
+    /// The number of sends before this one, counting this one.
+    func next() -> Int { sends.wrappingAdd(1, ordering: .relaxed).oldValue }
+}
+
+/// The span of one send of a call after its first (a retry, a redirect, a send with a refreshed credential, a
+/// resend on a fresh connection): a child of the call's span with OpenTelemetry's `http.request.resend_count`,
+/// as the conventions ask of every physical request after the first. The first send is the call's span itself.
+enum ResendSpan {
+    /// A span for `request` when the current call has sent before, else `nil` (or with no call span).
+    static func start(_ tracer: any Tracer, for request: PreparedRequest) -> (any Span)? {
+        guard let context = ServiceContext.current, let count = context[SendCount.self] else { return nil }
+        let resends = count.next()
+        guard resends > 0 else { return nil }
+        let span = tracer.startSpan(request.method.rawValue, context: context, ofKind: .client)
+        span.attributes[TelemetryNames.Attribute.requestMethod] = request.method.rawValue
+        span.attributes[TelemetryNames.Attribute.resendCount] = resends
+        RequestTrace.describe(span, url: request.url)
+        return span
     }
 }
 
@@ -67,10 +107,10 @@ struct HTTPFieldsInjector: Injector {
 }
 
 extension PreparedRequest {
-    /// Adds the current trace context to the request's headers, as `tracer` (resolved by
-    /// ``RequestTrace/resolve(_:)``) spells it.
-    mutating func addTraceContext(tracer: any Tracer) {
-        guard let context = ServiceContext.current else { return }
+    /// Adds a trace context to the request's headers, as `tracer` (resolved by ``RequestTrace/resolve(_:)``) spells
+    /// it: `span`'s, else the current one.
+    mutating func addTraceContext(tracer: any Tracer, span: (any Span)? = nil) {
+        guard let context = span?.context ?? ServiceContext.current else { return }
         tracer.inject(context, into: &headers, using: HTTPFieldsInjector())
     }
 }

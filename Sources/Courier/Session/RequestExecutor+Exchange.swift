@@ -95,7 +95,8 @@ extension RequestExecutor {
             // entered: every async call copies the request into a frame of its own.
             var sending = current
             if configuration.cookieJar != nil { await addCookies(to: &sending, handling: cookies) }
-            if let tracer { sending.addTraceContext(tracer: tracer) }
+            let resend = tracer.flatMap { ResendSpan.start($0, for: sending) }
+            if let tracer { sending.addTraceContext(tracer: tracer, span: resend) }
             for monitor in configuration.monitors { monitor.willSend(sending) }
             log.request(sending)
             let outgoing = TransportRequest(
@@ -110,12 +111,19 @@ extension RequestExecutor {
                 proxy: configuration.proxies.proxy(for: sending.url),
                 httpVersion: configuration.httpVersion
             )
-            let answer =
-                if configuration.waitsForConnectivity == nil {
-                    try await send(outgoing)
-                } else {
-                    try await waitingForConnectivity(outgoing, canceller: canceller) { try await send(outgoing) }
-                }
+            let answer: Answer
+            do {
+                answer =
+                    if configuration.waitsForConnectivity == nil {
+                        try await send(outgoing)
+                    } else {
+                        try await waitingForConnectivity(outgoing, canceller: canceller) { try await send(outgoing) }
+                    }
+            } catch {
+                if let resend { RequestTrace.finish(resend, status: nil, error: Self.normalize(error)) }
+                throw error
+            }
+            if let resend { RequestTrace.finish(resend, status: answer.status, error: nil) }
             let firstByte = Tick.now
             for monitor in configuration.monitors { monitor.didSend(sending) }
             if configuration.cookieJar != nil {
