@@ -36,9 +36,22 @@ struct Echo: Decodable, Sendable {
 
 /// A log handler that keeps every message, to check what Courier logs.
 final class CapturedLogs: Sendable {
+    /// One message as logged: its level, text and metadata (the handler's and the message's own).
+    struct Event: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: [String: String]
+    }
+
     private let lines = Locked<[String]>([])
+    private let captured = Locked<[Event]>([])
     var all: String { lines.withLock { $0.joined(separator: "\n") } }
+    var events: [Event] { captured.withLock { $0 } }
     func append(_ line: String) { lines.withLock { $0.append(line) } }
+    func append(_ event: Event) {
+        captured.withLock { $0.append(event) }
+        append("\(event.level): \(event.message)")
+    }
 
     func logger() -> Logger {
         Logger(label: "test") { _ in CapturingHandler(sink: self) }
@@ -53,7 +66,16 @@ struct CapturingHandler: LogHandler {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
-    func log(event: LogEvent) { sink.append("\(event.level): \(event.message)") }
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { _, own in own }
+        sink.append(
+            CapturedLogs.Event(
+                level: event.level,
+                message: "\(event.message)",
+                metadata: merged.mapValues { "\($0)" }
+            )
+        )
+    }
 }
 
 /// What the test server's `/multipart` answers: each part as multipart-kit's parser found it, and the body's

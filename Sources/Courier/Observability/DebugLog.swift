@@ -1,14 +1,26 @@
 import Foundation
 import HTTPTypes
 import Logging
+import Synchronization
+
+/// The numbers calls are told apart by in the log (`courier.request.id`), handed out only while debug logging is on.
+private let callIDs = Atomic<UInt64>(1)
 
 /// The debug messages of one request (HLNetworking's debug message, XZNetworking's detail log): request line,
 /// headers and body preview, then status, headers, body preview and duration. Everything passes the
 /// configuration's ``Redactor`` first.
+///
+/// Each message carries the call's facts as structured metadata, named as ``TelemetryNames`` names them where
+/// OpenTelemetry has a name: `courier.request.id` (one per call, ``forCall()``), `http.request.method`,
+/// `server.address`, `url.full` (redacted), and where known `http.response.status_code`, `courier.attempt` and
+/// `courier.duration` (seconds), so a log backend can filter and join on them; the message itself says what
+/// happened.
 struct DebugLog {
     private let logger: Logger
     private let redactor: Redactor
-    private let enabled: Bool
+    let enabled: Bool
+    /// The call this log's messages belong to; 0 for a session's shared log (see ``forCall()``).
+    private var callID: UInt64 = 0
     private static let previewLimit = 1024
 
     init(configuration: Configuration) {
@@ -17,6 +29,35 @@ struct DebugLog {
         self.logger = logger
         self.redactor = configuration.redactor
         self.enabled = configuration.debugLogging || logger.logLevel <= .debug
+    }
+
+    /// This log for one call, with a number of its own in every message's metadata; itself while debug logging is
+    /// off, so a call that logs nothing pays nothing.
+    func forCall() -> DebugLog {
+        guard enabled else { return self }
+        var log = self
+        log.callID = callIDs.wrappingAdd(1, ordering: .relaxed).oldValue
+        return log
+    }
+
+    /// The call's facts for a message about `request`.
+    private func metadata(
+        _ request: PreparedRequest,
+        status: HTTPResponse.Status? = nil,
+        attempt: Int? = nil,
+        duration: Duration? = nil
+    ) -> Logger.Metadata {
+        typealias Attribute = TelemetryNames.Attribute
+        var metadata: Logger.Metadata = [
+            "courier.request.id": "\(callID)",
+            Attribute.requestMethod: "\(request.method.rawValue)",
+            Attribute.urlFull: "\(redactor.redact(url: request.url))",
+        ]
+        if let host = request.url.host(percentEncoded: false) { metadata[Attribute.serverAddress] = "\(host)" }
+        if let status { metadata[Attribute.responseStatusCode] = "\(status.code)" }
+        if let attempt { metadata["courier.attempt"] = "\(attempt)" }
+        if let duration { metadata["courier.duration"] = "\(duration.formattedSeconds)" }
+        return metadata
     }
 
     func request(_ request: PreparedRequest) {
@@ -30,7 +71,7 @@ struct DebugLog {
         case .file(let url, let length): lines.append("<file \(url.lastPathComponent), \(length) bytes>")
         case .stream(_, let length): lines.append("<stream\(length.map { ", \($0) bytes" } ?? "")>")
         }
-        logger.debug("\(lines.joined(separator: "\n"))")
+        logger.debug("\(lines.joined(separator: "\n"))", metadata: metadata(request))
     }
 
     /// Logs a response read whole; `since` is when the request started (the clock is read only when logging).
@@ -40,7 +81,10 @@ struct DebugLog {
         if let preview = BodyPreview.text(body.data, limit: Self.previewLimit) {
             lines.append(redactor.redact(body: preview))
         }
-        logger.debug("\(lines.joined(separator: "\n"))")
+        logger.debug(
+            "\(lines.joined(separator: "\n"))",
+            metadata: metadata(request, status: body.status, duration: start.duration(to: .now))
+        )
     }
 
     /// The head of a streamed answer, whose body its caller reads (``Session/stream(_:)``).
@@ -52,7 +96,8 @@ struct DebugLog {
     ) {
         guard enabled else { return }
         logger.debug(
-            "\((head(status, headers, for: request, since: start) + ["<body streamed to the caller>"]).joined(separator: "\n"))"
+            "\((head(status, headers, for: request, since: start) + ["<body streamed to the caller>"]).joined(separator: "\n"))",
+            metadata: metadata(request, status: status, duration: start.duration(to: .now))
         )
     }
 
@@ -72,20 +117,25 @@ struct DebugLog {
 
     func redirect(from request: PreparedRequest, status: HTTPResponse.Status, to url: URL) {
         guard enabled else { return }
-        logger.debug("↪ \(status.code) \(redactor.redact(url: request.url)) → \(redactor.redact(url: url))")
+        var metadata = metadata(request, status: status)
+        metadata["courier.redirect.location"] = "\(redactor.redact(url: url))"
+        logger.debug("↪ redirected", metadata: metadata)
     }
 
     func retry(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError) {
         guard enabled else { return }
-        logger.debug(
-            "retrying \(request.method.rawValue) \(redactor.redact(url: request.url)) (attempt \(attempt + 1)) in \(delay.formattedSeconds) after \(error.code)"
-        )
+        var metadata = metadata(request, status: error.status, attempt: attempt + 1)
+        metadata["courier.retry.delay"] = "\(delay.formattedSeconds)"
+        metadata[TelemetryNames.Attribute.errorType] =
+            "\(TelemetryNames.errorType(status: error.status, failure: error) ?? "")"
+        logger.debug("retrying", metadata: metadata)
     }
 
     func failure(_ request: PreparedRequest, _ error: CourierError, duration: Duration) {
         guard enabled else { return }
-        logger.debug(
-            "✗ \(request.method.rawValue) \(redactor.redact(url: request.url)) failed in \(duration.formattedSeconds): \(error)"
-        )
+        var metadata = metadata(request, status: error.status, duration: duration)
+        metadata[TelemetryNames.Attribute.errorType] =
+            "\(TelemetryNames.errorType(status: error.status, failure: error) ?? "")"
+        logger.debug("✗ failed: \(error)", metadata: metadata)
     }
 }

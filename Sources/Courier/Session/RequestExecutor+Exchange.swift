@@ -283,7 +283,12 @@ extension RequestExecutor {
         do {
             try await jar.store(setCookieHeaders: headers, from: url)
         } catch {
-            configuration.logger.warning("\(error)")
+            // Every request that sets a cookie would log it: once, then at a bounded rate.
+            snapshot.cookieJarWarning.warn(
+                configuration.logger,
+                "\(error)",
+                metadata: ["courier.component": "cookie-jar"]
+            )
         }
     }
 }

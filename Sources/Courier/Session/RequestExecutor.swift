@@ -226,7 +226,7 @@ struct RequestExecutor: Sendable {
         let timeouts = configuration.timeouts.applying(request.timeouts)
         let deadline = start + timeouts.total
         let key = sharingKey(request, prepared)
-        let log = snapshot.debugLog
+        let log = snapshot.debugLog.forCall()
         // The pool cancels the request through its canceller at its deadline, which bounds the body the exchange reads.
         let call = try await pool.track(
             PoolTicket(prepared, from: request),
@@ -333,7 +333,7 @@ struct RequestExecutor: Sendable {
             let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
             let timeouts = configuration.timeouts.applying(request.timeouts)
             let deadline = start + timeouts.total
-            let (log, cookies) = (snapshot.debugLog, request.cookieHandling(under: snapshot))
+            let (log, cookies) = (snapshot.debugLog.forCall(), request.cookieHandling(under: snapshot))
             let failure: @Sendable (any Error) -> CourierError = { [self] in
                 timedOut($0, prepared, deadline: deadline, timeouts: timeouts)
             }

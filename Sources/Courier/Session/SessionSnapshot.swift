@@ -16,6 +16,8 @@ final class SessionSnapshot: Sendable {
     let defaultFields: HTTPFields
     /// Request paths already resolved to URLs under this configuration.
     let resolvedURLs = ResolvedURLs()
+    /// The cookie jar's failure to save, which every request setting a cookie would log.
+    let cookieJarWarning = RepeatedWarning()
     init(_ configuration: Configuration) {
         self.configuration = configuration
         self.tracer = RequestTrace.resolve(configuration.tracer)
