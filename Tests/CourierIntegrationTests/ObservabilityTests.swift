@@ -78,9 +78,11 @@ struct ObservabilityTests {
         #expect(TelemetryNames.Attribute.serverPort == "server.port")
         #expect(TelemetryNames.Attribute.errorType == "error.type")
         #expect(TelemetryNames.Attribute.resendCount == "http.request.resend_count")
+        #expect(TelemetryNames.Metric.activeRequests == "http.client.active_requests")
         for name in [
             TelemetryNames.Metric.retries, TelemetryNames.Metric.cacheHits, TelemetryNames.Metric.cacheMisses,
-            TelemetryNames.Metric.downloadBytes,
+            TelemetryNames.Metric.downloadBytes, TelemetryNames.Metric.coalescedCalls,
+            TelemetryNames.Metric.queuedRequests,
         ] {
             #expect(name.hasPrefix("courier."), "Courier's own metrics are prefixed: \(name)")
         }
@@ -162,6 +164,33 @@ struct ObservabilityTests {
             #expect(failed.attributes["error.type"]?.toSpanAttribute() == "500", "a 5xx's error.type is its code")
             #expect(ok.attributes["server.port"]?.toSpanAttribute() == .int64(Int64(server.port)))
         }
+    }
+
+    /// Calls answered by an identical call in flight are counted, and the pool's gauges per server rise while calls
+    /// wait and run, and fall back to zero when they end.
+    @Test func coalescedCallsAndThePoolsGaugesPerServer() async throws {
+        let metrics = TestMetrics()
+        try await withServerSession({
+            $0.metricsFactory = metrics
+            $0.scheduling.maxConcurrentRequests = 1
+        }) { session, server in
+            let server = [("server.address", "127.0.0.1"), ("server.port", String(server.port))]
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<5 {  // identical: one call, four answered by it
+                    group.addTask { _ = try await session.send(Request<Data>.get("/delay/300", query: ["q": "1"])) }
+                }
+                group.addTask { _ = try await session.send(Request<Data>.get("/delay/100", query: ["q": "2"])) }
+                await eventually("one call runs while the other waits") {
+                    let active = try? metrics.expectMeter("http.client.active_requests", server).lastValue
+                    let queued = try? metrics.expectMeter("courier.pool.queued", server).lastValue
+                    return active == 1 && queued == 1
+                }
+                try await group.waitForAll()
+            }
+            #expect(try metrics.expectMeter("http.client.active_requests", server).lastValue == 0)
+            #expect(try metrics.expectMeter("courier.pool.queued", server).lastValue == 0)
+        }
+        #expect(try metrics.expectCounter("courier.coalesced_calls").totalValue == 4)
     }
 
     /// OpenTelemetry's conventions: every send after the first (a retry, a redirect, a send with a refreshed

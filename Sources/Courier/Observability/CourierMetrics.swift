@@ -18,6 +18,7 @@ struct CourierMetrics: Sendable {
     private let counters = Instruments<Counter>()
     private let timers = Instruments<CoreMetrics.Timer>()
     private let recorders = Instruments<Recorder>()
+    private let meters = Instruments<Meter>()
 
     init(factory: (any MetricsFactory)?) {
         let chosen = factory ?? MetricsSystem.factory
@@ -71,6 +72,29 @@ struct CourierMetrics: Sendable {
         if let receivedBytes {
             histogram(Metric.responseBodySize, dimensions, factory: factory).record(receivedBytes)
         }
+    }
+
+    /// The in-flight and queued gauges of `url`'s server (`server.address`, `server.port`); `nil` when metrics go
+    /// nowhere, so a call without them pays nothing.
+    func poolGauges(for url: URL) -> (active: Meter, queued: Meter)? {
+        guard let factory else { return nil }
+        let host = url.host(percentEncoded: false) ?? ""
+        let dimensions = [
+            (Attribute.serverAddress, host),
+            (Attribute.serverPort, String(url.port ?? (url.scheme == "https" ? 443 : 80))),
+        ]
+        func meter(_ label: String) -> Meter {
+            meters.instrument(InstrumentKey(label: label, dimensions: dimensions)) {
+                Meter(label: label, dimensions: dimensions, factory: factory)
+            }
+        }
+        return (meter(Metric.activeRequests), meter(Metric.queuedRequests))
+    }
+
+    /// Counts a call answered by an identical call in flight instead of a call of its own.
+    func coalesced() {
+        guard let factory else { return }
+        counter(Metric.coalescedCalls, factory: factory).increment()
     }
 
     /// Counts a retry.

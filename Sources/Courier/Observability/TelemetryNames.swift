@@ -11,7 +11,10 @@ import HTTPTypes
 /// | `http.client.response.body.size` | histogram (bytes) | the same |
 /// | `courier.retries` | counter | method |
 /// | `courier.cache.hits`, `courier.cache.misses` | counter | — |
+/// | `courier.coalesced_calls` | counter | — (calls answered by an identical call in flight) |
 /// | `courier.download.bytes` | counter | — (bytes written by downloads) |
+/// | `http.client.active_requests` | gauge | `server.address`, `server.port` (calls on the wire now) |
+/// | `courier.pool.queued` | gauge | `server.address`, `server.port` (calls waiting for a slot in the pool) |
 ///
 /// `error.type` is the status code of a 4xx or 5xx answer, else the ``CourierError/Code`` of a failure; it is
 /// left out of a success.
@@ -32,6 +35,12 @@ public enum TelemetryNames {
         public static let cacheMisses = "courier.cache.misses"
         /// Bytes written by downloads: a counter.
         public static let downloadBytes = "courier.download.bytes"
+        /// Calls answered by an identical call already in flight instead of a call of their own: a counter.
+        public static let coalescedCalls = "courier.coalesced_calls"
+        /// Calls on the wire now, per server: a gauge (OpenTelemetry's up-down counter).
+        public static let activeRequests = "http.client.active_requests"
+        /// Calls waiting for a slot in the session's pool, per server: a gauge.
+        public static let queuedRequests = "courier.pool.queued"
     }
 
     /// Attribute names, for metric dimensions and span attributes alike.

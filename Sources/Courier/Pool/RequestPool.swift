@@ -1,3 +1,4 @@
+import CoreMetrics
 public import Foundation
 public import HTTPTypes
 
@@ -202,6 +203,7 @@ public actor RequestPool {
         _ ticket: PoolTicket,
         deadline: Tick,
         sharing key: CoalescingKey? = nil,
+        queuedGauge: Meter? = nil,
         failure: (any Error) -> CourierError,
         _ operation: nonisolated(nonsending) (RequestID, Canceller, FirstCall) async throws -> CallResult
     )
@@ -224,7 +226,15 @@ public actor RequestPool {
         do {
             response = try await withTaskCancellationHandler {
                 if let admission {
-                    try await takeSlot(id, admission, url: url, host: host, priority: priority, canceller: canceller)
+                    try await takeSlot(
+                        id,
+                        admission,
+                        url: url,
+                        host: host,
+                        priority: priority,
+                        canceller: canceller,
+                        queuedGauge: queuedGauge
+                    )
                 }
                 return try await operation(id, canceller, first)
             } onCancel: {
@@ -289,11 +299,20 @@ public actor RequestPool {
         url: URL,
         priority: RequestPriority,
         canceller: Canceller,
+        queuedGauge: Meter? = nil,
         _ body: nonisolated(nonsending) () async throws -> T
     ) async throws -> T {
         let host = URLFacts(url).hostKey
         let admission = state.withLock { $0.admit(id, url: url, host: host, priority: priority, now: .now) }
-        try await takeSlot(id, admission, url: url, host: host, priority: priority, canceller: canceller)
+        try await takeSlot(
+            id,
+            admission,
+            url: url,
+            host: host,
+            priority: priority,
+            canceller: canceller,
+            queuedGauge: queuedGauge
+        )
         defer { Self.wake(state.withLock { $0.start($0.scheduler.finish(id)) }) }
         return try await body()
     }
@@ -306,7 +325,8 @@ public actor RequestPool {
         url: URL,
         host: String,
         priority: RequestPriority,
-        canceller: Canceller
+        canceller: Canceller,
+        queuedGauge: Meter?
     ) async throws {
         var queueing: PoolState.Queueing
         switch admission {
@@ -325,6 +345,9 @@ public actor RequestPool {
             queueing = admitted
         }
         if case .queued = queueing {
+            // The server's queued gauge (``TelemetryNames/Metric/queuedRequests``), when metrics are recorded.
+            queuedGauge?.increment()
+            defer { queuedGauge?.decrement() }
             try await canceller.whileWaiting(on: SlotWait(pool: self, id: id)) { try await waitForSlot(id) }
             queueing = .started(state.withLock { $0.markRunning(id, coalesced: false) })
         }

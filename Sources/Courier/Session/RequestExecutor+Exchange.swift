@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import HTTPTypes
 import Logging
@@ -243,17 +244,55 @@ extension RequestExecutor {
         canceller: Canceller,
         _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult
     ) async throws -> ExchangeResult {
-        nonisolated(nonsending) func send() async throws -> ExchangeResult {
-            try await pool.withSlot(id, url: prepared.url, priority: request.priority, canceller: canceller, exchange)
+        guard let gauges = metrics.poolGauges(for: prepared.url) else {
+            nonisolated(nonsending) func send() async throws -> ExchangeResult {
+                try await pool.withSlot(
+                    id,
+                    url: prepared.url,
+                    priority: request.priority,
+                    canceller: canceller,
+                    exchange
+                )
+            }
+            switch first {
+            case .own?: return try await exchange()
+            case .leads(let key)?: return try await pool.runShared(key, by: id, exchange)
+            case .follows(let key)?: return try await pool.follow(key, by: id, canceller: canceller, orLead: send)
+            case nil:
+                guard let key else { return try await send() }
+                return try await pool.shared(key, by: id, canceller: canceller, send)
+            }
         }
+        // The same with metrics: the server's in-flight and queued gauges, and a count of calls answered by an
+        // identical call in flight (those whose own call never ran).
+        var ran = false
+        nonisolated(nonsending) func counted() async throws -> ExchangeResult {
+            ran = true
+            gauges.active.increment()
+            defer { gauges.active.decrement() }
+            return try await exchange()
+        }
+        nonisolated(nonsending) func send() async throws -> ExchangeResult {
+            try await pool.withSlot(
+                id,
+                url: prepared.url,
+                priority: request.priority,
+                canceller: canceller,
+                queuedGauge: gauges.queued,
+                counted
+            )
+        }
+        let result: ExchangeResult
         switch first {
-        case .own?: return try await exchange()
-        case .leads(let key)?: return try await pool.runShared(key, by: id, exchange)
-        case .follows(let key)?: return try await pool.follow(key, by: id, canceller: canceller, orLead: send)
+        case .own?: return try await counted()
+        case .leads(let key)?: return try await pool.runShared(key, by: id, counted)
+        case .follows(let key)?: result = try await pool.follow(key, by: id, canceller: canceller, orLead: send)
         case nil:
             guard let key else { return try await send() }
-            return try await pool.shared(key, by: id, canceller: canceller, send)
+            result = try await pool.shared(key, by: id, canceller: canceller, send)
         }
+        if !ran { metrics.coalesced() }
+        return result
     }
 }
 

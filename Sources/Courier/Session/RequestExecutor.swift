@@ -232,6 +232,7 @@ struct RequestExecutor: Sendable {
             PoolTicket(prepared, from: request),
             deadline: deadline,
             sharing: key,
+            queuedGauge: metrics.poolGauges(for: prepared.url)?.queued,
             failure: { timedOut($0, prepared, deadline: deadline, timeouts: timeouts) }
         ) { id, canceller, first in
             let (limits, cookies) = (limits(for: request), request.cookieHandling(under: snapshot))
