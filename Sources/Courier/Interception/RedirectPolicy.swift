@@ -99,11 +99,7 @@ package struct RedirectState {
 
     static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
         a.scheme?.lowercased() == b.scheme?.lowercased() && a.host()?.lowercased() == b.host()?.lowercased()
-            && effectivePort(a) == effectivePort(b)
-    }
-
-    private static func effectivePort(_ url: URL) -> Int? {
-        url.port ?? (url.isHTTPS ? 443 : 80)
+            && a.effectivePort == b.effectivePort
     }
 
     private static func key(_ method: HTTPRequest.Method, _ url: URL) -> String {

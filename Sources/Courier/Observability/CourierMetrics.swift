@@ -52,7 +52,7 @@ struct CourierMetrics: Sendable {
         var dimensions = [(Attribute.requestMethod, method.rawValue)]
         if let url, let host = url.host(percentEncoded: false) {
             dimensions.append((Attribute.serverAddress, host))
-            dimensions.append((Attribute.serverPort, String(url.port ?? (url.scheme == "https" ? 443 : 80))))
+            dimensions.append((Attribute.serverPort, String(url.effectivePort)))
         }
         if let status { dimensions.append((Attribute.responseStatusCode, String(status.code))) }
         if let errorType = TelemetryNames.errorType(status: status, failure: failure) {
@@ -81,7 +81,7 @@ struct CourierMetrics: Sendable {
         let host = url.host(percentEncoded: false) ?? ""
         let dimensions = [
             (Attribute.serverAddress, host),
-            (Attribute.serverPort, String(url.port ?? (url.scheme == "https" ? 443 : 80))),
+            (Attribute.serverPort, String(url.effectivePort)),
         ]
         func meter(_ label: String) -> Meter {
             meters.instrument(InstrumentKey(label: label, dimensions: dimensions)) {

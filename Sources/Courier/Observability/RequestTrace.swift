@@ -55,7 +55,7 @@ struct RequestTrace: Sendable {
         span.attributes[TelemetryNames.Attribute.urlFull] = Redactor.standard.redact(url: url)
         guard let host = url.host(percentEncoded: false) else { return }
         span.attributes[TelemetryNames.Attribute.serverAddress] = host
-        span.attributes[TelemetryNames.Attribute.serverPort] = url.port ?? (url.scheme == "https" ? 443 : 80)
+        span.attributes[TelemetryNames.Attribute.serverPort] = url.effectivePort
     }
 
     /// Records an outcome on `span` and ends it.

@@ -39,7 +39,7 @@ public actor ReachabilityMonitor {
 
     /// The host and port a URL's requests connect to (80 or 443 by scheme when the URL has no port).
     package nonisolated static func endpoint(of url: URL) -> (host: String, port: Int) {
-        (url.host(percentEncoded: false) ?? "", url.port ?? (url.isHTTPS ? 443 : 80))
+        (url.host(percentEncoded: false) ?? "", url.effectivePort)
     }
 
     /// Whether the last status was reachable.
