@@ -89,16 +89,20 @@ public actor DownloadWorker {
         broadcaster.subscribe()
     }
 
-    /// Claims and downloads jobs until ``stop()`` (or until the task is cancelled, which stops it the same way);
-    /// with `untilSettled`, also returns once no job is queued or running anywhere.
+    /// Claims and downloads jobs until ``stop()``, graceful shutdown (inside a `ServiceGroup`) or cancellation, each
+    /// of which stops it the same way; with `untilSettled`, also returns once no job is queued or running anywhere.
     public func run(untilSettled: Bool) async {
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<concurrency { group.addTask { await self.slot(untilSettled: untilSettled) } }
-            await withTaskCancellationHandler {
-                await group.waitForAll()
-            } onCancel: {
-                Task { await self.stop() }
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<concurrency { group.addTask { await self.slot(untilSettled: untilSettled) } }
+                await withTaskCancellationHandler {
+                    await group.waitForAll()
+                } onCancel: {
+                    Task { await self.stop() }
+                }
             }
+        } onGracefulShutdown: {
+            Task { await self.stop() }
         }
         broadcaster.endSubscriptions()
     }
@@ -270,10 +274,6 @@ extension DownloadWorker: Service {
     /// Cancellation stops it the same way, at once. List the worker after its ``FleetDatabase`` and its session in a
     /// `ServiceGroup`, which shuts services down last to first.
     public nonisolated func run() async throws {
-        await withGracefulShutdownHandler {
-            await run(untilSettled: false)
-        } onGracefulShutdown: {
-            Task { await self.stop() }
-        }
+        await run(untilSettled: false)
     }
 }

@@ -175,19 +175,10 @@ struct QueueCommand: AsyncParsableCommand {
                 Output.stderr("worker \(worker.name): \(concurrency) at once")
                 let events = worker.events()
                 async let printed: Void = { for await event in events { Output.stderr(Self.line(event)) } }()
-                guard untilDone else {
-                    try await worker.run()  // as a service: until graceful shutdown
-                    return await printed
-                }
-                let stopped = Locked(false)
-                await withGracefulShutdownHandler {
-                    await worker.run(untilSettled: true)
-                } onGracefulShutdown: {
-                    stopped.withLock { $0 = true }
-                    Task { await worker.stop() }
-                }
+                await worker.run(untilSettled: untilDone)  // or until graceful shutdown
                 await printed
-                if !stopped.withLock({ $0 }), try await queue.status().counts[.failed] ?? 0 > 0 { throw ExitCode(1) }
+                guard untilDone, !Task.isShuttingDownGracefully else { return }
+                if try await queue.status().counts[.failed] ?? 0 > 0 { throw ExitCode(1) }
             }
             #else
             throw FleetStores.missing
