@@ -96,6 +96,8 @@ struct Routes {
                 text: request.multipart ?? "{\"error\":\"not multipart\"}"
             )
         case "fault": return try await FaultRoutes(request: request, parts: parts, writer: writer).serve()
+        case "events": return try await EventRoutes(request: request, state: state, writer: writer).events()
+        case "jsonl": return try await EventRoutes(request: request, state: state, writer: writer).jsonLines()
         case "auth": try await auth(request, parts, writer)
         default: try await writer.respond(status: 404, text: "no route for \(request.path)")
         }

@@ -18,6 +18,7 @@ struct CourierCLI: AsyncParsableCommand {
               courier cache stats
               courier download 127.0.0.1:8080/file/1000000 -o big.bin --connections 4
               courier get https://localhost:8443/echo --cacert ca.pem --pin sha256/BASE64
+              courier events 127.0.0.1:8080/events --json
               courier reachability 127.0.0.1:8080 --watch
               courier serve --port 8080
               courier demo
@@ -29,8 +30,8 @@ struct CourierCLI: AsyncParsableCommand {
         version: Courier.version,
         subcommands: [
             Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self,
-            DownloadCommand.self, QueueCommand.self, UploadCommand.self, ReachabilityCommand.self, Serve.self,
-            Demo.self,
+            DownloadCommand.self, QueueCommand.self, UploadCommand.self, EventsCommand.self, ReachabilityCommand.self,
+            Serve.self, Demo.self,
         ]
     )
 

@@ -1,0 +1,255 @@
+public import Foundation
+import HTTPTypes
+import NIOCore
+
+extension Session {
+    /// The server-sent events of `request` (`text/event-stream`), parsed as the WHATWG HTML standard says, with
+    /// the reconnection an `EventSource` makes: when the stream ends or drops, the session waits the server's
+    /// `retry` time (or ``EventStreamOptions/reconnectDelay``) and asks again with `Last-Event-ID`.
+    ///
+    /// The stream ends when the server answers 204, and fails on any other status than 200 (the request's retry
+    /// rule has had its say by then), on a response that is not `text/event-stream`, or after
+    /// ``EventStreamOptions/maxReconnects`` failed reconnections. Leaving the loop closes the connection at once.
+    /// Each connection is a call like any other: the pool tracks it, the authenticator signs it and the retry rule
+    /// retries its head. Without a total timeout of its own, a connection has none (the stream may last for days);
+    /// the read-idle timeout applies, and a server that is quiet for longer is reconnected to.
+    ///
+    /// Events are read as the caller asks for them, so a slow consumer slows the reads and memory stays flat.
+    ///
+    /// ```swift
+    /// for try await event in session.events(Request<Data>.get("/events")) {
+    ///     print(event.id, event.event, event.data)
+    /// }
+    /// ```
+    public nonisolated func events(
+        _ request: Request<Data>,
+        options: EventStreamOptions = EventStreamOptions()
+    )
+        -> ServerSentEvents
+    {
+        ServerSentEvents(session: self, request: request, options: options)
+    }
+}
+
+/// The events of one event stream, across reconnections: what ``Session/events(_:options:)`` returns. Iterate it
+/// once; each iteration opens a stream of its own.
+public struct ServerSentEvents: AsyncSequence, Sendable {
+    /// Each element is one event.
+    public typealias Element = ServerSentEvent
+
+    let session: Session
+    let request: Request<Data>
+    let options: EventStreamOptions
+
+    /// Opens the stream on the first call to `next()`.
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(reader: EventStreamReader(session: session, request: request, options: options))
+    }
+
+    /// Reads the stream; dropping it closes the connection.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let reader: EventStreamReader
+
+        /// The next event, `nil` once the stream has ended (a 204), or throws the ``CourierError`` that ended it.
+        public mutating func next() async throws -> ServerSentEvent? {
+            try await reader.next()
+        }
+    }
+}
+
+/// One iteration of an event stream: the connection, the parser and the reconnection rule. Owned by one iterator
+/// and used by one task at a time, so it needs no lock.
+final class EventStreamReader {
+    private let session: Session
+    private let request: Request<Data>
+    private let options: EventStreamOptions
+    private var parser: ServerSentEventParser
+    private var ready: [ServerSentEvent] = []
+    private var readyIndex = 0
+    private var body: ByteStream.AsyncIterator?
+    private var hasConnected = false
+    private var failedReconnects = 0
+    private var isFinished = false
+
+    init(session: Session, request: Request<Data>, options: EventStreamOptions) {
+        self.session = session
+        self.request = request
+        self.options = options
+        var parser = ServerSentEventParser(maxEventBytes: options.maxEventBytes)
+        if let lastEventID = options.lastEventID { parser.resume(from: lastEventID) }
+        self.parser = parser
+    }
+
+    func next() async throws(CourierError) -> ServerSentEvent? {
+        while true {
+            if readyIndex < ready.count {
+                defer { readyIndex += 1 }
+                failedReconnects = 0
+                return ready[readyIndex]
+            }
+            ready.removeAll(keepingCapacity: true)
+            readyIndex = 0
+            if isFinished { return nil }
+            guard var stream = body else {
+                try await connect()
+                continue
+            }
+            let chunk: ByteBuffer?
+            do {
+                chunk = try await stream.next()
+            } catch {
+                try await dropped(CourierError.normalized(error))
+                continue
+            }
+            body = stream
+            guard let chunk else {
+                try await dropped(nil)
+                continue
+            }
+            do {
+                try parser.parse(chunk.readableBytesView, into: &ready)
+            } catch {
+                body = nil  // closes the connection
+                isFinished = true
+                throw error
+            }
+        }
+    }
+
+    /// Opens a connection: at once the first time, after the reconnection delay later on.
+    private func connect() async throws(CourierError) {
+        if hasConnected { try await waitToReconnect() }
+        hasConnected = true
+        let response: StreamedResponse
+        do {
+            response = try await session.stream(streamRequest())
+        } catch {
+            let error = CourierError.normalized(error)
+            guard failedReconnects > 0, error.code != .cancelled, error.code != .sessionClosed else { throw error }
+            return try giveUpOrRetry(after: error)  // the server went away between connections: try again
+        }
+        switch response.status.code {
+        case 200 where Self.isEventStream(response.headers[.contentType]):
+            body = response.body.makeAsyncIterator()
+        case 200:
+            isFinished = true
+            let type = response.headers[.contentType] ?? "none"
+            throw CourierError(code: .invalidResponse, message: "expected text/event-stream, got content type \(type)")
+        case 204:
+            isFinished = true  // the server's way of saying there is nothing more
+        default:
+            isFinished = true
+            throw .httpStatus(
+                response.status,
+                bodyPreview: nil,
+                url: Redactor.standard.redact(urlText: response.url.absoluteString)
+            )
+        }
+    }
+
+    /// The stream ended or failed mid-body: reconnect, unless the caller has gone.
+    private func dropped(_ error: CourierError?) async throws(CourierError) {
+        body = nil
+        parser.finish()
+        if let error, error.code == .cancelled || error.code == .sessionClosed {
+            isFinished = true
+            throw error
+        }
+        failedReconnects += 1
+        if let limit = options.maxReconnects, failedReconnects > limit {
+            isFinished = true
+            throw error ?? CourierError(code: .connectionClosed, message: "the event stream ended \(limit + 1) times")
+        }
+    }
+
+    private func giveUpOrRetry(after error: CourierError) throws(CourierError) {
+        failedReconnects += 1
+        if let limit = options.maxReconnects, failedReconnects > limit {
+            isFinished = true
+            throw error
+        }
+    }
+
+    private func waitToReconnect() async throws(CourierError) {
+        let delay = min(parser.reconnectionTime ?? options.reconnectDelay, options.maxReconnectDelay)
+        do {
+            try await Task.sleep(for: delay)
+        } catch {
+            isFinished = true
+            throw .cancelled("the event stream was cancelled")
+        }
+    }
+
+    /// The request with the headers an event stream sends, and no total timeout unless it has one of its own.
+    private func streamRequest() -> Request<Data> {
+        var request = request
+        request.headers[.accept] = "text/event-stream"
+        request.headers[.cacheControl] = "no-store"
+        if !parser.lastEventID.isEmpty {
+            request.headers[Self.lastEventIDField] = parser.lastEventID
+        }
+        if request.timeouts.total == nil { request.timeouts.total = Self.noTotalTimeout }
+        return request
+    }
+
+    /// A valid field name literal, so it always makes a name.
+    private static let lastEventIDField = HTTPField.Name("Last-Event-ID")!
+    /// A century: long enough to be none, short enough for every clock and timer to add to now.
+    private static let noTotalTimeout = Duration.seconds(100 * 365 * 24 * 3600)
+
+    private static func isEventStream(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
+        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "text/event-stream"
+    }
+}
+
+extension ServerSentEvents {
+    /// Each event's `data` decoded from JSON as `Value`: what model APIs and live feeds send. An event whose data
+    /// does not decode ends the sequence with ``CourierError/Code/decoding``.
+    ///
+    /// ```swift
+    /// struct Tick: Decodable, Sendable { var n: Int }
+    /// for try await tick in session.events(Request<Data>.get("/events")).decoded(as: Tick.self) { print(tick.n) }
+    /// ```
+    public func decoded<Value: Decodable>(
+        as type: Value.Type,
+        decoder: JSONDecoder = JSONDecoder()
+    )
+        -> DecodedEvents<Value>
+    {
+        DecodedEvents(events: self, decoder: decoder)
+    }
+}
+
+/// The events of a stream with their data decoded from JSON: what ``ServerSentEvents/decoded(as:decoder:)``
+/// returns.
+public struct DecodedEvents<Value: Decodable>: AsyncSequence, Sendable {
+    /// Each element is one event's data, decoded.
+    public typealias Element = Value
+
+    let events: ServerSentEvents
+    let decoder: JSONDecoder
+
+    /// Opens the stream on the first call to `next()`.
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(events: events.makeAsyncIterator(), decoder: decoder)
+    }
+
+    /// Reads and decodes the stream; dropping it closes the connection.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var events: ServerSentEvents.AsyncIterator
+        let decoder: JSONDecoder
+
+        /// The next event's data, decoded; `nil` once the stream has ended.
+        public mutating func next() async throws -> Value? {
+            guard let event = try await events.next() else { return nil }
+            do {
+                return try decoder.decode(Value.self, from: Data(event.data.utf8))
+            } catch {
+                let name = event.id.isEmpty ? "an event without an id" : "event \(event.id)"
+                throw CourierError(code: .decoding, message: "the data of \(name) did not decode as \(Value.self)")
+            }
+        }
+    }
+}

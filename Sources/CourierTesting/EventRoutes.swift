@@ -1,0 +1,100 @@
+import Foundation
+import NIOCore
+
+/// `/events` and `/jsonl`: streams that arrive piece by piece, for server-sent events and JSON lines.
+///
+/// `/events?count=N` sends events `1…N`, each `id: I`, `event: tick` and `data: {"n":I}`, in chunked encoding,
+/// starting after the request's `Last-Event-ID`; a request whose `Last-Event-ID` is already N gets 204, the
+/// standard's way to stop a client reconnecting. Options:
+/// - `drop-after=K`: the connection is cut (no chunked terminator) after K events of this connection;
+/// - `retry=MS`: a `retry: MS` field first;
+/// - `interval=MS`: a pause before each event (the route notices a closed connection during it);
+/// - `count=0`: events without end;
+/// - `piece=B`: the stream written B bytes at a time, so lines and CRLFs are split across chunks;
+/// - `crlf`: lines end with CRLF instead of LF.
+///
+/// The counter `events-open` is how many `/events` answers are being written now, `events-sent` how many events
+/// went out in all.
+///
+/// `/jsonl?count=N&piece=B` sends `{"n":1}` … `{"n":N}`, one per line, as `application/jsonl`, the last line
+/// without its line feed.
+struct EventRoutes {
+    let request: ServerRequest
+    let state: ServerState
+    let writer: ResponseWriter
+
+    /// Answers `/events`; returns whether the connection may serve another request.
+    func events() async throws -> Bool {
+        let count = request.int("count") ?? 10
+        let start = request.header("last-event-id").flatMap { Int($0) } ?? 0
+        if count > 0, start >= count {
+            try await writer.respond(status: 204, headers: [])
+            return true
+        }
+        state.add("events-open", 1)
+        defer { state.add("events-open", -1) }
+        try await writer.writeHead(
+            status: 200,
+            headers: [
+                ("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"), ("Transfer-Encoding", "chunked"),
+            ]
+        )
+        let end = request.query["crlf"] != nil ? "\r\n" : "\n"
+        var pending = ": a comment the client ignores\(end)"
+        if let retry = request.int("retry") { pending += "retry: \(retry)\(end)" }
+        let dropAfter = request.int("drop-after")
+        var sent = 0
+        var id = start + 1
+        while count == 0 || id <= count {
+            if let interval = request.int("interval"), await !writer.waitWhileConnected(for: .milliseconds(interval)) {
+                return false
+            }
+            pending += "id: \(id)\(end)event: tick\(end)data: {\"n\":\(id)}\(end)\(end)"
+            guard try await send(pending) else { return false }
+            pending = ""
+            state.add("events-sent", 1)
+            sent += 1
+            id += 1
+            if let dropAfter, sent >= dropAfter, count == 0 || id <= count {
+                await writer.drain()
+                try? await writer.channel.close()
+                return false
+            }
+        }
+        try await writer.write(ByteBuffer(string: "0\r\n\r\n"))
+        return true
+    }
+
+    /// Answers `/jsonl`.
+    func jsonLines() async throws -> Bool {
+        let count = request.int("count") ?? 10
+        try await writer.writeHead(
+            status: 200,
+            headers: [("Content-Type", "application/jsonl"), ("Transfer-Encoding", "chunked")]
+        )
+        let text = (1...max(1, count)).map { "{\"n\":\($0)}" }.joined(separator: "\n")
+        guard try await send(text) else { return false }
+        try await writer.write(ByteBuffer(string: "0\r\n\r\n"))
+        return true
+    }
+
+    /// Writes `text` as chunks of `piece` bytes (all at once without it); `false` when the client has gone.
+    private func send(_ text: String) async throws -> Bool {
+        let bytes = Array(text.utf8)
+        let piece = max(1, request.int("piece") ?? bytes.count)
+        var offset = 0
+        while offset < bytes.count {
+            let part = bytes[offset..<min(bytes.count, offset + piece)]
+            var frame = ByteBuffer(string: String(part.count, radix: 16) + "\r\n")
+            frame.writeBytes(part)
+            frame.writeString("\r\n")
+            do {
+                try await writer.write(frame)
+            } catch {
+                return false
+            }
+            offset += part.count
+        }
+        return true
+    }
+}
