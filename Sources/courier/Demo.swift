@@ -189,6 +189,18 @@ struct DemoTour {
                 let hits = server.hits("/delay/200") - before
                 return (hits == 1, "50 identical GETs at once → \(hits) server hit")
             }
+            await check("Server-sent events survive a dropped stream, resuming with Last-Event-ID") {
+                var ids: [String] = []
+                for try await event in session.events(Request<Data>.get("/events?count=6&drop-after=2&retry=20")) {
+                    ids.append(event.id)
+                }
+                let resumedFrom = server.requests("/events").compactMap { $0.header("Last-Event-ID") }
+                return (
+                    ids == ["1", "2", "3", "4", "5", "6"],
+                    "events \(ids.joined(separator: ", ")) over \(resumedFrom.count + 1) connections; "
+                        + "Last-Event-ID sent: \(resumedFrom.joined(separator: ", ")); the server's 204 ended it"
+                )
+            }
             await check("A rate limit refuses requests sent too fast") {
                 await session.updateConfiguration {
                     $0.scheduling.rateLimits = [
