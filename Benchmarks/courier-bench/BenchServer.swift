@@ -65,7 +65,7 @@ final class HitCounters: Sendable {
     func hits(_ path: String) -> Int { counts.withLock { $0[path] ?? 0 } }
 }
 
-/// Answers `/small`, `/delay/MS` and `/upload` (whose request body it reads and drops) with the 1 KiB body, `/json` with 1 KiB of JSON, `/blob/N` with N bytes
+/// Answers `/small`, `/delay/MS` and `/upload` (whose request body it reads and drops) with the 1 KiB body, `/json` with 1 KiB of JSON, `/events/N` with N server-sent events, `/blob/N` with N bytes
 /// (one `Range` honoured, `?rate=B` paces each connection to B bytes per second; see ``BlobSender``), and 404
 /// for other paths, keeping the connection open.
 private final class SmallHandler: ChannelInboundHandler {
@@ -98,6 +98,15 @@ private final class SmallHandler: ChannelInboundHandler {
                     let (handler, context) = loopBound.value
                     handler.respond(context: context, found: true)
                 }
+            } else if path.hasPrefix("/events/"), let head, let count = Int(path.dropFirst("/events/".count)) {
+                let sender = BlobSender(
+                    head: head,
+                    size: 0,
+                    source: BlobSender.events(count),
+                    contentType: "text/event-stream"
+                )
+                blob = sender
+                sender.start(context: context)
             } else if path.hasPrefix("/blob/"), let head, let size = Int(path.dropFirst("/blob/".count)) {
                 let sender = BlobSender(head: head, size: size)
                 blob = sender

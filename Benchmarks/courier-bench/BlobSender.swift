@@ -1,15 +1,33 @@
+import Courier
 import NIOCore
 import NIOHTTP1
 
 /// Streams `/blob/N` on the event loop: N bytes cut from one shared 1 MiB buffer, as fast as the connection
 /// takes them (writing only while it is writable) or paced to `?rate=B` bytes per second. Honours one
 /// `Range` (206 with `Content-Range`), answers `HEAD`, and sends a fixed `ETag`, like a static file server.
+/// `/events/N` goes out the same way, from a buffer of N server-sent events.
 final class BlobSender {
-    private static let chunk: ByteBuffer = {
+    private static let blob: ByteBuffer = {
         var buffer = ByteBufferAllocator().buffer(capacity: 1 << 20)
         for index in 0..<(1 << 20) { buffer.writeInteger(UInt8(truncatingIfNeeded: index &* 31 &+ 7)) }
         return buffer
     }()
+
+    /// The body of `/events/N`: events `id: I`, `event: tick`, `data: {"n":I}`, made once per N.
+    private static let eventStreams = Locked<[Int: ByteBuffer]>([:])
+
+    static func events(_ count: Int) -> ByteBuffer {
+        eventStreams.withLock { streams in
+            if let stream = streams[count] { return stream }
+            var stream = ByteBuffer()
+            for id in 1...max(1, count) { stream.writeString("id: \(id)\nevent: tick\ndata: {\"n\":\(id)}\n\n") }
+            streams[count] = stream
+            return stream
+        }
+    }
+
+    private let chunk: ByteBuffer
+    private let contentType: String
 
     private var next: Int
     private let end: Int
@@ -18,8 +36,13 @@ final class BlobSender {
     private let size: Int
     private var waitingForTimer = false
 
-    init(head: HTTPRequestHead, size: Int) {
+    /// A sender of `size` bytes of the blob, or of all of `source` (as `contentType`) when one is given.
+    init(head: HTTPRequestHead, size: Int, source: ByteBuffer? = nil, contentType: String = "application/octet-stream")
+    {
+        let size = source?.readableBytes ?? size
         self.head = head
+        self.chunk = source ?? Self.blob
+        self.contentType = contentType
         self.size = size
         let query = head.uri.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
         rate = query.split(separator: "&").first { $0.hasPrefix("rate=") }.flatMap { Int($0.dropFirst("rate=".count)) }
@@ -43,7 +66,7 @@ final class BlobSender {
     func start(context: ChannelHandlerContext) {
         let partial = end - next != size
         var headers = HTTPHeaders([
-            ("Content-Type", "application/octet-stream"), ("Content-Length", String(end - next)),
+            ("Content-Type", contentType), ("Content-Length", String(end - next)),
             ("Accept-Ranges", "bytes"), ("ETag", "\"blob-\(size)\""),
         ])
         if partial { headers.add(name: "Content-Range", value: "bytes \(next)-\(end - 1)/\(size)") }
@@ -62,8 +85,8 @@ final class BlobSender {
         let chunkSize = rate.map { max(1024, min(64 * 1024, $0 / 20)) } ?? 256 * 1024
         while next < end, context.channel.isWritable {
             let count = min(chunkSize, end - next)
-            let offset = next % (1 << 20)
-            let slice = Self.chunk.getSlice(at: offset, length: min(count, (1 << 20) - offset)) ?? Self.chunk
+            let offset = next % chunk.readableBytes
+            let slice = chunk.getSlice(at: offset, length: min(count, chunk.readableBytes - offset)) ?? chunk
             next += slice.readableBytes
             context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.byteBuffer(slice))), promise: nil)
             if let rate {

@@ -17,7 +17,7 @@ struct Scenario: Sendable {
         getSmall(concurrency: 1), getSmall(concurrency: 64), getSmallH2, batch10k, coalesce1000,
         cacheHit(disk: false), cacheHit(disk: true), compressJSON, sessionOverhead, cpuPerRequest,
         download1G, downloadSegmented, uploadMultipart1G, uploadGzip, cliGet1G, cliGet1K, soak, fleetCache,
-        queueWorkers,
+        queueWorkers, sse100k,
     ]
 
     /// `get-small-cN`: 1 KiB GETs over keep-alive connections, N at a time.

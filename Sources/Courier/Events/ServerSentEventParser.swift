@@ -12,7 +12,7 @@
 ///
 /// A hostile server cannot make it hold more than `maxEventBytes` (the line being read and the event's data
 /// together): past that it throws ``CourierError/Code/bodyTooLarge``.
-struct ServerSentEventParser {
+package struct ServerSentEventParser {
     /// The last event ID string: it outlives the connection, and a reconnection sends it.
     private(set) var lastEventID = ""
     /// The reconnection time of the latest valid `retry` field, if any.
@@ -23,6 +23,8 @@ struct ServerSentEventParser {
     private var data: [UInt8] = []
     private var hasData = false
     private var eventType = ""
+    private var previousEventType = ""
+    private var previousEventTypeBytes: [UInt8] = []
     private var retryOfEvent: Duration?
     /// The stream's first bytes matched against the byte-order mark so far; `nil` once past it.
     private var byteOrderMarkMatched: Int? = 0
@@ -33,7 +35,7 @@ struct ServerSentEventParser {
     private static let lineFeed = UInt8(ascii: "\n")
     private static let carriageReturn = UInt8(ascii: "\r")
 
-    init(maxEventBytes: Int = 1 << 20) {
+    package init(maxEventBytes: Int = 1 << 20) {
         self.maxEventBytes = max(1, maxEventBytes)
     }
 
@@ -44,32 +46,68 @@ struct ServerSentEventParser {
 
     /// Parses `bytes`, the next part of the stream, appending the events it completes to `events`.
     mutating func parse(_ bytes: some Collection<UInt8>, into events: inout [ServerSentEvent]) throws(CourierError) {
-        var index = bytes.startIndex
-        while index != bytes.endIndex, let matched = byteOrderMarkMatched {
-            if bytes[index] == Self.byteOrderMark[matched] {
+        do {
+            try Array(bytes).withUnsafeBytes { try parse($0, into: &events) }
+        } catch {
+            throw CourierError.normalized(error)  // the parser's own error: withUnsafeBytes only rethrows it
+        }
+    }
+
+    /// Parses `buffer`, the next part of the stream (a chunk as it arrived), appending the events it completes to
+    /// `events`. A line that lies within the chunk is read where it is; only one split across chunks is copied.
+    package mutating func parse(
+        _ buffer: UnsafeRawBufferPointer,
+        into events: inout [ServerSentEvent]
+    )
+        throws(CourierError)
+    {
+        var index = 0
+        while index < buffer.count, let matched = byteOrderMarkMatched {
+            if buffer[index] == Self.byteOrderMark[matched] {
                 byteOrderMarkMatched = matched + 1 == Self.byteOrderMark.count ? nil : matched + 1
-                index = bytes.index(after: index)
+                index += 1
             } else {
                 // Not a byte-order mark after all: the bytes taken so far were text.
                 line.append(contentsOf: Self.byteOrderMark[..<matched])
                 byteOrderMarkMatched = nil
             }
         }
-        while index != bytes.endIndex {
+        while index < buffer.count {
             if afterCR {
                 afterCR = false
-                if bytes[index] == Self.lineFeed {  // the LF of a CRLF split across chunks
-                    index = bytes.index(after: index)
+                if buffer[index] == Self.lineFeed {  // the LF of a CRLF split across chunks
+                    index += 1
                     continue
                 }
             }
-            let end = bytes[index...].firstIndex { $0 == Self.lineFeed || $0 == Self.carriageReturn }
-            line.append(contentsOf: bytes[index..<(end ?? bytes.endIndex)])
-            if line.count + data.count > maxEventBytes { throw tooLarge() }
-            guard let end else { return }
-            afterCR = bytes[end] == Self.carriageReturn
-            index = bytes.index(after: end)
-            try endLine(into: &events)
+            var end = index
+            while end < buffer.count, buffer[end] != Self.lineFeed, buffer[end] != Self.carriageReturn { end += 1 }
+            let text = UnsafeRawBufferPointer(rebasing: buffer[index..<end])
+            guard end < buffer.count else {  // the line goes on in the next chunk
+                line.append(contentsOf: text)
+                if line.count + data.count > maxEventBytes { throw tooLarge() }
+                return
+            }
+            afterCR = buffer[end] == Self.carriageReturn
+            index = end + 1
+            if line.isEmpty {
+                if text.count + data.count > maxEventBytes { throw tooLarge() }
+                try endLine(text, into: &events)
+            } else {
+                line.append(contentsOf: text)
+                if line.count + data.count > maxEventBytes { throw tooLarge() }
+                var whole: [UInt8] = []
+                swap(&whole, &line)
+                defer {
+                    whole.removeAll(keepingCapacity: true)
+                    swap(&whole, &line)
+                }
+                do {
+                    try whole.withUnsafeBytes { try endLine($0, into: &events) }
+                } catch {
+                    throw CourierError.normalized(error)  // endLine's own error: withUnsafeBytes only rethrows it
+                }
+            }
         }
     }
 
@@ -85,32 +123,38 @@ struct ServerSentEventParser {
         afterCR = false
     }
 
-    private mutating func endLine(into events: inout [ServerSentEvent]) throws(CourierError) {
-        defer { line.removeAll(keepingCapacity: true) }
+    private mutating func endLine(
+        _ line: UnsafeRawBufferPointer,
+        into events: inout [ServerSentEvent]
+    )
+        throws(CourierError)
+    {
         guard let first = line.first else { return dispatch(into: &events) }
         guard first != UInt8(ascii: ":") else { return }  // a comment
         let colon = line.firstIndex(of: UInt8(ascii: ":")) ?? line.endIndex
         var valueStart = colon == line.endIndex ? colon : colon + 1
         if valueStart < line.endIndex, line[valueStart] == UInt8(ascii: " ") { valueStart += 1 }
-        let value = line[valueStart...]
-        switch String(decoding: line[..<colon], as: UTF8.self) {
-        case "data":
+        let name = UnsafeRawBufferPointer(rebasing: line[..<colon])
+        let value = UnsafeRawBufferPointer(rebasing: line[valueStart...])
+        if Self.matches(name, "data") {
             if hasData { data.append(UInt8(ascii: "\n")) }
             data.append(contentsOf: value)
             hasData = true
             if data.count > maxEventBytes { throw tooLarge() }
-        case "event":
-            eventType = String(decoding: value, as: UTF8.self)
-        case "id" where !value.contains(0):
-            lastEventID = String(decoding: value, as: UTF8.self)
-        case "retry":
-            if let milliseconds = Self.digits(value) {
-                reconnectionTime = .milliseconds(milliseconds)
-                retryOfEvent = reconnectionTime
+        } else if Self.matches(name, "event") {
+            // Most streams name few types: the previous one is kept rather than made again.
+            if !previousEventTypeBytes.withUnsafeBytes({ $0.elementsEqual(value) }) {
+                previousEventTypeBytes = Array(value)
+                previousEventType = String(decoding: value, as: UTF8.self)
             }
-        default:
-            break  // an unknown field, or an id holding NUL
+            eventType = previousEventType
+        } else if Self.matches(name, "id"), !value.contains(0) {
+            lastEventID = String(decoding: value, as: UTF8.self)
+        } else if Self.matches(name, "retry"), let milliseconds = Self.digits(value) {
+            reconnectionTime = .milliseconds(milliseconds)
+            retryOfEvent = reconnectionTime
         }
+        // Anything else is an unknown field, an id holding NUL or a retry that is not digits: ignored.
     }
 
     private mutating func dispatch(into events: inout [ServerSentEvent]) {
@@ -131,8 +175,16 @@ struct ServerSentEventParser {
         retryOfEvent = nil
     }
 
+    /// Whether `bytes` are the ASCII of `name` (a field name), compared byte by byte without making a string.
+    private static func matches(_ bytes: UnsafeRawBufferPointer, _ name: StaticString) -> Bool {
+        guard bytes.count == name.utf8CodeUnitCount else { return false }
+        let expected = name.utf8Start
+        for index in 0..<bytes.count where bytes[index] != expected[index] { return false }
+        return true
+    }
+
     /// The value as a base-ten number when it is ASCII digits only and fits an `Int64`.
-    private static func digits(_ value: ArraySlice<UInt8>) -> Int64? {
+    private static func digits(_ value: UnsafeRawBufferPointer) -> Int64? {
         guard !value.isEmpty else { return nil }
         var number: Int64 = 0
         for byte in value {

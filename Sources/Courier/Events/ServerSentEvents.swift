@@ -52,7 +52,9 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
 
         /// The next event, `nil` once the stream has ended (a 204), or throws the ``CourierError`` that ended it.
         public mutating func next() async throws -> ServerSentEvent? {
-            try await reader.next()
+            // Most events come from a chunk already parsed: handed out without another await.
+            if let event = reader.nextReady() { return event }
+            return try await reader.next()
         }
     }
 }
@@ -80,13 +82,17 @@ final class EventStreamReader {
         self.parser = parser
     }
 
+    /// The next event of the chunks parsed so far, if there is one.
+    func nextReady() -> ServerSentEvent? {
+        guard readyIndex < ready.count else { return nil }
+        defer { readyIndex += 1 }
+        failedReconnects = 0
+        return ready[readyIndex]
+    }
+
     func next() async throws(CourierError) -> ServerSentEvent? {
         while true {
-            if readyIndex < ready.count {
-                defer { readyIndex += 1 }
-                failedReconnects = 0
-                return ready[readyIndex]
-            }
+            if let event = nextReady() { return event }
             ready.removeAll(keepingCapacity: true)
             readyIndex = 0
             if isFinished { return nil }
@@ -107,11 +113,11 @@ final class EventStreamReader {
                 continue
             }
             do {
-                try parser.parse(chunk.readableBytesView, into: &ready)
+                try chunk.withUnsafeReadableBytes { bytes in try parser.parse(bytes, into: &ready) }
             } catch {
                 body = nil  // closes the connection
                 isFinished = true
-                throw error
+                throw CourierError.normalized(error)
             }
         }
     }
