@@ -184,3 +184,20 @@ struct EventsCLITests {
         }
     }
 }
+
+extension EventStreamTests {
+    /// After the error that ended it, the sequence has ended: the next call returns nil at once, without asking
+    /// again (a first connection that fails is not retried).
+    @Test func afterItsErrorTheSequenceHasEnded() async throws {
+        try await withSession(Configuration()) { session in
+            let refused = Request<Data>.get("http://127.0.0.1:9/events").retry(RetryPolicy(maxAttempts: 1))
+            // A reconnection would wait an hour, past the suite's time limit.
+            let options = EventStreamOptions(reconnectDelay: .seconds(3600), maxReconnectDelay: .seconds(3600))
+            var iterator = session.events(refused, options: options).makeAsyncIterator()
+            let error = await courierError { _ = try await iterator.next() }
+            #expect(error?.code == .connectionFailed)
+            let after = try await iterator.next()
+            #expect(after == nil)
+        }
+    }
+}

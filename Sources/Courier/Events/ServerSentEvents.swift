@@ -131,7 +131,10 @@ final class EventStreamReader {
             response = try await session.stream(streamRequest())
         } catch {
             let error = CourierError.normalized(error)
-            guard failedReconnects > 0, error.code != .cancelled, error.code != .sessionClosed else { throw error }
+            guard failedReconnects > 0, error.code != .cancelled, error.code != .sessionClosed else {
+                isFinished = true  // after the error, the sequence has ended
+                throw error
+            }
             return try giveUpOrRetry(after: error)  // the server went away between connections: try again
         }
         switch response.status.code {
