@@ -110,11 +110,7 @@ final class JSONLinesReader<Value: Decodable> {
         }
         guard (200..<300).contains(response.status.code) else {
             isFinished = true
-            throw .httpStatus(
-                response.status,
-                bodyPreview: nil,
-                url: Redactor.standard.redact(urlText: response.url.absoluteString)
-            )
+            throw response.statusError
         }
         body = response.body.makeAsyncIterator()
     }

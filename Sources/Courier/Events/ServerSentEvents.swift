@@ -104,12 +104,12 @@ final class EventStreamReader {
             do {
                 chunk = try await stream.next()
             } catch {
-                try await dropped(CourierError.normalized(error))
+                try dropped(CourierError.normalized(error))
                 continue
             }
             body = stream
             guard let chunk else {
-                try await dropped(nil)
+                try dropped(nil)
                 continue
             }
             do {
@@ -148,34 +148,30 @@ final class EventStreamReader {
             isFinished = true  // the server's way of saying there is nothing more
         default:
             isFinished = true
-            throw .httpStatus(
-                response.status,
-                bodyPreview: nil,
-                url: Redactor.standard.redact(urlText: response.url.absoluteString)
-            )
+            throw response.statusError
         }
     }
 
     /// The stream ended or failed mid-body: reconnect, unless the caller has gone.
-    private func dropped(_ error: CourierError?) async throws(CourierError) {
+    private func dropped(_ error: CourierError?) throws(CourierError) {
         body = nil
         parser.finish()
         if let error, error.code == .cancelled || error.code == .sessionClosed {
             isFinished = true
             throw error
         }
-        failedReconnects += 1
-        if let limit = options.maxReconnects, failedReconnects > limit {
-            isFinished = true
-            throw error ?? CourierError(code: .connectionClosed, message: "the event stream ended \(limit + 1) times")
-        }
+        try giveUpOrRetry(
+            after: error
+                ?? CourierError(code: .connectionClosed, message: "the event stream ended \(failedReconnects) times")
+        )
     }
 
-    private func giveUpOrRetry(after error: CourierError) throws(CourierError) {
+    /// Counts one more reconnection that failed or brought no event, and ends the stream with `error` past the limit.
+    private func giveUpOrRetry(after error: @autoclosure () -> CourierError) throws(CourierError) {
         failedReconnects += 1
         if let limit = options.maxReconnects, failedReconnects > limit {
             isFinished = true
-            throw error
+            throw error()
         }
     }
 

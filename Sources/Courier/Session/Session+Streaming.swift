@@ -36,3 +36,11 @@ extension Session {
         try await executor().stream(request.erased)
     }
 }
+
+extension StreamedResponse {
+    /// ``CourierError/Code/httpStatus`` for this answer's status, with its URL redacted: what a reader of a stream
+    /// (events, JSON lines) throws when the status is not one it reads.
+    var statusError: CourierError {
+        .httpStatus(status, bodyPreview: nil, url: Redactor.standard.redact(urlText: url.absoluteString))
+    }
+}
