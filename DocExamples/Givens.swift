@@ -70,4 +70,6 @@ struct Client {
     init(serverURL: URL, transport: CourierClientTransport) {}
     func listPets() async throws -> [String] { [] }
 }
+var events: HTTPBody { fatalError() }
+var lines: HTTPBody { fatalError() }
 enum Servers { enum Server1 { static func url() throws -> URL { fatalError() } } }

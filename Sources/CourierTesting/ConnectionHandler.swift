@@ -73,6 +73,7 @@ struct ConnectionHandler {
                 cutAt = path == "/fault/cut-upload" ? Self.cutPoint(next) : nil
             case .body(var chunk):
                 length += chunk.readableBytes
+                state.add("request-bytes", chunk.readableBytes)
                 chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
                 multipart?.update(chunk)
                 if body.readableBytes < Self.keptBodyBytes { body.writeBuffer(&chunk) }

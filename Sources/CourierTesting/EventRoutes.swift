@@ -1,3 +1,4 @@
+import CompressNIO
 import Foundation
 import NIOCore
 
@@ -17,7 +18,7 @@ import NIOCore
 /// went out in all.
 ///
 /// `/jsonl?count=N&piece=B` sends `{"n":1}` … `{"n":N}`, one per line, as `application/jsonl`, the last line
-/// without its line feed.
+/// without its line feed; `gzip` compresses the whole before it is cut into pieces.
 struct EventRoutes {
     let request: ServerRequest
     let state: ServerState
@@ -50,7 +51,7 @@ struct EventRoutes {
                 return false
             }
             pending += "id: \(id)\(end)event: tick\(end)data: {\"n\":\(id)}\(end)\(end)"
-            guard try await send(pending) else { return false }
+            guard try await send(Array(pending.utf8)) else { return false }
             pending = ""
             state.add("events-sent", 1)
             sent += 1
@@ -68,19 +69,20 @@ struct EventRoutes {
     /// Answers `/jsonl`.
     func jsonLines() async throws -> Bool {
         let count = request.int("count") ?? 10
-        try await writer.writeHead(
-            status: 200,
-            headers: [("Content-Type", "application/jsonl"), ("Transfer-Encoding", "chunked")]
-        )
-        let text = (1...max(1, count)).map { "{\"n\":\($0)}" }.joined(separator: "\n")
-        guard try await send(text) else { return false }
+        var headers = [("Content-Type", "application/jsonl"), ("Transfer-Encoding", "chunked")]
+        var body = ByteBuffer(string: (1...max(1, count)).map { "{\"n\":\($0)}" }.joined(separator: "\n"))
+        if request.query["gzip"] != nil {
+            body = try body.compress(with: .gzip())
+            headers.append(("Content-Encoding", "gzip"))
+        }
+        try await writer.writeHead(status: 200, headers: headers)
+        guard try await send(Array(body.readableBytesView)) else { return false }
         try await writer.write(ByteBuffer(string: "0\r\n\r\n"))
         return true
     }
 
-    /// Writes `text` as chunks of `piece` bytes (all at once without it); `false` when the client has gone.
-    private func send(_ text: String) async throws -> Bool {
-        let bytes = Array(text.utf8)
+    /// Writes `bytes` as chunks of `piece` bytes (all at once without it); `false` when the client has gone.
+    private func send(_ bytes: [UInt8]) async throws -> Bool {
         let piece = max(1, request.int("piece") ?? bytes.count)
         var offset = 0
         while offset < bytes.count {

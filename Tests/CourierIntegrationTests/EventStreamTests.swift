@@ -148,6 +148,12 @@ struct EventStreamTests {
                 for try await _ in session.jsonLines(Request<Data>.get("/events?count=2"), as: Tick.self) {}
             }
             #expect(wrong?.code == .decoding)
+            // The session asks for gzip; a stream the server compressed is decoded as it is read.
+            var compressed: [Tick] = []
+            for try await tick in session.jsonLines(Request<Data>.get("/jsonl?count=30&piece=5&gzip"), as: Tick.self) {
+                compressed.append(tick)
+            }
+            #expect(compressed == (1...30).map { Tick(n: $0) })
         }
     }
 }

@@ -37,6 +37,28 @@ struct StreamPipelineTests {
         }
     }
 
+    /// `decompressed(within:)` decodes gzip as the body is read, and refuses a body cut short and a bomb.
+    @Test func aStreamedBodyIsDecompressedWithinTheLimits() async throws {
+        try await withServerSession { session, _ in
+            func read(_ path: String, _ limits: ResponseLimits = ResponseLimits()) async throws -> (HTTPFields, Data) {
+                let response = try await session.stream(Request<Data>.get(path)).decompressed(within: limits)
+                var data = Data()
+                for try await chunk in response.body { data.append(contentsOf: chunk.readableBytesView) }
+                return (response.headers, data)
+            }
+            let (headers, document) = try await read("/gzip")
+            #expect(String(decoding: document, as: UTF8.self) == ServerFiles.jsonDocument(items: 200))
+            #expect(headers[.contentEncoding] == nil && headers[.contentLength] == nil)
+            #expect(try await read("/small").1.count == 1024)  // nothing to decode: the body as it came
+            let cut = await courierError { _ = try await read("/fault/truncated-gzip") }
+            #expect(cut?.code == .decompression)
+            let bomb = await courierError { _ = try await read("/fault/bomb") }
+            #expect(bomb?.code == .decompression || bomb?.code == .bodyTooLarge)
+            let small = await courierError { _ = try await read("/gzip", ResponseLimits(maxBodyBytes: 100)) }
+            #expect(small?.code == .bodyTooLarge)
+        }
+    }
+
     @Test func aBodyDroppedUnreadEndsTheTransfer() async throws {
         try await withServerSession { session, server in
             do {

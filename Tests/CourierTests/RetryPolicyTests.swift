@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import NIOCore
 import Testing
 
 @testable import Courier
@@ -62,6 +63,11 @@ struct RetryPolicyTests {
         put.body = .stream(.empty, length: nil)
         guard case .doNotRetry = RetryPolicy().decide(attempt: 1, request: put, error: reset) else {
             Issue.record("stream retried")
+            return
+        }
+        put.body = .stream(ByteStream(AsyncStream<ByteBuffer> { $0.finish() }, replayable: true), length: 1)
+        guard case .retry = RetryPolicy().decide(attempt: 1, request: put, error: reset) else {
+            Issue.record("a stream that starts again at each iteration is not retried")
             return
         }
     }

@@ -103,7 +103,7 @@ final class JSONLinesReader<Value: Decodable> {
         }
         let response: StreamedResponse
         do {
-            response = try await lines.session.stream(request)
+            response = try await lines.session.streamDecoded(request, boundsLength: false)
         } catch {
             isFinished = true
             throw CourierError.normalized(error)

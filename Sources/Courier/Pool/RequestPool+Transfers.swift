@@ -10,10 +10,14 @@ extension RequestPool {
     /// deadline) but takes no slot under ``SchedulingOptions/maxConcurrentRequests`` or the per-host limit: a
     /// download that runs for an hour would hold it that long, and short requests would queue behind it.
     /// Transfers have limits of their own (``DownloadOptions/connections``, the download manager's concurrency).
+    ///
+    /// `ended` is told how the transfer ended, once: the status of its head if one came, and the failure if it
+    /// failed (before its head, or its body failed or was dropped).
     nonisolated(nonsending) func open<Head>(
         _ ticket: PoolTicket,
         deadline: Tick,
         failure: (any Error) -> CourierError,
+        ended: @escaping @Sendable (HTTPResponse.Status?, CourierError?) -> Void,
         _ operation: nonisolated(nonsending) (RequestID, Canceller) async throws -> Head
     )
         async throws -> (head: Head, lease: PoolLease)
@@ -25,7 +29,7 @@ extension RequestPool {
         }
         if let watcher { Self.watchDeadlines(state, watcher) }
         if let started { broadcaster.yield(.started(started)) }
-        let lease = PoolLease(pool: self, id: id, canceller: canceller)
+        let lease = PoolLease(pool: self, id: id, canceller: canceller, ended: ended)
         do {
             let head = try await withTaskCancellationHandler {
                 try await operation(id, canceller)
@@ -58,14 +62,22 @@ final class PoolLease: Sendable {
     let id: RequestID
     /// What the pool's controls and the deadline cancel the transfer through.
     let canceller: Canceller
-    private let ended = Locked(false)
-    /// The status the head brought, reported when the body ends well.
-    private let status = Locked(HTTPResponse.Status.ok)
+    private let isEnded = Locked(false)
+    /// The status the head brought, once it came: reported when the body ends.
+    private let status = Locked<HTTPResponse.Status?>(nil)
+    /// Told how the transfer ended, once (the call's metrics).
+    private let ended: @Sendable (HTTPResponse.Status?, CourierError?) -> Void
 
-    init(pool: RequestPool, id: RequestID, canceller: Canceller) {
+    init(
+        pool: RequestPool,
+        id: RequestID,
+        canceller: Canceller,
+        ended: @escaping @Sendable (HTTPResponse.Status?, CourierError?) -> Void
+    ) {
         self.pool = pool
         self.id = id
         self.canceller = canceller
+        self.ended = ended
     }
 
     /// Remembers the status of the head the transfer delivers.
@@ -75,20 +87,25 @@ final class PoolLease: Sendable {
 
     /// The body was read to its end.
     func finish() {
-        end(.success(status.withLock { $0 }))
+        end(.success(status.withLock { $0 } ?? .ok))
     }
 
     /// Ends the transfer with `outcome`; later calls do nothing.
     func end(_ outcome: Result<HTTPResponse.Status, CourierError>) {
-        let first = ended.withLock { ended in
+        let first = isEnded.withLock { ended in
             defer { ended = true }
             return !ended
         }
-        if first { pool.endTransfer(id, outcome) }
+        guard first else { return }
+        pool.endTransfer(id, outcome)
+        switch outcome {
+        case .success(let status): ended(status, nil)
+        case .failure(let failure): ended(status.withLock { $0 } ?? failure.status, failure)
+        }
     }
 
     deinit {
-        let unfinished = ended.withLock { !$0 }
+        let unfinished = isEnded.withLock { !$0 }
         guard unfinished else { return }
         canceller.cancel()  // the exchange stops, and its connection is not left reading for nobody
         end(.failure(.cancelled("the body was dropped before it was read")))

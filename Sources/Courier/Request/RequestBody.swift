@@ -61,13 +61,19 @@ public struct RequestBody: Sendable {
         RequestBody(storage: .file(url), contentType: contentType)
     }
 
-    /// An async sequence of chunks. Such a body cannot be replayed, so it is never retried or redirected with 307/308.
+    /// An async sequence of chunks, sent as it is iterated. Such a body is read once, so it is never retried or
+    /// redirected with 307/308, unless `replayable` says each iteration of `chunks` starts again from the first
+    /// byte (as an OpenAPI `HTTPBody` that allows multiple iterations does).
     public static func stream<Chunks: AsyncSequence & Sendable>(
         _ chunks: Chunks,
         length: Int64? = nil,
-        contentType: String? = "application/octet-stream"
+        contentType: String? = "application/octet-stream",
+        replayable: Bool = false
     ) -> RequestBody where Chunks.Element == ByteBuffer {
-        RequestBody(storage: .stream(ByteStream(chunks), length: length), contentType: contentType)
+        RequestBody(
+            storage: .stream(ByteStream(chunks, replayable: replayable), length: length),
+            contentType: contentType
+        )
     }
 
     /// A `multipart/form-data` body, streamed (files are read from disk as it is sent).
@@ -113,7 +119,7 @@ public enum PreparedBody: Sendable {
     case bytes(Data)
     /// A file on disk, read in chunks while sending.
     case file(URL, length: Int64)
-    /// A single-pass stream.
+    /// A stream, single-pass unless it says it is replayable (``ByteStream/isReplayable``).
     case stream(ByteStream, length: Int64?)
 
     /// The length when it is known before sending.
@@ -127,7 +133,7 @@ public enum PreparedBody: Sendable {
     }
 
     /// Whether the body can be sent again (for a retry or a 307/308 redirect).
-    public var isReplayable: Bool { if case .stream = self { false } else { true } }
+    public var isReplayable: Bool { if case .stream(let stream, _) = self { stream.isReplayable } else { true } }
 
     /// The bytes, when the body is in memory.
     public var data: Data? {

@@ -49,12 +49,14 @@ struct RequestExecutor: Sendable {
                 )
             tell(request.accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
             trace?.finished(status: response.status, error: nil)
-            recordSuccess(
-                response,
+            record(
+                status: response.status,
+                failure: nil,
                 method: request.method,
                 url: started?.url,
                 start: start,
-                sentBytes: started?.body.length
+                sentBytes: started?.body.length,
+                receivedBytes: response.body.count
             )
             tell(request.accessories, started, outcome) { $0.requestDidStop($1, outcome: $2) }
             return response
@@ -63,8 +65,9 @@ struct RequestExecutor: Sendable {
             let outcome = Result<ResponseBody, CourierError>.failure(failure)
             tell(request.accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
             trace?.finished(status: failure.status, error: failure)
-            recordFailure(
-                failure,
+            record(
+                status: failure.status,
+                failure: failure,
                 method: request.method,
                 url: started?.url,
                 start: start,
@@ -171,39 +174,25 @@ struct RequestExecutor: Sendable {
         return failure
     }
 
-    func recordSuccess(
-        _ response: ErasedResponse,
+    /// Records a finished call in the metrics: its duration from `start`, the status of its head (if one came)
+    /// and its failure (if it failed), and its body sizes.
+    func record(
+        status: HTTPResponse.Status?,
+        failure: CourierError?,
         method: HTTPRequest.Method,
         url: URL?,
         start: Tick,
-        sentBytes: Int64?
+        sentBytes: Int64?,
+        receivedBytes: Int? = nil
     ) {
         metrics.request(
             method: method,
             url: url,
-            status: response.status,
-            failure: nil,
-            duration: start.duration(to: .now),
-            sentBytes: sentBytes,
-            receivedBytes: response.body.count
-        )
-    }
-
-    func recordFailure(
-        _ failure: CourierError,
-        method: HTTPRequest.Method,
-        url: URL?,
-        start: Tick,
-        sentBytes: Int64?
-    ) {
-        metrics.request(
-            method: method,
-            url: url,
-            status: failure.status,
+            status: status,
             failure: failure,
             duration: start.duration(to: .now),
             sentBytes: sentBytes,
-            receivedBytes: nil
+            receivedBytes: receivedBytes
         )
     }
 
@@ -338,10 +327,21 @@ struct RequestExecutor: Sendable {
             let failure: @Sendable (any Error) -> CourierError = { [self] in
                 timedOut($0, prepared, deadline: deadline, timeouts: timeouts)
             }
+            let (method, url, sentBytes) = (request.method, prepared.url, prepared.body.length)
             let (answer, lease) = try await pool.open(
                 PoolTicket(prepared, from: request),
                 deadline: deadline,
-                failure: failure
+                failure: failure,
+                ended: { [self] status, failure in  // when the body ends: the duration is the whole transfer's
+                    record(
+                        status: status,
+                        failure: failure,
+                        method: method,
+                        url: url,
+                        start: start,
+                        sentBytes: sentBytes
+                    )
+                }
             ) { _, canceller in
                 try await drive(
                     request,
@@ -372,7 +372,8 @@ struct RequestExecutor: Sendable {
                 status: answer.status,
                 headers: answer.headers,
                 version: answer.response.version,
-                body: ByteStream(body)
+                body: ByteStream(body),
+                isContentDecoded: answer.response.isContentDecoded
             )
         } catch {
             throw userFacing(error)

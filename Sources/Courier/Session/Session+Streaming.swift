@@ -11,9 +11,11 @@ public struct StreamedResponse: Sendable {
     public var headers: HTTPFields
     /// The HTTP version that carried the answer (`HTTP/1.1`, `HTTP/2`); `nil` when the transport does not say.
     public var version: String?
-    /// The body as it arrives, not decompressed; iterate it once. Errors thrown while iterating are
-    /// ``CourierError``s.
+    /// The body as it arrives, not decompressed (see ``decompressed(within:)``); iterate it once. Errors thrown
+    /// while iterating are ``CourierError``s.
     public var body: ByteStream
+    /// Whether the transport decoded the body already (`URLSession` does), though the headers still name the coding.
+    var isContentDecoded = false
 }
 
 extension Session {
@@ -26,7 +28,8 @@ extension Session {
     /// id, URL or tag, drain) and the request's total timeout reach the body too: raise the timeout for long
     /// transfers. A transfer takes no slot under the pool's concurrency limits, so a long one never holds up
     /// short requests. The validators and the cache do not apply, since the caller reads the body itself, and the
-    /// body is not decompressed: ask for `Accept-Encoding: identity` when you need the bytes as stored.
+    /// body is not decompressed: call ``StreamedResponse/decompressed(within:)`` to have it decoded as it is read,
+    /// or ask for `Accept-Encoding: identity` when you need the bytes as stored.
     ///
     /// ```swift
     /// let response = try await session.stream(Request<Data>.get("/big").timeout(.seconds(3600)))

@@ -2,28 +2,39 @@ public import NIOCore
 
 /// A type-erased, single-pass stream of byte chunks: request bodies going out and response bodies coming in.
 ///
-/// Iterate it once. Wrapping keeps the ``Transport`` protocol free of generics while every transport keeps
+/// Iterate it once, unless it was made ``init(_:replayable:)`` with `replayable` true. Wrapping keeps the ``Transport`` protocol free of generics while every transport keeps
 /// its own backpressure: the next chunk is asked for only when the consumer wants it.
 public struct ByteStream: AsyncSequence, Sendable {
     /// Each chunk is a `ByteBuffer`.
     public typealias Element = ByteBuffer
 
     private let makeIterator: @Sendable () -> AsyncIterator
+    /// Whether every iteration starts again from the first byte, so a request body can be sent again (a retry,
+    /// a 307 or 308 redirect).
+    public let isReplayable: Bool
 
-    /// Wraps any sendable sequence of `ByteBuffer`s.
-    public init<Source: AsyncSequence & Sendable>(_ source: Source) where Source.Element == ByteBuffer {
+    /// Wraps any sendable sequence of `ByteBuffer`s. Pass `replayable: true` only when each iteration of `source`
+    /// yields the same bytes from the start (as an array does, or an OpenAPI `HTTPBody` that allows multiple
+    /// iterations); a request body made of it can then be retried.
+    public init<Source: AsyncSequence & Sendable>(
+        _ source: Source,
+        replayable: Bool = false
+    ) where Source.Element == ByteBuffer {
         makeIterator = {
             let box = IteratorBox(source.makeAsyncIterator())
             return AsyncIterator { try await box.next() }
         }
+        isReplayable = replayable
     }
 
-    /// A stream of the given chunks, already in memory.
+    /// A stream of the given chunks, already in memory. As a request body it is sent once, like any stream made
+    /// without `replayable`.
     public init(chunks: [ByteBuffer]) {
         makeIterator = {
             var remaining = chunks[...]
             return AsyncIterator { remaining.popFirst() }
         }
+        isReplayable = false
     }
 
     /// `prefix` again, then the rest of the iteration `iterator` was part of: what a reader that peeked at a
@@ -38,6 +49,7 @@ public struct ByteStream: AsyncSequence, Sendable {
                 return try await base?.next()
             }
         }
+        isReplayable = false
     }
 
     /// An empty stream.
@@ -59,6 +71,7 @@ public struct ByteStream: AsyncSequence, Sendable {
 
     private init(makeIterator: @escaping @Sendable () -> AsyncIterator) {
         self.makeIterator = makeIterator
+        isReplayable = false
     }
 
     /// Starts the (single) iteration.

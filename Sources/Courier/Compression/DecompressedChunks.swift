@@ -1,0 +1,35 @@
+import NIOCore
+
+/// A body stream decoded chunk by chunk as it is read: what ``StreamedResponse/decompressed(within:)`` hands on.
+/// The end of the stream is checked, so a body cut short in its compressed stream fails rather than ending early.
+struct DecompressedChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+
+    let base: ByteStream
+    let contentEncoding: String
+    let limits: ResponseLimits
+
+    func makeAsyncIterator() -> Iterator {
+        Iterator(
+            base: base.makeAsyncIterator(),
+            decoder: Result { try BodyDecompressor(contentEncoding: contentEncoding, limits: limits) }
+        )
+    }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var base: ByteStream.AsyncIterator
+        /// Made when the iteration starts, since the decoder holds zlib's state; the coding was checked when the
+        /// sequence was made, so a failure here is zlib's own.
+        let decoder: Result<BodyDecompressor?, any Error>
+
+        mutating func next() async throws -> ByteBuffer? {
+            guard let decoder = try decoder.get() else { return try await base.next() }
+            while let chunk = try await base.next() {
+                let decoded = try decoder.decompress(chunk)
+                if decoded.readableBytes > 0 { return decoded }
+            }
+            try decoder.finish()
+            return nil
+        }
+    }
+}
