@@ -68,25 +68,19 @@ package struct ResumeRecord: Codable, Equatable, Sendable {
 
     /// `courier-resume 1 <SHA-256 of the JSON>\n<JSON>`.
     package func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return Self.sealed(json: try encoder.encode(self))
+        try SealedJSON.seal(self, magic: Self.magic)
     }
 
     /// `json` behind the header line that names its digest.
     package static func sealed(json: Data) -> Data {
-        Data((magic + Hex.string(SHA256.hash(data: json)) + "\n").utf8) + json
+        SealedJSON.seal(json: json, magic: magic)
     }
 
     /// The record in `data`, or `nil` when it is truncated, damaged, foreign or inconsistent.
     package static func decode(_ data: Data) -> ResumeRecord? {
-        guard let newline = data.firstIndex(of: UInt8(ascii: "\n")),
-            let header = String(data: data[data.startIndex..<newline], encoding: .utf8), header.hasPrefix(magic)
-        else { return nil }
-        let json = data[data.index(after: newline)...]
-        guard header.dropFirst(magic.count) == Hex.string(SHA256.hash(data: json)),
-            let record = try? JSONDecoder().decode(ResumeRecord.self, from: json), record.isConsistent
-        else { return nil }
+        guard let record = SealedJSON.open(ResumeRecord.self, from: data, magic: magic), record.isConsistent else {
+            return nil
+        }
         return record
     }
 }

@@ -7,11 +7,20 @@ package struct FileChunks: AsyncSequence, Sendable {
     package typealias Element = ByteBuffer
     let url: URL
     var chunkSize = PreparedBody.chunkSize
+    /// Where reading starts, and where it stops (`nil`: at the end of the file).
+    private var range: (start: Int64, end: Int64?) = (0, nil)
 
     /// Reads the file at `url` (also a pipe, such as `/dev/stdin`) in chunks of ``PreparedBody/chunkSize``.
     package init(url: URL) { self.url = url }
 
-    package func makeAsyncIterator() -> Iterator { Iterator(url: url, chunkSize: chunkSize) }
+    /// Reads bytes `start ..< end` of the regular file at `url`, and no more even when the file has grown: what
+    /// resuming an upload sends.
+    package init(url: URL, from start: Int64, to end: Int64) {
+        self.url = url
+        range = (Swift.max(0, start), Swift.max(0, end))
+    }
+
+    package func makeAsyncIterator() -> Iterator { Iterator(url: url, chunkSize: chunkSize, range: range) }
 
     /// The size of the file at `url` when it is a regular file this process can read; `nil` otherwise.
     static func readableSize(of url: URL) -> Int64? {
@@ -29,12 +38,17 @@ package struct FileChunks: AsyncSequence, Sendable {
     package final class Iterator: AsyncIteratorProtocol {
         private let url: URL
         private let chunkSize: Int
+        private let start: Int64
+        /// Bytes still to read; `nil` reads to the end of the file.
+        private var remaining: Int64?
         private var descriptor: Int32 = -1
         private var finished = false
 
-        init(url: URL, chunkSize: Int) {
+        init(url: URL, chunkSize: Int, range: (start: Int64, end: Int64?)) {
             self.url = url
             self.chunkSize = chunkSize
+            start = range.start
+            remaining = range.end.map { Swift.max(0, $0 - range.start) }
         }
 
         deinit { close() }
@@ -45,11 +59,13 @@ package struct FileChunks: AsyncSequence, Sendable {
             if descriptor < 0 {
                 descriptor = open(url.path(percentEncoded: false), O_RDONLY | O_CLOEXEC)
                 guard descriptor >= 0 else { throw failure(errno) }
+                if start > 0, lseek(descriptor, off_t(start), SEEK_SET) < 0 { throw failure(errno) }
             }
-            var buffer = ByteBufferAllocator().buffer(capacity: chunkSize)
+            let size = remaining.map { Int(Swift.min(Int64(chunkSize), $0)) } ?? chunkSize
+            var buffer = ByteBufferAllocator().buffer(capacity: size)
             var readError: Int32 = 0
-            while buffer.readableBytes < chunkSize {
-                let wanted = chunkSize - buffer.readableBytes
+            while buffer.readableBytes < size {
+                let wanted = size - buffer.readableBytes
                 let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 0) { space -> Int in
                     let want = Swift.min(space.count, wanted)
                     var result: Int
@@ -64,6 +80,7 @@ package struct FileChunks: AsyncSequence, Sendable {
                 close()
                 return nil
             }
+            remaining = remaining.map { $0 - Int64(buffer.readableBytes) }
             return buffer
         }
 

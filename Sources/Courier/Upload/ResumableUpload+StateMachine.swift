@@ -1,0 +1,157 @@
+import Foundation
+import HTTPTypes
+
+/// The decisions of a resumable upload, as a pure value: told what each request brought, it says what to do
+/// next. It never trusts an offset it was not given by the server, so what it confirms (and the record keeps) is
+/// never ahead of the server.
+///
+/// ```
+/// start ─▶ create ─▶ append(from: 0) ─▶ finished
+///            │            │ cut, 5xx
+///            │            ▼
+///            │      askOffset(after:) ─▶ append(from: offset)      409 ─▶ append(from: the server's offset)
+///            └──── 404 anywhere: startOver (the server forgot the upload) ─▶ create
+/// ```
+struct ResumableUploadStateMachine: Sendable {
+    /// What the driver does next.
+    enum Action: Equatable, Sendable {
+        /// Creates the upload (`POST` with no data).
+        case create
+        /// Sends the file from `offset` to its end (`PATCH`).
+        case append(from: Int64)
+        /// Asks the server how much it has (`HEAD`), after `delay`.
+        case askOffset(after: Duration)
+        /// The server forgot the upload: create it again and send everything; `reason` is for the caller.
+        case startOver(reason: String)
+        /// The server has every byte.
+        case finished
+        /// Give up with this error.
+        case fail(CourierError)
+    }
+
+    /// The file's length.
+    let length: Int64
+    /// Failed requests in a row (no byte confirmed in between) before giving up.
+    let maxFailuresInARow: Int
+    /// The first wait before asking again; it doubles with each failure in a row, up to `maxDelay`.
+    let baseDelay: Duration
+    let maxDelay: Duration
+    /// The bytes the server confirmed it has.
+    private(set) var confirmed: Int64 = 0
+    /// The upload's URL once created.
+    private(set) var resource: URL?
+    private var failuresInARow = 0
+    /// Times the server forgot the upload; bounded like failures, so a server that forgets at once cannot loop.
+    private var startsOver = 0
+
+    init(
+        length: Int64,
+        maxFailuresInARow: Int = 8,
+        baseDelay: Duration = .milliseconds(250),
+        maxDelay: Duration = .seconds(30)
+    ) {
+        self.length = length
+        self.maxFailuresInARow = max(1, maxFailuresInARow)
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+    }
+
+    /// The first step: create the upload, or ask a known one (from a record) how much it has.
+    mutating func start(resuming resource: URL?) -> Action {
+        guard let resource else { return .create }
+        self.resource = resource
+        return .askOffset(after: .zero)
+    }
+
+    /// The creation's answer.
+    mutating func created(status: HTTPResponse.Status, fields: HTTPFields, location: URL?) -> Action {
+        guard (200..<300).contains(status.code) else { return refused(status) }
+        guard let location else {
+            return .fail(CourierError(code: .invalidResponse, message: "the upload was created without a Location"))
+        }
+        resource = location
+        return confirm(ResumableUploadProtocol.offset(in: fields) ?? 0, complete: false)
+    }
+
+    /// The append's answer: the server's own once the upload completed, or a refusal.
+    mutating func appended(status: HTTPResponse.Status, fields: HTTPFields) -> Action {
+        switch status.code {
+        case 200..<300:
+            confirmed = length
+            return .finished
+        case 409:
+            // The offset was not the server's: go on from the one it gives.
+            guard let offset = ResumableUploadProtocol.offset(in: fields) else { return failed(conflictWithoutOffset) }
+            return confirm(offset, complete: ResumableUploadProtocol.isComplete(in: fields) ?? false)
+        default:
+            return refused(status)
+        }
+    }
+
+    /// The offset request's answer.
+    mutating func offsetAnswered(status: HTTPResponse.Status, fields: HTTPFields) -> Action {
+        guard (200..<300).contains(status.code) else { return refused(status) }
+        guard let offset = ResumableUploadProtocol.offset(in: fields) else {
+            return failed(
+                CourierError(code: .invalidResponse, message: "the server's offset answer has no Upload-Offset")
+            )
+        }
+        return confirm(offset, complete: ResumableUploadProtocol.isComplete(in: fields) ?? false)
+    }
+
+    /// A request failed before its answer (the connection was cut, a timeout): ask where the server got to.
+    mutating func failed(_ error: CourierError) -> Action {
+        guard error.code != .cancelled, error.code != .sessionClosed else { return .fail(error) }
+        failuresInARow += 1
+        guard failuresInARow < maxFailuresInARow else { return .fail(error) }
+        guard resource != nil else { return .create }
+        return .askOffset(after: delay())
+    }
+
+    /// The server now has `offset` bytes.
+    private mutating func confirm(_ offset: Int64, complete: Bool) -> Action {
+        guard offset >= 0, offset <= length else {
+            return .fail(
+                CourierError(
+                    code: .invalidResponse,
+                    message: "the server says it has \(offset) bytes of an upload of \(length)"
+                )
+            )
+        }
+        if offset > confirmed { failuresInARow = 0 }
+        confirmed = offset
+        return complete && offset == length ? .finished : .append(from: offset)
+    }
+
+    /// An answer that is not a success: the upload is gone, the server is failing for now, or it refuses.
+    private mutating func refused(_ status: HTTPResponse.Status) -> Action {
+        let error = CourierError.httpStatus(
+            status,
+            bodyPreview: nil,
+            url: resource.map { Redactor.standard.redact(urlText: $0.absoluteString) }
+        )
+        switch status.code {
+        case 404 where resource != nil, 410 where resource != nil:
+            startsOver += 1
+            guard startsOver < maxFailuresInARow else { return .fail(error) }
+            resource = nil
+            confirmed = 0
+            return .startOver(reason: "the server no longer has the upload (\(status.code)); it starts again")
+        case 408, 429, 500..<600:
+            return failed(error)
+        default:
+            return .fail(error)
+        }
+    }
+
+    private var conflictWithoutOffset: CourierError {
+        CourierError(code: .invalidResponse, message: "the server refused the offset (409) without giving its own")
+    }
+
+    /// The wait before the next question: `baseDelay` doubled for each failure in a row after the first.
+    private func delay() -> Duration {
+        var delay = baseDelay
+        for _ in 1..<max(1, failuresInARow) where delay < maxDelay { delay *= 2 }
+        return min(delay, maxDelay)
+    }
+}

@@ -1,0 +1,188 @@
+import Courier
+import CourierTestSupport
+import CourierTesting
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Resumable uploads against swift-nio-extras' `NIOResumableUpload` (``ResumableUploadServer``): cut connections,
+/// a restart, a forgotten upload, a changed file, a record left by an upload that stopped, and cancellation.
+@Suite("Resumable uploads against NIOResumableUpload", .timeLimit(.minutes(2)))
+struct ResumableUploadTests {
+    /// A file of `size` deterministic bytes in a folder of its own, and its SHA-256.
+    private func makeFile(_ size: Int) throws -> (URL, String) {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "courier-resumable-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let data = Data(ServerFiles.bytes(offset: 0, count: size))
+        let file = folder.appending(path: "payload.bin")
+        try data.write(to: file)
+        return (file, sha256Hex(data))
+    }
+
+    private func withUploadServer(_ body: (Session, ResumableUploadServer) async throws -> Void) async throws {
+        let server = try await ResumableUploadServer.start()
+        do {
+            try await withSession(Configuration()) { session in try await body(session, server) }
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+
+    private func collect(_ upload: ResumableUpload) -> Task<[ResumableUploadEvent], Never> {
+        Task {
+            var events: [ResumableUploadEvent] = []
+            for await event in upload.events { events.append(event) }
+            return events
+        }
+    }
+
+    @Test func anUploadIsCreatedThenAppendedAndTheServerHasTheFile() async throws {
+        let (file, digest) = try makeFile(3 << 20)
+        try await withUploadServer { session, server in
+            let upload = session.resumableUpload(file, to: server.url("/uploads/a.bin"))
+            let events = collect(upload)
+            let result = try await upload.result()
+            #expect(server.received("/uploads/a.bin") == ReceivedUpload(length: 3 << 20, sha256: digest))
+            #expect(result.response?.status == .created && result.bytesSent == 3 << 20)
+            #expect(server.requests(.post) == 1 && server.requests(.patch) == 1 && server.requests(.head) == 0)
+            #expect(!FileManager.default.fileExists(atPath: file.path + ".courier-upload"))
+            let seen = await events.value
+            #expect(seen.first == .created(result.resource) && seen.last == .progress(sent: 3 << 20, total: 3 << 20))
+        }
+    }
+
+    @Test func cutConnectionsResumeFromTheServersOffsetAndNoByteIsSentTwice() async throws {
+        let (file, digest) = try makeFile(4 << 20)
+        try await withUploadServer { session, server in
+            server.dropConnections(atBytes: [(1 << 20) + 100, (3 << 20) + 7])
+            let upload = session.resumableUpload(
+                file,
+                to: server.url("/uploads/b.bin"),
+                options: ResumableUploadOptions(retryDelay: .milliseconds(10))
+            )
+            let events = collect(upload)
+            let result = try await upload.result()
+            #expect(server.received("/uploads/b.bin") == ReceivedUpload(length: 4 << 20, sha256: digest))
+            #expect(server.bytesReceived == 4 << 20)  // each append started where the server had got to
+            #expect(server.requests(.head) == 2 && server.requests(.patch) == 3)
+            #expect(result.response?.status == .created)
+            let resumed = await events.value.compactMap { if case .resumed(let from) = $0 { from } else { nil } }
+            #expect(resumed.count == 2 && resumed.allSatisfy { $0 > 0 })
+        }
+    }
+
+    @Test func aServerRestartKeepsTheOffset() async throws {
+        let (file, digest) = try makeFile(3 << 20)
+        try await withUploadServer { session, server in
+            let upload = session.resumableUpload(
+                file,
+                to: server.url("/uploads/c.bin"),
+                options: ResumableUploadOptions(bytesPerSecond: 4 << 20, retryDelay: .milliseconds(20))
+            )
+            let result = Task { try await upload.result() }
+            await eventually("a megabyte is in") { server.bytesReceived >= 1 << 20 }
+            try await server.restart()
+            _ = try await result.value
+            #expect(server.received("/uploads/c.bin") == ReceivedUpload(length: 3 << 20, sha256: digest))
+            #expect(server.bytesReceived == 3 << 20 && server.requests(.head) >= 1)
+        }
+    }
+
+    @Test func aRecordLetsAnotherUploadGoOnAndAChangedFileOrForgottenUploadStartsOver() async throws {
+        let (file, digest) = try makeFile(3 << 20)
+        try await withUploadServer { session, server in
+            let target = server.url("/uploads/d.bin")
+            // The first upload stops (as a killed process would) once a megabyte is in; its record stays.
+            let first = session.resumableUpload(
+                file,
+                to: target,
+                options: ResumableUploadOptions(bytesPerSecond: 4 << 20)
+            )
+            let abandoned = Task { try? await first.result() }
+            await eventually("a megabyte is in") { server.bytesReceived >= 1 << 20 }
+            await first.pause()
+            let record = try Data(contentsOf: URL(filePath: file.path + ".courier-upload"))
+            #expect(String(decoding: record.prefix(17), as: UTF8.self) == "courier-upload 1 ")
+
+            let second = session.resumableUpload(file, to: target)
+            let events = collect(second)
+            _ = try await second.result()
+            #expect(server.received("/uploads/d.bin") == ReceivedUpload(length: 3 << 20, sha256: digest))
+            #expect(server.bytesReceived == 3 << 20 && server.requests(.post) == 1)
+            let resumed = await events.value.compactMap { if case .resumed(let from) = $0 { from } else { nil } }
+            #expect(resumed.count == 1 && resumed[0] >= 1 << 20)
+            abandoned.cancel()
+
+            // A record of a file that has changed since: sent whole, with a word on why.
+            let third = session.resumableUpload(
+                file,
+                to: server.url("/uploads/e.bin"),
+                options: ResumableUploadOptions(bytesPerSecond: 4 << 20)
+            )
+            let stopped = Task { try? await third.result() }
+            await eventually("the upload is created") { server.requests(.post) == 2 }
+            await third.pause()
+            let handle = try FileHandle(forWritingTo: file)
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data("more".utf8))
+            try handle.close()
+            let fourth = session.resumableUpload(file, to: server.url("/uploads/e.bin"))
+            let changed = collect(fourth)
+            _ = try await fourth.result()
+            let whole = try #require(server.received("/uploads/e.bin"))
+            #expect(whole.length == Int64(3 << 20) + 4)
+            #expect(
+                await changed.value.contains {
+                    if case .startedOver(let reason) = $0 { reason.contains("changed") } else { false }
+                }
+            )
+            stopped.cancel()
+        }
+    }
+
+    @Test func anUploadTheServerForgotStartsOver() async throws {
+        let (file, digest) = try makeFile(1 << 20)
+        try await withUploadServer { session, server in
+            let target = server.url("/uploads/f.bin")
+            let first = session.resumableUpload(
+                file,
+                to: target,
+                options: ResumableUploadOptions(bytesPerSecond: 1 << 20)
+            )
+            let abandoned = Task { try? await first.result() }
+            await eventually("the upload is created") { server.requests(.post) == 1 }
+            await first.pause()
+            server.forgetUploads()  // expired, or lost: the next question about it gets a 404
+            let second = session.resumableUpload(file, to: target)
+            let events = collect(second)
+            _ = try await second.result()
+            #expect(server.received("/uploads/f.bin") == ReceivedUpload(length: 1 << 20, sha256: digest))
+            let seen = await events.value
+            #expect(server.requests(.post) == 2)
+            #expect(seen.contains { if case .startedOver = $0 { true } else { false } })
+            abandoned.cancel()
+        }
+    }
+
+    @Test func cancellingStopsTheUploadAndTellsTheServer() async throws {
+        let (file, _) = try makeFile(3 << 20)
+        try await withUploadServer { session, server in
+            let upload = session.resumableUpload(
+                file,
+                to: server.url("/uploads/g.bin"),
+                options: ResumableUploadOptions(bytesPerSecond: 2 << 20)
+            )
+            let result = Task { try await upload.result() }
+            await eventually("bytes are going in") { server.bytesReceived > 0 }
+            #expect(await session.pool.snapshot().contains { $0.tag == upload.tag })  // visible in the pool
+            await upload.cancel()
+            let error = await courierError { _ = try await result.value }
+            #expect(error?.code == .cancelled)
+            await eventually("the server is told") { server.requests(.delete) == 1 }
+            #expect(server.received("/uploads/g.bin") == nil)
+            #expect(!FileManager.default.fileExists(atPath: file.path + ".courier-upload"))
+        }
+    }
+}
