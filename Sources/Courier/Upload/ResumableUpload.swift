@@ -38,8 +38,9 @@ public enum ResumableUploadEvent: Sendable, Hashable {
     case created(URL)
     /// The upload goes on from the server's offset: after a cut connection, or in a new process from the record.
     case resumed(from: Int64)
-    /// Bytes sent so far (those the server confirmed, plus those of the request going out) of the whole.
-    case progress(sent: Int64, total: Int64)
+    /// How far the upload has come: the bytes the server confirmed plus those of the request going out, of the
+    /// whole; about ten a second, and the last one when every byte has gone out.
+    case progress(UploadProgress)
     /// The upload starts again from the first byte, for the reason given (the file changed, the server forgot
     /// the upload).
     case startedOver(reason: String)
@@ -81,8 +82,12 @@ public actor ResumableUpload {
     private let continuation: AsyncStream<ResumableUploadEvent>.Continuation
     private var run: Task<ResumableUploadResult, any Error>?
     private var isPaused = false
+    /// Set by ``cancel()``: the upload is forgotten on the server and its record removed, not kept to resume.
+    private var isAbandoned = false
     private var resumeWaiters: [CheckedContinuation<Void, Never>] = []
     private var bytesSent: Int64 = 0
+    private var rate = RateMeter()
+    private var lastProgress: ContinuousClock.Instant?
 
     init(session: Session, file: URL, target: URL, options: ResumableUploadOptions) {
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(256))
@@ -100,10 +105,20 @@ public actor ResumableUpload {
     }
 
     /// Waits for the upload to end: its result, or its error (``CourierError/Code/cancelled`` after ``cancel()``).
+    /// Cancelling the task that waits stops the upload but keeps its record, so running it again (in this process
+    /// or another) goes on from where the server got to; ``cancel()`` abandons it.
     public func result() async throws -> ResumableUploadResult {
         start()
         guard let run else { throw CourierError.cancelled() }
-        do { return try await run.value } catch { throw CourierError.normalized(error) }
+        do {
+            return try await withTaskCancellationHandler {
+                try await run.value
+            } onCancel: {
+                run.cancel()
+            }
+        } catch {
+            throw CourierError.normalized(error)
+        }
     }
 
     /// Holds the upload back: the request going out is stopped, and nothing more is sent until ``resume()``.
@@ -117,12 +132,18 @@ public actor ResumableUpload {
     /// Goes on after ``pause()``, from the server's offset.
     public func resume() {
         isPaused = false
+        wake()
+    }
+
+    /// Lets the run go on from ``waitWhilePaused()``: resumed, or cancelled.
+    private func wake() {
         for waiter in resumeWaiters { waiter.resume() }
         resumeWaiters = []
     }
 
-    /// Stops the upload, tells the server to forget it (`DELETE`) and removes the record.
+    /// Abandons the upload: stops it, tells the server to forget it (`DELETE`) and removes the record.
     public func cancel() {
+        isAbandoned = true
         start()
         run?.cancel()
         resume()
@@ -169,7 +190,7 @@ public actor ResumableUpload {
             }
         } catch {
             let failure = CourierError.normalized(error)
-            if failure.code == .cancelled, !isPaused, let resource = machine.resource {
+            if failure.code == .cancelled, isAbandoned, let resource = machine.resource {
                 await forget(resource)
             }
             throw failure
@@ -200,7 +221,7 @@ public actor ResumableUpload {
             }
             return next
         } catch {
-            return machine.failed(CourierError.normalized(error))
+            return failed(error, &machine)
         }
     }
 
@@ -230,7 +251,7 @@ public actor ResumableUpload {
             }
             return next
         } catch {
-            return machine.failed(CourierError.normalized(error))
+            return failed(error, &machine)
         }
     }
 
@@ -255,8 +276,23 @@ public actor ResumableUpload {
             }
             return next
         } catch {
-            return machine.failed(CourierError.normalized(error))
+            return failed(error, &machine)
         }
+    }
+
+    /// What follows a request that failed: after a ``pause()`` stopped it, asking the server again once resumed;
+    /// otherwise what the machine says.
+    private func failed(
+        _ error: any Error,
+        _ machine: inout ResumableUploadStateMachine
+    )
+        -> ResumableUploadStateMachine.Action
+    {
+        let failure = CourierError.normalized(error)
+        if isPaused, failure.code == .cancelled {
+            return machine.resource == nil ? .create : .askOffset(after: .zero)
+        }
+        return machine.failed(failure)
     }
 
     /// The upload's request as it goes out: its status is the machine's to judge, it is tagged for the pool, and
@@ -292,13 +328,26 @@ public actor ResumableUpload {
     /// A chunk of `bytes` went out, the upload's data now reaching `position`.
     private func sent(_ bytes: Int, reaching position: Int64, of total: Int64) {
         bytesSent += Int64(bytes)
-        continuation.yield(.progress(sent: position, total: total))
+        let now = ContinuousClock.now
+        let perSecond = rate.record(bytesSent, at: now)
+        guard position == total || lastProgress.map({ $0.duration(to: now) >= .milliseconds(100) }) ?? true else {
+            return
+        }
+        lastProgress = now
+        continuation.yield(
+            .progress(UploadProgress(completedBytes: position, totalBytes: total, bytesPerSecond: perSecond))
+        )
     }
 
     private func waitWhilePaused() async throws {
         while isPaused {
-            await withCheckedContinuation { resumeWaiters.append($0) }
             try Task.checkCancellation()
+            // The waiter is added before this job suspends, and a cancellation's wake runs on the actor after.
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { resumeWaiters.append($0) }
+            } onCancel: {
+                Task { await self.wake() }
+            }
         }
     }
 
