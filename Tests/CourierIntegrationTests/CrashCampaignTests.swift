@@ -1,6 +1,7 @@
 import Courier
 import CourierTesting
 import Foundation
+import HTTPTypes
 import Testing
 
 /// Issue 9's crash campaigns: the `courier` binary is killed with SIGKILL at random moments, 50 times per
@@ -212,5 +213,44 @@ struct CrashCampaignTests {
                 ["campaign": "cookie jar", "kills": Self.kills, "largest jar": most]
             )
         }
+    }
+
+    /// Issue 45's measure, scaled down: `courier upload --resumable` killed at a random moment ten times in a row,
+    /// then run to its end. The server's file equals the source, and the bytes it took in stay within the file plus
+    /// one chunk per kill (they equal the file: each run goes on from the server's offset, read from the record).
+    @Test func aResumableUploadKilledTenTimesLandsWhole() async throws {
+        let server = try await ResumableUploadServer.start()
+        defer { Task { await server.shutdown() } }
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let size = 16 << 20
+        let file = directory.appendingPathComponent("upload.bin")
+        try Data(ServerFiles.bytes(offset: 0, count: size)).write(to: file)
+        let arguments = [
+            "upload", server.url("/uploads/campaign.bin").absoluteString, "--data", "@" + file.path, "--resumable",
+        ]
+        // At 2 MiB/s, ten runs of at most 0.6 s cannot finish the 16 MiB: every kill lands mid-upload.
+        var kills = 0
+        var resumes = 0
+        while kills < 10 {
+            let run = try await CLI.run(
+                arguments + ["--limit-rate", "2M"],
+                killAfter: .milliseconds(Int.random(in: 150...600))
+            )
+            #expect(run.status != 0, "the upload finished before its kill")
+            kills += 1
+            if run.stderr.contains("resumed at byte") { resumes += 1 }
+            #expect(server.bytesReceived <= Int64(size), "the server took in more than the file")
+        }
+        let last = try await CLI.run(arguments)
+        #expect(last.status == 0, "\(last.stderr)")
+        #expect(
+            server.received("/uploads/campaign.bin")
+                == ReceivedUpload(length: Int64(size), sha256: ServerFiles.sha256(count: size))
+        )
+        #expect(server.bytesReceived <= Int64(size) + Int64(kills) * (1 << 20))
+        #expect(server.requests(.post) == 1, "every run after the first resumed the same upload")
+        #expect(resumes >= 8 && last.stderr.contains("resumed at byte"), "runs that resumed: \(resumes) of \(kills)")
+        #expect(!FileManager.default.fileExists(atPath: file.path + ".courier-upload"))
     }
 }
