@@ -70,6 +70,6 @@ struct Client {
     init(serverURL: URL, transport: CourierClientTransport) {}
     func listPets() async throws -> [String] { [] }
 }
-var events: HTTPBody { fatalError() }
-var lines: HTTPBody { fatalError() }
+var eventsBody: HTTPBody { fatalError() }
+var linesBody: HTTPBody { fatalError() }
 enum Servers { enum Server1 { static func url() throws -> URL { fatalError() } } }

@@ -5,23 +5,23 @@ import Courier
 import Foundation
 import OpenAPIRuntime
 
-fileprivate var events: HTTPBody { fatalError() }
-fileprivate var lines: HTTPBody { fatalError() }
+fileprivate var eventsBody: HTTPBody { fatalError() }
+fileprivate var linesBody: HTTPBody { fatalError() }
 #sourceLocation(file: "Sources/Courier/Courier.docc/OpenAPIClients.md", line: 56)
 fileprivate struct Tick: Decodable, Hashable, Sendable { var n: Int }
 
 #sourceLocation()
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Courier.docc/OpenAPIClients.md", line: 58)
-// `events` and `lines` are the bodies the generated operations returned, such as
+// `eventsBody` and `linesBody` are the bodies the generated operations returned, such as
 #sourceLocation(file: "Sources/Courier/Courier.docc/OpenAPIClients.md", line: 59)
 // `try await client.getEvents(query: .init(count: 5)).ok.body.text_event_hyphen_stream`.
 #sourceLocation(file: "Sources/Courier/Courier.docc/OpenAPIClients.md", line: 60)
-for try await event in events.asDecodedServerSentEventsWithJSONData(of: Tick.self) {
+for try await event in eventsBody.asDecodedServerSentEventsWithJSONData(of: Tick.self) {
     print(event.id ?? "", event.data?.n ?? 0)
 }
 #sourceLocation(file: "Sources/Courier/Courier.docc/OpenAPIClients.md", line: 63)
-for try await tick in lines.asDecodedJSONLines(of: Tick.self) { print(tick.n) }
+for try await tick in linesBody.asDecodedJSONLines(of: Tick.self) { print(tick.n) }
 #sourceLocation()
 }
 

@@ -5,8 +5,8 @@ import Foundation
 
 extension DemoTour {
     /// The upload part of the tour: a multipart form compressed on the fly (the server parses it and checks
-    /// every part's SHA-256), the adaptive strategy leaving a JPEG alone, and a batch of file uploads that names
-    /// the one that failed.
+    /// every part's SHA-256), the adaptive strategy leaving a JPEG alone, a batch of file uploads that names
+    /// the one that failed, and a resumable upload cut twice.
     mutating func uploadSteps() async throws {
         let server = self.server
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -55,6 +55,33 @@ extension DemoTour {
                 return (
                     outcome.failedFiles == [files[1]],
                     "3 files, 2 uploaded; failed: \(outcome.failedFiles.map(\.lastPathComponent))"
+                )
+            }
+            await check("A resumable upload cut twice goes on from the server's offset, no byte sent twice") {
+                let uploads = try await ResumableUploadServer.start()
+                defer { Task { await uploads.shutdown() } }
+                let size = 4 << 20
+                let file = directory.appendingPathComponent("backup.tar")
+                try Data(ServerFiles.bytes(offset: 0, count: size)).write(to: file)
+                uploads.dropConnections(atBytes: [Int64(size / 3), Int64(size * 2 / 3)])
+                let upload = session.resumableUpload(
+                    file,
+                    to: uploads.url("/backups/backup.tar"),
+                    options: ResumableUploadOptions(retryDelay: .milliseconds(20))
+                )
+                let turns = Task {
+                    var resumed: [Int64] = []
+                    for await event in upload.events { if case .resumed(let offset) = event { resumed.append(offset) } }
+                    return resumed
+                }
+                _ = try await upload.result()
+                let resumed = await turns.value
+                let whole = uploads.received("/backups/backup.tar")?.sha256 == ServerFiles.sha256(count: size)
+                return (
+                    whole && resumed.count == 2 && uploads.bytesReceived == Int64(size),
+                    "\(ByteCount.format(size)) through swift-nio-extras' NIOResumableUpload, cut at a third and two "
+                        + "thirds, resumed at bytes \(resumed.map(String.init).joined(separator: " and ")); the server "
+                        + "took in \(ByteCount.format(uploads.bytesReceived)) and has the file whole"
                 )
             }
         }
