@@ -21,7 +21,7 @@ struct Serve: AsyncParsableCommand {
             and SHA-256.
             Examples:
               courier serve --port 8080 & courier get http://127.0.0.1:8080/echo
-              courier serve --uploads-port 8081 & courier upload 127.0.0.1:8081/f --data @big.iso --resumable
+              courier serve --uploads-port 8081
             """
         )
     )

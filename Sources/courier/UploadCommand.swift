@@ -25,7 +25,7 @@ struct UploadCommand: AsyncParsableCommand {
               courier upload 127.0.0.1:8080/echo --data @logs.json --compress adaptive
               courier upload 127.0.0.1:8080/echo --data @logs.json --method PUT --retries 3
               courier upload 127.0.0.1:8080/echo --data @dump.json --compress target:2M
-              courier upload 127.0.0.1:8081/uploads/big.iso --data @big.iso --resumable --limit-rate 10M
+              courier upload 127.0.0.1:8081/big.iso --data @big.iso --resumable
             """
         )
     )
