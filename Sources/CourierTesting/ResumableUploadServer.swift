@@ -92,6 +92,10 @@ public final class ResumableUploadServer: Sendable {
     /// carries it), each once.
     public func dropConnections(atBytes offsets: [Int64]) { state.addDrops(offsets) }
 
+    /// Makes the next append claim an `Upload-Offset` one byte past the one its client sent, so the server finds
+    /// it does not match and answers `409 Conflict` with its own.
+    public func mismatchNextAppend() { state.setMismatch() }
+
     /// Loses every upload, as a server whose uploads expired would: a question about one gets 404, an upload
     /// that started before has to start over. Every connection is closed, since each holds the uploads it began with.
     public func forgetUploads() {
@@ -138,6 +142,7 @@ final class UploadServerState: Sendable {
         var bytesReceived: Int64 = 0
         var requests: [HTTPRequest.Method: Int] = [:]
         var drops: [Int64] = []
+        var mismatchesNextAppend = false
         var connections: [ObjectIdentifier: any Channel] = [:]
     }
 
@@ -153,6 +158,14 @@ final class UploadServerState: Sendable {
     func requests(_ method: HTTPRequest.Method) -> Int { values.withLock { $0.requests[method] ?? 0 } }
     func request(_ method: HTTPRequest.Method) { values.withLock { $0.requests[method, default: 0] += 1 } }
     func addDrops(_ offsets: [Int64]) { values.withLock { $0.drops = ($0.drops + offsets).sorted() } }
+    func setMismatch() { values.withLock { $0.mismatchesNextAppend = true } }
+    /// Whether this append's offset is to be changed (once).
+    func takeMismatch() -> Bool {
+        values.withLock { values in
+            defer { values.mismatchesNextAppend = false }
+            return values.mismatchesNextAppend
+        }
+    }
 
     /// Whether a drop is due once the upload's data reaches `end` (it is used up); else counts `count` bytes read.
     func dropIsDue(reaching end: Int64, reading count: Int) -> Bool {
@@ -193,9 +206,14 @@ private final class UploadFaults: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !isClosed else { return }  // what was read with the chunk that cut the connection goes nowhere
         switch unwrapInboundIn(data) {
-        case .head(let request):
+        case .head(var request):
             state.request(request.method)
             position = request.headerFields[uploadOffset].flatMap { Int64($0) } ?? 0
+            if request.method == .patch, state.takeMismatch() {
+                request.headerFields[uploadOffset] = String(position + 1)
+                context.fireChannelRead(wrapInboundOut(.head(request)))
+                return
+            }
         case .body(let chunk):
             position += Int64(chunk.readableBytes)
             if state.dropIsDue(reaching: position, reading: chunk.readableBytes) {
@@ -213,7 +231,8 @@ private final class UploadFaults: ChannelInboundHandler {
 }
 
 /// Hashes each request body it is handed (a whole upload, as the resumable-upload handler puts it together) and
-/// answers `201 Created` with `{"length":…,"sha256":"…"}`; other methods get 405.
+/// answers `201 Created` with `{"length":…,"sha256":"…","serverBytesReceived":…}` (the last is
+/// ``ResumableUploadServer/bytesReceived`` then, for a measure taken from outside); other methods get 405.
 private final class UploadSink: ChannelInboundHandler {
     typealias InboundIn = HTTPRequestPart
     typealias OutboundOut = HTTPResponsePart
@@ -242,7 +261,12 @@ private final class UploadSink: ChannelInboundHandler {
             let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
             let upload = ReceivedUpload(length: length, sha256: digest)
             state.complete(path, upload)
-            respond(context, status: .created, body: "{\"length\":\(length),\"sha256\":\"\(digest)\"}")
+            let total = state.bytesReceived
+            respond(
+                context,
+                status: .created,
+                body: "{\"length\":\(length),\"sha256\":\"\(digest)\",\"serverBytesReceived\":\(total)}"
+            )
             self.path = nil
         }
     }

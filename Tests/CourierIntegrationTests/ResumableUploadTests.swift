@@ -78,6 +78,26 @@ struct ResumableUploadTests {
         }
     }
 
+    /// An append whose offset is not the server's gets a 409 while its body is still going out: the body stops
+    /// at once (no wait for a timeout). NIOResumableUpload also drops an upload it answered 409, so the next
+    /// append finds it gone (404) and the upload starts over, whole.
+    @Test func aConflictAnsweredMidBodyStopsTheBodyAndTheUploadGoesOn() async throws {
+        let (file, digest) = try makeFile(2 << 20)
+        try await withUploadServer { session, server in
+            server.mismatchNextAppend()  // the first append claims offset 1: 409 with the server's 0
+            let upload = session.resumableUpload(
+                file,
+                to: server.url("/uploads/conflict.bin"),
+                options: ResumableUploadOptions(retryDelay: .milliseconds(10))
+            )
+            let events = collect(upload)
+            _ = try await upload.result()
+            #expect(server.received("/uploads/conflict.bin") == ReceivedUpload(length: 2 << 20, sha256: digest))
+            #expect(server.requests(.patch) == 3 && server.requests(.post) == 2)
+            #expect(await events.value.contains { if case .startedOver = $0 { true } else { false } })
+        }
+    }
+
     @Test func aServerRestartKeepsTheOffset() async throws {
         let (file, digest) = try makeFile(3 << 20)
         try await withUploadServer { session, server in

@@ -25,14 +25,17 @@ extension AsyncHTTPClientTransport: CollectingTransport {
     ) async throws -> ResponseBody {
         try await exchange(request) { client, target in
             let loop = client.eventLoopGroup.next()  // the lane's one loop
-            let outgoing = try target.request(body: request.body, suspension: canceller)
+            // Only a body that is written chunk by chunk can still be going out when the answer comes.
+            let earlyAnswer: EarlyAnswer? = request.body.data == nil ? EarlyAnswer() : nil
+            let outgoing = try target.request(body: request.body, suspension: canceller, earlyAnswer: earlyAnswer)
             let handoff = AnswerHandoff()
             let delegate = CollectingDelegate(
                 method: request.method,
                 reading: reading,
                 loop: loop,
                 canceller: canceller,
-                handoff: handoff
+                handoff: handoff,
+                earlyAnswer: earlyAnswer
             )
             @Sendable func start() {
                 // not .delegateAndChannel: see the lanes
@@ -93,14 +96,18 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
     private let collected: NIOLoopBoundBox<Collected?>
     private let canceller: Canceller
     private let handoff: AnswerHandoff
+    /// Told when a head of 300 or more arrives while the body may still be going out.
+    private let earlyAnswer: EarlyAnswer?
 
     init(
         method: HTTPRequest.Method,
         reading: BodyReading,
         loop: any EventLoop,
         canceller: Canceller,
-        handoff: AnswerHandoff
+        handoff: AnswerHandoff,
+        earlyAnswer: EarlyAnswer? = nil
     ) {
+        self.earlyAnswer = earlyAnswer
         self.handoff = handoff
         self.method = method
         self.reading = reading
@@ -119,6 +126,8 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
                 decompresses: reading.decompresses
             )
             collected.value = Collected(body: body)
+            // AsyncHTTPClient stops asking for the rest of a body the server refused: stop writing it.
+            if head.status.code >= 300 { earlyAnswer?.answered() }
             handoff.headArrived(head)
             return canceller.notSuspended(on: task.eventLoop)
         } catch {

@@ -128,12 +128,16 @@ public final class AsyncHTTPClientTransport: Transport {
         var startsFromLoop = true
 
         /// AsyncHTTPClient's request, with `body`; given the parsed URL, so AsyncHTTPClient does not parse it again.
-        func request(body: PreparedBody, suspension: Canceller? = nil) throws -> HTTPClient.Request {
+        func request(
+            body: PreparedBody,
+            suspension: Canceller? = nil,
+            earlyAnswer: EarlyAnswer? = nil
+        ) throws -> HTTPClient.Request {
             try HTTPClient.Request(
                 url: url,
                 method: method,
                 headers: headers,
-                body: AsyncHTTPClientTransport.body(body, suspension: suspension),
+                body: AsyncHTTPClientTransport.body(body, suspension: suspension, earlyAnswer: earlyAnswer),
                 tlsConfiguration: tls
             )
         }
@@ -311,7 +315,13 @@ public final class AsyncHTTPClientTransport: Transport {
     /// While `suspension` holds the request, no further chunk is read or sent.
     static let pendingWrites = 4
 
-    static func body(_ body: PreparedBody, suspension: Canceller? = nil) -> HTTPClient.Body? {
+    /// With `earlyAnswer`, the writing stops as soon as the server has answered with a status of 300 or more
+    /// (``EarlyAnswer``).
+    static func body(
+        _ body: PreparedBody,
+        suspension: Canceller? = nil,
+        earlyAnswer: EarlyAnswer? = nil
+    ) -> HTTPClient.Body? {
         switch body {
         case .empty: return nil
         case .bytes(let data): return .bytes(data)
@@ -321,12 +331,22 @@ public final class AsyncHTTPClientTransport: Transport {
                 let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
                 promise.completeWithTask {
                     var pending = Deque<EventLoopFuture<Void>>()
+                    func wait(for write: EventLoopFuture<Void>) async throws -> Bool {
+                        guard let earlyAnswer else {
+                            try await write.get()
+                            return true
+                        }
+                        return try await earlyAnswer.wait(for: write)
+                    }
                     for try await chunk in chunks {
                         await suspension?.waitWhileSuspended()
+                        if earlyAnswer?.isAnswered == true { return }
                         pending.append(writer.write(.byteBuffer(chunk)))
-                        if pending.count >= pendingWrites, let oldest = pending.popFirst() { try await oldest.get() }
+                        if pending.count >= pendingWrites, let oldest = pending.popFirst() {
+                            guard try await wait(for: oldest) else { return }
+                        }
                     }
-                    for write in pending { try await write.get() }
+                    for write in pending { guard try await wait(for: write) else { return } }
                 }
                 return promise.futureResult
             }
