@@ -110,9 +110,6 @@ enum MediaTypes {
     /// Whether one of the media types in an `Accept` value (parameters and weights left off) passes `test`.
     private static func names(_ accept: String?, _ test: (String) -> Bool) -> Bool {
         guard let accept else { return false }
-        return accept.split(separator: ",").contains { item in
-            let type = item.split(separator: ";", maxSplits: 1).first ?? ""
-            return test(type.trimmingCharacters(in: .whitespaces).lowercased())
-        }
+        return accept.split(separator: ",").contains { test(MediaType.essence(of: $0)) }
     }
 }

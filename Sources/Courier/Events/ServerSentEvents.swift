@@ -204,8 +204,7 @@ final class EventStreamReader {
 
     private static func isEventStream(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
-        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "text/event-stream"
+        return MediaType.essence(of: contentType) == "text/event-stream"
     }
 }
 

@@ -54,9 +54,7 @@ public struct ContentTypeValidator: ResponseValidator {
     /// Decides about the response.
     public func validate(_ response: ResponseBody, for request: PreparedRequest) -> ValidationResult {
         if response.data.isEmpty && response.headers[.contentType] == nil { return .accept }
-        let mediaType =
-            (response.headers[.contentType] ?? "").split(separator: ";").first
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let mediaType = MediaType.essence(of: response.headers[.contentType] ?? "")
         let matches = acceptable.contains { pattern in
             pattern.hasSuffix("/*") ? mediaType.hasPrefix(String(pattern.dropLast())) : mediaType == pattern
         }
