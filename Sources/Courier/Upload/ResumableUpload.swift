@@ -1,63 +1,6 @@
-public import Foundation
+import Foundation
 import HTTPTypes
 import NIOCore
-
-/// How a resumable upload behaves.
-public struct ResumableUploadOptions: Sendable {
-    /// Whether the file's SHA-256 goes into the record, so a resumed upload also checks the content has not
-    /// changed (the size and modification time are always checked). It reads the whole file once more.
-    public var checksDigest: Bool
-    /// An average rate limit in bytes per second; `nil` sends as fast as the connection takes it.
-    public var bytesPerSecond: Int?
-    /// Failed requests in a row, with no byte confirmed in between, before the upload gives up.
-    public var maxFailuresInARow: Int
-    /// The first wait before asking the server again after a failure; it doubles with each failure in a row.
-    public var retryDelay: Duration
-    /// Whether the record beside the file is kept, so another process can resume after this one dies.
-    public var keepsRecord: Bool
-
-    /// Options with the defaults: no digest, no rate limit, 8 failures in a row, 250 ms, a record kept.
-    public init(
-        checksDigest: Bool = false,
-        bytesPerSecond: Int? = nil,
-        maxFailuresInARow: Int = 8,
-        retryDelay: Duration = .milliseconds(250),
-        keepsRecord: Bool = true
-    ) {
-        self.checksDigest = checksDigest
-        self.bytesPerSecond = bytesPerSecond
-        self.maxFailuresInARow = maxFailuresInARow
-        self.retryDelay = retryDelay
-        self.keepsRecord = keepsRecord
-    }
-}
-
-/// What a resumable upload reports as it goes.
-public enum ResumableUploadEvent: Sendable, Hashable {
-    /// The server created the upload at this URL.
-    case created(URL)
-    /// The upload goes on from the server's offset: after a cut connection, or in a new process from the record.
-    case resumed(from: Int64)
-    /// How far the upload has come: the bytes the server confirmed plus those of the request going out, of the
-    /// whole; about ten a second, and the last one when every byte has gone out.
-    case progress(UploadProgress)
-    /// The upload starts again from the first byte, for the reason given (the file changed, the server forgot
-    /// the upload).
-    case startedOver(reason: String)
-    /// Sending is held back until ``ResumableUpload/resume()``.
-    case paused
-}
-
-/// How a resumable upload ended.
-public struct ResumableUploadResult: Sendable {
-    /// The upload's URL on the server.
-    public var resource: URL
-    /// The final status and body, the server's answer to the request that completed the upload; `nil` when the
-    /// upload completed but that answer was lost (the server then said it has every byte).
-    public var response: ResponseBody?
-    /// Bytes put on the wire in all, resends included.
-    public var bytesSent: Int64
-}
 
 /// A file uploaded with draft-ietf-httpbis-resumable-upload: created on the server, then appended from wherever
 /// the server says it got to after each cut connection, and from a record beside the file after the process
