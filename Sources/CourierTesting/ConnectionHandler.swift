@@ -56,6 +56,7 @@ struct ConnectionHandler {
         var hasher = SHA256()
         var multipart: MultipartDigest?
         var cutAt: Int?
+        var stopsReadingAt: Int?
         for try await part in inbound {
             switch part {
             case .head(let next):
@@ -71,6 +72,7 @@ struct ConnectionHandler {
                         contentEncoding: next.headers.first(name: "Content-Encoding")
                     ) : nil
                 cutAt = path == "/fault/cut-upload" ? Self.cutPoint(next) : nil
+                stopsReadingAt = path == "/fault/stop-reading" ? Self.cutPoint(next) : nil
             case .body(var chunk):
                 length += chunk.readableBytes
                 state.add("request-bytes", chunk.readableBytes)
@@ -80,6 +82,13 @@ struct ConnectionHandler {
                 if let cutAt, length >= cutAt {
                     // The upload fault: count the attempt and close while the client is still sending.
                     _ = state.recordHit("/fault/cut-upload")
+                    return
+                }
+                if let stopsReadingAt, length >= stopsReadingAt {
+                    // A server that stops reading an upload and never answers: the connection's buffers fill and
+                    // the client can write no more, until it gives up and closes (or the server shuts down).
+                    _ = state.recordHit("/fault/stop-reading")
+                    try? await Task.sleep(for: .seconds(60))
                     return
                 }
             case .end:
@@ -107,7 +116,7 @@ struct ConnectionHandler {
 }
 
 extension ConnectionHandler {
-    /// Where `/fault/cut-upload?fraction=F` closes the connection: after that fraction of the announced
+    /// Where `/fault/cut-upload?fraction=F` closes the connection (and `/fault/stop-reading` stops reading): after that fraction of the announced
     /// `Content-Length` (default a half), or after `?after=N` bytes for a body of unknown length.
     static func cutPoint(_ head: HTTPRequestHead) -> Int {
         let query = URLComponents(string: head.uri)?.queryItems ?? []

@@ -15,8 +15,9 @@ import NIOResumableUpload
 /// be measured against it.
 ///
 /// Its faults: ``dropConnections(atBytes:)`` cuts the connection when an upload reaches a byte, ``restart()`` closes
-/// every connection and listens again on the same port with the uploads' offsets kept, and ``forgetUploads()``
-/// loses every upload, as an expiry would (a 404 to any question about one).
+/// every connection and listens again on the same port with the uploads' offsets kept, ``stopReading(atBytes:)``
+/// stalls an upload, and ``forgetUploads()`` loses every upload, as an expiry would (a 404 to any question about
+/// one).
 ///
 /// ```swift
 /// let server = try await ResumableUploadServer.start()
@@ -41,6 +42,14 @@ public final class ResumableUploadServer: Sendable {
         self.listener = Locked(listener)
     }
 
+    /// The one event loop every connection runs on. NIOResumableUpload 1.35.2 runs an upload on the loop of the
+    /// connection that created it and hops to it from an append that comes on another; over the two loops of
+    /// `MultiThreadedEventLoopGroup.singleton`, the second of three 64 MiB uploads in a row through one client
+    /// stalled: the server stopped reading its append and never answered. On one loop all three land. Courier's
+    /// client, for its part, ends such an append with a write-idle timeout and resumes (see
+    /// ``stopReading(atBytes:)``).
+    private static let serverLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
     /// Starts a server on 127.0.0.1 and `port` (0 picks a free one).
     public static func start(port: Int = 0) async throws -> ResumableUploadServer {
         let state = UploadServerState()
@@ -53,7 +62,7 @@ public final class ResumableUploadServer: Sendable {
     }
 
     private static func bind(port: Int, state: UploadServerState) async throws -> any Channel {
-        try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        try await ServerBootstrap(group: serverLoop)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
@@ -91,6 +100,11 @@ public final class ResumableUploadServer: Sendable {
     /// Cuts the connection once an upload's data reaches each of `offsets` (in the upload, whichever request
     /// carries it), each once.
     public func dropConnections(atBytes offsets: [Int64]) { state.addDrops(offsets) }
+
+    /// Stops reading the connection once an upload's data reaches each of `offsets` (each once): the server takes
+    /// no more of that request and never answers it, as a stalled server would, until a question about the upload
+    /// (a `HEAD`) closes the stalled connection.
+    public func stopReading(atBytes offsets: [Int64]) { state.addStalls(offsets) }
 
     /// Makes the next append claim an `Upload-Offset` one byte past the one its client sent, so the server finds
     /// it does not match and answers `409 Conflict` with its own.
@@ -142,6 +156,7 @@ final class UploadServerState: Sendable {
         var bytesReceived: Int64 = 0
         var requests: [HTTPRequest.Method: Int] = [:]
         var drops: [Int64] = []
+        var stalls: [Int64] = []
         var mismatchesNextAppend = false
         var connections: [ObjectIdentifier: any Channel] = [:]
     }
@@ -158,6 +173,7 @@ final class UploadServerState: Sendable {
     func requests(_ method: HTTPRequest.Method) -> Int { values.withLock { $0.requests[method] ?? 0 } }
     func request(_ method: HTTPRequest.Method) { values.withLock { $0.requests[method, default: 0] += 1 } }
     func addDrops(_ offsets: [Int64]) { values.withLock { $0.drops = ($0.drops + offsets).sorted() } }
+    func addStalls(_ offsets: [Int64]) { values.withLock { $0.stalls = ($0.stalls + offsets).sorted() } }
     func setMismatch() { values.withLock { $0.mismatchesNextAppend = true } }
     /// Whether this append's offset is to be changed (once).
     func takeMismatch() -> Bool {
@@ -167,15 +183,20 @@ final class UploadServerState: Sendable {
         }
     }
 
-    /// Whether a drop is due once the upload's data reaches `end` (it is used up); else counts `count` bytes read.
-    func dropIsDue(reaching end: Int64, reading count: Int) -> Bool {
+    /// What happens once the upload's data reaches `end`: a drop that is due (used up, and the chunk is not
+    /// counted), a stall that is due (used up), or nothing; the chunk of `count` bytes is counted unless dropped.
+    func fault(reaching end: Int64, reading count: Int) -> UploadFault? {
         values.withLock { values in
             if let index = values.drops.firstIndex(where: { $0 <= end }) {
                 values.drops.remove(at: index)
-                return true
+                return .drop
             }
             values.bytesReceived += Int64(count)
-            return false
+            if let index = values.stalls.firstIndex(where: { $0 <= end }) {
+                values.stalls.remove(at: index)
+                return .stall
+            }
+            return nil
         }
     }
 
@@ -190,16 +211,28 @@ final class UploadServerState: Sendable {
     }
 }
 
-/// Counts each request and its body bytes, and cuts the connection where a drop is due. It sits before the
-/// resumable-upload handler, so it sees the requests as they come: an append starts at its `Upload-Offset`.
-private final class UploadFaults: ChannelInboundHandler {
+/// A fault an upload's data can reach.
+enum UploadFault {
+    /// The connection is cut; the chunk that reached it goes nowhere.
+    case drop
+    /// The connection is read no more; the chunk that reached it is handed on.
+    case stall
+}
+
+/// Counts each request and its body bytes, and cuts the connection where a drop is due or stops reading it where
+/// a stall is. It sits before the resumable-upload handler, so it sees the requests as they come: an append starts
+/// at its `Upload-Offset`.
+private final class UploadFaults: ChannelDuplexHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
 
     private let state: UploadServerState
     /// Where in the upload the current request's next byte goes.
     private var position: Int64 = 0
     private var isClosed = false
+    private var isStalled = false
 
     init(state: UploadServerState) { self.state = state }
 
@@ -216,15 +249,23 @@ private final class UploadFaults: ChannelInboundHandler {
             }
         case .body(let chunk):
             position += Int64(chunk.readableBytes)
-            if state.dropIsDue(reaching: position, reading: chunk.readableBytes) {
+            switch state.fault(reaching: position, reading: chunk.readableBytes) {
+            case .drop?:
                 isClosed = true
                 context.close(promise: nil)
                 return
+            case .stall?: isStalled = true
+            case nil: break
             }
         case .end:
             break
         }
         context.fireChannelRead(data)
+    }
+
+    /// A stalled connection asks the socket for nothing more.
+    func read(context: ChannelHandlerContext) {
+        if !isStalled { context.read() }
     }
 
     private let uploadOffset = HTTPField.Name("Upload-Offset")!

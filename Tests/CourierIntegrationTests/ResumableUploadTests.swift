@@ -19,10 +19,13 @@ struct ResumableUploadTests {
         return (file, sha256Hex(data))
     }
 
-    private func withUploadServer(_ body: (Session, ResumableUploadServer) async throws -> Void) async throws {
+    private func withUploadServer(
+        _ configuration: Configuration = Configuration(),
+        _ body: (Session, ResumableUploadServer) async throws -> Void
+    ) async throws {
         let server = try await ResumableUploadServer.start()
         do {
-            try await withSession(Configuration()) { session in try await body(session, server) }
+            try await withSession(configuration) { session in try await body(session, server) }
         } catch {
             await server.shutdown()
             throw error
@@ -55,6 +58,40 @@ struct ResumableUploadTests {
                 return
             }
             #expect(last.completedBytes == 3 << 20 && last.totalBytes == 3 << 20)
+        }
+    }
+
+    @Test func uploadsOneAfterAnotherThroughOneSessionEachLandWhole() async throws {
+        let (file, digest) = try makeFile(64 << 20)
+        try await withUploadServer { session, server in
+            for index in 0..<3 {
+                let path = "/uploads/serial-\(index).bin"
+                let result = try await session.resumableUpload(file, to: server.url(path)).result()
+                #expect(result.bytesSent == 64 << 20)
+                #expect(server.received(path) == ReceivedUpload(length: 64 << 20, sha256: digest))
+            }
+        }
+    }
+
+    @Test func aServerThatStopsReadingIsLeftAfterTheIdleTimeAndTheUploadResumes() async throws {
+        let (file, digest) = try makeFile(64 << 20)
+        var configuration = Configuration()
+        configuration.timeouts.readIdle = .milliseconds(300)
+        try await withUploadServer(configuration) { session, server in
+            server.stopReading(atBytes: [8 << 20])
+            let upload = session.resumableUpload(
+                file,
+                to: server.url("/uploads/stalled.bin"),
+                options: ResumableUploadOptions(retryDelay: .milliseconds(10))
+            )
+            let events = collect(upload)
+            let result = try await upload.result()
+            #expect(server.received("/uploads/stalled.bin") == ReceivedUpload(length: 64 << 20, sha256: digest))
+            #expect(server.bytesReceived == 64 << 20)  // the append went on from what the server had taken
+            #expect(server.requests(.head) == 1 && server.requests(.patch) == 2)
+            #expect(result.response?.status == .created)
+            let resumed = await events.value.compactMap { if case .resumed(let from) = $0 { from } else { nil } }
+            #expect(resumed.count == 1 && resumed.allSatisfy { $0 >= 8 << 20 })
         }
     }
 

@@ -122,4 +122,20 @@ struct UploadTests {
             #expect(server.hits("/fault/cut-upload") == 1)
         }
     }
+
+    @Test func aServerThatStopsReadingAnUploadEndsItWithAWriteIdleTimeout() async throws {
+        // 256 MiB made as it is sent, far past what the connection's buffers hold once the server stops reading.
+        let chunks = SlowChunks(count: 4096, size: 1 << 16, interval: .zero)
+        try await withServerSession({ $0.timeouts.readIdle = .milliseconds(300) }) { session, server in
+            let request = Request<Data>.post(
+                "/fault/stop-reading?after=\(1 << 20)",
+                body: .stream(chunks, length: chunks.length)
+            )
+            let started = ContinuousClock.now
+            let error = await courierError { _ = try await session.upload(request).response }
+            #expect(error?.code == .timeout && error?.timeoutKind == .writeIdle, "\(String(describing: error))")
+            #expect(ContinuousClock.now - started < .seconds(20))
+            #expect(server.hits("/fault/stop-reading") == 1)
+        }
+    }
 }

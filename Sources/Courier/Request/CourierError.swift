@@ -117,6 +117,9 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         case connect
         /// No byte arrived for longer than the read-idle timeout.
         case readIdle
+        /// The connection took no byte of the request body for longer than the read-idle timeout: the server
+        /// stopped reading an upload.
+        case writeIdle
         /// The whole request (including redirects and the body) took too long.
         case total
     }

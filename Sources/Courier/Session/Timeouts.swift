@@ -2,7 +2,9 @@
 public struct Timeouts: Sendable, Hashable {
     /// Establishing a connection (TCP and TLS).
     public var connect: Duration
-    /// The longest silence allowed while waiting for bytes.
+    /// The longest silence allowed while waiting for bytes; also how long the connection may take no byte of a
+    /// request body that is being written (a server that stopped reading), reported as
+    /// ``CourierError/TimeoutKind/writeIdle``.
     public var readIdle: Duration
     /// The whole request, from sending to the last body byte, redirects included.
     public var total: Duration

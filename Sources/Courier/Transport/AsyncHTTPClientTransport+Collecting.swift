@@ -27,7 +27,12 @@ extension AsyncHTTPClientTransport: CollectingTransport {
             let loop = client.eventLoopGroup.next()  // the lane's one loop
             // Only a body that is written chunk by chunk can still be going out when the answer comes.
             let earlyAnswer: EarlyAnswer? = request.body.data == nil ? EarlyAnswer() : nil
-            let outgoing = try target.request(body: request.body, suspension: canceller, earlyAnswer: earlyAnswer)
+            let outgoing = try target.request(
+                body: request.body,
+                idle: request.timeouts.readIdle,
+                suspension: canceller,
+                earlyAnswer: earlyAnswer
+            )
             let handoff = AnswerHandoff()
             let delegate = CollectingDelegate(
                 method: request.method,

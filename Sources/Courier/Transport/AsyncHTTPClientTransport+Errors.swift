@@ -27,6 +27,7 @@ extension AsyncHTTPClientTransport {
     private static func mapped(_ error: any Error, timeouts: Timeouts, url: URL) -> CourierError {
         let shownURL = Redactor.standard.redact(url: url)
         if error is CancellationError { return .cancelled() }
+        if error is StalledBodyWrite { return .timeout(.writeIdle, after: timeouts.readIdle, url: shownURL) }
         if let error = error as? HTTPClientError {
             switch error {
             case .cancelled, .requestStreamCancelled: return .cancelled()

@@ -96,7 +96,7 @@ public final class AsyncHTTPClientTransport: Transport {
     /// Sends the request; see ``Transport/send(_:)``.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         try await exchange(request) { client, target in
-            let outgoing = try target.request(body: request.body)
+            let outgoing = try target.request(body: request.body, idle: request.timeouts.readIdle)
             let deadline = NIODeadline.now() + TimeAmount(Tick.now.duration(to: request.deadlineTick))
             let stream = ResponseStream(timeouts: request.timeouts, url: request.url)
             await withTaskCancellationHandler {
@@ -130,6 +130,7 @@ public final class AsyncHTTPClientTransport: Transport {
         /// AsyncHTTPClient's request, with `body`; given the parsed URL, so AsyncHTTPClient does not parse it again.
         func request(
             body: PreparedBody,
+            idle: Duration,
             suspension: Canceller? = nil,
             earlyAnswer: EarlyAnswer? = nil
         ) throws -> HTTPClient.Request {
@@ -137,7 +138,7 @@ public final class AsyncHTTPClientTransport: Transport {
                 url: url,
                 method: method,
                 headers: headers,
-                body: AsyncHTTPClientTransport.body(body, suspension: suspension, earlyAnswer: earlyAnswer),
+                body: AsyncHTTPClientTransport.body(body, idle: idle, suspension: suspension, earlyAnswer: earlyAnswer),
                 tlsConfiguration: tls
             )
         }
@@ -316,9 +317,11 @@ public final class AsyncHTTPClientTransport: Transport {
     static let pendingWrites = 4
 
     /// With `earlyAnswer`, the writing stops as soon as the server has answered with a status of 300 or more
-    /// (``EarlyAnswer``).
+    /// (``EarlyAnswer``). A chunk the connection has not taken after `idle` ends the request with
+    /// ``StalledBodyWrite`` (``BodyWriteWait``).
     static func body(
         _ body: PreparedBody,
+        idle: Duration,
         suspension: Canceller? = nil,
         earlyAnswer: EarlyAnswer? = nil
     ) -> HTTPClient.Body? {
@@ -332,11 +335,7 @@ public final class AsyncHTTPClientTransport: Transport {
                 promise.completeWithTask {
                     var pending = Deque<EventLoopFuture<Void>>()
                     func wait(for write: EventLoopFuture<Void>) async throws -> Bool {
-                        guard let earlyAnswer else {
-                            try await write.get()
-                            return true
-                        }
-                        return try await earlyAnswer.wait(for: write)
+                        try await BodyWriteWait.wait(for: write, earlyAnswer: earlyAnswer, idle: idle)
                     }
                     for try await chunk in chunks {
                         await suspension?.waitWhileSuspended()

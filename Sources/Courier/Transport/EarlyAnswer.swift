@@ -29,22 +29,4 @@ final class EarlyAnswer: Sendable {
         }
         if now { action() }
     }
-
-    /// Waits for `write`, or until the server has answered; `true` when the write went out.
-    func wait(for write: EventLoopFuture<Void>) async throws -> Bool {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
-            let once = Locked(false)
-            @Sendable func resume(_ result: Result<Bool, any Error>) {
-                guard
-                    once.withLock({ done in
-                        defer { done = true }
-                        return !done
-                    })
-                else { return }
-                continuation.resume(with: result)
-            }
-            write.whenComplete { resume($0.map { true }) }
-            whenAnswered { resume(.success(false)) }
-        }
-    }
 }
