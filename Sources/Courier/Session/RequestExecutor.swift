@@ -107,55 +107,6 @@ struct RequestExecutor: Sendable {
         return try await network(request, prepared: prepared, cacheStep: nil, start: start)
     }
 
-    /// The first answer an interceptor gives `prepared` without the network, if one does.
-    private func answerWithoutNetwork(
-        _ request: ErasedRequest,
-        _ prepared: PreparedRequest
-    ) async throws -> ResponseBody? {
-        for interceptor in configuration.responseInterceptors + request.interceptors {
-            if let answer = try await interceptor.answer(prepared) { return answer }
-        }
-        return nil
-    }
-
-    /// `body` after every interceptor of `request`, in order: the session's, then its own.
-    func intercepted(
-        _ body: ResponseBody,
-        _ request: ErasedRequest,
-        _ sent: PreparedRequest
-    ) async throws -> ResponseBody {
-        var body = body
-        for interceptor in configuration.responseInterceptors + request.interceptors {
-            body = try await interceptor.intercept(body, for: sent)
-        }
-        return body
-    }
-
-    /// A response built from an answer that did not come through the pool (the cache's, or an interceptor's):
-    /// intercepted, validated and decoded like one from the network.
-    func respond(
-        _ request: ErasedRequest,
-        prepared: PreparedRequest,
-        body: ResponseBody,
-        info: CacheInfo,
-        start: Tick
-    ) async throws -> ErasedResponse {
-        var body = body
-        if request.hasInterceptors(under: configuration) { body = try await intercepted(body, request, prepared) }
-        try validate(body, for: prepared, extra: request.validators, usesSession: request.usesSessionValidators)
-        let value = try request.decode(body)
-        let now = Tick.now
-        return Response(
-            value: value,
-            request: prepared,
-            status: body.status,
-            headers: body.headers,
-            body: body.data,
-            cacheInfo: info,
-            timing: Timing(startTick: start, firstByteTick: now, endTick: now)
-        )
-    }
-
     /// Calls `hook` on each accessory of a request that started (`request` is `nil` when it never did).
     private func tell(
         _ accessories: [any RequestAccessory],
@@ -165,35 +116,6 @@ struct RequestExecutor: Sendable {
     ) {
         guard let request, let outcome else { return }
         for accessory in accessories { hook(accessory, request, outcome) }
-    }
-
-    /// `error` as the caller gets it: a ``CourierError`` with the configured message for users.
-    func userFacing(_ error: any Error) -> CourierError {
-        var failure = Self.normalize(error)
-        failure.userMessage = failure.userMessage ?? configuration.userMessages.message(for: failure)
-        return failure
-    }
-
-    /// Records a finished call in the metrics: its duration from `start`, the status of its head (if one came)
-    /// and its failure (if it failed), and its body sizes.
-    func record(
-        status: HTTPResponse.Status?,
-        failure: CourierError?,
-        method: HTTPRequest.Method,
-        url: URL?,
-        start: Tick,
-        sentBytes: Int64?,
-        receivedBytes: Int? = nil
-    ) {
-        metrics.request(
-            method: method,
-            url: url,
-            status: status,
-            failure: failure,
-            duration: start.duration(to: .now),
-            sentBytes: sentBytes,
-            receivedBytes: receivedBytes
-        )
     }
 
     /// The body limits of `request`: the session's, or its own body size limit.
@@ -313,73 +235,6 @@ struct RequestExecutor: Sendable {
         }
     }
 
-    /// Sends `request` as a transfer whose body its caller reads (``Session/stream(_:)``, each exchange of a
-    /// download): the pool tracks it until the body has been read (``RequestPool/open(_:deadline:failure:_:)``),
-    /// and the same call machine decides its attempts up to the head (the retry rule, a stale connection, a
-    /// credential refresh). Validators and the cache stay out of it: the caller reads the body.
-    nonisolated(nonsending) func stream(_ request: ErasedRequest) async throws -> StreamedResponse {
-        let start = Tick.now
-        do {
-            let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
-            let timeouts = configuration.timeouts.applying(request.timeouts)
-            let deadline = start + timeouts.total
-            let (log, cookies) = (snapshot.debugLog.forCall(), request.cookieHandling(under: snapshot))
-            let failure: @Sendable (any Error) -> CourierError = { [self] in
-                timedOut($0, prepared, deadline: deadline, timeouts: timeouts)
-            }
-            let (method, url, sentBytes) = (request.method, prepared.url, prepared.body.length)
-            let (answer, lease) = try await pool.open(
-                PoolTicket(prepared, from: request),
-                deadline: deadline,
-                failure: failure,
-                ended: { [self] status, failure in  // when the body ends: the duration is the whole transfer's
-                    record(
-                        status: status,
-                        failure: failure,
-                        method: method,
-                        url: url,
-                        start: start,
-                        sentBytes: sentBytes
-                    )
-                }
-            ) { _, canceller in
-                try await drive(
-                    request,
-                    prepared: prepared,
-                    canceller: canceller,
-                    timeouts: timeouts,
-                    deadline: deadline,
-                    start: start,
-                    log: log
-                ) { sending in
-                    try await open(
-                        sending,
-                        timeouts: timeouts,
-                        deadline: deadline,
-                        cookies: cookies,
-                        log: log,
-                        canceller: canceller
-                    )
-                } next: { answer in
-                    guard let answer else { return }
-                    do { for try await _ in answer.response.body {} } catch {}  // let the connection be reused
-                }.answer
-            }
-            log.responseHead(answer.status, answer.headers, for: answer.sent, since: start)
-            let body = LeasedBody(answer.response, lease: lease, failure: failure)
-            return StreamedResponse(
-                url: answer.sent.url,
-                status: answer.status,
-                headers: answer.headers,
-                version: answer.response.version,
-                body: ByteStream(body),
-                isContentDecoded: answer.response.isContentDecoded
-            )
-        } catch {
-            throw userFacing(error)
-        }
-    }
-
     /// The driver of the call's ``CallStateMachine``, for every kind of call: does what the machine says (an
     /// attempt, a resend, a wait, a credential refresh) and tells it what happened, until it delivers an answer
     /// or fails. `attempt` makes one attempt with the request as signed for it; `next` lets an answer that is not
@@ -471,39 +326,6 @@ struct RequestExecutor: Sendable {
         }
     }
 
-    /// The response carrying `value`, decoded from `exchanged`'s body: timed, and told to the monitors.
-    func makeResponse(
-        _ value: DecodedValue,
-        _ exchanged: ExchangeResult,
-        cacheInfo: CacheInfo,
-        original: PreparedRequest,
-        attempts: Int,
-        start: Tick
-    ) -> ErasedResponse {
-        let (sent, body) = (exchanged.sent, exchanged.body)
-        let timing = Timing(startTick: start, firstByteTick: exchanged.firstByte, endTick: .now)
-        tellMonitors(original, sent: sent, result: .success(body), timing: timing, attempts: attempts)
-        return Response(
-            value: value,
-            record: ResponseRecord(
-                request: sent,
-                status: body.status,
-                fields: body.fields,
-                body: body.data,
-                cacheInfo: cacheInfo,
-                timing: timing
-            )
-        )
-    }
-
-    /// `error` as a ``CourierError``; a cancellation once `deadline` has passed is the pool's doing at that
-    /// deadline, so it becomes the total timeout of `request`.
-    func timedOut(_ error: any Error, _ request: PreparedRequest, deadline: Tick, timeouts: Timeouts) -> CourierError {
-        let failure = Self.normalize(error)
-        guard failure.code == .cancelled, Tick.now >= deadline else { return failure }
-        return .timeout(.total, after: timeouts.total, url: configuration.redactor.redact(url: request.url))
-    }
-
     /// Tells the monitors and the log, then waits; throws ``CourierError/Code/cancelled`` if the request is
     /// cancelled meanwhile.
     private nonisolated(nonsending) func pause(
@@ -520,74 +342,6 @@ struct RequestExecutor: Sendable {
         metrics.retry(method: request.method)
         log.retry(request, attempt: attempt, delay: delay, error: error)
         try await CancellableSleep.sleep(for: delay, canceller: canceller)
-    }
-
-    /// Logs the failure and tells the monitors the request ended with it.
-    func complete(_ request: PreparedRequest, _ failure: CourierError, attempts: Int, start: Tick, log: DebugLog) {
-        let timing = Timing(startTick: start, firstByteTick: nil, endTick: .now)
-        log.failure(request, failure, duration: timing.total)
-        tellMonitors(request, sent: request, result: .failure(failure), timing: timing, attempts: attempts)
-    }
-
-    /// Tells every monitor the request ended: ``EventMonitor/didComplete(_:result:timing:)``, then the
-    /// ``DebugMessage`` in ``EventMonitor/didFinish(with:)``.
-    private func tellMonitors(
-        _ original: PreparedRequest,
-        sent: PreparedRequest,
-        result: Result<ResponseBody, CourierError>,
-        timing: Timing,
-        attempts: Int
-    ) {
-        guard !configuration.monitors.isEmpty else { return }
-        var message = DebugMessage(
-            originalRequest: original,
-            currentRequest: sent,
-            response: nil,
-            error: nil,
-            timing: timing,
-            attempts: attempts
-        )
-        switch result {
-        case .success(let body): message.response = body
-        case .failure(let error): message.error = error
-        }
-        for monitor in configuration.monitors {
-            monitor.didComplete(sent, result: result, timing: timing)
-            monitor.didFinish(with: message)
-        }
-    }
-
-    func validate(
-        _ body: ResponseBody,
-        for request: PreparedRequest,
-        extra: [any ResponseValidator],
-        usesSession: Bool
-    ) throws {
-        for validator in usesSession ? configuration.validators : [] {
-            try Self.apply(validator, to: body, for: request)
-        }
-        for validator in extra {
-            try Self.apply(validator, to: body, for: request)
-        }
-    }
-
-    /// Throws when `validator` rejects or ignores `body`.
-    private static func apply(
-        _ validator: any ResponseValidator,
-        to body: ResponseBody,
-        for request: PreparedRequest
-    ) throws {
-        switch validator.validate(body, for: request) {
-        case .accept: return
-        case .ignore: throw CourierError(code: .ignored, message: "a validator ignored the response")
-        case .reject(let error):
-            var failure =
-                (error as? CourierError)
-                ?? CourierError(code: .validation, message: "the response was rejected: \(error)", underlying: error)
-            failure.retryAfterValue = body.value(of: .retryAfter)
-            if failure.status == nil { failure.status = body.status }
-            throw failure
-        }
     }
 
     /// Every error leaving Courier is a ``CourierError``.

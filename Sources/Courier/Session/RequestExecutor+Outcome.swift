@@ -1,0 +1,103 @@
+import Foundation
+import HTTPTypes
+
+/// How a call ends: its response built and timed, its failure made the caller's, and both told to the monitors, the log
+/// and the metrics.
+extension RequestExecutor {
+    /// The response carrying `value`, decoded from `exchanged`'s body: timed, and told to the monitors.
+    func makeResponse(
+        _ value: DecodedValue,
+        _ exchanged: ExchangeResult,
+        cacheInfo: CacheInfo,
+        original: PreparedRequest,
+        attempts: Int,
+        start: Tick
+    ) -> ErasedResponse {
+        let (sent, body) = (exchanged.sent, exchanged.body)
+        let timing = Timing(startTick: start, firstByteTick: exchanged.firstByte, endTick: .now)
+        tellMonitors(original, sent: sent, result: .success(body), timing: timing, attempts: attempts)
+        return Response(
+            value: value,
+            record: ResponseRecord(
+                request: sent,
+                status: body.status,
+                fields: body.fields,
+                body: body.data,
+                cacheInfo: cacheInfo,
+                timing: timing
+            )
+        )
+    }
+
+    /// `error` as a ``CourierError``; a cancellation once `deadline` has passed is the pool's doing at that
+    /// deadline, so it becomes the total timeout of `request`.
+    func timedOut(_ error: any Error, _ request: PreparedRequest, deadline: Tick, timeouts: Timeouts) -> CourierError {
+        let failure = Self.normalize(error)
+        guard failure.code == .cancelled, Tick.now >= deadline else { return failure }
+        return .timeout(.total, after: timeouts.total, url: configuration.redactor.redact(url: request.url))
+    }
+
+    /// Logs the failure and tells the monitors the request ended with it.
+    func complete(_ request: PreparedRequest, _ failure: CourierError, attempts: Int, start: Tick, log: DebugLog) {
+        let timing = Timing(startTick: start, firstByteTick: nil, endTick: .now)
+        log.failure(request, failure, duration: timing.total)
+        tellMonitors(request, sent: request, result: .failure(failure), timing: timing, attempts: attempts)
+    }
+
+    /// Tells every monitor the request ended: ``EventMonitor/didComplete(_:result:timing:)``, then the
+    /// ``DebugMessage`` in ``EventMonitor/didFinish(with:)``.
+    func tellMonitors(
+        _ original: PreparedRequest,
+        sent: PreparedRequest,
+        result: Result<ResponseBody, CourierError>,
+        timing: Timing,
+        attempts: Int
+    ) {
+        guard !configuration.monitors.isEmpty else { return }
+        var message = DebugMessage(
+            originalRequest: original,
+            currentRequest: sent,
+            response: nil,
+            error: nil,
+            timing: timing,
+            attempts: attempts
+        )
+        switch result {
+        case .success(let body): message.response = body
+        case .failure(let error): message.error = error
+        }
+        for monitor in configuration.monitors {
+            monitor.didComplete(sent, result: result, timing: timing)
+            monitor.didFinish(with: message)
+        }
+    }
+
+    /// Records a finished call in the metrics: its duration from `start`, the status of its head (if one came)
+    /// and its failure (if it failed), and its body sizes.
+    func record(
+        status: HTTPResponse.Status?,
+        failure: CourierError?,
+        method: HTTPRequest.Method,
+        url: URL?,
+        start: Tick,
+        sentBytes: Int64?,
+        receivedBytes: Int? = nil
+    ) {
+        metrics.request(
+            method: method,
+            url: url,
+            status: status,
+            failure: failure,
+            duration: start.duration(to: .now),
+            sentBytes: sentBytes,
+            receivedBytes: receivedBytes
+        )
+    }
+
+    /// `error` as the caller gets it: a ``CourierError`` with the configured message for users.
+    func userFacing(_ error: any Error) -> CourierError {
+        var failure = Self.normalize(error)
+        failure.userMessage = failure.userMessage ?? configuration.userMessages.message(for: failure)
+        return failure
+    }
+}
