@@ -33,6 +33,32 @@ struct ResumableUploadTests {
         await server.shutdown()
     }
 
+    /// Starts an upload of `file` at `bytesPerSecond` and pauses it once `ready` holds, as a process killed then
+    /// would leave it: its record stays. The task waiting on it is returned, to cancel at the end.
+    private func startThenPause(
+        _ session: Session,
+        _ file: URL,
+        to target: URL,
+        bytesPerSecond: Int,
+        once what: String,
+        _ ready: () -> Bool
+    ) async -> Task<Void, Never> {
+        let upload = session.resumableUpload(
+            file,
+            to: target,
+            options: ResumableUploadOptions(bytesPerSecond: bytesPerSecond)
+        )
+        let waiting = Task { _ = try? await upload.result() }
+        await eventually(what, ready)
+        await upload.pause()
+        return waiting
+    }
+
+    /// Whether `file` has a record beside it.
+    private func hasRecord(_ file: URL) -> Bool {
+        FileManager.default.fileExists(atPath: file.path + ".courier-upload")
+    }
+
     private func collect(_ upload: ResumableUpload) -> Task<[ResumableUploadEvent], Never> {
         Task {
             var events: [ResumableUploadEvent] = []
@@ -50,7 +76,7 @@ struct ResumableUploadTests {
             #expect(server.received("/uploads/a.bin") == ReceivedUpload(length: 3 << 20, sha256: digest))
             #expect(result.response?.status == .created && result.bytesSent == 3 << 20)
             #expect(server.requests(.post) == 1 && server.requests(.patch) == 1 && server.requests(.head) == 0)
-            #expect(!FileManager.default.fileExists(atPath: file.path + ".courier-upload"))
+            #expect(!hasRecord(file))
             let seen = await events.value
             #expect(seen.first == .created(result.resource))
             guard case .progress(let last) = seen.last else {
@@ -157,14 +183,15 @@ struct ResumableUploadTests {
         try await withUploadServer { session, server in
             let target = server.url("/uploads/d.bin")
             // The first upload stops (as a killed process would) once a megabyte is in; its record stays.
-            let first = session.resumableUpload(
+            let abandoned = await startThenPause(
+                session,
                 file,
                 to: target,
-                options: ResumableUploadOptions(bytesPerSecond: 4 << 20)
-            )
-            let abandoned = Task { try? await first.result() }
-            await eventually("a megabyte is in") { server.bytesReceived >= 1 << 20 }
-            await first.pause()
+                bytesPerSecond: 4 << 20,
+                once: "1 MiB is in"
+            ) {
+                server.bytesReceived >= 1 << 20
+            }
             let record = try Data(contentsOf: URL(filePath: file.path + ".courier-upload"))
             #expect(String(decoding: record.prefix(17), as: UTF8.self) == "courier-upload 1 ")
 
@@ -178,16 +205,13 @@ struct ResumableUploadTests {
             abandoned.cancel()
 
             // A record of a file that has changed since: sent whole, with a word on why.
-            let third = session.resumableUpload(
+            let stopped = await startThenPause(
+                session,
                 file,
                 to: server.url("/uploads/e.bin"),
-                options: ResumableUploadOptions(bytesPerSecond: 4 << 20)
-            )
-            let stopped = Task { try? await third.result() }
-            await eventually("the upload is created and recorded") {
-                FileManager.default.fileExists(atPath: file.path + ".courier-upload")
-            }
-            await third.pause()
+                bytesPerSecond: 4 << 20,
+                once: "the upload is created and recorded"
+            ) { hasRecord(file) }
             let handle = try FileHandle(forWritingTo: file)
             try handle.seekToEnd()
             try handle.write(contentsOf: Data("more".utf8))
@@ -210,16 +234,13 @@ struct ResumableUploadTests {
         let (file, digest) = try makeFile(1 << 20)
         try await withUploadServer { session, server in
             let target = server.url("/uploads/f.bin")
-            let first = session.resumableUpload(
+            let abandoned = await startThenPause(
+                session,
                 file,
                 to: target,
-                options: ResumableUploadOptions(bytesPerSecond: 1 << 20)
-            )
-            let abandoned = Task { try? await first.result() }
-            await eventually("the upload is created and recorded") {
-                FileManager.default.fileExists(atPath: file.path + ".courier-upload")
-            }
-            await first.pause()
+                bytesPerSecond: 1 << 20,
+                once: "the upload is created and recorded"
+            ) { hasRecord(file) }
             server.forgetUploads()  // expired, or lost: the next question about it gets a 404
             let second = session.resumableUpload(file, to: target)
             let events = collect(second)
@@ -268,7 +289,7 @@ struct ResumableUploadTests {
             waiting.cancel()
             let error = await courierError { _ = try await waiting.value }
             #expect(error?.code == .cancelled && server.requests(.delete) == 0)
-            #expect(FileManager.default.fileExists(atPath: file.path + ".courier-upload"))
+            #expect(hasRecord(file))
             _ = try await session.resumableUpload(file, to: target).result()
             #expect(server.received("/uploads/i.bin") == ReceivedUpload(length: 2 << 20, sha256: digest))
             #expect(server.requests(.post) == 1)
@@ -291,7 +312,7 @@ struct ResumableUploadTests {
             #expect(error?.code == .cancelled)
             await eventually("the server is told") { server.requests(.delete) == 1 }
             #expect(server.received("/uploads/g.bin") == nil)
-            #expect(!FileManager.default.fileExists(atPath: file.path + ".courier-upload"))
+            #expect(!hasRecord(file))
         }
     }
 }
