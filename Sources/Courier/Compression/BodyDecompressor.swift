@@ -21,6 +21,17 @@ package final class BodyDecompressor {
     /// Throws ``CourierError/Code/decompression`` for stacked codings (`gzip, gzip`): Courier decodes one layer,
     /// and handing back a body that is still encoded as if it were decoded would be wrong.
     package init?(contentEncoding: String?, limits: ResponseLimits) throws {
+        guard let coding = try Self.coding(of: contentEncoding) else { return nil }
+        encoding = coding
+        // RFC 9110's "deflate" is the zlib format; servers that send raw deflate are rare, and zlib's window bits
+        // of 15 + 32 would auto-detect, but CompressNIO asks for the algorithm, so zlib it is.
+        self.decompressor = try ZlibDecompressor(algorithm: encoding == .gzip ? .gzip : .zlib)
+        self.limits = limits
+    }
+
+    /// The coding a decompressor for `contentEncoding` would decode, checked as ``init(contentEncoding:limits:)``
+    /// checks it, without setting up zlib.
+    static func coding(of contentEncoding: String?) throws(CourierError) -> Encoding? {
         guard let contentEncoding else { return nil }
         let codings = contentEncoding.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
@@ -30,16 +41,11 @@ package final class BodyDecompressor {
                 message: "stacked content codings (\(codings.joined(separator: ", "))) are not supported"
             )
         }
-        guard let value = codings.first else { return nil }
-        switch value {
-        case "gzip", "x-gzip": encoding = .gzip
-        case "deflate": encoding = .deflate
+        switch codings.first {
+        case "gzip", "x-gzip": return .gzip
+        case "deflate": return .deflate
         default: return nil
         }
-        // RFC 9110's "deflate" is the zlib format; servers that send raw deflate are rare, and zlib's window bits
-        // of 15 + 32 would auto-detect, but CompressNIO asks for the algorithm, so zlib it is.
-        self.decompressor = try ZlibDecompressor(algorithm: encoding == .gzip ? .gzip : .zlib)
-        self.limits = limits
     }
 
     /// Decompresses one chunk of the body; the result may be empty.

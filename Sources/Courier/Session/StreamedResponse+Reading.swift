@@ -18,7 +18,7 @@ extension StreamedResponse {
     /// ```
     public func decompressed(within limits: ResponseLimits) throws -> StreamedResponse {
         guard !isContentDecoded, let contentEncoding = headers[.contentEncoding],
-            try BodyDecompressor(contentEncoding: contentEncoding, limits: limits) != nil
+            try BodyDecompressor.coding(of: contentEncoding) != nil
         else { return self }
         var decoded = self
         decoded.headers[.contentEncoding] = nil
