@@ -3,11 +3,13 @@ import Courier
 import Foundation
 import NIOCore
 import NIOPosix
+import OpenAPIRuntime
 
 extension Scenario {
     /// `sse-100k`: 100,000 server-sent events from the in-process server's `/events/N`, read by
     /// `session.events` against the least a caller of AsyncHTTPClient does to count events: its body stream,
-    /// split at blank lines (`ahc-split`, which neither parses fields nor builds strings). Events per second and
+    /// split at blank lines (`ahc-split`, which neither parses fields nor builds strings), and against the parsers
+    /// there are: Courier's own on AsyncHTTPClient's chunks, and swift-openapi-runtime's. Events per second and
     /// CPU per event (the whole process, so the server's share too), alternating which goes first; Courier's peak
     /// RSS.
     static let sse100k = Scenario(name: "sse-100k") { target, plan in
@@ -43,13 +45,23 @@ extension Scenario {
                 {
                     let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(600))
                     var parser = ServerSentEventParser()
-                    var events: [ServerSentEvent] = []
+                    var events: [Courier.ServerSentEvent] = []
                     var received = 0
                     for try await chunk in response.body {
                         try chunk.withUnsafeReadableBytes { try parser.parse($0, into: &events) }
                         received += events.count
                         events.removeAll(keepingCapacity: true)
                     }
+                    return received
+                }
+            ),
+            (
+                "openapi-over-ahc",  // swift-openapi-runtime's event parser on AsyncHTTPClient's body
+                {
+                    let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(600))
+                    let slices = response.body.map { @Sendable chunk in ArraySlice(chunk.readableBytesView) }
+                    var received = 0
+                    for try await _ in slices.asDecodedServerSentEvents() { received += 1 }
                     return received
                 }
             ),
@@ -86,13 +98,14 @@ extension Scenario {
             metrics: ["cpu_ns_per_event": cpuMedians, "peak_rss_mib": ["courier": peakRSS.peakMiB]],
             notes: String(
                 format:
-                    "courier/ahc-split = %.3f events/s, %.3f by CPU per event (ahc-split's CPU / courier's; targets >= 0.8); CPU per event: courier %.0f ns, ahc-split %.0f, courier-stream %.0f (Courier's transport, blank lines counted), parser-over-ahc %.0f (Courier's parser on AsyncHTTPClient's chunks, no await per event); the whole process, so the in-process server's share is in each; %d events a round, %d rounds taking turns, median; ahc-split counts blank lines in AsyncHTTPClient's body stream and parses nothing; %@",
+                    "courier/ahc-split = %.3f events/s, %.3f by CPU per event (ahc-split's CPU / courier's; targets >= 0.8); CPU per event: courier %.0f ns, ahc-split %.0f, courier-stream %.0f (Courier's transport, blank lines counted), parser-over-ahc %.0f (Courier's parser on AsyncHTTPClient's chunks, no await per event), openapi-over-ahc %.0f (swift-openapi-runtime's parser on the same chunks, an await per event); the whole process, so the in-process server's share is in each; %d events a round, %d rounds taking turns, median; ahc-split counts blank lines in AsyncHTTPClient's body stream and parses nothing; %@",
                 rateRatio,
                 cpuRatio,
                 cpuMedians["courier"] ?? 0,
                 cpuMedians["ahc-split"] ?? 0,
                 cpuMedians["courier-stream"] ?? 0,
                 cpuMedians["parser-over-ahc"] ?? 0,
+                cpuMedians["openapi-over-ahc"] ?? 0,
                 count,
                 rounds,
                 peakRSS.note
