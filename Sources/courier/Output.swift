@@ -1,6 +1,7 @@
 import ArgumentParser
 import Courier
 import Foundation
+import UnixSignals
 
 /// Where the CLI writes, and how it turns failures into one line and an exit code.
 enum Output {
@@ -21,15 +22,18 @@ enum Output {
         _ body: @escaping @Sendable () async throws -> Void
     ) async throws {
         let interrupted = Locked(false)
+        // The handlers are in place before the work starts (the same mechanism as `CommandServices`).
+        let signals = cancelsOnSignal ? await UnixSignalsSequence(trapping: .sigint, .sigterm) : nil
         let work = Task { try await CommandScope.run(body) }
-        let signals =
-            !cancelsOnSignal
-            ? []
-            : Interrupt.handling {
-                interrupted.withLock { $0 = true }
-                work.cancel()
+        let watcher = signals.map { signals in
+            Task {
+                for await _ in signals {
+                    interrupted.withLock { $0 = true }
+                    work.cancel()
+                }
             }
-        defer { for signal in signals { signal.cancel() } }
+        }
+        defer { watcher?.cancel() }
         do {
             try await work.value
         } catch let exit as ExitCode {
