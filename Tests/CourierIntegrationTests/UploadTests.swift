@@ -123,14 +123,15 @@ struct UploadTests {
         }
     }
 
-    @Test func aServerThatStopsReadingAnUploadEndsItWithAWriteIdleTimeout() async throws {
-        // 256 MiB made as it is sent, far past what the connection's buffers hold once the server stops reading.
+    /// A body far past what the connection's buffers hold once the server stops reading: 256 MiB made as it is
+    /// sent, or 64 MiB in memory.
+    @Test(arguments: [false, true])
+    func aServerThatStopsReadingAnUploadEndsItWithAWriteIdleTimeout(inMemory: Bool) async throws {
         let chunks = SlowChunks(count: 4096, size: 1 << 16, interval: .zero)
+        let body: RequestBody =
+            inMemory ? .bytes(Data(count: 64 << 20)) : .stream(chunks, length: chunks.length)
         try await withServerSession({ $0.timeouts.readIdle = .milliseconds(300) }) { session, server in
-            let request = Request<Data>.post(
-                "/fault/stop-reading?after=\(1 << 20)",
-                body: .stream(chunks, length: chunks.length)
-            )
+            let request = Request<Data>.post("/fault/stop-reading?after=\(1 << 20)", body: body)
             let started = ContinuousClock.now
             let error = await courierError { _ = try await session.upload(request).response }
             #expect(error?.code == .timeout && error?.timeoutKind == .writeIdle, "\(String(describing: error))")

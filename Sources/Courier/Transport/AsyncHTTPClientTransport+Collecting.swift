@@ -26,7 +26,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
         try await exchange(request) { client, target in
             let loop = client.eventLoopGroup.next()  // the lane's one loop
             // Only a body that is written chunk by chunk can still be going out when the answer comes.
-            let earlyAnswer: EarlyAnswer? = request.body.data == nil ? EarlyAnswer() : nil
+            let earlyAnswer: EarlyAnswer? = AsyncHTTPClientTransport.writesInChunks(request.body) ? EarlyAnswer() : nil
             let outgoing = try target.request(
                 body: request.body,
                 idle: request.timeouts.readIdle,

@@ -316,6 +316,19 @@ public final class AsyncHTTPClientTransport: Transport {
     /// While `suspension` holds the request, no further chunk is read or sent.
     static let pendingWrites = 4
 
+    /// Bytes in memory up to this size are handed to AsyncHTTPClient whole; larger ones are written chunk by chunk
+    /// like a file, so that a server that stops reading them is noticed (``BodyWriteWait``).
+    static let wholeBodyBytes = 256 << 10
+
+    /// Whether `body` is written chunk by chunk, and so may still be going out when the server answers.
+    static func writesInChunks(_ body: PreparedBody) -> Bool {
+        switch body {
+        case .empty: false
+        case .bytes(let data): data.count > wholeBodyBytes
+        case .file, .stream: true
+        }
+    }
+
     /// With `earlyAnswer`, the writing stops as soon as the server has answered with a status of 300 or more
     /// (``EarlyAnswer``). A chunk the connection has not taken after `idle` ends the request with
     /// ``StalledBodyWrite`` (``BodyWriteWait``).
@@ -327,8 +340,8 @@ public final class AsyncHTTPClientTransport: Transport {
     ) -> HTTPClient.Body? {
         switch body {
         case .empty: return nil
-        case .bytes(let data): return .bytes(data)
-        case .file, .stream:
+        case .bytes(let data) where !writesInChunks(body): return .bytes(data)
+        case .bytes, .file, .stream:
             let chunks = body.chunks()
             return .stream(contentLength: body.length) { writer in
                 let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
