@@ -117,8 +117,8 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         case connect
         /// No byte arrived for longer than the read-idle timeout.
         case readIdle
-        /// The connection took no byte of the request body for longer than the read-idle timeout: the server
-        /// stopped reading an upload.
+        /// The connection took the request body slower than 64 KiB per read-idle time: the server stopped
+        /// reading an upload (or reads it slower than that).
         case writeIdle
         /// The whole request (including redirects and the body) took too long.
         case total

@@ -2,9 +2,9 @@
 public struct Timeouts: Sendable, Hashable {
     /// Establishing a connection (TCP and TLS).
     public var connect: Duration
-    /// The longest silence allowed while waiting for bytes; also how long the connection may take no byte of a
-    /// request body that is being written (a server that stopped reading), reported as
-    /// ``CourierError/TimeoutKind/writeIdle``.
+    /// The longest silence allowed while waiting for bytes. A request body that is being written must go out at
+    /// 64 KiB or more per this time, or the request ends with ``CourierError/TimeoutKind/writeIdle`` (a server
+    /// that stopped reading).
     public var readIdle: Duration
     /// The whole request, from sending to the last body byte, redirects included.
     public var total: Duration

@@ -330,7 +330,7 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     /// With `earlyAnswer`, the writing stops as soon as the server has answered with a status of 300 or more
-    /// (``EarlyAnswer``). A chunk the connection has not taken after `idle` ends the request with
+    /// (``EarlyAnswer``). A connection that takes the body slower than 64 KiB per `idle` ends the request with
     /// ``StalledBodyWrite`` (``BodyWriteWait``).
     static func body(
         _ body: PreparedBody,
@@ -346,14 +346,19 @@ public final class AsyncHTTPClientTransport: Transport {
             return .stream(contentLength: body.length) { writer in
                 let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
                 promise.completeWithTask {
-                    var pending = Deque<EventLoopFuture<Void>>()
-                    func wait(for write: EventLoopFuture<Void>) async throws -> Bool {
-                        try await BodyWriteWait.wait(for: write, earlyAnswer: earlyAnswer, idle: idle)
+                    var pending = Deque<(write: EventLoopFuture<Void>, bytes: Int)>()
+                    func wait(for write: (write: EventLoopFuture<Void>, bytes: Int)) async throws -> Bool {
+                        try await BodyWriteWait.wait(
+                            for: write.write,
+                            bytes: write.bytes,
+                            earlyAnswer: earlyAnswer,
+                            idle: idle
+                        )
                     }
                     for try await chunk in chunks {
                         await suspension?.waitWhileSuspended()
                         if earlyAnswer?.isAnswered == true { return }
-                        pending.append(writer.write(.byteBuffer(chunk)))
+                        pending.append((writer.write(.byteBuffer(chunk)), chunk.readableBytes))
                         if pending.count >= pendingWrites, let oldest = pending.popFirst() {
                             guard try await wait(for: oldest) else { return }
                         }
