@@ -116,8 +116,9 @@ struct ConnectionHandler {
 }
 
 extension ConnectionHandler {
-    /// Where `/fault/cut-upload?fraction=F` closes the connection (and `/fault/stop-reading` stops reading): after that fraction of the announced
-    /// `Content-Length` (default a half), or after `?after=N` bytes for a body of unknown length.
+    /// Where `/fault/cut-upload?fraction=F` closes the connection (and `/fault/stop-reading` stops reading): after
+    /// that fraction of the announced `Content-Length` (default a half), or after `?after=N` bytes for a body of
+    /// unknown length.
     static func cutPoint(_ head: HTTPRequestHead) -> Int {
         let query = URLComponents(string: head.uri)?.queryItems ?? []
         if let after = query.first(where: { $0.name == "after" })?.value.flatMap(Int.init) { return after }

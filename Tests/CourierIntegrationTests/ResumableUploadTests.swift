@@ -59,6 +59,11 @@ struct ResumableUploadTests {
         FileManager.default.fileExists(atPath: file.path + ".courier-upload")
     }
 
+    /// The offsets the upload said it resumed from, in order.
+    private func resumedOffsets(_ events: [ResumableUploadEvent]) -> [Int64] {
+        events.compactMap { if case .resumed(let from) = $0 { from } else { nil } }
+    }
+
     private func collect(_ upload: ResumableUpload) -> Task<[ResumableUploadEvent], Never> {
         Task {
             var events: [ResumableUploadEvent] = []
@@ -116,7 +121,7 @@ struct ResumableUploadTests {
             #expect(server.bytesReceived == 64 << 20)  // the append went on from what the server had taken
             #expect(server.requests(.head) == 1 && server.requests(.patch) == 2)
             #expect(result.response?.status == .created)
-            let resumed = await events.value.compactMap { if case .resumed(let from) = $0 { from } else { nil } }
+            let resumed = resumedOffsets(await events.value)
             #expect(resumed.count == 1 && resumed.allSatisfy { $0 >= 8 << 20 })
         }
     }
@@ -136,7 +141,7 @@ struct ResumableUploadTests {
             #expect(server.bytesReceived == 4 << 20)  // each append started where the server had got to
             #expect(server.requests(.head) == 2 && server.requests(.patch) == 3)
             #expect(result.response?.status == .created)
-            let resumed = await events.value.compactMap { if case .resumed(let from) = $0 { from } else { nil } }
+            let resumed = resumedOffsets(await events.value)
             #expect(resumed.count == 2 && resumed.allSatisfy { $0 > 0 })
         }
     }
@@ -200,7 +205,7 @@ struct ResumableUploadTests {
             _ = try await second.result()
             #expect(server.received("/uploads/d.bin") == ReceivedUpload(length: 3 << 20, sha256: digest))
             #expect(server.bytesReceived == 3 << 20 && server.requests(.post) == 1)
-            let resumed = await events.value.compactMap { if case .resumed(let from) = $0 { from } else { nil } }
+            let resumed = resumedOffsets(await events.value)
             #expect(resumed.count == 1 && resumed[0] >= 1 << 20)
             abandoned.cancel()
 

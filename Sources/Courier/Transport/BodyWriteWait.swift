@@ -48,6 +48,5 @@ enum BodyWriteWait {
 }
 
 /// Thrown by a request body's writer when the connection took the body slower than 64 KiB per read-idle time; the
-/// transport
-/// reports it as ``CourierError/TimeoutKind/writeIdle``.
+/// transport reports it as ``CourierError/TimeoutKind/writeIdle``.
 struct StalledBodyWrite: Error {}
