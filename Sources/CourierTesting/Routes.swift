@@ -87,6 +87,10 @@ struct Routes {
                 headers: cookies + location,
                 body: ByteBuffer(string: "{}")
             )
+        case "set-cookie-lines":
+            // Each query value as a Set-Cookie line as it is, in the order of their numeric keys (`1=…&2=…`).
+            let lines = request.query.compactMap { key, value in Int(key).map { ($0, value) } }.sorted { $0.0 < $1.0 }
+            try await writer.respond(headers: lines.map { ("Set-Cookie", $0.1) }, body: ByteBuffer(string: "{}"))
         case "response-headers":
             let headers = request.query.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             try await writer.respond(headers: headers, body: ByteBuffer(string: "{}"))

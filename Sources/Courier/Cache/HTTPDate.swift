@@ -113,49 +113,79 @@ package enum HTTPDate {
         }
     }
 
-    /// A cookie's `Expires` (RFC 6265 §5.1.1), which browsers read far more leniently than an HTTP date: tokens in
-    /// any order, any delimiters, a two-digit year, one-digit fields. The year must lie between 1601 and 9999, so
-    /// no arithmetic on it can overflow.
+    /// A cookie's `Expires` as RFC 6265 §5.1.1's cookie-date algorithm reads it, far more leniently than an HTTP
+    /// date: tokens in any order between any delimiters, a two-digit year, one-digit fields.
+    ///
+    /// 1. The text is split into tokens at the delimiters.
+    /// 2. Each token is tried, in order, against the time, day-of-month, month and year productions; the first
+    ///    production it matches that has not been found yet takes it, and the rest are skipped.
+    /// 3. A year from 70 to 99 gets 1900 added; 4. one from 0 to 69 gets 2000.
+    /// 5. The date fails when a part is missing, the day is not 1–31, the year is before 1601, or the hour, minute
+    ///    or second is out of range (a time token that matched is kept even when out of range, so
+    ///    `91:22:33 21:01:22` fails rather than falling back to the second time).
+    /// 6. A day the month does not have (30 February) fails too.
     package static func parseCookieDate(_ text: String) -> Date? {
-        let delimiters = Set("\t !\"#$%&'()*+,-./;<=>?@[\\]^_`{|}~".unicodeScalars)
-        let tokens = text.unicodeScalars.split(whereSeparator: delimiters.contains).map {
-            String(String.UnicodeScalarView($0))
-        }
-        var time: Int?
+        var time: (hour: Int, minute: Int, second: Int)?
         var day: Int?
         var month: Int?
         var year: Int?
-        for token in tokens {
-            let leading = token.prefix { $0.isASCII && $0.isNumber }
+        for token in cookieDateTokens(text) {
             if time == nil, let parsed = cookieTime(token) {
                 time = parsed
-            } else if day == nil, (1...2).contains(leading.count), let value = Int(leading) {
+            } else if day == nil, let value = leadingDigits(token, count: 1...2) {
                 day = value
-            } else if month == nil, token.count >= 3, let index = months.firstIndex(of: token.prefix(3).lowercased()) {
+            } else if month == nil, token.count >= 3, let index = months.firstIndex(of: cookieMonth(token)) {
                 month = index + 1
-            } else if year == nil, (2...4).contains(leading.count), let value = Int(leading) {
+            } else if year == nil, let value = leadingDigits(token, count: 2...4) {
                 year = value
             }
         }
         guard var year, let month, let day, let time else { return nil }
         if (70...99).contains(year) { year += 1900 } else if (0...69).contains(year) { year += 2000 }
-        guard (1601...9999).contains(year) else { return nil }
-        return date(year: year, month: month, day: day, time: time)
+        guard (1...31).contains(day), year >= 1601, time.hour <= 23, time.minute <= 59, time.second <= 59 else {
+            return nil
+        }
+        return date(year: year, month: month, day: day, time: time.hour * 3600 + time.minute * 60 + time.second)
     }
 
-    /// `h:m:s` with one or two digits each (RFC 6265's `time`).
-    private static func cookieTime(_ token: String) -> Int? {
-        let parts = token.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return nil }
-        var values: [Int] = []
-        for (index, part) in parts.enumerated() {
-            let digits = index == 2 ? part.prefix { $0.isASCII && $0.isNumber } : part
-            guard (1...2).contains(digits.count), let value = Int(digits) else { return nil }
-            values.append(value)
+    /// Step 1: the tokens between RFC 6265's delimiters (`%x09 / %x20-2F / %x3B-40 / %x5B-60 / %x7B-7E`).
+    static func cookieDateTokens(_ text: String) -> [ArraySlice<UInt8>] {
+        Array(text.utf8).split { byte in
+            byte == 0x09 || (0x20...0x2F).contains(byte) || (0x3B...0x40).contains(byte)
+                || (0x5B...0x60).contains(byte) || (0x7B...0x7E).contains(byte)
         }
-        guard values[0] < 24, values[1] < 60, values[2] < 61 else { return nil }
-        return values[0] * 3600 + values[1] * 60 + values[2]
     }
+
+    /// `time = hms-time ( non-digit *OCTET )` with `hms-time = time-field ":" time-field ":" time-field` and each
+    /// field one or two digits; the values are not checked here (step 5 does).
+    static func cookieTime(_ token: ArraySlice<UInt8>) -> (hour: Int, minute: Int, second: Int)? {
+        var rest = token[...]
+        var fields: [Int] = []
+        for index in 0..<3 {
+            let digits = rest.prefix { isDigit($0) }
+            guard (1...2).contains(digits.count), let value = self.digits(digits) else { return nil }
+            fields.append(value)
+            rest = rest.dropFirst(digits.count)
+            if index < 2 {
+                guard rest.first == UInt8(ascii: ":") else { return nil }
+                rest = rest.dropFirst()
+            }
+        }
+        return (fields[0], fields[1], fields[2])  // what follows the third field starts with a non-digit
+    }
+
+    /// `count` digits followed by a non-digit or the end (the day-of-month and year productions).
+    private static func leadingDigits(_ token: ArraySlice<UInt8>, count: ClosedRange<Int>) -> Int? {
+        let digits = token.prefix { isDigit($0) }
+        return count.contains(digits.count) ? self.digits(digits) : nil
+    }
+
+    /// A month token's first three letters, lowercased: `month = ( "jan" / … ) *OCTET`, case-insensitive.
+    private static func cookieMonth(_ token: ArraySlice<UInt8>) -> String {
+        String(decoding: token.prefix(3), as: UTF8.self).lowercased()
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     /// `date` in the IMF-fixdate form.
     package static func format(_ date: Date) -> String {

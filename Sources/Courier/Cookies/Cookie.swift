@@ -76,6 +76,9 @@ public struct Cookie: Sendable, Hashable, Codable {
         return domainMatches && CookieRules.pathMatches(requestPath: url.path(percentEncoded: true), cookiePath: path)
     }
 
+    /// How a `Cookie` header carries it: `name=value`, or the value alone for a nameless cookie.
+    var pair: String { name.isEmpty ? value : "\(name)=\(value)" }
+
     /// The identity a newer cookie replaces: name, domain and path.
     var key: Key { Key(name: name, domain: domain, path: path) }
 

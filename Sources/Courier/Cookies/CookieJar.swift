@@ -14,6 +14,9 @@ public import Foundation
 /// cookie jar does, so a later process can carry on with them.
 public actor CookieJar {
     private var cookies: [Cookie.Key: Cookie] = [:]
+    /// The creation time of the newest cookie: each new one is created after it, so cookies set by one response
+    /// are ordered as the response listed them (RFC 6265 §5.4 step 2) and no two ever tie.
+    private var latestCreation = Date.distantPast
     private let file: URL?
     /// At most this many cookies are kept; the oldest go first.
     private let capacity: Int
@@ -37,26 +40,40 @@ public actor CookieJar {
             )
         }
         let now = Date()
-        for cookie in stored where !cookie.isExpired(at: now) { cookies[cookie.key] = cookie }
+        for cookie in stored where !cookie.isExpired(at: now) {
+            cookies[cookie.key] = cookie
+            latestCreation = max(latestCreation, cookie.created)
+        }
     }
 
     /// Every cookie that has not expired, oldest first.
     public var all: [Cookie] {
         let now = Date()
-        return cookies.values.filter { !$0.isExpired(at: now) }.sorted { $0.created < $1.created }
+        return cookies.values.filter { !$0.isExpired(at: now) }.sorted(by: Self.olderFirst)
     }
 
-    /// The cookies a request to `url` gets, longest path first, then oldest first (RFC 6265 §5.4), then by name.
+    /// The cookies a request to `url` gets in RFC 6265 §5.4's order: longer paths first, then earlier creation.
     public func cookies(for url: URL) -> [Cookie] {
         let now = Date()
         return cookies.values.filter { !$0.isExpired(at: now) && $0.matches(url) }
-            .sorted { ($1.path.count, $0.created, $0.name) < ($0.path.count, $1.created, $1.name) }
+            .sorted { first, second in
+                let (one, two) = (first.path.utf8.count, second.path.utf8.count)
+                return one != two ? one > two : Self.olderFirst(first, second)
+            }
     }
 
-    /// The `Cookie` header value for `url`, or `nil` when it gets none.
+    /// The `Cookie` header value for `url`, or `nil` when it gets none: `name=value` pairs joined by `; `, and a
+    /// nameless cookie as its value alone (6265bis §5.8.3).
     public func headerValue(for url: URL) -> String? {
         let matching = cookies(for: url)
-        return matching.isEmpty ? nil : matching.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
+        return matching.isEmpty ? nil : matching.map(\.pair).joined(separator: "; ")
+    }
+
+    /// Earlier creation first; cookies given the same time through ``set(_:)`` fall back to their identity, so
+    /// the order never depends on a dictionary's.
+    private static func olderFirst(_ first: Cookie, _ second: Cookie) -> Bool {
+        if first.created != second.created { return first.created < second.created }
+        return (first.name, first.domain, first.path) < (second.name, second.domain, second.path)
     }
 
     /// Cookies with `name`, on `domain` when given (a leading dot is ignored).
@@ -66,10 +83,11 @@ public actor CookieJar {
     }
 
     /// Stores `cookie`, replacing one with the same name, domain and path (whose creation time it keeps).
-    /// Throws ``CourierError/Code/invalidParameter`` when the name or value could break a `Cookie` header.
+    /// Throws ``CourierError/Code/invalidParameter`` when the name or value could break a `Cookie` header (a
+    /// control character, a `;`, an `=` in the name) or both are empty.
     public func set(_ cookie: Cookie) throws {
-        guard !cookie.name.isEmpty, CookieRules.isClean(cookie.name),
-            CookieRules.isClean(cookie.value) || cookie.value.isEmpty,
+        guard !(cookie.name.isEmpty && cookie.value.isEmpty), CookieRules.isClean(cookie.name),
+            !cookie.name.contains("="), CookieRules.isClean(cookie.value),
             cookie.name.utf8.count + cookie.value.utf8.count <= CookieRules.maximumSize, !cookie.domain.isEmpty
         else {
             throw CourierError(
@@ -78,6 +96,7 @@ public actor CookieJar {
                     "cookie \"\(CourierError.printable(cookie.name))\" has an empty or unsafe name, value or domain"
             )
         }
+        latestCreation = max(latestCreation, cookie.created)
         insert(cookie)
         try save()
     }
@@ -103,9 +122,19 @@ public actor CookieJar {
     public func store(setCookieHeaders headers: [String], from url: URL) throws -> Int {
         let now = Date()
         let accepted = headers.compactMap { CookieRules.parse(setCookie: $0, from: url, now: now) }
-        for cookie in accepted { insert(cookie) }
+        for var cookie in accepted {
+            cookie.created = nextCreation(after: now)
+            insert(cookie)
+        }
         if !accepted.isEmpty { try save() }
         return accepted.count
+    }
+
+    /// `now`, or just after the newest cookie's creation when that is not earlier: a microsecond, which a `Date`
+    /// of this century still tells apart.
+    private func nextCreation(after now: Date) -> Date {
+        latestCreation = max(now, latestCreation.addingTimeInterval(0.000_001))
+        return latestCreation
     }
 
     private func insert(_ cookie: Cookie) {
