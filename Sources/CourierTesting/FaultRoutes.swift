@@ -123,6 +123,32 @@ struct FaultRoutes {
                 body: body
             )
             return true
+        case "deep-json":
+            // `/fault/deep-json?depth=N`: a JSON array nested N deep, `[[[…1…]]]`.
+            let depth = min(max(0, request.int("depth") ?? 1000), 10_000_000)
+            var body = ByteBufferAllocator().buffer(capacity: 2 * depth + 1)
+            body.writeRepeatingByte(UInt8(ascii: "["), count: depth)
+            body.writeString("1")
+            body.writeRepeatingByte(UInt8(ascii: "]"), count: depth)
+            try await writer.respond(headers: [("Content-Type", "application/json")], body: body)
+            return true
+        case "bomb" where request.int("mib") != nil:
+            // `/fault/bomb?mib=N[&prefix=K]`: K MiB of random bytes, then N MiB of zeros, gzip-compressed as one
+            // member and then one member per MiB of zeros, sent as they are made.
+            let prefix = try ServerFiles.randomMember(mebibytes: max(0, request.int("prefix") ?? 0))
+            let zeros = try ServerFiles.zeroMember()
+            let count = max(0, request.int("mib") ?? 0)
+            try await writer.writeHead(
+                status: 200,
+                headers: [
+                    ("Content-Type", request.query["type"] ?? "application/octet-stream"),
+                    ("Content-Encoding", "gzip"),
+                    ("Content-Length", String(prefix.readableBytes + count * zeros.readableBytes)),
+                ]
+            )
+            if prefix.readableBytes > 0 { try await writer.write(prefix) }
+            for _ in 0..<count { try await writer.write(zeros) }
+            return true
         case "bomb":
             let body = try ServerFiles.zeroBomb()
             try await writer.respond(

@@ -95,7 +95,7 @@ final class MultipartDigest {
     func update(_ chunk: ByteBuffer) {
         receivedBytes += chunk.readableBytes
         guard let inflater else { return parse(chunk) }
-        do { parse(try inflater.decompress(chunk)) } catch { failure = "the compressed body is corrupt" }
+        do { try inflater.decompress(chunk) { parse($0) } } catch { failure = "the compressed body is corrupt" }
     }
 
     private func parse(_ chunk: ByteBuffer) {
@@ -160,12 +160,14 @@ final class GunzipDigest {
     private var length = 0
 
     func update(_ chunk: ByteBuffer) {
-        guard let output = try? decompressor?.decompress(chunk) else {
+        do {
+            try decompressor?.decompress(chunk) { output in
+                length += output.readableBytes
+                output.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+            }
+        } catch {
             decompressor = nil
-            return
         }
-        length += output.readableBytes
-        output.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
     }
 
     func finish() -> (Int, String) { decompressor == nil ? (-1, "") : (length, Hex.string(hasher.finalize())) }

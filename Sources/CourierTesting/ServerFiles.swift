@@ -79,6 +79,25 @@ public enum ServerFiles {
     }
 
     private static let bomb = Locked<ByteBuffer?>(nil)
+    private static let zeroMebibyte = Locked<ByteBuffer?>(nil)
+
+    /// One MiB of zeros as a gzip member of about 1 KiB: repeated, a bomb of any size sent in flat memory.
+    static func zeroMember() throws -> ByteBuffer {
+        if let cached = zeroMebibyte.withLock({ $0 }) { return cached }
+        var zeros = ByteBuffer(repeating: 0, count: 1 << 20)
+        let compressed = try zeros.compress(with: .gzip())
+        zeroMebibyte.withLock { $0 = compressed }
+        return compressed
+    }
+
+    /// `mebibytes` MiB of random bytes, which do not compress, as one gzip member; empty for none.
+    static func randomMember(mebibytes: Int) throws -> ByteBuffer {
+        guard mebibytes > 0 else { return ByteBuffer() }
+        var generator = SystemRandomNumberGenerator()
+        var random = ByteBufferAllocator().buffer(capacity: mebibytes << 20)
+        for _ in 0..<(mebibytes << 17) { random.writeInteger(generator.next() as UInt64) }
+        return try random.compress(with: .gzip())
+    }
 
     /// 64 MiB of zeros, gzip-compressed to about 64 KiB: a decompression bomb. Built once.
     public static func zeroBomb() throws -> ByteBuffer {

@@ -65,13 +65,21 @@ struct BatchCommand: AsyncParsableCommand {
         configuration = try connection.configuration(configuration)
         // Each line is printed as soon as its request and every earlier one have ended, and no answer is kept
         // after that: memory stays flat for any number of requests (a bounded window waits for a slow one).
+        // Output that cannot be written (a closed pipe) cancels the rest of the batch and ends the command with it.
+        let batch = Batch(requests, options: options)
+        let outputFailure = Locked<OutputFailure?>(nil)
         let progress = try await withSession(configuration) { session in
-            try await session.run(Batch(requests, options: options), window: max(16, 2 * concurrency)) {
-                index,
-                result in
-                Output.stdout(Self.line(requests[index], result))
+            try await session.run(batch, window: max(16, 2 * concurrency)) { index, result in
+                guard outputFailure.withLock({ $0 == nil }) else { return }
+                do {
+                    try Output.stdout(Self.line(requests[index], result))
+                } catch {
+                    outputFailure.withLock { $0 = error as? OutputFailure }
+                    batch.cancel()
+                }
             }
         }
+        if let failure = outputFailure.withLock({ $0 }) { throw failure }
         let failed = progress.failed
         let seconds = String(format: "%.2f", start.duration(to: .now).seconds)
         Output.stderr(

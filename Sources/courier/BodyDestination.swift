@@ -5,33 +5,53 @@ import NIOCore
 #if canImport(Glibc)
 import Glibc
 
-private let systemWrite = Glibc.write
 private let systemUmask = Glibc.umask
 #elseif canImport(Darwin)
 import Darwin
 
-private let systemWrite = Darwin.write
 private let systemUmask = Darwin.umask
 #endif
 
 /// Where a response body goes as it arrives: standard output, or `-o FILE` through a temporary file beside it that
 /// is renamed into place only when the body is whole, so an interrupted or failed transfer never leaves a half
 /// file under the final name. Write failures are ``OutputFailure``s (exit 23).
+///
+/// `-o` never replaces what its path names with something else: a symbolic link is written through (the file it
+/// points to is replaced, the link stays), and a path that names no regular file (`/dev/null`, `/dev/stdout`, a
+/// FIFO) is written to directly, as curl does.
 final class BodyDestination {
     private let descriptor: Int32
-    /// For `-o`: the temporary file and the final path.
+    /// For `-o` to a regular file: the temporary file and the final path.
     private let file: (temporary: String, final: String)?
+    /// For `-o` to a path that is no regular file: the path, for messages.
+    private let device: String?
     private var isOpen = true
 
-    /// Writes to standard output; a closed pipe is a write error rather than a SIGPIPE.
+    /// Writes to standard output; a closed pipe is a write error (``Output/ignoreBrokenPipes()``).
     static func standardOutput() -> BodyDestination {
-        signal(SIGPIPE, SIG_IGN)
-        return BodyDestination(descriptor: STDOUT_FILENO, file: nil)
+        BodyDestination(descriptor: STDOUT_FILENO, file: nil)
     }
 
-    /// Writes to a new temporary file beside `path` (`.NAME.courier-XXXXXX`), renamed to `path` by ``finish()``.
+    /// Writes to a new temporary file beside `path` (`.NAME.courier-XXXXXX`), renamed to `path` by ``finish()``;
+    /// through a symbolic link to the file it names, and straight to a path that is no regular file.
     static func file(_ path: String) throws -> BodyDestination {
         signal(SIGXFSZ, SIG_IGN)  // past a file size limit, writes fail with EFBIG, told as a write error
+        var status = stat()
+        if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+            guard status.st_mode & S_IFMT != S_IFDIR else {
+                throw OutputFailure(message: "cannot write \"\(path)\": it is a directory")
+            }
+            let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                throw OutputFailure(message: "cannot write \"\(path)\": \(String(cString: strerror(errno)))")
+            }
+            return BodyDestination(descriptor: descriptor, file: nil, device: path)
+        }
+        return try temporaryFile(replacing: try SymbolicLink.target(of: path))
+    }
+
+    /// A temporary file beside the regular file (or the place for one) at `path`.
+    private static func temporaryFile(replacing path: String) throws -> BodyDestination {
         let target = URL(filePath: path)
         let folder = target.deletingLastPathComponent().path(percentEncoded: false)
         guard FileManager.default.isDirectory(atPath: folder) else {
@@ -47,18 +67,22 @@ final class BodyDestination {
         }
         let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         fchmod(descriptor, 0o644 & ~Self.umask)
-        return BodyDestination(descriptor: descriptor, file: (temporary, path))
+        return BodyDestination(descriptor: descriptor, file: (temporary, path), device: nil)
     }
 
-    private init(descriptor: Int32, file: (temporary: String, final: String)?) {
+    private init(descriptor: Int32, file: (temporary: String, final: String)?, device: String? = nil) {
         self.descriptor = descriptor
         self.file = file
+        self.device = device
     }
 
-    deinit { abandon() }
+    deinit {
+        abandon()
+        if device != nil { _ = close(descriptor) }
+    }
 
     /// Whether this is a terminal (standard output on one).
-    var isTerminal: Bool { file == nil && isatty(descriptor) != 0 }
+    var isTerminal: Bool { file == nil && device == nil && isatty(descriptor) != 0 }
 
     /// Writes every byte of `buffer`.
     func write(_ buffer: ByteBuffer) throws {
@@ -67,18 +91,9 @@ final class BodyDestination {
 
     /// Writes every byte of `bytes`.
     func write(_ bytes: UnsafeRawBufferPointer) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw OutputFailure(
-                    message:
-                        "cannot write \(file.map { "\"\($0.final)\"" } ?? "to standard output"): \(String(cString: strerror(errno)))"
-                )
-            }
-            offset += written
-        }
+        guard let failure = DescriptorWrite.all(bytes, to: descriptor) else { return }
+        guard let path = file?.final ?? device else { throw OutputFailure.standardOutput(errno: failure) }
+        throw OutputFailure(message: "cannot write \"\(path)\": \(String(cString: strerror(failure)))")
     }
 
     /// Writes `text` as UTF-8.
@@ -114,5 +129,30 @@ final class BodyDestination {
         let mask = systemUmask(0o022)
         _ = systemUmask(mask)
         return mask
+    }
+}
+
+/// Where a chain of symbolic links ends, so `-o` replaces the file a link names and keeps the link.
+enum SymbolicLink {
+    /// The most links followed, as the kernel's own limit (`ELOOP` past 40).
+    static let maxLinks = 40
+
+    /// The path `path` names once every symbolic link on its last component is followed: itself when it is no
+    /// link, and the target of a dangling link (which `-o` then creates, as curl does). Throws ``OutputFailure``
+    /// for a loop.
+    static func target(of path: String) throws -> String {
+        var current = path
+        for _ in 0..<maxLinks {
+            var status = stat()
+            guard lstat(current, &status) == 0, status.st_mode & S_IFMT == S_IFLNK else { return current }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let length = readlink(current, &buffer, buffer.count - 1)
+            guard length > 0 else { return current }
+            let link = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current =
+                link.hasPrefix("/")
+                ? link : URL(filePath: current).deletingLastPathComponent().appending(path: link).path(percentEncoded: false)
+        }
+        throw OutputFailure(message: "cannot write \"\(path)\": too many levels of symbolic links")
     }
 }

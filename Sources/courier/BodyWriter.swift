@@ -38,7 +38,7 @@ struct BodyWriter {
         let encoding = decodes ? headers[.contentEncoding] : nil
         self.decompressor = try BodyDecompressor(
             contentEncoding: encoding,
-            limits: ResponseLimits(maxBodyBytes: limit.map { $0 + 1 } ?? .max, maxDecompressionRatio: .max)
+            limits: ResponseLimits(maxBodyBytes: .max, maxDecompressionRatio: .max)
         )
         let length = headers[.contentLength].flatMap { Int64($0) }
         if let limit, let length, length > limit, encoding == nil {
@@ -54,17 +54,11 @@ struct BodyWriter {
     /// Writes the next chunk.
     mutating func write(_ chunk: ByteBuffer) throws {
         receivedBytes += Int64(chunk.readableBytes)
-        let decoded = try decompressor?.decompress(chunk) ?? chunk
-        writtenBytes += Int64(decoded.readableBytes)
-        if let limit, writtenBytes > limit { throw Self.tooLarge(limit) }
-        if var json = formatter {
-            let formatted = decoded.withUnsafeReadableBytes { json.format($0) }
-            formatter = json
-            try formatted.withUnsafeBytes { try destination.write($0) }
+        if let decompressor {
+            try decompressor.decompress(chunk) { try writeDecoded($0) }
         } else {
-            try destination.write(decoded)
+            try writeDecoded(chunk)
         }
-        if let last = decoded.readableBytesView.last { lastByte = last }
         if let progress {
             let seconds = max(start.duration(to: .now).seconds, 0.001)
             progress.show(
@@ -75,6 +69,21 @@ struct BodyWriter {
                 )
             )
         }
+    }
+
+    /// Writes a piece of the body as it reads once decoded: checked against the limit, formatted when it is JSON.
+    private mutating func writeDecoded(_ decoded: ByteBuffer) throws {
+        writtenBytes += Int64(decoded.readableBytes)
+        if let limit, writtenBytes > limit { throw Self.tooLarge(limit) }
+        if var json = formatter {
+            defer { formatter = json }
+            try decoded.withUnsafeReadableBytes { bytes in
+                try json.format(bytes) { piece in try piece.withUnsafeBytes { try destination.write($0) } }
+            }
+        } else {
+            try destination.write(decoded)
+        }
+        if let last = decoded.readableBytesView.last { lastByte = last }
     }
 
     /// Ends the body: the decoder must have reached its end, and a body shown on a terminal ends its line, so the

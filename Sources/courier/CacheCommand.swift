@@ -63,13 +63,13 @@ struct CacheCommand: AsyncParsableCommand {
         func run() async throws {
             try await Output.exitOnFailure {
                 let statistics = try await directory.open().statistics()
-                Output.stdout("entries: \(statistics.entryCount)")
-                Output.stdout("on disk: \(ByteCount.format(statistics.bytesOnDisk))")
-                Output.stdout(
+                try Output.stdout("entries: \(statistics.entryCount)")
+                try Output.stdout("on disk: \(ByteCount.format(statistics.bytesOnDisk))")
+                try Output.stdout(
                     "bodies: \(ByteCount.format(statistics.bytesBeforeCompression)), "
                         + "\(ByteCount.format(statistics.disk?.storedBodyBytes ?? 0)) as stored"
                 )
-                Output.stdout("compression ratio: \(String(format: "%.2f", statistics.compressionRatio))")
+                try Output.stdout("compression ratio: \(String(format: "%.2f", statistics.compressionRatio))")
             }
         }
     }
@@ -93,7 +93,7 @@ struct CacheCommand: AsyncParsableCommand {
                 let formatter = ISO8601DateFormatter()
                 for entry in entries {
                     let expiry = entry.expiresAt.map { "expires \(formatter.string(from: $0))" } ?? "no expiry"
-                    Output.stdout(
+                    try Output.stdout(
                         "\(entry.status) \(entry.method) \(Redactor.standard.redact(urlText: entry.url))  \(ByteCount.format(entry.bodyBytes)) "
                             + "(\(ByteCount.format(entry.storedBytes)) on disk)  stored \(formatter.string(from: entry.storedAt)), \(expiry)"
                     )

@@ -38,12 +38,13 @@ struct CourierCLI: AsyncParsableCommand {
     /// Reads a first word that is a URL as `get URL` (xh's habit), refuses one that names no subcommand with a
     /// suggestion (exit 64), then parses as usual.
     static func main() async {
+        Output.ignoreBrokenPipes()
         let names = configuration.subcommands.map { $0._commandName } + ["help"]
         var arguments = Array(CommandLine.arguments.dropFirst())
         if let first = arguments.first, UnknownCommand.looksLikeURL(first, among: names) {
             arguments.insert("get", at: 0)
         } else if let first = arguments.first, let message = UnknownCommand.message(for: first, among: names) {
-            FileHandle.standardError.write(Data((message + "\n").utf8))
+            Output.stderr(message)
             Foundation.exit(64)
         }
         await main(arguments)

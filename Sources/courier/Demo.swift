@@ -30,12 +30,12 @@ struct Demo: AsyncParsableCommand {
         try await Output.exitOnFailure {
             let server = try await TestServer.start()
             defer { Task { await server.shutdown() } }
-            Output.stdout("Courier demo — loopback server at \(server.baseURL.absoluteString)\n")
+            try Output.stdout("Courier demo — loopback server at \(server.baseURL.absoluteString)\n")
             var tour = DemoTour(server: server)
             try await tour.run()
             try await tour.fleetSteps(database: db ?? ProcessInfo.processInfo.environment["COURIER_POSTGRES_URL"])
             await server.shutdown()
-            Output.stdout("\n\(tour.passed) of \(tour.passed + tour.failed) steps behaved as expected.")
+            try Output.stdout("\n\(tour.passed) of \(tour.passed + tour.failed) steps behaved as expected.")
             if tour.failed > 0 { throw ExitCode(1) }
         }
     }
@@ -63,7 +63,8 @@ struct DemoTour {
 
     private mutating func print(ok: Bool, _ title: String, _ detail: String) {
         if ok { passed += 1 } else { failed += 1 }
-        Output.stdout("\(ok ? "✔" : "✘") \(title)\n    \(detail)")
+        // A tour whose output cannot be shown still counts its steps; the summary line reports the failure.
+        try? Output.stdout("\(ok ? "✔" : "✘") \(title)\n    \(detail)")
     }
 
     mutating func run() async throws {

@@ -13,7 +13,7 @@ extension DemoTour {
     mutating func fleetSteps(database url: String?) async throws {
         #if Postgres
         guard let url else {
-            Output.stdout(
+            try Output.stdout(
                 "· Fleet steps skipped: no database. Start one and pass it:\n"
                     + "    export COURIER_POSTGRES_URL=$(Scripts/postgres start /tmp/courier-pg) && courier demo"
             )
@@ -100,7 +100,7 @@ extension DemoTour {
             }
         }
         #else
-        Output.stdout(
+        try Output.stdout(
             "· Fleet steps skipped: this build has no PostgreSQL support (swift run --traits Postgres courier demo --db URL)"
         )
         #endif

@@ -199,7 +199,7 @@ struct DownloadCommand: AsyncParsableCommand {
         Output.stderr(
             "saved \(file.path) (\(ByteCount.format(size)))\(options.checksum == nil ? "" : ", sha256 verified")"
         )
-        Output.stdout(file.path)
+        try Output.stdout(file.path)
     }
 
     private func downloadList(_ list: String, manager: DownloadManager, options: DownloadOptions) async throws {
@@ -233,7 +233,7 @@ struct DownloadCommand: AsyncParsableCommand {
             do {
                 let file = try await result.get().completion()
                 printer.line("done \(file.path)")
-                Output.stdout(file.path)
+                try Output.stdout(file.path)
             } catch {
                 failed += 1
                 printer.line("failed \(Redactor.standard.redact(url: url)): \(error)")

@@ -63,7 +63,7 @@ struct EventsCommand: AsyncParsableCommand {
         let json = self.json
         try await withSession(configuration) { session in
             for try await event in session.events(request, options: options) {
-                Output.stdoutText(json ? try Self.jsonLine(event) : Self.text(event))
+                try Output.stdoutText(json ? try Self.jsonLine(event) : Self.text(event))
             }
         }
     }

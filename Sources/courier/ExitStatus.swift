@@ -124,8 +124,19 @@ struct InputFailure: Error, CustomStringConvertible {
 /// Output that cannot be written (stdout closed, `-o` on a full disk or in a missing folder): exit 23.
 struct OutputFailure: Error, CustomStringConvertible {
     let message: String
+    /// Whether the reader of standard output went away (`| head`): the command ends with 23 and says nothing, as
+    /// there is nobody to tell.
+    var isClosedPipe = false
 
     var description: String { message }
+
+    /// Standard output failed with `errno`.
+    static func standardOutput(errno: Int32) -> OutputFailure {
+        OutputFailure(
+            message: "cannot write to standard output: \(String(cString: strerror(errno)))",
+            isClosedPipe: errno == EPIPE
+        )
+    }
 }
 
 /// The process got SIGINT or SIGTERM while working: exit 130.

@@ -2,9 +2,17 @@
 /// member on a line of its own, two spaces per level, a space after each colon, and with colours keys, strings,
 /// numbers and literals told apart. It only moves whitespace and adds colour codes, so text that is not JSON
 /// comes out with its characters unchanged.
+///
+/// Past ``maxIndentedDepth`` levels it prints compactly, as jq and xh do, so the output grows in step with the
+/// input however deep a hostile body nests (indenting every level would grow with the square of the depth); and
+/// it hands its output on in pieces of at most 64 KiB as it goes.
 struct JSONFormatter {
     /// ANSI colours, or none.
     let colours: Bool
+    /// The deepest level that gets lines and indentation of its own.
+    static let maxIndentedDepth = 32
+    /// The most output held before it is handed on.
+    static let outputPieceBytes = 64 * 1024
 
     private enum Container { case object, array }
     private var stack: [Container] = []
@@ -24,12 +32,25 @@ struct JSONFormatter {
     private static let keyColour = Array("\u{1B}[34m".utf8), stringColour = Array("\u{1B}[33m".utf8)
     private static let scalarColour = Array("\u{1B}[36m".utf8), reset = Array("\u{1B}[0m".utf8)
 
-    /// The formatted text of the next chunk of input.
-    mutating func format(_ input: some Sequence<UInt8>) -> [UInt8] {
+    /// Formats the next chunk of input, handing the text to `write` in pieces of at most about 64 KiB.
+    mutating func format(_ input: some Sequence<UInt8>, write: ([UInt8]) throws -> Void) rethrows {
         var output: [UInt8] = []
-        output.reserveCapacity(input.underestimatedCount * 2)
-        for byte in input { format(byte, into: &output) }
-        return output
+        output.reserveCapacity(Self.outputPieceBytes + 256)
+        for byte in input {
+            format(byte, into: &output)
+            if output.count >= Self.outputPieceBytes {
+                try write(output)
+                output.removeAll(keepingCapacity: true)
+            }
+        }
+        if !output.isEmpty { try write(output) }
+    }
+
+    /// The formatted text of the next chunk of input, all at once (for tests and small inputs).
+    mutating func format(_ input: some Sequence<UInt8>) -> [UInt8] {
+        var whole: [UInt8] = []
+        format(input) { whole += $0 }
+        return whole
     }
 
     /// The end of the input: closes an open colour and ends the last line.
@@ -77,7 +98,7 @@ struct JSONFormatter {
         case UInt8(ascii: ":"):
             endScalar(&output)
             output.append(byte)
-            output.append(UInt8(ascii: " "))
+            if stack.count <= Self.maxIndentedDepth { output.append(UInt8(ascii: " ")) }
         case UInt8(ascii: "\""):
             endScalar(&output)
             openLine(&output)
@@ -110,7 +131,9 @@ struct JSONFormatter {
         if colours { output += Self.reset }
     }
 
+    /// A new line at the current depth; nothing past ``maxIndentedDepth``, where the text stays compact.
     private func newline(_ output: inout [UInt8]) {
+        guard stack.count <= Self.maxIndentedDepth else { return }
         output.append(UInt8(ascii: "\n"))
         output += repeatElement(UInt8(ascii: " "), count: 2 * stack.count)
     }

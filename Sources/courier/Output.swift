@@ -3,16 +3,37 @@ import Courier
 import Foundation
 import UnixSignals
 
-/// Where the CLI writes, and how it turns failures into one line and an exit code.
-enum Output {
-    static func stdout(_ data: Data) { FileHandle.standardOutput.write(data) }
+#if canImport(Glibc)
+import Glibc
+#endif
 
-    static func stdout(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+/// Where the CLI writes, and how it turns failures into one line and an exit code.
+///
+/// A write to stdout that fails throws ``OutputFailure`` (exit 23; a closed pipe ends quietly); a write to stderr
+/// that fails is dropped, since there is nowhere left to say so. Neither traps, as `FileHandle.write` would.
+enum Output {
+    static func stdout(_ data: Data) throws {
+        let failure = data.withUnsafeBytes { DescriptorWrite.all($0, to: STDOUT_FILENO) }
+        if let failure { throw OutputFailure.standardOutput(errno: failure) }
+    }
+
+    static func stdout(_ line: String) throws { try stdoutText(line + "\n") }
 
     /// Text on stdout as it is, with no newline added (`-w`).
-    static func stdoutText(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
+    static func stdoutText(_ text: String) throws {
+        if let failure = DescriptorWrite.all(text, to: STDOUT_FILENO) {
+            throw OutputFailure.standardOutput(errno: failure)
+        }
+    }
 
-    static func stderr(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+    static func stderr(_ line: String) { stderrText(line + "\n") }
+
+    /// Text on stderr as it is (a progress bar's carriage return); a failed write is dropped.
+    static func stderrText(_ text: String) { _ = DescriptorWrite.all(text, to: STDERR_FILENO) }
+
+    /// Makes a closed pipe a write error (EPIPE) rather than a signal that ends the process mid-write, as curl
+    /// does: called once, when the CLI starts.
+    static func ignoreBrokenPipes() { signal(SIGPIPE, SIG_IGN) }
 
     /// Runs `body`; any error but an exit code becomes one line on stderr (a ``CourierError`` prints as
     /// `code: message`) and the exit code ``ExitStatus`` gives it. With `cancelsOnSignal`, SIGINT and SIGTERM
@@ -40,7 +61,7 @@ enum Output {
             throw exit
         } catch {
             let failure: any Error = error is Interrupted || !interrupted.withLock({ $0 }) ? error : Interrupted()
-            stderr("courier: \(failure)")
+            if (failure as? OutputFailure)?.isClosedPipe != true { stderr("courier: \(failure)") }
             throw ExitStatus.of(failure).exitCode
         }
     }

@@ -47,7 +47,7 @@ final class ProgressPrinter: Sendable {
         let width = 24
         let filled = Int((progress.fraction ?? 0) * Double(width))
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-        FileHandle.standardError.write(Data("\r[\(bar)] \(progress)\u{1B}[K".utf8))
+        Output.stderrText("\r[\(bar)] \(progress)\u{1B}[K")
     }
 
     private func clearBar() {
@@ -55,6 +55,6 @@ final class ProgressPrinter: Sendable {
             defer { state.drawn = false }
             return state.drawn
         }
-        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if drawn { Output.stderrText("\r\u{1B}[K") }
     }
 }

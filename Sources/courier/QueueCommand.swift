@@ -100,7 +100,7 @@ struct QueueCommand: AsyncParsableCommand {
                             connections: connections,
                             maxAttempts: attempts
                         )
-                        Output.stdout("\(id) \(destination.path(percentEncoded: false))")
+                        try Output.stdout("\(id) \(destination.path(percentEncoded: false))")
                     }
                     Output.stderr("added \(links.count) job\(links.count == 1 ? "" : "s")")
                 }
@@ -213,7 +213,7 @@ struct QueueCommand: AsyncParsableCommand {
                             job.totalBytes.map { "\(ByteCount.format(job.completedBytes)) of \(ByteCount.format($0))" }
                             ?? ByteCount.format(job.completedBytes)
                         let error = job.lastError.map { "  \(CourierError.printable($0))" } ?? ""
-                        Output.stdout(
+                        try Output.stdout(
                             "\(job.id)\t\(job.state)\t\(job.attempts)/\(job.maxAttempts)\t\(size)\t"
                                 + "\(job.destination.path(percentEncoded: false))\(error)"
                         )

@@ -35,7 +35,7 @@ struct ReachabilityCommand: AsyncParsableCommand {
             let name = "\(monitor.host):\(monitor.port)"
             guard watch else {
                 let status = await monitor.check()
-                Output.stdout("\(name): \(status)")
+                try Output.stdout("\(name): \(status)")
                 if !status.isReachable { throw ExitCode(1) }
                 return
             }
@@ -43,11 +43,11 @@ struct ReachabilityCommand: AsyncParsableCommand {
                 let updates = await monitor.updates()  // before it starts, so the first probe is seen
                 async let printed: Void = {
                     for await status in updates where status != .unknown {
-                        Output.stdout("\(Date().formatted(.iso8601)) \(name): \(status)")
+                        try Output.stdout("\(Date().formatted(.iso8601)) \(name): \(status)")
                     }
                 }()
                 try await monitor.run()  // as a service: probes until graceful shutdown, then ends the updates
-                await printed
+                try await printed
             }
         }
     }

@@ -62,7 +62,7 @@ struct RequestRun {
                 contentType: answer.head.headers[.contentType] ?? "",
                 httpVersion: answer.head.version.map { String($0.dropFirst("HTTP/".count)) } ?? ""
             )
-            Output.stdoutText(writeOut.text(facts))
+            try Output.stdoutText(writeOut.text(facts))
         }
         return ExitStatus.of(status: status.code) ?? .success
     }

@@ -54,8 +54,8 @@ struct Serve: AsyncParsableCommand {
                 }
                 var uploads: ResumableUploadServer?
                 if let uploadsPort { uploads = try await ResumableUploadServer.start(port: uploadsPort) }
-                Output.stdout("serving on \(server.baseURL.absoluteString) (Ctrl-C to stop)")
-                if let uploads { Output.stdout("resumable uploads on \(uploads.baseURL.absoluteString)") }
+                try Output.stdout("serving on \(server.baseURL.absoluteString) (Ctrl-C to stop)")
+                if let uploads { try Output.stdout("resumable uploads on \(uploads.baseURL.absoluteString)") }
                 try? await gracefulShutdown()
                 await server.shutdown()
                 await uploads?.shutdown()

@@ -119,7 +119,7 @@ struct UploadCommand: AsyncParsableCommand {
             Output.stderr("the server has every byte (its answer to the last append was lost)")
             return
         }
-        Output.stdout(response.data)
+        try Output.stdout(response.data)
         Output.stderr("HTTP \(response.status.code)")
         if let status = ExitStatus.of(status: response.status.code) { throw status.exitCode }
     }
@@ -156,7 +156,7 @@ struct UploadCommand: AsyncParsableCommand {
                 return response
             }
         }
-        Output.stdout(response.body)
+        try Output.stdout(response.body)
         Output.stderr("HTTP \(response.status.code)")
         if let status = ExitStatus.of(status: response.status.code) { throw status.exitCode }
     }

@@ -50,3 +50,34 @@ struct CommandLineInputTests {
         }
     }
 }
+
+@Suite("The JSON formatter: linear output for any nesting, handed on in bounded pieces")
+struct JSONFormatterTests {
+    @Test func indentationStopsAtTheCapAndTheRestIsCompact() {
+        var formatter = JSONFormatter(colours: false)
+        let depth = 10_000
+        let input = Array(String(repeating: "[", count: depth) + "1" + String(repeating: "]", count: depth)).map {
+            UInt8(ascii: $0.unicodeScalars.first!)
+        }
+        var pieces: [Int] = []
+        var output: [UInt8] = []
+        formatter.format(input) { piece in
+            pieces.append(piece.count)
+            output += piece
+        }
+        output += formatter.finish()
+        // 32 indented levels on the way in and out, each at most 2 + 64 bytes; the rest one byte each.
+        #expect(output.count < 2 * depth + 2 * 32 * 66 + 2, "\(output.count) bytes")
+        #expect(pieces.allSatisfy { $0 <= JSONFormatter.outputPieceBytes + 256 })
+        #expect(output.filter { $0 == UInt8(ascii: "[") }.count == depth)
+    }
+
+    @Test func shallowDocumentsAreIndentedAsBefore() {
+        var formatter = JSONFormatter(colours: false)
+        let text = formatter.format(Array(#"{"a":[1,{"b":true}],"c":{}}"#.utf8)) + formatter.finish()
+        #expect(
+            String(decoding: text, as: UTF8.self)
+                == "{\n  \"a\": [\n    1,\n    {\n      \"b\": true\n    }\n  ],\n  \"c\": {}\n}\n"
+        )
+    }
+}

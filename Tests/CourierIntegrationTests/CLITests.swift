@@ -46,8 +46,9 @@ struct CLI {
         sys.exit(os.waitstatus_to_exitcode(status))
         """
 
-    /// The executable `name` beside the test bundle in the build folder.
+    /// The executable `name` beside the test bundle in the build folder; an absolute path as it is.
     static func executable(_ name: String = "courier") -> URL {
+        if name.hasPrefix("/") { return URL(filePath: name) }
         var directory = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
         while !FileManager.default.fileExists(atPath: directory.appending(path: name).path())
             && directory.pathComponents.count > 1
@@ -61,7 +62,8 @@ struct CLI {
     /// handler, so no thread of the cooperative pool blocks (the loopback server in this process needs them).
     /// With `killAfter`, the process gets `signal` (SIGKILL by default) after that long (if still running); with `fileSizeLimitKiB`
     /// it runs under `ulimit -f`, so writes past that size fail as on a full disk. A run still going after `watchdog`
-    /// is killed and recorded as an issue.
+    /// is killed and recorded as an issue. With `discardingStdout`, stdout goes to `/dev/null` (a body too large to
+    /// read back).
     ///
     /// With `killWhen`, the signal goes as soon as the condition holds (checked every few milliseconds while the
     /// process runs): a test that must interrupt a transfer midway waits for the transfer (say, the server has sent
@@ -74,6 +76,7 @@ struct CLI {
         signal: Int32 = SIGKILL,
         fileSizeLimitKiB: Int? = nil,
         measuringPeakRSS: Bool = false,
+        discardingStdout: Bool = false,
         onTerminal: Bool = false,
         environment: [String: String] = [:],
         standardInput: URL? = nil,
@@ -105,7 +108,7 @@ struct CLI {
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, own in own }
         }
-        process.standardOutput = try FileHandle(forWritingTo: outURL)
+        process.standardOutput = discardingStdout ? FileHandle.nullDevice : try FileHandle(forWritingTo: outURL)
         process.standardError = try FileHandle(forWritingTo: errURL)
         process.standardInput = try standardInput.map { try FileHandle(forReadingFrom: $0) } ?? FileHandle.nullDevice
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in

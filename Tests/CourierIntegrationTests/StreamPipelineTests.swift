@@ -59,6 +59,35 @@ struct StreamPipelineTests {
         }
     }
 
+    /// Each decoded chunk is at most 64 KiB however far its compressed chunk expands, and the ratio is checked per
+    /// window, so a bomb that follows megabytes of incompressible bytes is refused as soon as it starts.
+    @Test func decodedChunksAreBoundedAndTheRatioIsCheckedPerWindow() async throws {
+        try await withServerSession { session, _ in
+            let unlimited = ResponseLimits(maxBodyBytes: .max, maxDecompressionRatio: .max)
+            let response = try await session.stream(Request<Data>.get("/fault/bomb", query: ["mib": 32]))
+                .decompressed(within: unlimited)
+            var total = 0
+            var largest = 0
+            for try await chunk in response.body {
+                total += chunk.readableBytes
+                largest = max(largest, chunk.readableBytes)
+            }
+            #expect(total == 32 << 20)
+            #expect(largest <= 64 * 1024, "a chunk of \(largest) bytes")
+            // 8 MiB that do not compress first: the whole body's ratio stays under 200 for a gigabyte, a window's
+            // passes it at once.
+            let late = await courierError {
+                let response = try await session.stream(
+                    Request<Data>.get("/fault/bomb", query: ["mib": 64, "prefix": 8])
+                ).decompressed(within: ResponseLimits(maxBodyBytes: .max))
+                var read = 0
+                for try await chunk in response.body { read += chunk.readableBytes }
+                Issue.record("read \(read) bytes of the bomb")
+            }
+            #expect(late?.code == .decompression)
+        }
+    }
+
     @Test func aBodyDroppedUnreadEndsTheTransfer() async throws {
         try await withServerSession { session, server in
             do {

@@ -2,9 +2,9 @@ import CompressNIO
 import Foundation
 package import NIOCore
 
-/// Decodes a gzip or deflate body chunk by chunk, refusing it as soon as it passes the size or ratio limit,
-/// so a decompression bomb costs at most one chunk's worth of work past the limit. The test server uses it
-/// too, to check what a client compressed.
+/// Decodes a gzip or deflate body chunk by chunk into pieces of at most 64 KiB, refusing it as soon as it passes
+/// the size or ratio limit, so a decompression bomb costs at most one piece's worth of work and memory past the
+/// limit. The test server uses it too, to check what a client compressed.
 package final class BodyDecompressor {
     enum Encoding: String {
         case gzip, deflate
@@ -13,8 +13,13 @@ package final class BodyDecompressor {
     private let decompressor: ZlibDecompressor
     private let limits: ResponseLimits
     private let encoding: Encoding
-    private var compressedBytes = 0
+    /// Compressed input fed and not yet decoded.
+    private var pending: ByteBuffer?
     private var decompressedBytes = 0
+    /// The bytes in and out since the ratio was last checked: the ratio is checked per window of
+    /// ``ResponseLimits/ratioCheckFloor`` decoded bytes, so a bomb after megabytes of honest text is found as
+    /// soon as it starts, not once it has outgrown the text before it.
+    private var window = (compressed: 0, decompressed: 0)
     private var finished = false
 
     /// `nil` when `contentEncoding` names nothing Courier decodes (identity, or an encoding it leaves alone).
@@ -48,15 +53,26 @@ package final class BodyDecompressor {
         }
     }
 
-    /// Decompresses one chunk of the body; the result may be empty.
-    package func decompress(_ input: ByteBuffer) throws -> ByteBuffer {
+    /// The most one piece of output holds: a body that expands a thousandfold still arrives in pieces this size,
+    /// so whoever reads it holds one piece at a time.
+    package static let outputChunkBytes = 64 * 1024
+
+    /// Hands the decoder the next chunk of the compressed body; read what it decodes to with ``nextOutput()``
+    /// until that returns `nil`, before feeding the next chunk.
+    package func feed(_ input: ByteBuffer) {
+        guard input.readableBytes > 0 else { return }
         var input = input
-        compressedBytes += input.readableBytes
-        var output = ByteBufferAllocator().buffer(capacity: max(input.readableBytes * 4, 16 * 1024))
-        var needsMoreOutput = false
+        if pending == nil { pending = input } else { pending?.writeBuffer(&input) }
+    }
+
+    /// The next piece of what the chunks fed so far decode to, at most ``outputChunkBytes``; `nil` once they are
+    /// used up. Throws once the body passes a limit or turns out corrupt.
+    package func nextOutput() throws -> ByteBuffer? {
+        guard var input = pending else { return nil }
+        var output = ByteBufferAllocator().buffer(capacity: Self.outputChunkBytes)
+        var isFull = false
         repeat {
-            needsMoreOutput = false
-            let before = output.writerIndex
+            let before = (input: input.readableBytes, output: output.writerIndex)
             do {
                 try decompressor.inflate(from: &input, to: &output)
                 // Input left over means the stream ended (Z_STREAM_END); an ended stream fed the next chunk ends
@@ -65,7 +81,7 @@ package final class BodyDecompressor {
             } catch let error as CourierError {
                 throw error
             } catch let error as CompressNIOError where error == .bufferOverflow {
-                needsMoreOutput = true
+                isFull = true
             } catch let error as CompressNIOError where error == .inputBufferOverflow {
                 // All input consumed; wait for the next chunk.
             } catch {
@@ -75,11 +91,17 @@ package final class BodyDecompressor {
                     underlying: error
                 )
             }
-            decompressedBytes += output.writerIndex - before
-            try checkLimits()
-            if needsMoreOutput { output.reserveCapacity(minimumWritableBytes: min(output.capacity, 1 << 20)) }
-        } while !finished && (input.readableBytes > 0 || needsMoreOutput)
-        return output
+            try count(compressed: before.input - input.readableBytes, decompressed: output.writerIndex - before.output)
+        } while !isFull && input.readableBytes > 0
+        // zlib may hold more output for a full piece even when the input is used up: the next call drains it.
+        pending = isFull ? input : nil
+        return output.readableBytes > 0 ? output : nil
+    }
+
+    /// Decodes `input` and hands each piece of what it decodes to (at most ``outputChunkBytes``) to `body`.
+    package func decompress(_ input: ByteBuffer, each body: (ByteBuffer) throws -> Void) throws {
+        feed(input)
+        while let piece = try nextOutput() { try body(piece) }
     }
 
     /// What follows the end of a compressed stream: RFC 1952 §2.2 makes a gzip file a series of members, so a
@@ -123,21 +145,24 @@ package final class BodyDecompressor {
         finished = true
     }
 
-    private func checkLimits() throws {
+    private func count(compressed: Int, decompressed: Int) throws {
+        decompressedBytes += decompressed
         if decompressedBytes > limits.maxBodyBytes {
             throw CourierError(
                 code: .bodyTooLarge,
                 message: "the decompressed body exceeds the limit of \(limits.maxBodyBytes) bytes"
             )
         }
-        if decompressedBytes > limits.ratioCheckFloor && compressedBytes > 0
-            && decompressedBytes / compressedBytes > limits.maxDecompressionRatio
-        {
+        window.compressed += compressed
+        window.decompressed += decompressed
+        guard window.decompressed > limits.ratioCheckFloor else { return }
+        if window.decompressed / max(window.compressed, 1) > limits.maxDecompressionRatio {
             throw CourierError(
                 code: .decompression,
                 message:
                     "the body expands more than \(limits.maxDecompressionRatio)× when decompressed (a decompression bomb?)"
             )
         }
+        window = (0, 0)
     }
 }

@@ -1,6 +1,7 @@
 import NIOCore
 
-/// A body stream decoded chunk by chunk as it is read: what ``StreamedResponse/decompressed(within:)`` hands on.
+/// A body stream decoded chunk by chunk as it is read, in pieces of at most 64 KiB however far a chunk expands:
+/// what ``StreamedResponse/decompressed(within:)`` hands on.
 /// The end of the stream is checked, so a body cut short in its compressed stream fails rather than ending early.
 struct DecompressedChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
@@ -24,9 +25,10 @@ struct DecompressedChunks: AsyncSequence, Sendable {
 
         mutating func next() async throws -> ByteBuffer? {
             guard let decoder = try decoder.get() else { return try await base.next() }
-            while let chunk = try await base.next() {
-                let decoded = try decoder.decompress(chunk)
-                if decoded.readableBytes > 0 { return decoded }
+            while true {
+                if let decoded = try decoder.nextOutput() { return decoded }
+                guard let chunk = try await base.next() else { break }
+                decoder.feed(chunk)
             }
             try decoder.finish()
             return nil

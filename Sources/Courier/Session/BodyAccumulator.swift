@@ -55,17 +55,21 @@ struct BodyAccumulator {
 
     /// Adds the next chunk; throws once the body passes a limit.
     mutating func append(_ chunk: ByteBuffer) throws {
-        var chunk = chunk
         if let decompressor {
-            chunk = try decompressor.decompress(chunk)
-        } else {
-            guard (body?.readableBytes ?? 0) + chunk.readableBytes <= limits.maxBodyBytes else {
-                throw CourierError(
-                    code: .bodyTooLarge,
-                    message: "the body exceeds the limit of \(limits.maxBodyBytes) bytes"
-                )
-            }
+            try decompressor.decompress(chunk) { keep($0) }
+            return
         }
+        guard (body?.readableBytes ?? 0) + chunk.readableBytes <= limits.maxBodyBytes else {
+            throw CourierError(
+                code: .bodyTooLarge,
+                message: "the body exceeds the limit of \(limits.maxBodyBytes) bytes"
+            )
+        }
+        keep(chunk)
+    }
+
+    private mutating func keep(_ chunk: ByteBuffer) {
+        var chunk = chunk
         guard body != nil else {
             if let declaredLength, chunk.readableBytes < declaredLength {
                 var first = ByteBufferAllocator().buffer(capacity: declaredLength)

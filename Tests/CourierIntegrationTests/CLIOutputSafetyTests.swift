@@ -1,0 +1,137 @@
+import CourierTesting
+import Foundation
+import Testing
+
+/// What the CLI writes, against hostile bodies and hostile places to write them: output that grows in step with
+/// the input, `-o` that never replaces what its path names, and writes that fail without a trap.
+@Suite("The CLI's output under hostile bodies and destinations", .timeLimit(.minutes(3)))
+struct CLIOutputSafetyTests {
+    /// Runs `script` with bash, `$COURIER` naming the built CLI; returns its status and what it printed.
+    func shell(_ script: String) async throws -> CLI.Outcome {
+        try await CLI.run(
+            ["-c", script],
+            program: "/bin/bash",
+            environment: ["COURIER": CLI.executable().path(percentEncoded: false)]
+        )
+    }
+
+    /// A body nested 20,000 deep prints in size proportional to it (compact past 32 levels), in flat memory;
+    /// indenting every level would have printed about 400 MB.
+    @Test func deeplyNestedJSONPrintsInLinearSize() async throws {
+        try await withTestServer { server in
+            let outcome = try await CLI.run(
+                ["get", server.url("/fault/deep-json?depth=20000").absoluteString, "--pretty", "all"],
+                measuringPeakRSS: true
+            )
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            #expect(outcome.stdout.utf8.count < 200_000, "\(outcome.stdout.utf8.count) bytes")
+            #expect(outcome.stdout.filter { $0 == "[" }.count == 20_000)
+            #expect(try #require(outcome.peakRSSKiB) < 64 * 1024)
+        }
+    }
+
+    /// A gzip body of 512 MiB of zeros goes to stdout in flat memory: each decoded piece is at most 64 KiB.
+    @Test func aDecompressionBombToStdoutStaysFlat() async throws {
+        try await withTestServer { server in
+            let outcome = try await CLI.run(
+                ["get", server.url("/fault/bomb?mib=512").absoluteString, "-s"],
+                measuringPeakRSS: true,
+                discardingStdout: true
+            )
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            let peak = try #require(outcome.peakRSSKiB)
+            #expect(peak < 64 * 1024, "peak RSS \(peak) KiB")
+        }
+    }
+
+    /// `--max-filesize 10M` names 10 MiB when a decoded body passes it, not one byte more.
+    @Test func theFileSizeLimitNamesItsOwnSize() async throws {
+        try await withTestServer { server in
+            let outcome = try await CLI.run(
+                ["get", server.url("/fault/bomb?mib=16").absoluteString, "--max-filesize", "10M"],
+                discardingStdout: true
+            )
+            #expect(outcome.status == 63)
+            #expect(outcome.stderr.contains("--max-filesize (10.0 MiB)"), "\(outcome.stderr)")
+            #expect(!outcome.stderr.contains("10485761"), "\(outcome.stderr)")
+        }
+    }
+
+    /// `-o` through a symbolic link writes the file the link names (also one that does not exist yet), and the
+    /// link stays a link.
+    @Test func writingThroughASymbolicLinkKeepsTheLink() async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-symlink")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let real = directory.appending(path: "real.bin")
+        try Data("old".utf8).write(to: real)
+        let link = directory.appending(path: "link.bin")
+        try FileManager.default.createSymbolicLink(atPath: link.path(), withDestinationPath: "real.bin")
+        let dangling = directory.appending(path: "dangling.bin")
+        try FileManager.default.createSymbolicLink(atPath: dangling.path(), withDestinationPath: "made.bin")
+        try await withTestServer { server in
+            for path in [link, dangling] {
+                let outcome = try await CLI.run([
+                    "get", server.url("/bytes/100").absoluteString, "-o", path.path(), "-s",
+                ])
+                #expect(outcome.status == 0, "\(outcome.stderr)")
+                let kind = try FileManager.default.attributesOfItem(atPath: path.path())[.type] as? FileAttributeType
+                #expect(kind == .typeSymbolicLink)
+            }
+        }
+        #expect(try Data(contentsOf: real) == ServerFiles.data(count: 100))
+        #expect(try Data(contentsOf: directory.appending(path: "made.bin")) == ServerFiles.data(count: 100))
+    }
+
+    /// `-o` to a path that is no regular file (here a FIFO; `/dev/null` and `/dev/stdout` alike) writes to it and
+    /// leaves it what it was.
+    @Test func writingToAFIFOWritesThroughIt() async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-fifo")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outcome = try await withTestServer { server in
+            try await shell(
+                """
+                cd '\(directory.path())' && mkfifo pipe && (cat pipe > received &) && \
+                "$COURIER" get '\(server.url("/bytes/1000").absoluteString)' -o pipe -s && wait && sleep 0.2 && \
+                test -p pipe && wc -c < received
+                """
+            )
+        }
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1000")
+    }
+
+    /// A reader that goes away (`| head`) ends the command with 23 and no word, never a trap (exit 132).
+    @Test func aClosedPipeEndsQuietlyWithAWriteError() async throws {
+        let outcome = try await withTestServer { server in
+            try await shell(
+                """
+                "$COURIER" get '\(server.url("/bytes/10000000").absoluteString)' | head -c 10 > /dev/null
+                echo "get=${PIPESTATUS[0]}"
+                "$COURIER" events '\(server.url("/events?count=0&interval=5").absoluteString)' --json | head -n 1
+                echo "events=${PIPESTATUS[0]}"
+                """
+            )
+        }
+        #expect(outcome.stdout.contains("get=23"), "\(outcome.stdout) \(outcome.stderr)")
+        #expect(outcome.stdout.contains("events=23"), "\(outcome.stdout) \(outcome.stderr)")
+        #expect(outcome.stdout.contains(#"{"data":"{\"n\":1}""#), "\(outcome.stdout)")
+        #expect(!outcome.stderr.contains("Fatal error") && !outcome.stderr.contains("courier:"), "\(outcome.stderr)")
+    }
+
+    /// A full stderr does not undo a transfer that succeeded.
+    @Test func aFullStderrDoesNotFailASuccessfulTransfer() async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-full")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "f.bin").path()
+        let outcome = try await withTestServer { server in
+            try await shell(
+                """
+                "$COURIER" get '\(server.url("/bytes/1000").absoluteString)' -o '\(file)' 2>/dev/full
+                echo "status=$?"
+                """
+            )
+        }
+        #expect(outcome.stdout.contains("status=0"), "\(outcome.stdout) \(outcome.stderr)")
+        #expect(try Data(contentsOf: URL(filePath: file)) == ServerFiles.data(count: 1000))
+    }
+}
