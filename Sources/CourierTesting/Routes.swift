@@ -92,8 +92,13 @@ struct Routes {
             let lines = request.query.compactMap { key, value in Int(key).map { ($0, value) } }.sorted { $0.0 < $1.0 }
             try await writer.respond(headers: lines.map { ("Set-Cookie", $0.1) }, body: ByteBuffer(string: "{}"))
         case "response-headers":
-            let headers = request.query.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-            try await writer.respond(headers: headers, body: ByteBuffer(string: "{}"))
+            // Each query pair a header of the answer, but `_status`, its status (200 by default).
+            let headers = request.query.filter { $0.key != "_status" }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+            try await writer.respond(
+                status: request.int("_status") ?? 200,
+                headers: headers,
+                body: ByteBuffer(string: "{}")
+            )
         case "multipart":
             try await writer.respond(
                 contentType: "application/json",

@@ -85,6 +85,9 @@ struct RequestTests {
             #expect(body.method == "PATCH")
             let delete = try await session.send(Request<Echo>.delete("/echo", query: ["id": 3])).value
             #expect(delete.query == ["id": "3", "v": "1"] && delete.method == "DELETE")
+            // A body of the request's own keeps its bytes: the default parameters go to the query, as documented.
+            let own = try await session.send(Request<Echo>.post("/echo", body: .json(["a": 1]))).value
+            #expect(own.body == #"{"a":1}"# && own.query == ["v": "1"])
         }
     }
 

@@ -20,8 +20,55 @@ struct ResumableUploadStateMachineTests {
         #expect(machine.start(resuming: nil) == .create)
         #expect(machine.created(status: .created, fields: fields(offset: 0), location: resource) == .append(from: 0))
         #expect(machine.resource == resource && machine.confirmed == 0)
-        #expect(machine.appended(status: .created, fields: [:]) == .finished)
+        #expect(machine.appended(status: .created, fields: fields(offset: 100, complete: true)) == .finished)
         #expect(machine.confirmed == 100)
+    }
+
+    /// Finished means the server said complete and confirmed every byte (the issue's false success).
+    @Test func aSuccessIsFinishedOnlyWhenTheServerSaysCompleteWithEveryByte() {
+        var machine = ResumableUploadStateMachine(length: 100)
+        _ = machine.start(resuming: resource)
+        #expect(machine.offsetAnswered(status: .noContent, fields: fields(offset: 0)) == .append(from: 0))
+        #expect(machine.appended(status: .ok, fields: fields(offset: 40, complete: false)) == .append(from: 40))
+        #expect(machine.appended(status: .ok, fields: fields(offset: 90, complete: true)) == .append(from: 90))
+        #expect(machine.appended(status: .ok, fields: [:]) == .askOffset(after: .zero))  // says nothing: ask
+        #expect(machine.confirmed == 90)
+        // The spelling of the older drafts, which NIOResumableUpload puts on the answer that completes an upload.
+        var older = fields(offset: 100)
+        older[ResumableUploadProtocol.incompleteField] = "?0"
+        #expect(machine.appended(status: .ok, fields: older) == .finished)
+    }
+
+    /// A 409 that repeats the offset is no progress: each waits the backoff and counts, until the limit.
+    @Test func aConflictThatRepeatsTheOffsetCountsAsAFailure() {
+        var machine = ResumableUploadStateMachine(length: 100, maxFailuresInARow: 3, baseDelay: .milliseconds(10))
+        _ = machine.start(resuming: resource)
+        #expect(machine.offsetAnswered(status: .noContent, fields: fields(offset: 20)) == .append(from: 20))
+        #expect(machine.appended(status: .conflict, fields: fields(offset: 20)) == .askOffset(after: .milliseconds(10)))
+        #expect(machine.offsetAnswered(status: .noContent, fields: fields(offset: 20)) == .append(from: 20))
+        #expect(machine.appended(status: .conflict, fields: fields(offset: 20)) == .askOffset(after: .milliseconds(20)))
+        #expect(machine.offsetAnswered(status: .noContent, fields: fields(offset: 20)) == .append(from: 20))
+        guard case .fail(let error) = machine.appended(status: .conflict, fields: fields(offset: 20)) else {
+            Issue.record("a third 409 without progress gives up")
+            return
+        }
+        #expect(error.code == .invalidResponse)
+    }
+
+    /// Offsets that zigzag are no progress: only bytes beyond any the server confirmed before reset the count.
+    @Test func zigzaggingOffsetsDoNotResetTheFailureCount() {
+        var machine = ResumableUploadStateMachine(length: 100, maxFailuresInARow: 3, baseDelay: .milliseconds(10))
+        _ = machine.start(resuming: resource)
+        #expect(machine.offsetAnswered(status: .noContent, fields: fields(offset: 50)) == .append(from: 50))
+        let cut = CourierError(code: .connectionReset, message: "cut")
+        #expect(machine.failed(cut) == .askOffset(after: .milliseconds(10)))
+        #expect(machine.offsetAnswered(status: .noContent, fields: fields(offset: 30)) == .append(from: 30))
+        #expect(machine.failed(cut) == .askOffset(after: .milliseconds(20)))
+        #expect(machine.offsetAnswered(status: .noContent, fields: fields(offset: 50)) == .append(from: 50))
+        guard case .fail = machine.failed(cut) else {
+            Issue.record("50 again is not progress past 50: the third failure in a row gives up")
+            return
+        }
     }
 
     @Test func aCutAsksTheOffsetWithGrowingWaitsAndGoesOnFromIt() {

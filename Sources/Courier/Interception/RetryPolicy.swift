@@ -86,9 +86,7 @@ public struct RetryPolicy: Sendable {
         if honoursRetryAfter, let header = error.retryAfter, let wait = Self.parseRetryAfter(header, now: now) {
             return .retry(after: min(wait, maxDelay))
         }
-        let exponent = min(attempt - 1, 30)
-        let ceiling = min(maxDelay, baseDelay * (1 << exponent))
-        return .retry(after: ceiling * random())
+        return .retry(after: Backoff(base: baseDelay, maximum: maxDelay).delay(after: attempt) * random())
     }
 
     /// Reads `Retry-After` as seconds or as an HTTP date; `nil` when it is neither.

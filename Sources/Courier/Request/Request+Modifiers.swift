@@ -92,6 +92,16 @@ extension Request {
         with { $0.usesSessionValidators = false }
     }
 
+    /// The same request without the session's credentials: no header a cross-origin redirect would strip
+    /// (`Authorization`, `Cookie`, `Proxy-Authorization` by default) and no authenticator, for a request that goes
+    /// to another origin than the one those credentials are for (a resumable upload's `Location` elsewhere).
+    package func withoutCredentials() -> Self {
+        with {
+            $0.settings.leavesCredentialsOut = true
+            $0.settings.authentication = .own(nil)
+        }
+    }
+
     /// Marks the request raw: sent exactly as built (see ``isRaw``).
     public func raw() -> Self {
         with { $0.isRaw = true }

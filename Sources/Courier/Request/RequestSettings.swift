@@ -19,6 +19,10 @@ struct RequestSettings: Sendable {
     var apiVersion: String?
     var includesDefaultParameters: Bool = true
     var includesDefaultHeaders: Bool = true
+    /// Whether the request goes to another origin than the one its credentials are for: the headers a
+    /// cross-origin redirect strips (``RedirectPolicy/crossOriginStrippedHeaders``) are left out of it, and the
+    /// authenticator does not sign it.
+    var leavesCredentialsOut: Bool = false
     var timeouts: TimeoutOverrides = TimeoutOverrides()
     var retryPolicy: (any RequestRetrier)?
     /// The authentication of this request when it sets its own (``Request/authentication(_:)``).

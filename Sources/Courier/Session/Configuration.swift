@@ -23,7 +23,9 @@ public struct Configuration: Sendable {
     public var cdnURL: URL?
     /// A path segment inserted between the base URL and the request path (`v2` gives `base/v2/path`).
     public var apiVersion: String?
-    /// Parameters added to every request: to the query for GET, HEAD and DELETE, to the body for the rest.
+    /// Parameters added to every request: to the query for GET, HEAD and DELETE and for a request with a body of
+    /// its own (whose bytes stay as they are), to the encoded parameters of the body for the rest. A request opts
+    /// out with ``Request/includesDefaultParameters``; a resumable upload's own URL never gets them.
     public var defaultParameters: Parameters
     /// Headers added to every request unless it sets the same name. By default the one field is
     /// `User-Agent: courier/VERSION` (``CourierRelease/userAgent``): set your own or remove it here.

@@ -118,6 +118,9 @@ struct RequestPreparation {
         if ownFields, configuration.decompressesResponses, !headers.contains(.acceptEncoding) {
             headers[.acceptEncoding] = SessionSnapshot.acceptedEncodings
         }
+        if request.settings.leavesCredentialsOut {
+            for name in configuration.redirects.crossOriginStrippedHeaders { headers[name] = nil }
+        }
         return PreparedRequest(
             method: request.method,
             url: url,

@@ -38,6 +38,9 @@ struct ResumableUploadStateMachine: Sendable {
     let maxDelay: Duration
     /// The bytes the server confirmed it has.
     private(set) var confirmed: Int64 = 0
+    /// The most bytes the server ever confirmed: only an offset past it is progress, so a server whose offsets
+    /// zigzag cannot reset the count of failures.
+    private var highestConfirmed: Int64 = 0
     /// The upload's URL once created.
     private(set) var resource: URL?
     private var failuresInARow = 0
@@ -74,18 +77,49 @@ struct ResumableUploadStateMachine: Sendable {
     }
 
     /// The append's answer: the server's own once the upload completed, or a refusal.
+    ///
+    /// Finished means the server said the upload is complete and confirmed every byte; a success that says less
+    /// (`Upload-Complete: ?0`, an offset short of the length) leaves the rest to send, and one that says nothing
+    /// of either is checked by asking the offset.
     mutating func appended(status: HTTPResponse.Status, fields: HTTPFields) -> Action {
+        let offset = ResumableUploadProtocol.offset(in: fields)
+        let complete = ResumableUploadProtocol.isComplete(in: fields)
         switch status.code {
         case 200..<300:
-            confirmed = length
-            return .finished
+            if complete == true, offset == length {
+                confirmed = length
+                highestConfirmed = length
+                return .finished
+            }
+            guard let offset, complete != nil else { return .askOffset(after: .zero) }
+            return appendedShort(offset: offset)
         case 409:
             // The offset was not the server's: go on from the one it gives.
-            guard let offset = ResumableUploadProtocol.offset(in: fields) else { return failed(conflictWithoutOffset) }
-            return confirm(offset, complete: ResumableUploadProtocol.isComplete(in: fields) ?? false)
+            guard let offset else { return failed(conflictWithoutOffset) }
+            return appendedShort(offset: offset)
         default:
             return refused(status)
         }
+    }
+
+    /// An append ended with the server holding `offset` bytes and wanting more. Bytes beyond any it had before
+    /// are progress, and the rest follows at once; otherwise it is one more failure in a row, which waits the
+    /// backoff and asks the offset again, so a server that repeats an offset cannot have the file sent in a loop.
+    private mutating func appendedShort(offset: Int64) -> Action {
+        guard offset > highestConfirmed else {
+            failuresInARow += 1
+            guard failuresInARow < maxFailuresInARow else {
+                return .fail(
+                    CourierError(
+                        code: .invalidResponse,
+                        message:
+                            "the server took no more of the upload \(failuresInARow) times in a row (it has \(offset) of \(length) bytes)"
+                    )
+                )
+            }
+            return .askOffset(after: delay())
+        }
+        return confirm(offset, complete: false)
     }
 
     /// The offset request's answer.
@@ -118,7 +152,10 @@ struct ResumableUploadStateMachine: Sendable {
                 )
             )
         }
-        if offset > confirmed { failuresInARow = 0 }
+        if offset > highestConfirmed {
+            highestConfirmed = offset
+            failuresInARow = 0
+        }
         confirmed = offset
         return complete && offset == length ? .finished : .append(from: offset)
     }
@@ -150,8 +187,6 @@ struct ResumableUploadStateMachine: Sendable {
 
     /// The wait before the next question: `baseDelay` doubled for each failure in a row after the first.
     private func delay() -> Duration {
-        var delay = baseDelay
-        for _ in 1..<max(1, failuresInARow) where delay < maxDelay { delay *= 2 }
-        return min(delay, maxDelay)
+        Backoff(base: baseDelay, maximum: maxDelay).delay(after: failuresInARow)
     }
 }

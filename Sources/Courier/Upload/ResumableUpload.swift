@@ -187,7 +187,9 @@ public actor ResumableUpload {
             body: .stream(counted, length: length - offset, contentType: ResumableUploadProtocol.partialUpload)
         )
         do {
-            let response = try await session.send(prepared(request).timeout(.seconds(7 * 24 * 3600)))
+            let response = try await session.send(
+                prepared(request, resource: resource).timeout(.seconds(7 * 24 * 3600))
+            )
             let next = machine.appended(status: response.status, fields: response.headers)
             if next == .finished {
                 finalResponse = ResponseBody(status: response.status, headers: response.headers, data: response.body)
@@ -211,7 +213,7 @@ public actor ResumableUpload {
             headers: ResumableUploadProtocol.plainFields()
         )
         do {
-            let response = try await session.send(prepared(request))
+            let response = try await session.send(prepared(request, resource: resource))
             let next = machine.offsetAnswered(status: response.status, fields: response.headers)
             if case .append(let offset) = next {
                 continuation.yield(.resumed(from: offset))
@@ -240,8 +242,15 @@ public actor ResumableUpload {
 
     /// The upload's request as it goes out: its status is the machine's to judge, it is tagged for the pool, and
     /// its body is never sent again by the session (the machine decides what to resend).
-    private func prepared(_ request: Request<Data>) -> Request<Data> {
-        request.withoutSessionValidators().tag(tag).withoutCoalescing()
+    ///
+    /// A request to the upload's own URL (`resource`, which the server chose) goes to it as given, without the
+    /// session's default parameters; and when the server put the upload on another origin than the target, the
+    /// session's credentials stay behind, as they do on a cross-origin redirect.
+    private func prepared(_ request: Request<Data>, resource: URL? = nil) -> Request<Data> {
+        var request = request.withoutSessionValidators().tag(tag).withoutCoalescing()
+        guard let resource else { return request }
+        request.includesDefaultParameters = false
+        return RedirectState.sameOrigin(resource, target) ? request : request.withoutCredentials()
     }
 
     /// The record for `identity` when there is one to resume from; a record of another file or target is removed.
@@ -303,7 +312,7 @@ public actor ResumableUpload {
             headers: ResumableUploadProtocol.plainFields()
         )
         let session = session
-        let delete = prepared(request)
+        let delete = prepared(request, resource: resource)
         _ = await Task { try? await session.send(delete) }.value
     }
 

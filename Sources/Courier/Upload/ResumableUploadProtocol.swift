@@ -50,12 +50,22 @@ enum ResumableUploadProtocol {
         return Int64(value)
     }
 
-    /// `Upload-Complete` of an answer, a structured-field boolean (`?1` or `?0`); `nil` when absent or malformed.
+    /// The older drafts' inverse of `Upload-Complete`, which swift-nio-extras 1.35's `NIOResumableUpload` still
+    /// puts on the answer that completes an upload of interop version 6.
+    static let incompleteField = HTTPField.Name("Upload-Incomplete")!
+
+    /// `Upload-Complete` of an answer, a structured-field boolean (`?1` or `?0`), or the inverse of
+    /// `Upload-Incomplete` when only that is there; `nil` when both are absent or malformed.
     static func isComplete(in fields: HTTPFields) -> Bool? {
         switch fields[completeField]?.trimmingCharacters(in: .whitespaces) {
-        case "?1": true
-        case "?0": false
-        default: nil
+        case "?1": return true
+        case "?0": return false
+        default:
+            switch fields[incompleteField]?.trimmingCharacters(in: .whitespaces) {
+            case "?1": return false
+            case "?0": return true
+            default: return nil
+            }
         }
     }
 }
