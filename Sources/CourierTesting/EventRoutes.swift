@@ -12,7 +12,13 @@ import NIOCore
 /// - `interval=MS`: a pause before each event (the route notices a closed connection during it);
 /// - `count=0`: events without end;
 /// - `piece=B`: the stream written B bytes at a time, so lines and CRLFs are split across chunks;
-/// - `crlf`: lines end with CRLF instead of LF.
+/// - `crlf`: lines end with CRLF instead of LF;
+/// - `cut-mid-event`: before a `drop-after` cut, an event that never completes (`id: 1000I` and a data line,
+///   no blank line);
+/// - `id-once`: only the first event has an `id` line, and it names the last event (`id: N`);
+/// - `pad=B`: each event's data is `{"n":I}` followed by B spaces (a large event);
+/// - `hostile`: before the first event, one whose id, type and data hold terminal control sequences (ESC, C1
+///   CSI, an OSC 52 clipboard write).
 ///
 /// The counter `events-open` is how many `/events` answers are being written now, `events-sent` how many events
 /// went out in all.
@@ -50,13 +56,16 @@ struct EventRoutes {
             if let interval = request.int("interval"), await !writer.waitWhileConnected(for: .milliseconds(interval)) {
                 return false
             }
-            pending += "id: \(id)\(end)event: tick\(end)data: {\"n\":\(id)}\(end)\(end)"
+            pending += eventText(id: id, first: sent == 0 && id == start + 1, end: end)
             guard try await send(Array(pending.utf8)) else { return false }
             pending = ""
             state.add("events-sent", 1)
             sent += 1
             id += 1
             if let dropAfter, sent >= dropAfter, count == 0 || id <= count {
+                if request.query["cut-mid-event"] != nil {
+                    _ = try await send(Array("id: \(1000 + id)\(end)data: never completed\(end)".utf8))
+                }
                 await writer.drain()
                 try? await writer.channel.close()
                 return false
@@ -79,6 +88,18 @@ struct EventRoutes {
         guard try await send(Array(body.readableBytesView)) else { return false }
         try await writer.write(ByteBuffer(string: "0\r\n\r\n"))
         return true
+    }
+
+    /// The text of event `id` as the query asks for it.
+    private func eventText(id: Int, first: Bool, end: String) -> String {
+        var hostile = ""
+        if first, request.query["hostile"] != nil {
+            hostile = "id: \u{1B}]52;c;cHduZWQ=\u{7}\(end)event: \u{1B}[2J\(end)data: \u{9B}31mred\u{1B}]0;title\u{7}\(end)\(end)"
+        }
+        let idLine =
+            request.query["id-once"] == nil ? "id: \(id)\(end)" : first ? "id: \(request.int("count") ?? id)\(end)" : ""
+        let padding = String(repeating: " ", count: max(0, min(request.int("pad") ?? 0, 64 << 20)))
+        return "\(hostile)\(idLine)event: tick\(end)data: {\"n\":\(id)}\(padding)\(end)\(end)"
     }
 
     /// Writes `bytes` as chunks of `piece` bytes (all at once without it); `false` when the client has gone.

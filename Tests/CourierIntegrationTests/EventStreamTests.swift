@@ -34,6 +34,7 @@ struct EventStreamTests {
             let sent = server.requests("/events").map { $0.header("Last-Event-ID") }
             #expect(sent == [nil, "3", "6", "9", "10"])
             #expect(server.requests("/events").allSatisfy { $0.header("Accept") == "text/event-stream" })
+            #expect(server.requests("/events").allSatisfy { $0.header("Cache-Control") == "no-cache" })
         }
     }
 
@@ -175,9 +176,48 @@ struct EventsCLITests {
                 lines.last == #"{"data":"{\"n\":5}","event":"tick","id":"5","retry":10}"#,
                 "each connection sets it"
             )
+            #expect(json.stderr.contains("courier: the event stream dropped (connectionClosed"), "\(json.stderr)")
+            #expect(json.stderr.contains("courier: the event stream reconnected"), "\(json.stderr)")
             let text = try await CLI.run(["events", url, "--last-event-id", "4"])
             #expect(text.status == 0)
             #expect(text.stdout == "id: 5\nevent: tick\nretry: 10\ndata: {\"n\":5}\n\n")
+        }
+    }
+
+    /// Control sequences a server puts in an event's id, type and data are escaped on a terminal and in JSON, and
+    /// in the content type an error names: no clipboard write, title change or cleared screen.
+    @Test func controlSequencesFromTheServerAreEscaped() async throws {
+        try await withTestServer { server in
+            let url = server.url("/events?count=1&hostile").absoluteString
+            let terminal = try await CLI.run(["events", url], onTerminal: true)
+            #expect(terminal.status == 0, "\(terminal.stdout)")
+            #expect(!terminal.stdout.contains("\u{1B}") && !terminal.stdout.contains("\u{9B}"))
+            #expect(terminal.stdout.contains("id: \\x1B]52;c;cHduZWQ=\\x07"), "\(terminal.stdout)")
+            let json = try await CLI.run(["events", url, "--json"])
+            #expect(!json.stdout.contains("\u{1B}") && !json.stdout.contains("\u{9B}"))
+            #expect(json.stdout.contains(#""data":"\u009b31mred\u001b]0;title\u0007""#), "\(json.stdout)")
+            let type = "text/html\u{9B}2J"  // C1 CSI; C0 controls never pass HTTP's header grammar
+            var components = URLComponents(url: server.url("/response-headers"), resolvingAgainstBaseURL: false)!
+            components.queryItems = [URLQueryItem(name: "Content-Type", value: type)]
+            let wrongType = try await CLI.run(["events", components.url!.absoluteString])
+            #expect(wrongType.status != 0)
+            #expect(wrongType.stderr.contains("content type text/html\\x9B2J"), "\(wrongType.stderr)")
+            #expect(!wrongType.stderr.contains("\u{9B}"))
+        }
+    }
+
+    /// The id is printed when it changes, not with every event (a long id cannot multiply the output), and
+    /// `--max-event-size` bounds an event.
+    @Test func theIDIsPrintedWhenItChangesAndEventsAreBounded() async throws {
+        try await withTestServer { server in
+            let text = try await CLI.run(["events", server.url("/events?count=3&id-once&retry=10").absoluteString])
+            #expect(text.status == 0, "\(text.stderr)")
+            #expect(text.stdout.components(separatedBy: "id: ").count == 2, "\(text.stdout)")
+            #expect(text.stdout.hasPrefix("id: 3\n") && text.stdout.components(separatedBy: "data: ").count == 4)
+            let large = server.url("/events?count=1&pad=2000").absoluteString
+            let bounded = try await CLI.run(["events", large, "--max-event-size", "1K"])
+            #expect(bounded.status == 63, "\(bounded.stderr)")
+            #expect(try await CLI.run(["events", large, "--max-event-size", "4K"]).status == 0)
         }
     }
 
@@ -192,6 +232,71 @@ struct EventsCLITests {
 }
 
 extension EventStreamTests {
+    /// An event cut off by a drop does not set the next connection's `Last-Event-ID`: that is the id of the last
+    /// event that was whole.
+    @Test func aCutEventDoesNotSetTheNextID() async throws {
+        try await withServerSession { session, server in
+            let options = EventStreamOptions(minReconnectDelay: .zero)
+            let request = Request<Data>.get("/events?count=4&drop-after=2&cut-mid-event&retry=1")
+            let events = try await collect(session.events(request, options: options))
+            #expect(events.map(\.id) == ["1", "2", "3", "4"])
+            #expect(server.requests("/events").map { $0.header("Last-Event-ID") } == [nil, "2", "4"])
+        }
+    }
+
+    /// A drop for a read timeout (a server quiet past the read-idle time) and the reconnection after it are
+    /// reported beside the events, and the sequence goes on.
+    @Test func dropsAndReconnectionsAreReportedWithTheirError() async throws {
+        try await withServerSession { session, _ in
+            var request = Request<Data>.get("/events?count=3&interval=400&retry=1")
+            request.timeouts.readIdle = .milliseconds(150)
+            var seen: [String] = []
+            var timeouts = 0
+            for try await activity in session.events(request, options: EventStreamOptions(maxReconnects: 5)).activity {
+                switch activity {
+                case .event(let event): seen.append("event \(event.id)")
+                case .dropped(let drop):
+                    if drop.error.code == .timeout { timeouts += 1 }
+                    seen.append("dropped")
+                    #expect(drop.delay >= .milliseconds(250), "the floor holds whatever retry asks")
+                    if timeouts == 2 { break }
+                case .reconnected: seen.append("reconnected")
+                }
+                if timeouts == 2 { break }
+            }
+            #expect(timeouts == 2, "\(seen)")
+            #expect(Array(seen.prefix(3)) == ["dropped", "reconnected", "dropped"], "\(seen)")
+        }
+    }
+
+    /// An ordinary large event (a JSON snapshot of several MiB) fits the default limit of 16 MiB.
+    @Test func aLargeEventFitsTheDefaultLimit() async throws {
+        #expect(EventStreamOptions().maxEventBytes == 16 << 20)
+        try await withServerSession { session, _ in
+            let events = try await collect(session.events(Request<Data>.get("/events?count=1&pad=6000000")))
+            #expect(events.first?.data.utf8.count == 6_000_007)
+        }
+    }
+
+    /// A server that sends one event per connection and drops it at once cannot defeat the limit, and `retry: 0`
+    /// cannot make the stream reconnect in a tight loop: the floor holds and the wait doubles.
+    @Test func quickDropsCountAndBackOff() async throws {
+        try await withServerSession { session, server in
+            let request = Request<Data>.get("/events?count=0&drop-after=1&retry=0")
+            let start = ContinuousClock.now
+            var received = 0
+            let error = await courierError {
+                for try await _ in session.events(request, options: EventStreamOptions(maxReconnects: 3)) {
+                    received += 1
+                }
+            }
+            #expect(error?.code == .connectionClosed)
+            #expect(received == 4 && server.requests("/events").count == 4)
+            // Waits of 250, 500 and 1000 ms between the four connections.
+            #expect(start.duration(to: .now) >= .milliseconds(1750))
+        }
+    }
+
     /// After the error that ended it, the sequence has ended: the next call returns nil at once, without asking
     /// again (a first connection that fails is not retried).
     @Test func afterItsErrorTheSequenceHasEnded() async throws {

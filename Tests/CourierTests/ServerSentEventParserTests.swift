@@ -135,6 +135,31 @@ struct ServerSentEventParserTests {
     }
 
     /// JSON lines: LF or CRLF ends a line, split anywhere; the last line needs no line end; long lines throw.
+    /// The last event ID is set when an event is dispatched: an `id` of an event cut off by the end of the stream
+    /// is not what the next connection asks after; an `id` on an event without data still counts.
+    @Test func theLastEventIDIsTheLastDispatchedOne() throws {
+        var parser = ServerSentEventParser()
+        var events: [ServerSentEvent] = []
+        try parser.parse(Array("id: 1\ndata: a\n\nid: 2\ndata: cut".utf8), into: &events)
+        #expect(parser.lastEventID == "1")
+        parser.finish()
+        #expect(parser.lastEventID == "1")
+        try parser.parse(Array("data: b\n\n".utf8), into: &events)
+        #expect(events.map(\.id) == ["1", "1"])  // the cut event's id went with it
+        try parser.parse(Array("id: 3\n\n".utf8), into: &events)
+        #expect(parser.lastEventID == "3" && events.count == 2)
+    }
+
+    @Test func anIDPastItsLimitThrows() throws {
+        var parser = ServerSentEventParser(maxIDBytes: 8)
+        var events: [ServerSentEvent] = []
+        try parser.parse(Array("id: 12345678\ndata: a\n\n".utf8), into: &events)
+        let error = #expect(throws: CourierError.self) {
+            try parser.parse(Array("id: 123456789\n".utf8), into: &events)
+        }
+        #expect(error?.code == .bodyTooLarge)
+    }
+
     @Test func lineSplitterForJSONLines() throws {
         let bytes = Array("{\"n\":1}\r\n{\"n\":2}\n\n{\"n\":3}".utf8)
         for cut in 0...bytes.count {

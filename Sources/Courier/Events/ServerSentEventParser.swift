@@ -5,20 +5,27 @@
 /// - Lines end with CRLF, LF or CR, also when the two bytes of a CRLF arrive in different chunks.
 /// - A line starting with a colon is a comment. A line without a colon is a field with an empty value. One space
 ///   after the colon is not part of the value.
-/// - `data` lines are joined by line feeds; `event` sets the type; `id` sets the last event ID unless its value
-///   holds NUL; `retry` sets the reconnection time when its value is ASCII digits only; other fields are ignored.
-/// - An event is dispatched at a blank line, and only when it has data. A stream that ends mid-event drops the
-///   incomplete event (``finish()`` only forgets it).
+/// - `data` lines are joined by line feeds; `event` sets the type; `id` sets the last event ID buffer unless its
+///   value holds NUL; `retry` sets the reconnection time when its value is ASCII digits only; other fields are
+///   ignored.
+/// - At a blank line the buffer becomes the last event ID string, and an event is dispatched when it has data.
+///   A stream that ends mid-event drops the incomplete event, its `id` included (``finish()`` only forgets it), so
+///   a reconnection asks for what follows the last event that was whole.
 ///
 /// A hostile server cannot make it hold more than `maxEventBytes` (the line being read and the event's data
-/// together): past that it throws ``CourierError/Code/bodyTooLarge``.
+/// together) or an id of more than `maxIDBytes`: past either it throws ``CourierError/Code/bodyTooLarge``.
 package struct ServerSentEventParser {
-    /// The last event ID string: it outlives the connection, and a reconnection sends it.
+    /// The last event ID string, set when an event is dispatched: it outlives the connection, and a reconnection
+    /// sends it.
     private(set) var lastEventID = ""
+    /// The last event ID buffer: what the latest `id` field set, which becomes ``lastEventID`` at the next blank
+    /// line.
+    private var lastEventIDBuffer = ""
     /// The reconnection time of the latest valid `retry` field, if any.
     private(set) var reconnectionTime: Duration?
 
     private let maxEventBytes: Int
+    private let maxIDBytes: Int
     private var line: [UInt8] = []
     private var data: [UInt8] = []
     private var hasData = false
@@ -35,13 +42,15 @@ package struct ServerSentEventParser {
     private static let lineFeed = UInt8(ascii: "\n")
     private static let carriageReturn = UInt8(ascii: "\r")
 
-    package init(maxEventBytes: Int = 1 << 20) {
+    package init(maxEventBytes: Int = 16 << 20, maxIDBytes: Int = 4096) {
         self.maxEventBytes = max(1, maxEventBytes)
+        self.maxIDBytes = max(1, maxIDBytes)
     }
 
     /// Starts from `lastEventID`, as a stream resumed from an earlier one does.
     mutating func resume(from lastEventID: String) {
         self.lastEventID = lastEventID
+        lastEventIDBuffer = lastEventID
     }
 
     /// Parses `bytes`, the next part of the stream, appending the events it completes to `events`.
@@ -112,8 +121,10 @@ package struct ServerSentEventParser {
     }
 
     /// The stream ended (or the connection dropped): the line and the event in progress are dropped, as the
-    /// standard says, and the next stream starts afresh. The last event ID and the reconnection time stay.
+    /// standard says, and the next stream starts afresh. The last event ID of the last dispatched event and the
+    /// reconnection time stay; an `id` of the event that never completed goes with it.
     mutating func finish() {
+        lastEventIDBuffer = lastEventID
         line.removeAll(keepingCapacity: true)
         data.removeAll(keepingCapacity: true)
         hasData = false
@@ -149,7 +160,10 @@ package struct ServerSentEventParser {
             }
             eventType = previousEventType
         } else if Self.matches(name, "id"), !value.contains(0) {
-            lastEventID = String(decoding: value, as: UTF8.self)
+            guard value.count <= maxIDBytes else {
+                throw CourierError(code: .bodyTooLarge, message: "a server-sent event id of more than \(maxIDBytes) bytes")
+            }
+            lastEventIDBuffer = String(decoding: value, as: UTF8.self)
         } else if Self.matches(name, "retry"), let milliseconds = Self.digits(value) {
             reconnectionTime = .milliseconds(milliseconds)
             retryOfEvent = reconnectionTime
@@ -158,6 +172,7 @@ package struct ServerSentEventParser {
     }
 
     private mutating func dispatch(into events: inout [ServerSentEvent]) {
+        lastEventID = lastEventIDBuffer  // even when no event goes out: the standard's step 1 of dispatching
         defer {
             data.removeAll(keepingCapacity: true)
             hasData = false

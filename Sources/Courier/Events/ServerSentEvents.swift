@@ -9,7 +9,10 @@ extension Session {
     ///
     /// The stream ends when the server answers 204, and fails on any other status than 200 (the request's retry
     /// rule has had its say by then), on a response that is not `text/event-stream`, or after
-    /// ``EventStreamOptions/maxReconnects`` failed reconnections. Leaving the loop closes the connection at once.
+    /// ``EventStreamOptions/maxReconnects`` failed reconnections (connections that fail, bring no event or end
+    /// quickly; the wait doubles after each, from at least ``EventStreamOptions/minReconnectDelay``). Leaving the
+    /// loop closes the connection at once. Its ``ServerSentEvents/activity`` reports each drop, with the error that
+    /// caused it, and each reconnection beside the events.
     /// Each connection is a call like any other: the pool tracks it, the authenticator signs it and the retry rule
     /// retries its head. Without a total timeout of its own, a connection has none (the stream may last for days);
     /// the read-idle timeout applies, and a server that is quiet for longer is reconnected to.
@@ -65,19 +68,30 @@ final class EventStreamReader {
     private let session: Session
     private let request: Request<Data>
     private let options: EventStreamOptions
+    /// Whether drops and reconnections are kept for the caller (``ServerSentEvents/activity``).
+    private let reportsConnections: Bool
     private var parser: ServerSentEventParser
     private var ready: [ServerSentEvent] = []
     private var readyIndex = 0
+    /// Drops and reconnections not yet handed out, when they are reported.
+    private var notices: [EventStreamActivity] = []
     private var body: ByteStream.AsyncIterator?
     private var hasConnected = false
+    /// When the current connection opened, and whether it has brought an event: a connection that ends before
+    /// ``EventStreamOptions/minimumConnectionTime`` or without an event counts as a failed one.
+    private var connectedAt = ContinuousClock.now
+    private var connectionBroughtEvents = false
     private var failedReconnects = 0
+    /// The wait before the next connection, set when the last one ended.
+    private var reconnectDelay = Duration.zero
     private var isFinished = false
 
-    init(session: Session, request: Request<Data>, options: EventStreamOptions) {
+    init(session: Session, request: Request<Data>, options: EventStreamOptions, reportsConnections: Bool = false) {
         self.session = session
         self.request = request
         self.options = options
-        var parser = ServerSentEventParser(maxEventBytes: options.maxEventBytes)
+        self.reportsConnections = reportsConnections
+        var parser = ServerSentEventParser(maxEventBytes: options.maxEventBytes, maxIDBytes: options.maxEventIDBytes)
         if let lastEventID = options.lastEventID { parser.resume(from: lastEventID) }
         self.parser = parser
     }
@@ -86,45 +100,62 @@ final class EventStreamReader {
     func nextReady() -> ServerSentEvent? {
         guard readyIndex < ready.count else { return nil }
         defer { readyIndex += 1 }
-        failedReconnects = 0
         return ready[readyIndex]
     }
 
     func next() async throws(CourierError) -> ServerSentEvent? {
         while true {
             if let event = nextReady() { return event }
-            ready.removeAll(keepingCapacity: true)
-            readyIndex = 0
-            if isFinished { return nil }
-            guard var stream = body else {
-                try await connect()
-                continue
-            }
-            let chunk: ByteBuffer?
-            do {
-                chunk = try await stream.next()
-            } catch {
-                try dropped(CourierError.normalized(error))
-                continue
-            }
-            body = stream
-            guard let chunk else {
-                try dropped(nil)
-                continue
-            }
-            do {
-                try chunk.withUnsafeReadableBytes { bytes in try parser.parse(bytes, into: &ready) }
-            } catch {
-                body = nil  // closes the connection
-                isFinished = true
-                throw CourierError.normalized(error)
-            }
+            guard try await advance() else { return nil }
         }
+    }
+
+    /// The next event, drop or reconnection.
+    func nextActivity() async throws(CourierError) -> EventStreamActivity? {
+        while true {
+            if !notices.isEmpty { return notices.removeFirst() }
+            if let event = nextReady() { return .event(event) }
+            guard try await advance() else { return nil }
+        }
+    }
+
+    /// One step once the parsed events are handed out: connects, or reads and parses the next chunk, or takes a
+    /// drop; `false` once the stream has ended.
+    private func advance() async throws(CourierError) -> Bool {
+        ready.removeAll(keepingCapacity: true)
+        readyIndex = 0
+        if isFinished { return false }
+        guard var stream = body else {
+            try await connect()
+            return true
+        }
+        let chunk: ByteBuffer?
+        do {
+            chunk = try await stream.next()
+        } catch {
+            try dropped(CourierError.normalized(error))
+            return true
+        }
+        body = stream
+        guard let chunk else {
+            try dropped(nil)
+            return true
+        }
+        do {
+            try chunk.withUnsafeReadableBytes { bytes in try parser.parse(bytes, into: &ready) }
+        } catch {
+            body = nil  // closes the connection
+            isFinished = true
+            throw CourierError.normalized(error)
+        }
+        if !ready.isEmpty { connectionBroughtEvents = true }
+        return true
     }
 
     /// Opens a connection: at once the first time, after the reconnection delay later on.
     private func connect() async throws(CourierError) {
-        if hasConnected { try await waitToReconnect() }
+        let isReconnection = hasConnected
+        if isReconnection { try await waitToReconnect() }
         hasConnected = true
         let response: StreamedResponse
         do {
@@ -140,9 +171,12 @@ final class EventStreamReader {
         switch response.status.code {
         case 200 where Self.isEventStream(response.headers[.contentType]):
             body = response.body.makeAsyncIterator()
+            connectedAt = .now
+            connectionBroughtEvents = false
+            if isReconnection, reportsConnections { notices.append(.reconnected) }
         case 200:
             isFinished = true
-            let type = response.headers[.contentType] ?? "none"
+            let type = CourierError.printable(response.headers[.contentType] ?? "none", limit: 200)
             throw CourierError(code: .invalidResponse, message: "expected text/event-stream, got content type \(type)")
         case 204:
             isFinished = true  // the server's way of saying there is nothing more
@@ -152,7 +186,8 @@ final class EventStreamReader {
         }
     }
 
-    /// The stream ended or failed mid-body: reconnect, unless the caller has gone.
+    /// The stream ended or failed mid-body: reconnect, unless the caller has gone. A connection that lasted and
+    /// brought events resets the count of failures first.
     private func dropped(_ error: CourierError?) throws(CourierError) {
         body = nil
         parser.finish()
@@ -160,36 +195,47 @@ final class EventStreamReader {
             isFinished = true
             throw error
         }
+        if connectionBroughtEvents, connectedAt.duration(to: .now) >= options.minimumConnectionTime {
+            failedReconnects = 0
+        }
         try giveUpOrRetry(
             after: error
-                ?? CourierError(code: .connectionClosed, message: "the event stream ended \(failedReconnects) times")
+                ?? CourierError(code: .connectionClosed, message: "the server ended the event stream")
         )
     }
 
-    /// Counts one more reconnection that failed or brought no event, and ends the stream with `error` past the limit.
-    private func giveUpOrRetry(after error: @autoclosure () -> CourierError) throws(CourierError) {
+    /// Counts one more connection that failed, brought no event or ended quickly; ends the stream with `error`
+    /// past the limit, and otherwise sets the wait before the next one: the server's `retry` time (or the
+    /// default), at least the floor, doubled for each failure in a row after the first.
+    private func giveUpOrRetry(after error: CourierError) throws(CourierError) {
         failedReconnects += 1
         if let limit = options.maxReconnects, failedReconnects > limit {
             isFinished = true
-            throw error()
+            throw error
+        }
+        let base = max(parser.reconnectionTime ?? options.reconnectDelay, options.minReconnectDelay)
+        reconnectDelay = Backoff(base: min(base, options.maxReconnectDelay), maximum: options.maxReconnectDelay)
+            .delay(after: failedReconnects)
+        if reportsConnections {
+            notices.append(.dropped(EventStreamDrop(error: error, failuresInARow: failedReconnects, delay: reconnectDelay)))
         }
     }
 
     private func waitToReconnect() async throws(CourierError) {
-        let delay = min(parser.reconnectionTime ?? options.reconnectDelay, options.maxReconnectDelay)
         do {
-            try await Task.sleep(for: delay)
+            try await Task.sleep(for: reconnectDelay)
         } catch {
             isFinished = true
             throw .cancelled("the event stream was cancelled")
         }
     }
 
-    /// The request with the headers an event stream sends, and no total timeout unless it has one of its own.
+    /// The request with the headers an event stream sends, as browsers send them, and no total timeout unless it
+    /// has one of its own.
     private func streamRequest() -> Request<Data> {
         var request = request
         request.headers[.accept] = "text/event-stream"
-        request.headers[.cacheControl] = "no-store"
+        request.headers[.cacheControl] = "no-cache"
         if !parser.lastEventID.isEmpty {
             request.headers[Self.lastEventIDField] = parser.lastEventID
         }
