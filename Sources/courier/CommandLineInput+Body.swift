@@ -15,10 +15,17 @@ extension CommandLineInput {
 
     /// The file at `path` as a body streamed from disk (checked readable now: an ``InputFailure`` before anything
     /// is sent), or standard input streamed in chunks for `-`; `contentType` is given the path.
+    ///
+    /// A path that is no regular file with a size (a FIFO from `<(…)`, a device, a `/proc` file that says it
+    /// has 0 bytes) is read as a stream, as curl reads anything; a read that fails then ends with 26.
     static func streamed(_ path: String, contentType: (String) -> String) throws -> RequestBody {
         if path == "-" { return .stream(FileChunks(url: URL(filePath: "/dev/stdin")), contentType: contentType(path)) }
         try checkReadable(path)
-        return .file(URL(filePath: path), contentType: contentType(path))
+        let url = URL(filePath: path)
+        guard let size = FileChunks.readableSize(of: url), size > 0 else {
+            return .stream(FileChunks(url: url), contentType: contentType(path))
+        }
+        return .file(url, contentType: contentType(path))
     }
 
     /// ``streamed(_:contentType:)`` with one content type whatever the path.

@@ -78,6 +78,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .tls: .tls
         case .tooManyRedirects, .redirectLoop: .tooManyRedirects
         case .fileAccess, .diskFull: .writeError
+        case .unreadableBody: .readError
         case .decompression: .badContentEncoding
         case .bodyTooLarge: .bodyTooLarge
         case .httpStatus: error.status.flatMap { of(status: $0.code) } ?? .failure

@@ -17,6 +17,8 @@ struct CLIExitCodeTests {
                 (["get", "http://courier..invalid/x"], 6),
                 (["get", "http://127.0.0.1:1/x"], 7),
                 (["post", url("/echo"), "-d", "@" + directory.appending(path: "missing").path()], 26),
+                // A body whose reads fail is an input failure (it said 23, a write error, before).
+                (["post", url("/echo"), "-d", "@/proc/self/mem"], 26),
                 (["get", url("/delay/5000"), "--timeout", "0.3"], 28),
                 (["get", url("/redirect-loop")], 47),
                 (["get", url("/redirect/3"), "--max-redirs", "1"], 47),
@@ -35,6 +37,10 @@ struct CLIExitCodeTests {
                     )
                 }
             }
+
+            // A file that says it has no bytes (as /proc's do) is read as a stream, as curl reads it.
+            let proc = try await CLI.run(["post", url("/echo"), "-d", "@/proc/version"])
+            #expect(proc.status == 0 && proc.stdout.contains(#""body":"Linux version"#), "\(proc.stdout)")
 
             // 23: the output cannot be written (a file size limit, as a full disk would refuse it); no file is left.
             let target = directory.appending(path: "big.bin")

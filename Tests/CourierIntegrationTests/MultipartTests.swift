@@ -132,7 +132,7 @@ struct MultipartTests {
         let missing = #expect(throws: CourierError.self) {
             try form.append(file: URL(filePath: "/nonexistent/file"), name: "f")
         }
-        #expect(missing?.code == .fileAccess)
+        #expect(missing?.code == .unreadableBody)
         let type = #expect(throws: CourierError.self) {
             try form.append(data: Data(), name: "x", contentType: "text/plain\r\nX: y")
         }

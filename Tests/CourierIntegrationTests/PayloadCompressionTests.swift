@@ -158,6 +158,6 @@ struct PayloadCompressionTests {
                 .gzip()
             )
         }
-        #expect(missing?.code == .fileAccess)
+        #expect(missing?.code == .unreadableBody)
     }
 }

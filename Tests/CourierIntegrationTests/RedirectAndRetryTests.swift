@@ -16,6 +16,17 @@ struct RedirectAndRetryTests {
         }
     }
 
+    /// A `Location` holding non-ASCII and an escape reaches the server encoded once: `/é%41` as `/%C3%A9%41`.
+    @Test func aLocationIsRequestedAsTheServerWroteIt() async throws {
+        try await withServerSession { session, server in
+            let request = Request<Data>.get("/redirect-to", query: ["url": "/echo/é%41"]).withoutSessionValidators()
+            let response = try await session.send(request)
+            #expect(response.url.absoluteString.hasSuffix("/echo/%C3%A9%41"), "\(response.url)")
+            let seen = server.requests("/redirect-to").count
+            #expect(seen == 1)
+        }
+    }
+
     @Test func loopsAndLongChainsAreTypedErrors() async throws {
         try await withServerSession({ $0.redirects.maxHops = 2 }) { session, _ in
             #expect(

@@ -129,7 +129,7 @@ struct RequestTests {
             let error = await courierError {
                 _ = try await session.send(Request<Data>.post("/echo", body: .file(URL(filePath: "/nonexistent/file"))))
             }
-            #expect(error?.code == .fileAccess)
+            #expect(error?.code == .unreadableBody)
             #expect(server.totalHits == 0)
         }
     }

@@ -64,7 +64,7 @@ struct UploadTests {
             #expect(outcome.failedFiles == [files[2]])
             #expect(server.hits("/multipart") == 3)
             if case .failure(let error) = outcome.batch.results[2] {
-                #expect(error.code == .fileAccess)
+                #expect(error.code == .unreadableBody)
             } else {
                 Issue.record("expected a failure")
             }

@@ -58,7 +58,7 @@ package struct RedirectState {
         guard policy.follows, [301, 302, 303, 307, 308].contains(status.code), let location = location() else {
             return .deliver
         }
-        let target = URL(string: location, relativeTo: url)?.absoluteURL
+        let target = URL(string: URLBuilder.encodingOnlyWhatNeedsIt(location), relativeTo: url)?.absoluteURL
         guard let target, URLBuilder.isAbsoluteHTTP(target) else {
             throw CourierError.invalidURL(
                 location,

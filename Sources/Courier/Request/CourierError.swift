@@ -20,7 +20,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case redirectLoop, tooManyRedirects, ignored, sessionClosed, transport
             case tooFrequent, offline, batchFailed, chainFailed, cacheMiss
             case rangeMismatch, integrity, destinationExists, destinationBusy, diskFull, invalidState
-            case compressionTarget, database, authenticationFailed
+            case compressionTarget, database, authenticationFailed, unreadableBody
         }
         private let base: Base
 
@@ -37,8 +37,13 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         public static let invalidParameter = Code(base: .invalidParameter)
         /// The request body could not be encoded (for example an `Encodable` threw).
         public static let encoding = Code(base: .encoding)
-        /// A file named as a request body could not be opened or read.
+        /// A file could not be opened, read or written: a cache entry, a download's destination or record, a
+        /// cookie jar. A request body that cannot be read is ``unreadableBody``.
         public static let fileAccess = Code(base: .fileAccess)
+        /// A request body's source could not be opened or read: a file named as the body (or a multipart part,
+        /// or an upload) that is missing, not readable, or fails while it is read. It is the input that failed,
+        /// not the output, so the CLI tells it as curl's read error (26).
+        public static let unreadableBody = Code(base: .unreadableBody)
         /// A connect, read-idle or total timeout elapsed; ``CourierError/timeoutKind`` says which.
         public static let timeout = Code(base: .timeout)
         /// The calling task was cancelled, or the request was cancelled explicitly.

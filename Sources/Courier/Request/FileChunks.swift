@@ -23,7 +23,7 @@ package struct FileChunks: AsyncSequence, Sendable {
     package func makeAsyncIterator() -> Iterator { Iterator(url: url, chunkSize: chunkSize, range: range) }
 
     /// The size of the file at `url` when it is a regular file this process can read; `nil` otherwise.
-    static func readableSize(of url: URL) -> Int64? {
+    package static func readableSize(of url: URL) -> Int64? {
         let path = url.path(percentEncoded: false)
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
             (attributes[.type] as? FileAttributeType) == .typeRegular,
@@ -93,7 +93,7 @@ package struct FileChunks: AsyncSequence, Sendable {
         private func failure(_ code: Int32) -> CourierError {
             close()
             return CourierError(
-                code: .fileAccess,
+                code: .unreadableBody,
                 message:
                     "cannot read body file \"\(CourierError.printable(url.path(percentEncoded: false)))\": \(String(cString: strerror(code)))"
             )

@@ -94,7 +94,7 @@ public struct RequestBody: Sendable {
         case .file(let url):
             guard let size = FileChunks.readableSize(of: url) else {
                 throw CourierError(
-                    code: .fileAccess,
+                    code: .unreadableBody,
                     message: "cannot read body file \"\(CourierError.printable(url.path(percentEncoded: false)))\""
                 )
             }

@@ -110,6 +110,44 @@ package enum URLBuilder {
         }
     }
 
+    /// `text` with what a URL may not hold raw percent-encoded (non-ASCII, spaces, `"<>\^`{|}`, a `%` that starts
+    /// no escape) and everything else, escapes included, left as it is: what a server's `Location` needs before it
+    /// is parsed, since Foundation encodes every `%` again once it has anything to encode (`/é%41` became
+    /// `/%C3%A9%2541`).
+    package static func encodingOnlyWhatNeedsIt(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        guard bytes.contains(where: { !isURLByte($0) || $0 == UInt8(ascii: "%") }) else { return text }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + 16)
+        for (index, byte) in bytes.enumerated() {
+            let startsEscape =
+                byte == UInt8(ascii: "%") && index + 2 < bytes.count && isHex(bytes[index + 1]) && isHex(bytes[index + 2])
+            if isURLByte(byte) && (byte != UInt8(ascii: "%") || startsEscape) {
+                out.append(byte)
+            } else {
+                out += [UInt8(ascii: "%"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    /// RFC 3986's unreserved and reserved characters, and `%`.
+    private static func isURLByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default: return "-._~:/?#[]@!$&'()*+,;=%".utf8.contains(byte)
+        }
+    }
+
+    private static func isHex(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+    }
+
     /// `url` with `parameters` appended to its query; with `overwrite` false an existing name is kept.
     package static func appending(_ parameters: Parameters, to url: URL, overwrite: Bool = true) -> URL {
         guard !parameters.isEmpty, var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {

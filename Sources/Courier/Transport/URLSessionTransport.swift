@@ -48,7 +48,7 @@ public final class URLSessionTransport: Transport {
         case .file(let url, _):
             guard let stream = InputStream(url: url) else {
                 throw CourierError(
-                    code: .fileAccess,
+                    code: .unreadableBody,
                     message: "cannot read body file \"\(url.path(percentEncoded: false))\""
                 )
             }

@@ -77,7 +77,7 @@ public struct MultipartFormData: Sendable {
     }
 
     /// Adds a file, read from disk while the body is sent. The file name defaults to the file's own, the type
-    /// to the one its extension suggests. Throws ``CourierError/Code/fileAccess`` when it is not a readable
+    /// to the one its extension suggests. Throws ``CourierError/Code/unreadableBody`` when it is not a readable
     /// regular file, and ``CourierError/Code/invalidHeader`` when a name (the file's own included: Linux allows a
     /// newline in one), the content type or a header holds a control character; pass `fileName` to send another.
     ///
@@ -228,7 +228,7 @@ public struct MultipartFormData: Sendable {
     static func size(of url: URL) throws -> Int64 {
         guard let size = FileChunks.readableSize(of: url) else {
             throw CourierError(
-                code: .fileAccess,
+                code: .unreadableBody,
                 message:
                     "cannot read the file \"\(CourierError.printable(url.path(percentEncoded: false)))\" for the form"
             )

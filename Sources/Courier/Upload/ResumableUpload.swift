@@ -96,7 +96,7 @@ public actor ResumableUpload {
         defer { continuation.finish() }
         guard let identity = try UploadRecord.FileIdentity.of(file, digest: options.checksDigest) else {
             throw CourierError(
-                code: .fileAccess,
+                code: .unreadableBody,
                 message: "cannot read \"\(CourierError.printable(file.path(percentEncoded: false)))\" to upload it"
             )
         }
