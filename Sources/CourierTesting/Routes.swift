@@ -40,6 +40,18 @@ struct Routes {
             }
             try await writer.respond(text: "waited \(ms) ms")
         case "users": try await user(request, parts, writer)
+        case "login":
+            // The README's chain: a token for the `user` of a JSON body, which `/me` then reads back.
+            let fields = try? JSONSerialization.jsonObject(with: Data(request.body.readableBytesView)) as? [String: Any]
+            let name = fields?["user"] as? String ?? "guest"
+            try await writer.respond(contentType: "application/json", text: "{\"jwt\":\"jwt-\(name)\"}")
+        case "me":
+            let name = request.header("authorization").flatMap { $0.split(separator: "-", maxSplits: 1).last } ?? ""
+            guard request.header("authorization")?.hasPrefix("Bearer jwt-") == true else {
+                try await writer.respond(status: 401, text: "no token")
+                return true
+            }
+            try await writer.respond(contentType: "application/json", text: "{\"id\":1,\"name\":\"\(name)\"}")
         case "flaky":
             let key = parts.count > 1 ? parts[1] : "default"
             let count = state.increment(key)
@@ -246,6 +258,12 @@ struct Routes {
     /// `/users/ID`: the user as JSON, `{"id":ID,"name":"user ID"}`; a PATCH or PUT with a JSON object sets the
     /// fields it names (except `id`) in the answer. The user API the README's examples talk to.
     private func user(_ request: ServerRequest, _ parts: [String], _ writer: ResponseWriter) async throws {
+        if parts.count == 1 {  // `/users`: the first three
+            let list = (1...3).map { ["id": $0, "name": "user \($0)"] as [String: Any] }
+            let json = try JSONSerialization.data(withJSONObject: list, options: [.sortedKeys])
+            try await writer.respond(headers: [("Content-Type", "application/json")], body: ByteBuffer(bytes: json))
+            return
+        }
         guard parts.count == 2, let id = Int(parts[1]) else {
             try await writer.respond(status: 404, text: "no such user")
             return

@@ -42,8 +42,9 @@ extension Session {
         try await run(Batch(requests, options: options))
     }
 
-    /// Runs `body` as a chain of dependent steps; see ``ChainContext``.
-    public nonisolated func chain<Value: Sendable>(
+    /// Runs `body` as a chain of dependent steps; see ``ChainContext``. It runs where the caller runs (on the main
+    /// actor from top-level code or a `@MainActor` view model), so `body` may use the caller's state.
+    nonisolated(nonsending) public func chain<Value: Sendable>(
         _ body: (ChainContext) async throws -> Value
     ) async throws -> ChainOutcome<Value> {
         let context = ChainContext(session: self)
