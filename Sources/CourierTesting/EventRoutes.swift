@@ -94,7 +94,8 @@ struct EventRoutes {
     private func eventText(id: Int, first: Bool, end: String) -> String {
         var hostile = ""
         if first, request.query["hostile"] != nil {
-            hostile = "id: \u{1B}]52;c;cHduZWQ=\u{7}\(end)event: \u{1B}[2J\(end)data: \u{9B}31mred\u{1B}]0;title\u{7}\(end)\(end)"
+            hostile =
+                "id: \u{1B}]52;c;cHduZWQ=\u{7}\(end)event: \u{1B}[2J\(end)data: \u{9B}31mred\u{1B}]0;title\u{7}\(end)\(end)"
         }
         let idLine =
             request.query["id-once"] == nil ? "id: \(id)\(end)" : first ? "id: \(request.int("count") ?? id)\(end)" : ""

@@ -105,7 +105,9 @@ struct Routes {
             try await writer.respond(headers: lines.map { ("Set-Cookie", $0.1) }, body: ByteBuffer(string: "{}"))
         case "response-headers":
             // Each query pair a header of the answer, but `_status`, its status (200 by default).
-            let headers = request.query.filter { $0.key != "_status" }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+            let headers = request.query.filter { $0.key != "_status" }.sorted { $0.key < $1.key }.map {
+                ($0.key, $0.value)
+            }
             try await writer.respond(
                 status: request.int("_status") ?? 200,
                 headers: headers,

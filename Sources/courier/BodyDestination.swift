@@ -151,7 +151,8 @@ enum SymbolicLink {
             let link = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
             current =
                 link.hasPrefix("/")
-                ? link : URL(filePath: current).deletingLastPathComponent().appending(path: link).path(percentEncoded: false)
+                ? link
+                : URL(filePath: current).deletingLastPathComponent().appending(path: link).path(percentEncoded: false)
         }
         throw OutputFailure(message: "cannot write \"\(path)\": too many levels of symbolic links")
     }

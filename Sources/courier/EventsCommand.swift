@@ -41,7 +41,8 @@ struct EventsCommand: AsyncParsableCommand {
     var reconnectDelay: String?
 
     @Option(
-        help: "Give up after this many connections in a row that fail, bring no event or end within a second (default: never)."
+        help:
+            "Give up after this many connections in a row that fail, bring no event or end within a second (default: never)."
     )
     var maxReconnects: Int?
 
@@ -86,7 +87,9 @@ struct EventsCommand: AsyncParsableCommand {
                 case .event(let event):
                     try Output.stdoutText(Self.text(event, printedID: &printedID, escaping: onTerminal))
                 case .dropped(let drop):
-                    Output.stderr("courier: the event stream dropped (\(drop.error)); again in \(Self.seconds(drop.delay))")
+                    Output.stderr(
+                        "courier: the event stream dropped (\(drop.error)); again in \(Self.seconds(drop.delay))"
+                    )
                 case .reconnected:
                     Output.stderr("courier: the event stream reconnected")
                 }

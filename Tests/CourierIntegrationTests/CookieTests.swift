@@ -25,7 +25,9 @@ struct CookieTests {
                 "dropped=1; Domain=\(server.baseURL.host()!); Domain=other.com", "u=été",
                 "old=1; Expires=Sat, 15-Apr-17 91:22:33 21:01:22",
             ]
-            let query = Parameters(uniqueKeysWithValues: lines.enumerated().map { (String($0.offset + 1), .string($0.element)) })
+            let query = Parameters(
+                uniqueKeysWithValues: lines.enumerated().map { (String($0.offset + 1), .string($0.element)) }
+            )
             _ = try await session.send(Request<Data>.get("/set-cookie-lines", query: query))
             let echo = try await session.send(Request<Echo>.get("/echo")).value
             #expect(echo.header("cookie") == "z=y; a=b; foo=bar, baz=qux; d=1; u=été; old=1")

@@ -20,7 +20,9 @@ struct ResumableUploadHostileTests {
     /// `/redirect-to` answering the creation with 201 and `location` as the upload's URL.
     private func creation(on server: TestServer, location: String) -> URL {
         var components = URLComponents(url: server.url("/redirect-to"), resolvingAgainstBaseURL: false)!
-        components.queryItems = [URLQueryItem(name: "status", value: "201"), URLQueryItem(name: "url", value: location)]
+        components.queryItems = [
+            URLQueryItem(name: "status", value: "201"), URLQueryItem(name: "url", value: location),
+        ]
         return components.url!
     }
 

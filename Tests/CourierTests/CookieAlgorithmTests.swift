@@ -22,7 +22,9 @@ struct CookieAlgorithmTests {
     // MARK: 5.1.1 dates
 
     @Test func date1TokensAreSplitAtEveryDelimiter() {
-        let tokens = HTTPDate.cookieDateTokens("Sat,15-Apr-17\t21:01:22;GMT").map { String(decoding: $0, as: UTF8.self) }
+        let tokens = HTTPDate.cookieDateTokens("Sat,15-Apr-17\t21:01:22;GMT").map {
+            String(decoding: $0, as: UTF8.self)
+        }
         #expect(tokens == ["Sat", "15", "Apr", "17", "21:01:22", "GMT"])
         #expect(HTTPDate.parseCookieDate("Sat,15-Apr-17\t21:01:22;GMT") == date(2017, 4, 15, 21, 1, 22))
     }

@@ -43,13 +43,20 @@ struct RedirectStateTests {
     /// as `/%C3%A9%2541`).
     @Test func aLocationIsEncodedOnlyWhereItNeedsIt() throws {
         let cases = [
-            ("/é%41", "http://a.example.com/%C3%A9%41"), ("/a b?q=ü&r=%2F", "http://a.example.com/a%20b?q=%C3%BC&r=%2F"),
+            ("/é%41", "http://a.example.com/%C3%A9%41"),
+            ("/a b?q=ü&r=%2F", "http://a.example.com/a%20b?q=%C3%BC&r=%2F"),
             ("/100%", "http://a.example.com/100%25"), ("/%zz", "http://a.example.com/%25zz"),
             ("/plain?x=1#f", "http://a.example.com/plain?x=1#f"),
         ]
         for (location, expected) in cases {
             var state = RedirectState(policy: RedirectPolicy(), initial: .get, url: start)
-            let action = try state.next(method: .get, url: start, status: .found, location: location, bodyIsReplayable: true)
+            let action = try state.next(
+                method: .get,
+                url: start,
+                status: .found,
+                location: location,
+                bodyIsReplayable: true
+            )
             guard case .follow(_, let url, _, _) = action else {
                 Issue.record("\(location) is followed")
                 continue

@@ -180,7 +180,8 @@ enum CookieRules {
         let request = Array((requestPath.isEmpty ? "/" : requestPath).utf8)
         let cookie = Array(encodedPath(cookiePath).utf8)
         guard request.starts(with: cookie) else { return false }
-        return request.count == cookie.count || cookie.last == UInt8(ascii: "/") || request[cookie.count] == UInt8(ascii: "/")
+        return request.count == cookie.count || cookie.last == UInt8(ascii: "/")
+            || request[cookie.count] == UInt8(ascii: "/")
     }
 
     /// A cookie path in the form a request path takes on the wire: what a URL path may not hold raw (non-ASCII,

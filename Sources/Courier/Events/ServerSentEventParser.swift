@@ -161,7 +161,10 @@ package struct ServerSentEventParser {
             eventType = previousEventType
         } else if Self.matches(name, "id"), !value.contains(0) {
             guard value.count <= maxIDBytes else {
-                throw CourierError(code: .bodyTooLarge, message: "a server-sent event id of more than \(maxIDBytes) bytes")
+                throw CourierError(
+                    code: .bodyTooLarge,
+                    message: "a server-sent event id of more than \(maxIDBytes) bytes"
+                )
             }
             lastEventIDBuffer = String(decoding: value, as: UTF8.self)
         } else if Self.matches(name, "retry"), let milliseconds = Self.digits(value) {

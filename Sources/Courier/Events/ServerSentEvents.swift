@@ -217,7 +217,9 @@ final class EventStreamReader {
         reconnectDelay = Backoff(base: min(base, options.maxReconnectDelay), maximum: options.maxReconnectDelay)
             .delay(after: failedReconnects)
         if reportsConnections {
-            notices.append(.dropped(EventStreamDrop(error: error, failuresInARow: failedReconnects, delay: reconnectDelay)))
+            notices.append(
+                .dropped(EventStreamDrop(error: error, failuresInARow: failedReconnects, delay: reconnectDelay))
+            )
         }
     }
 

@@ -121,7 +121,8 @@ package enum URLBuilder {
         out.reserveCapacity(bytes.count + 16)
         for (index, byte) in bytes.enumerated() {
             let startsEscape =
-                byte == UInt8(ascii: "%") && index + 2 < bytes.count && isHex(bytes[index + 1]) && isHex(bytes[index + 2])
+                byte == UInt8(ascii: "%") && index + 2 < bytes.count && isHex(bytes[index + 1])
+                && isHex(bytes[index + 2])
             if isURLByte(byte) && (byte != UInt8(ascii: "%") || startsEscape) {
                 out.append(byte)
             } else {
