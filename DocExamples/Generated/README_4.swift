@@ -23,7 +23,7 @@ try await withSession(cached) { session in
     let feed = Request<[User]>.get(api.url("/users").absoluteString).cachePolicy(.cacheElseNetwork(ttl: .seconds(300)))
     _ = try await session.send(feed)
     print(try await session.send(feed).cacheInfo.isFromCache) // true: the second came from the cache
-    if let cache = await session.cache { print(await cache.statistics().summary) }
+    if let cache = session.cache { print(await cache.statistics().summary) }
 }
 #sourceLocation(file: "README.md", line: 247)
 await api.shutdown()

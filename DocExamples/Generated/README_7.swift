@@ -29,7 +29,7 @@ let group = ServiceGroup(services: [shared, downloads], gracefulShutdownSignals:
 #sourceLocation(file: "README.md", line: 335)
 try await group.run()
 #sourceLocation(file: "README.md", line: 336)
-try await client.shutdown()
+try await client.shutdown().get()                           // the client the server made, shut down by it
 #sourceLocation(file: "README.md", line: 337)
 await api.shutdown()
 #sourceLocation()
