@@ -199,6 +199,49 @@ struct BatchAndChainTests {
         }
     }
 
+    /// A mixed batch has what a `Batch` has: every result (collect-all by default, the seeds' default), a
+    /// concurrency bound, progress and a cancel handle.
+    @Test func aMixedBatchCollectsEveryResultWithinItsBoundAndCanBeCancelled() async throws {
+        struct User: Decodable, Sendable {
+            var id: Int
+            var name: String
+        }
+        try await withServerSession { session, server in
+            let batch = MixedBatch(
+                Request<User>.get("/users/3"),
+                Request<String>.get("/status/404"),
+                Request<Data>.get("/delay/100"),
+                Request<Data>.get("/delay/101"),
+                options: BatchOptions(concurrency: 2)
+            )
+            #expect(batch.options.mode == .collectAll)
+            let watched = Task {
+                var seen: [BatchProgress] = []
+                for await progress in batch.progress { seen.append(progress) }
+                return seen
+            }
+            let (user, missing, first, second) = try await session.run(batch)
+            #expect(try user.get().value.name == "user 3")
+            guard case .failure(let error) = missing else {
+                Issue.record("a 404 is a failed result")
+                return
+            }
+            #expect(error.status?.code == 404)  // a failure is a result, not the end of the batch
+            #expect(try first.get().status == .ok)
+            #expect(try second.get().status == .ok)
+            let seen = await watched.value
+            #expect(seen.last == BatchProgress(total: 4, completed: 4, failed: 1, bytesReceived: seen.last?.bytesReceived ?? 0))
+            #expect(server.hits("/delay/100") == 1 && server.hits("/delay/101") == 1)
+
+            let slow = MixedBatch(Request<Data>.get("/delay/5000"), Request<String>.get("/delay/5001"))
+            let running = Task { try await session.run(slow) }
+            await eventually("both are sent") { server.hits("/delay/5000") + server.hits("/delay/5001") == 2 }
+            slow.cancel()
+            let cancelled = await courierError { _ = try await running.value }
+            #expect(cancelled?.code == .cancelled)
+        }
+    }
+
     @Test func collectAllKeepsInputOrderAndEveryResult() async throws {
         try await withServerSession { session, _ in
             let paths = ["/delay/150", "/status/404", "/small", "/delay/50", "/status/500", "/echo"]
