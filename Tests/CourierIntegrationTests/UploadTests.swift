@@ -25,6 +25,32 @@ struct UploadTests {
         }
     }
 
+    /// Any call reports its progress, as the seeds' progress callback does: the body received, and the one sent.
+    @Test func aTransferReportsTheBodiesItReceivesAndSends() async throws {
+        try await withServerSession { session, _ in
+            let download = try session.transfer(Request<Data>.get("/drip?size=300000&chunk=30000&interval=30"))
+            var received: [TransferProgress] = []
+            for await progress in download.downloadProgress { received.append(progress) }
+            let body = try await download.response.body
+            #expect(body.count == 300_000)
+            #expect(received.count >= 2, "\(received)")
+            #expect(received.last?.completedBytes == 300_000)
+            #expect(zip(received, received.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes })
+            var sentNothing: [TransferProgress] = []
+            for await progress in download.uploadProgress { sentNothing.append(progress) }
+            #expect(sentNothing.last?.completedBytes ?? 0 == 0)
+
+            let upload = try session.transfer(Request<Echo>.post("/echo", body: .bytes(ServerFiles.data(count: 2_000_000))))
+            var sent: [TransferProgress] = []
+            for await progress in upload.uploadProgress { sent.append(progress) }
+            #expect(try await upload.response.value.bodyLength == 2_000_000)
+            #expect(sent.last == TransferProgress(completedBytes: 2_000_000, totalBytes: 2_000_000, bytesPerSecond: sent.last?.bytesPerSecond ?? 0))
+            var answer: [TransferProgress] = []
+            for await progress in upload.downloadProgress { answer.append(progress) }
+            #expect((answer.last?.completedBytes ?? 0) > 0 && answer.last?.completedBytes == answer.last?.totalBytes)
+        }
+    }
+
     @Test func cancellingStopsAnEndlessUploadPromptly() async throws {
         try await withServerSession { session, _ in
             let chunks = AsyncStream<ByteBuffer> { continuation in

@@ -15,15 +15,24 @@ struct BodyAccumulator {
     /// The length the head declared, when the body arrives as sent; room for it is made once.
     private let declaredLength: Int?
     private var body: ByteBuffer?
+    /// Counts the bytes as they arrive, for a call that reports its progress.
+    private let meter: ProgressMeter?
 
     /// Checks the head: the coding is one Courier decodes, and a declared length within the limit.
-    init(headers: HTTPFields, method: HTTPRequest.Method, limits: ResponseLimits, decompresses: Bool) throws {
+    init(
+        headers: HTTPFields,
+        method: HTTPRequest.Method,
+        limits: ResponseLimits,
+        decompresses: Bool,
+        meter: ProgressMeter? = nil
+    ) throws {
         try self.init(
             contentEncoding: headers.value(of: .contentEncoding),
             contentLength: headers.value(of: .contentLength),
             method: method,
             limits: limits,
-            decompresses: decompresses
+            decompresses: decompresses,
+            meter: meter
         )
     }
 
@@ -34,7 +43,8 @@ struct BodyAccumulator {
         contentLength: String?,
         method: HTTPRequest.Method,
         limits: ResponseLimits,
-        decompresses: Bool
+        decompresses: Bool,
+        meter: ProgressMeter? = nil
     ) throws {
         // Asked only when there is a coding: a failable class initializer allocates before it can fail.
         decompressor =
@@ -51,10 +61,13 @@ struct BodyAccumulator {
             )
         }
         declaredLength = decompressor == nil && !isHead ? declared : nil
+        self.meter = meter
+        meter?.start(total: isHead ? 0 : declared.map(Int64.init))
     }
 
     /// Adds the next chunk; throws once the body passes a limit.
     mutating func append(_ chunk: ByteBuffer) throws {
+        meter?.add(chunk.readableBytes)
         if let decompressor {
             try decompressor.decompress(chunk) { keep($0) }
             return
@@ -116,7 +129,8 @@ struct BodyCollector: Sendable {
             headers: response.headers,
             method: method,
             limits: reading.limits,
-            decompresses: reading.decompresses && !response.isContentDecoded
+            decompresses: reading.decompresses && !response.isContentDecoded,
+            meter: reading.meter
         )
         for try await chunk in response.body {
             try body.append(chunk)
@@ -126,8 +140,10 @@ struct BodyCollector: Sendable {
     }
 }
 
-/// How a body read whole is read: within which limits, and whether it is decompressed on the way.
+/// How a body read whole is read: within which limits, whether it is decompressed on the way, and what counts
+/// its bytes for ``Session/transfer(_:)``'s download progress (`nil`, and nothing counted, for any other call).
 struct BodyReading: Sendable {
     var limits: ResponseLimits
     var decompresses: Bool
+    var meter: ProgressMeter? = nil
 }

@@ -18,7 +18,11 @@ extension RequestExecutor {
         log: DebugLog,
         start: Tick
     ) async throws -> ExchangeResult {
-        let reading = BodyReading(limits: limits, decompresses: configuration.decompressesResponses)
+        let reading = BodyReading(
+            limits: limits,
+            decompresses: configuration.decompressesResponses,
+            meter: ProgressMeter.receiving
+        )
         do {
             let (sent, body, firstByte) = try await following(
                 request,

@@ -128,7 +128,8 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
                 contentLength: framing.length,
                 method: method,
                 limits: reading.limits,
-                decompresses: reading.decompresses
+                decompresses: reading.decompresses,
+                meter: reading.meter
             )
             collected.value = Collected(body: body)
             // AsyncHTTPClient stops asking for the rest of a body the server refused: stop writing it.

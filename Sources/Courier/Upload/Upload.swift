@@ -40,7 +40,7 @@ extension Session {
     /// stalled one.
     public nonisolated func upload<Value>(_ request: Request<Value>) throws -> Upload<Value> {
         let prepared = try request.body.prepare()
-        let meter = UploadMeter(total: prepared.length)
+        let meter = ProgressMeter(total: prepared.length)
         let progress = meter.updates.subscribe()
         var counted = request
         if counted.timeouts.total == nil { counted.timeouts.total = Self.uploadTotalTimeout }
@@ -62,54 +62,17 @@ extension Session {
     static let uploadTotalTimeout = Duration.seconds(7 * 86_400)
 }
 
-/// Counts the bytes of an upload and publishes progress, throttled to about ten values a second.
-final class UploadMeter: Sendable {
-    private struct State {
-        var sent: Int64 = 0
-        var lastPublished: ContinuousClock.Instant?
-        var rate = RateMeter()
-    }
-
-    let total: Int64?
-    let updates = EventBroadcaster<UploadProgress>(replaysLatest: true, bufferLimit: 16)
-    private let state = Locked(State())
-
-    init(total: Int64?) { self.total = total }
-
-    /// Counts `count` more bytes sent; publishes when 100 ms have passed since the last value.
-    func add(_ count: Int) {
-        let now = ContinuousClock.now
-        let value = state.withLock { state -> UploadProgress? in
-            state.sent += Int64(count)
-            let rate = state.rate.record(state.sent, at: now)
-            guard state.lastPublished.map({ $0.duration(to: now) >= .milliseconds(100) }) ?? true else { return nil }
-            state.lastPublished = now
-            return UploadProgress(completedBytes: state.sent, totalBytes: total, bytesPerSecond: rate)
-        }
-        if let value { updates.yield(value) }
-    }
-
-    /// Publishes the final value and ends the stream.
-    func finish() {
-        let value = state.withLock { state in
-            UploadProgress(completedBytes: state.sent, totalBytes: total, bytesPerSecond: state.rate.record(state.sent))
-        }
-        updates.yield(value)
-        updates.finish()
-    }
-}
-
 /// A body's chunks, cut to at most 1 MiB so progress moves smoothly, each counted as the transport takes it.
 struct CountedChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let base: ByteStream
-    let meter: UploadMeter
+    let meter: ProgressMeter
 
     func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), meter: meter) }
 
     struct Iterator: AsyncIteratorProtocol {
         var base: ByteStream.AsyncIterator
-        let meter: UploadMeter
+        let meter: ProgressMeter
         var current: ByteBuffer?
 
         mutating func next() async throws -> ByteBuffer? {
