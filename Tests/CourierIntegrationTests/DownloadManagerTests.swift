@@ -44,6 +44,36 @@ struct DownloadManagerTests {
         }
     }
 
+    /// A download's requests are in the pool with its tag and key; a pool cancel by the tag ends the download
+    /// with `cancelled`, its bytes kept, and a resume goes on from them.
+    @Test func aDownloadIsInThePoolWithItsTagAndKeyAndAPoolCancelReachesIt() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServerSession { session, server in
+            let manager = try DownloadManager(session: session)
+            let target = directory.appendingPathComponent("tagged.bin")
+            let download = try await manager.add(
+                slow(server, "tagged"),
+                to: .file(target),
+                options: DownloadOptions(key: "k1", tag: "nightly")
+            )
+            await eventually("the download's request is in the pool with its tag and key") {
+                await session.pool.snapshot().contains {
+                    $0.tag == "nightly" && $0.userInfo[DownloadOptions.keyInfo] as? String == "k1"
+                }
+            }
+            await eventually("some bytes arrived") { await download.progress.completedBytes > 0 }
+            #expect(await session.pool.cancelAll(tag: "nightly") >= 1)
+            let error = await courierError { _ = try await download.completion() }
+            #expect(error?.code == .cancelled)
+            #expect(await download.state == .failed)
+            #expect(FileManager.default.fileExists(atPath: target.partFile.path))
+            _ = try await manager.resume(.download(download))
+            #expect(try await download.completion() == target)
+            #expect(try Data(contentsOf: target) == ServerFiles.data(count: 200_000))
+        }
+    }
+
     @Test func aRelativePathIsResolvedWithTheSessionsBaseURLAndAPIVersion() async throws {
         let directory = try temporaryDownloadDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -312,6 +312,7 @@ public actor Download {
             overwrites: options.overwrites,
             priority: options.priority.rawValue,
             key: options.key,
+            tag: options.tag,
             resumable: options.resumable ? nil : false
         )
     }

@@ -245,6 +245,7 @@ public actor DownloadManager {
                 overwrites: entry.overwrites,
                 priority: RequestPriority(rawValue: entry.priority) ?? .normal,
                 key: entry.key,
+                tag: entry.tag,
                 resumable: entry.resumable ?? true
             )
             var refusal: CourierError?

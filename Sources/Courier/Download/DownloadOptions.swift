@@ -39,6 +39,12 @@ public struct DownloadOptions: Sendable, Hashable {
     /// find it with ``DownloadManager/download(key:)`` or select it with ``DownloadSelection/key(_:)``, also after
     /// a restart, since it is saved in the state directory. One key names one download of a manager.
     public var key: String?
+    /// The pool tag of the download's requests, so ``RequestPool/cancelAll(tag:)`` and the pool's snapshot reach
+    /// them as any other call's (the pool's ``PooledRequest/userInfo`` also carries the ``key`` under
+    /// ``DownloadOptions/keyInfo``). Saved in the state directory with the key. A request the pool cancels ends
+    /// the download with ``CourierError/Code/cancelled``, its bytes kept: ``DownloadManager/resume(_:)`` goes on
+    /// from them.
+    public var tag: String?
     /// Whether an interrupted download keeps its bytes to continue from (the default). When `false` (WYNetwork's
     /// and XZDownloadTask's plain downloads, for a server whose ranges cannot be trusted), nothing partial is kept:
     /// the bytes still arrive in `<destination>.part` and go into place whole, but no resume record is written, a
@@ -60,6 +66,7 @@ public struct DownloadOptions: Sendable, Hashable {
         priority: RequestPriority = .normal,
         headers: HTTPFields = [:],
         key: String? = nil,
+        tag: String? = nil,
         resumable: Bool = true
     ) {
         self.checksum = checksum
@@ -74,8 +81,12 @@ public struct DownloadOptions: Sendable, Hashable {
         self.priority = priority
         self.headers = headers
         self.key = key
+        self.tag = tag
         self.resumable = resumable
     }
+
+    /// The ``PooledRequest/userInfo`` key under which a download's requests carry its ``key``.
+    public static let keyInfo = "courier.download.key"
 
     /// A request for `url` as every request of a download is made: the extra headers, the idle timeout, a total
     /// timeout of a year (silence, not length, is what ends a transfer), and `Accept-Encoding: identity` so the
@@ -87,6 +98,8 @@ public struct DownloadOptions: Sendable, Hashable {
         // The transfer asks the download's own rule after each failed exchange, since only it can resume from
         // the byte it reached; the exchange itself is not retried (a stale connection is still sent again).
         request.retryPolicy = RetryPolicy(maxAttempts: 1)
+        request.tag = tag
+        if let key { request.userInfo[Self.keyInfo] = key }
         return request.header("Accept-Encoding", "identity")
     }
 }

@@ -17,6 +17,8 @@ struct DownloadRegistry: Sendable {
         var priority: Int
         /// The caller's key; absent in entries saved before keys existed.
         var key: String?
+        /// The pool tag; absent in entries saved before tags were carried.
+        var tag: String?
         /// `false` for a download that keeps nothing partial; absent (resumable) in entries saved before.
         var resumable: Bool?
     }
