@@ -301,8 +301,15 @@ struct CacheTests {
                 #expect(await cache.entries(url: server.url("/cache/kept")).count == 1)
                 let stats = await cache.statistics()
                 #expect(stats.entryCount == 1 && stats.hits == 1 && stats.bytesOnDisk > 0)
+                // The hit above put the entry in memory too: purging empties memory and leaves the disk.
+                #expect(await cache.statistics().memory?.entryCount == 1)
                 await cache.purgeMemory()
+                #expect(await cache.statistics().memory?.entryCount == 0)
+                #expect(await cache.statistics().disk?.entryCount == 1)
                 #expect(await cache.entries().count == 1)
+                let fromDisk = try await session.send(Request<CacheAnswer>.get(url.absoluteString))
+                #expect(fromDisk.isFromCache && server.hits("/cache/kept") == 1)
+                #expect(await cache.statistics().memory?.entryCount == 1)  // promoted again
                 #expect(await cache.removeAll(url: server.url("/cache/kept")) == 1)
                 #expect(await cache.statistics().entryCount == 0)
             }
