@@ -17,7 +17,7 @@ import NIOHTTP1
 /// - `short-after=N`: from request N+1 on, a 206's Content-Length is one byte shorter than its Content-Range.
 /// - `huge-range-after=N`: from request N+1 on, a 206 names `bytes A-9223372036854775807/*`, a last byte whose
 ///   successor overflows 64 bits.
-/// - `disposition=V`: sends `Content-Disposition: V`.
+/// - `disposition=V`: sends `Content-Disposition: V`; `cache-control=V` sends `Cache-Control: V`.
 /// - `auth`: answers 401 unless `Authorization: Bearer token-N` names the current generation of `/auth/…`'s
 ///   token; `expire-on-cut`: a response that is cut also expires that token, as a token that runs out mid-download.
 struct FileRoute {
@@ -50,6 +50,7 @@ struct FileRoute {
         var headers: [(String, String)] = [("Content-Type", "application/octet-stream")]
         if request.query["no-validators"] == nil { headers += [("ETag", etag), ("Last-Modified", Self.lastModified)] }
         if let disposition = request.query["disposition"] { headers.append(("Content-Disposition", disposition)) }
+        if let cacheControl = request.query["cache-control"] { headers.append(("Cache-Control", cacheControl)) }
         let honoursRanges = request.query["no-ranges"] == nil && !after("no-ranges-after")
         if honoursRanges { headers.append(("Accept-Ranges", "bytes")) }
 

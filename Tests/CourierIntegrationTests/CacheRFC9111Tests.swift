@@ -31,6 +31,37 @@ struct CacheRFC9111Tests {
         }
     }
 
+    /// RFC 9110 §14 and RFC 9111 §3.3–3.4 over the wire: a stored complete answer serves a range, a stored part
+    /// serves a range inside it, and parts of one version combine into the whole, which then answers a plain GET.
+    @Test func partialContentIsStoredCombinedAndServed() async throws {
+        try await withCachingSession { session, server in
+            let file = "/file/1000?cache-control=max-age=600"
+            _ = try await get(session, file + "&key=whole")
+            let slice = try await get(session, file + "&key=whole", headers: [.range: "bytes=100-199"])
+            #expect(slice.status == .partialContent && slice.cacheInfo.isFromCache)
+            #expect(slice.body == ServerFiles.data(offset: 100, count: 100))
+            #expect(slice.headers[.contentRange] == "bytes 100-199/1000")
+            #expect(server.hits("/file/1000") == 1)
+
+            let parts = "/file/2000?cache-control=max-age=600"
+            let first = try await get(session, parts, headers: [.range: "bytes=0-999"])
+            #expect(first.status == .partialContent && !first.cacheInfo.isFromCache && first.cacheInfo.wasStored)
+            let inside = try await get(session, parts, headers: [.range: "bytes=10-19"])
+            #expect(inside.cacheInfo.isFromCache && inside.body == ServerFiles.data(offset: 10, count: 10))
+            #expect(server.hits("/file/2000") == 1)
+            // Not a range: the part cannot answer it, so the server is asked (and its 200 stored).
+            let whole = try await get(session, parts)
+            #expect(whole.status == .ok && !whole.cacheInfo.isFromCache && server.hits("/file/2000") == 2)
+
+            let halves = "/file/3000?cache-control=max-age=600"
+            _ = try await get(session, halves, headers: [.range: "bytes=0-1499"])
+            _ = try await get(session, halves, headers: [.range: "bytes=1500-"])
+            let combined = try await get(session, halves)
+            #expect(combined.status == .ok && combined.cacheInfo.isFromCache)
+            #expect(combined.body == ServerFiles.data(count: 3000) && server.hits("/file/3000") == 2)
+        }
+    }
+
     @Test func fieldsOfOneConnectionAreNotStored() async throws {
         try await withCachingSession { session, server in
             let path =

@@ -230,7 +230,10 @@ struct BatchAndChainTests {
             #expect(try first.get().status == .ok)
             #expect(try second.get().status == .ok)
             let seen = await watched.value
-            #expect(seen.last == BatchProgress(total: 4, completed: 4, failed: 1, bytesReceived: seen.last?.bytesReceived ?? 0))
+            #expect(
+                seen.last
+                    == BatchProgress(total: 4, completed: 4, failed: 1, bytesReceived: seen.last?.bytesReceived ?? 0)
+            )
             #expect(server.hits("/delay/100") == 1 && server.hits("/delay/101") == 1)
 
             let slow = MixedBatch(Request<Data>.get("/delay/5000"), Request<String>.get("/delay/5001"))

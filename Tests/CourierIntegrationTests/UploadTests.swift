@@ -40,11 +40,20 @@ struct UploadTests {
             for await progress in download.uploadProgress { sentNothing.append(progress) }
             #expect(sentNothing.last?.completedBytes ?? 0 == 0)
 
-            let upload = try session.transfer(Request<Echo>.post("/echo", body: .bytes(ServerFiles.data(count: 2_000_000))))
+            let upload = try session.transfer(
+                Request<Echo>.post("/echo", body: .bytes(ServerFiles.data(count: 2_000_000)))
+            )
             var sent: [TransferProgress] = []
             for await progress in upload.uploadProgress { sent.append(progress) }
             #expect(try await upload.response.value.bodyLength == 2_000_000)
-            #expect(sent.last == TransferProgress(completedBytes: 2_000_000, totalBytes: 2_000_000, bytesPerSecond: sent.last?.bytesPerSecond ?? 0))
+            #expect(
+                sent.last
+                    == TransferProgress(
+                        completedBytes: 2_000_000,
+                        totalBytes: 2_000_000,
+                        bytesPerSecond: sent.last?.bytesPerSecond ?? 0
+                    )
+            )
             var answer: [TransferProgress] = []
             for await progress in upload.downloadProgress { answer.append(progress) }
             #expect((answer.last?.completedBytes ?? 0) > 0 && answer.last?.completedBytes == answer.last?.totalBytes)

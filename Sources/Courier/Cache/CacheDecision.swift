@@ -23,10 +23,23 @@ struct CacheDecision {
 
     private var freshness: HTTPFreshness { HTTPFreshness(options: options) }
 
+    /// The one byte range the request asks for, when the cache answers it (see ``PartialContent``).
+    var range: PartialContent.Spec? { request.headers[.range].flatMap(PartialContent.spec) }
+
     // MARK: Before the network
 
     func lookup(_ stored: CacheEntry?, now: Date) -> Lookup {
-        let entry = stored.flatMap { matchesVary($0) ? $0 : nil }
+        // A stored part answers only a request for a range; a range is answered fresh or asked of the server whole
+        // (no conditional request, no stale answer), so a part never stands in for what the server would send.
+        let range = self.range
+        let entry = stored.flatMap { matchesVary($0) && ($0.status != 206 || range != nil) ? $0 : nil }
+        guard range == nil else {
+            switch policy == .http ? httpLookup(entry, now: now) : .fetch(revalidating: nil, fallback: nil) {
+            case .serve(let entry, let age): return .serve(entry, age: age)
+            case .miss: return .miss
+            default: return .fetch(revalidating: nil, fallback: nil)
+            }
+        }
         switch policy {
         case .networkOnly:
             return .fetch(revalidating: nil, fallback: nil)
@@ -101,7 +114,11 @@ struct CacheDecision {
         // §5.2.2.3: `must-understand` stores a status this cache knows despite `no-store`, and nothing it does not.
         let refusedByResponse =
             answered.mustUnderstand && policy == .http ? !HTTPFreshness.understood.contains(status) : answered.noStore
-        guard policy.usesCache, status != 206, !refusedByResponse, !CacheControl(request.headers).noStore,
+        let storablePart =
+            policy == .http && range != nil
+            && PartialContent.isStorable(status: status, headers: body.headers, bodyCount: body.data.count)
+        guard policy.usesCache, status != 206 || storablePart, !refusedByResponse,
+            !CacheControl(request.headers).noStore,
             options.excludes?(request, body) != true, let varying = varyingRequestHeaders(for: body.headers)
         else { return nil }
         if policy != .http {

@@ -9,9 +9,9 @@ struct HTTPFreshness {
     static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
 
     /// The final statuses whose meaning Courier's cache knows (RFC 9110 §15), which `must-understand` asks for
-    /// (RFC 9111 §5.2.2.3). 206 is not among them: this cache does not combine partial content.
+    /// (RFC 9111 §5.2.2.3). 206 is among them: this cache stores and combines partial content (``PartialContent``).
     static let understood: Set<Int> = [
-        200, 201, 202, 203, 204, 205, 300, 301, 302, 303, 307, 308, 400, 401, 402, 403, 404, 405, 406,
+        200, 201, 202, 203, 204, 205, 206, 300, 301, 302, 303, 307, 308, 400, 401, 402, 403, 404, 405, 406,
         407, 408, 409, 410, 411, 412, 413, 414, 415, 416, 417, 421, 422, 426, 451, 500, 501, 502, 503,
         504, 505,
     ]

@@ -3,7 +3,8 @@ import HTTPTypes
 
 /// The cache's part in one request: the key, the decision machine, and the entry being revalidated. `nil` when
 /// the session has no cache, the policy is ``CachePolicy/networkOnly``, or the request cannot be cached (a
-/// file or stream body, or conditional or range headers of the caller's own).
+/// file or stream body, or conditional headers of the caller's own, or a `Range` the cache does not answer: one
+/// byte range of a GET under ``CachePolicy/http`` it does, see ``PartialContent``).
 struct CacheStep: Sendable {
     let cache: ResponseCache
     let key: CacheKey
@@ -17,6 +18,7 @@ struct CacheStep: Sendable {
             // RFC 9111 caches neither POST nor the rest
             policy != .http || request.method == .get || request.method == .head,
             !request.headers.contains(where: { Self.callerOwned.contains($0.name) }),
+            !request.headers.contains(.range) || Self.answersRange(request, policy: policy),
             let key = CacheKey(request, namespace: cache.options.namespace)
         else { return nil }
         self.cache = cache
@@ -37,10 +39,17 @@ struct CacheStep: Sendable {
         metrics.cacheMiss()
     }
 
-    /// Headers that make the caller's request conditional or partial: the cache stays out of its way.
+    /// Headers that make the caller's request conditional: the cache stays out of its way.
     private static let callerOwned: Set<HTTPField.Name> = [
-        .ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange, .range,
+        .ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange,
     ]
+
+    /// Whether the cache answers the request's `Range` (RFC 9111 §3.3–3.4): one byte range of a GET under the
+    /// RFC 9111 policy.
+    private static func answersRange(_ request: PreparedRequest, policy: CachePolicy) -> Bool {
+        policy == .http && request.method == .get && request.headers[values: .range].count == 1
+            && request.headers[.range].flatMap(PartialContent.spec) != nil
+    }
 
     /// The `Age` field of an answer from the cache: its current age in whole seconds (RFC 9111 §5.1).
     static func ageField(_ age: Duration) -> String { String(max(0, age.components.seconds)) }
@@ -86,6 +95,10 @@ struct CacheStep: Sendable {
         recordMiss()
         guard var entry = decision.entryToStore(body, key: key, requestTime: requestTime, responseTime: Date()) else {
             return false
+        }
+        if entry.status == 206 {  // combined with what is stored of the same version (RFC 9111 §3.4)
+            await cache.store(PartialContent.combine(await cache.lookup(key), with: entry))
+            return true
         }
         if !entry.varyingRequestHeaders.isEmpty, let primary = await cache.lookup(key), !decision.matchesVary(primary) {
             entry.key = key.variant(entry.varyingRequestHeaders).text
@@ -135,6 +148,20 @@ extension RequestExecutor {
     ) async throws -> ErasedResponse {
         let stored = await step.lookup()
         switch step.decision.lookup(stored, now: Date()) {
+        case .serve(let entry, let age) where step.decision.range != nil:
+            // A range: answered from the entry when it holds every byte of it, else asked of the server.
+            guard let range = step.decision.range, let (headers, data) = PartialContent.answer(range, from: entry)
+            else { return try await network(request, prepared: prepared, cacheStep: step, start: start) }
+            step.recordHit()
+            var fields = headers
+            fields[.age] = CacheStep.ageField(age)
+            return try await respond(
+                request,
+                prepared: prepared,
+                body: ResponseBody(status: .partialContent, headers: fields, data: data),
+                info: CacheInfo(isFromCache: true, age: age),
+                start: start
+            )
         case .serve(let entry, let age):
             step.recordHit()
             return try await respond(
@@ -175,7 +202,9 @@ extension RequestExecutor {
             var fetching = step
             fetching.revalidating = revalidating
             do {
-                if revalidating == nil, let coordinator = step.cache.disk as? any CacheFillCoordinator {
+                if revalidating == nil, step.decision.range == nil,
+                    let coordinator = step.cache.disk as? any CacheFillCoordinator
+                {
                     return try await fillOnce(
                         request,
                         prepared: prepared,
