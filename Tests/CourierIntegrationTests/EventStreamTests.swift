@@ -269,6 +269,19 @@ extension EventStreamTests {
         }
     }
 
+    /// A compressed stream that turns into a bomb after megabytes of text that does not compress is refused as the
+    /// bomb starts (the ratio is checked per window of output, which arrives in pieces of at most 64 KiB), not
+    /// after it has grown past what came before.
+    @Test func aBombInACompressedStreamIsRefusedWhereItStarts() async throws {
+        try await withServerSession { session, _ in
+            let request = Request<Data>.get("/fault/bomb?mib=256&prefix=8&type=text/event-stream")
+            let error = await courierError {
+                for try await _ in session.events(request, options: EventStreamOptions(maxReconnects: 0)) {}
+            }
+            #expect(error?.code == .decompression, "\(String(describing: error))")
+        }
+    }
+
     /// An ordinary large event (a JSON snapshot of several MiB) fits the default limit of 16 MiB.
     @Test func aLargeEventFitsTheDefaultLimit() async throws {
         #expect(EventStreamOptions().maxEventBytes == 16 << 20)
