@@ -11,49 +11,33 @@ import NIOCore
 public struct Upload<Value: Sendable>: Sendable {
     /// Progress from the first byte to the last, at most about ten values a second; it ends when the body
     /// has been sent or the upload stops.
-    public let progress: AsyncStream<UploadProgress>
-    private let task: Task<Response<Value>, any Error>
+    public var progress: AsyncStream<UploadProgress> { transfer.uploadProgress }
+    /// The call, whose download progress an upload does not show.
+    private let transfer: Transfer<Value>
 
-    init(progress: AsyncStream<UploadProgress>, task: Task<Response<Value>, any Error>) {
-        self.progress = progress
-        self.task = task
-    }
+    init(_ transfer: Transfer<Value>) { self.transfer = transfer }
 
     /// The server's answer; throws ``CourierError`` (``CourierError/Code/cancelled`` after ``cancel()``).
     public var response: Response<Value> {
-        get async throws {
-            do { return try await task.value } catch { throw RequestExecutor.normalize(error) }
-        }
+        get async throws { try await transfer.response }
     }
 
     /// Stops the upload; the transport closes the connection.
-    public func cancel() { task.cancel() }
+    public func cancel() { transfer.cancel() }
 }
 
 extension Session {
     /// Starts sending `request` and returns at once with an ``Upload`` that reports how many body bytes have
-    /// gone out. The body is streamed (files are read from disk as the connection accepts them), so it is not
-    /// replayed: an upload is never retried or redirected with 307/308.
+    /// gone out: a ``transfer(_:)`` that shows the sending side. The body is streamed (files are read from disk as
+    /// the connection accepts them), so it is not replayed: an upload is never retried or redirected with 307/308.
     ///
     /// Unless the request sets its own total timeout, an upload may take up to seven days (URLSession's resource
     /// timeout), since the session's total is sized for ordinary requests; the read-idle timeout still ends a
     /// stalled one.
     public nonisolated func upload<Value>(_ request: Request<Value>) throws -> Upload<Value> {
-        let prepared = try request.body.prepare()
-        let meter = ProgressMeter(total: prepared.length)
-        let progress = meter.updates.subscribe()
-        var counted = request
-        if counted.timeouts.total == nil { counted.timeouts.total = Self.uploadTotalTimeout }
-        counted.body = .stream(
-            CountedChunks(base: prepared.chunks(), meter: meter),
-            length: prepared.length,
-            contentType: request.body.contentType
-        )
-        let task = Task {
-            defer { meter.finish() }
-            return try await send(counted)
-        }
-        return Upload(progress: progress, task: task)
+        var upload = request
+        if upload.timeouts.total == nil { upload.timeouts.total = Self.uploadTotalTimeout }
+        return Upload(try transfer(upload))
     }
 }
 
