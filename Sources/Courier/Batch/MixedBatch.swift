@@ -18,7 +18,7 @@ public final class MixedBatch<each Value: Sendable>: Sendable {
     /// The same requests with their types erased: what runs.
     let batch: Batch<DecodedValue>
 
-    /// Creates a batch of `requests`; run it with ``Session/run(_:)-(MixedBatch<repeat each Value>)``.
+    /// Creates a batch of `requests`; run it with ``Session/run(_:)->(_,_)``.
     public init(_ requests: repeat Request<each Value>, options: BatchOptions = BatchOptions()) {
         self.requests = (repeat each requests)
         var erased: [ErasedRequest] = []
