@@ -17,8 +17,8 @@ private let systemUmask = Darwin.umask
 /// file under the final name. Write failures are ``OutputFailure``s (exit 23).
 ///
 /// `-o` never replaces what its path names with something else: a symbolic link is written through (the file it
-/// points to is replaced, the link stays), and a path that names no regular file (`/dev/null`, `/dev/stdout`, a
-/// FIFO) is written to directly, as curl does.
+/// points to is replaced, the link stays), and a path that names no regular file (`/dev/null`, a FIFO) or one of
+/// the process's own open files (`/dev/stdout`, `/proc/self/fd/N`) is written to directly, as curl does.
 final class BodyDestination {
     private let descriptor: Int32
     /// For `-o` to a regular file: the temporary file and the final path.
@@ -37,11 +37,15 @@ final class BodyDestination {
     static func file(_ path: String) throws -> BodyDestination {
         signal(SIGXFSZ, SIG_IGN)  // past a file size limit, writes fail with EFBIG, told as a write error
         var status = stat()
-        if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+        // A path the kernel makes up (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`) names an open file of this
+        // process, whatever it is: written through, as the shell's redirection or pipe behind it expects.
+        let isProcessFile = ["/dev/", "/proc/"].contains { path.hasPrefix($0) }
+        if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG || isProcessFile {
             guard status.st_mode & S_IFMT != S_IFDIR else {
                 throw OutputFailure(message: "cannot write \"\(path)\": it is a directory")
             }
-            let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+            let flags = status.st_mode & S_IFMT == S_IFREG ? O_WRONLY | O_TRUNC | O_CLOEXEC : O_WRONLY | O_CLOEXEC
+            let descriptor = open(path, flags)
             guard descriptor >= 0 else {
                 throw OutputFailure(message: "cannot write \"\(path)\": \(String(cString: strerror(errno)))")
             }

@@ -100,6 +100,26 @@ struct CLIOutputSafetyTests {
         #expect(outcome.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1000")
     }
 
+    /// `-o /dev/stdout` writes to whatever the process's stdout is, a pipe or a redirected file, as curl does.
+    @Test func writingToDevStdoutReachesThePipeOrTheFile() async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-stdout")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outcome = try await withTestServer { server in
+            try await shell(
+                """
+                cd '\(directory.path())' && \
+                "$COURIER" get '\(server.url("/bytes/1000").absoluteString)' -o /dev/stdout -s | wc -c && \
+                "$COURIER" get '\(server.url("/bytes/700").absoluteString)' -o /dev/stdout -s > redirected && \
+                wc -c < redirected
+                """
+            )
+        }
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(
+            outcome.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } == ["1000", "700"]
+        )
+    }
+
     /// A reader that goes away (`| head`) ends the command with 23 and no word, never a trap (exit 132).
     @Test func aClosedPipeEndsQuietlyWithAWriteError() async throws {
         let outcome = try await withTestServer { server in
