@@ -20,7 +20,7 @@ struct CLIOutputSafetyTests {
     @Test func deeplyNestedJSONPrintsInLinearSize() async throws {
         try await withTestServer { server in
             let outcome = try await CLI.run(
-                ["get", server.url("/fault/deep-json?depth=20000").absoluteString, "--pretty", "all"],
+                ["get", server.url("/fault/deep-json?depth=20000").absoluteString, "--pretty", "format"],
                 measuringPeakRSS: true
             )
             #expect(outcome.status == 0, "\(outcome.stderr)")
