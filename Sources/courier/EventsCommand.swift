@@ -101,13 +101,15 @@ struct EventsCommand: AsyncParsableCommand {
     /// other fields it has, then a blank line. With `escaping`, control characters become `\xNN`, so a server
     /// cannot move the cursor, set the title or write the clipboard.
     static func text(_ event: ServerSentEvent, printedID: inout String, escaping: Bool) -> String {
-        let shown = { (text: Substring) in escaping ? TerminalText.escaped(String(text)) : String(text) }
+        func shown(_ text: some StringProtocol) -> String {
+            escaping ? TerminalText.escaped(String(text)) : String(text)
+        }
         var text = ""
         if event.id != printedID {
             printedID = event.id
-            text += "id: \(shown(event.id[...]))\n"
+            text += "id: \(shown(event.id))\n"
         }
-        if event.event != "message" { text += "event: \(shown(event.event[...]))\n" }
+        if event.event != "message" { text += "event: \(shown(event.event))\n" }
         if let retry = event.retry { text += "retry: \(milliseconds(retry))\n" }
         for line in event.data.split(separator: "\n", omittingEmptySubsequences: false) {
             text += "data: \(shown(line))\n"

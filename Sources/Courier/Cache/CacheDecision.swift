@@ -20,22 +20,30 @@ struct CacheDecision {
     let policy: CachePolicy
     let options: CacheOptions
     let request: PreparedRequest
+    /// The one byte range the request asks for, when the cache answers it (see ``PartialContent``): a GET with
+    /// one `Range` of one byte range, under ``CachePolicy/http``. Read once, as the decision is made.
+    let range: PartialContent.Spec?
+
+    init(policy: CachePolicy, options: CacheOptions, request: PreparedRequest) {
+        self.policy = policy
+        self.options = options
+        self.request = request
+        let answersRange = policy == .http && request.method == .get && request.headers[values: .range].count == 1
+        range = answersRange ? request.headers[.range].flatMap(PartialContent.spec) : nil
+    }
 
     private var freshness: HTTPFreshness { HTTPFreshness(options: options) }
-
-    /// The one byte range the request asks for, when the cache answers it (see ``PartialContent``).
-    var range: PartialContent.Spec? { request.headers[.range].flatMap(PartialContent.spec) }
 
     // MARK: Before the network
 
     func lookup(_ stored: CacheEntry?, now: Date) -> Lookup {
-        // A stored part answers only a request for a range; a range is answered fresh or asked of the server whole
-        // (no conditional request, no stale answer), so a part never stands in for what the server would send.
-        let range = self.range
+        // A stored part answers only a request for a range; a range is answered from a fresh entry that holds all
+        // of it, or asked of the server as it is (no conditional request, no stale answer), so a part never
+        // stands in for what the server would send.
         let entry = stored.flatMap { matchesVary($0) && ($0.status != 206 || range != nil) ? $0 : nil }
-        guard range == nil else {
-            switch policy == .http ? httpLookup(entry, now: now) : .fetch(revalidating: nil, fallback: nil) {
-            case .serve(let entry, let age): return .serve(entry, age: age)
+        if let range {
+            switch httpLookup(entry, now: now) {
+            case .serve(let entry, let age) where PartialContent.holds(range, entry): return .serve(entry, age: age)
             case .miss: return .miss
             default: return .fetch(revalidating: nil, fallback: nil)
             }
@@ -115,8 +123,7 @@ struct CacheDecision {
         let refusedByResponse =
             answered.mustUnderstand && policy == .http ? !HTTPFreshness.understood.contains(status) : answered.noStore
         let storablePart =
-            policy == .http && range != nil
-            && PartialContent.isStorable(status: status, headers: body.headers, bodyCount: body.data.count)
+            range != nil && PartialContent.isStorable(status: status, headers: body.headers, bodyCount: body.data.count)
         guard policy.usesCache, status != 206 || storablePart, !refusedByResponse,
             !CacheControl(request.headers).noStore,
             options.excludes?(request, body) != true, let varying = varyingRequestHeaders(for: body.headers)

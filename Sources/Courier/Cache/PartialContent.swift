@@ -68,11 +68,24 @@ enum PartialContent {
         }
     }
 
-    /// The `206` that answers `spec` from `entry` (RFC 9110 §14.3), when the entry holds every byte of it.
-    static func answer(_ spec: Spec, from entry: CacheEntry) -> (headers: HTTPFields, body: Data)? {
+    /// Whether `entry` holds every byte `spec` names.
+    static func holds(_ spec: Spec, _ entry: CacheEntry) -> Bool { heldRange(spec, entry) != nil }
+
+    /// The bytes `spec` names of `entry`'s representation, with the span the entry holds and the whole length,
+    /// when the entry holds all of them.
+    private static func heldRange(
+        _ spec: Spec,
+        _ entry: CacheEntry
+    ) -> (wanted: ClosedRange<Int64>, held: ClosedRange<Int64>, length: Int64)? {
         guard let (held, length) = span(of: entry), let wanted = spec.resolved(length: length),
             held.contains(wanted.lowerBound), held.contains(wanted.upperBound)
         else { return nil }
+        return (wanted, held, length)
+    }
+
+    /// The `206` that answers `spec` from `entry` (RFC 9110 §14.3), when the entry holds every byte of it.
+    static func answer(_ spec: Spec, from entry: CacheEntry) -> (headers: HTTPFields, body: Data)? {
+        guard let (wanted, held, length) = heldRange(spec, entry) else { return nil }
         // Offsets from the body's own start: a `Data` that is a slice of another does not start at 0.
         let start = entry.body.startIndex + Int(wanted.lowerBound - held.lowerBound)
         let body = Data(entry.body[start..<(start + Int(wanted.upperBound - wanted.lowerBound + 1))])

@@ -18,8 +18,7 @@ struct DownloadRetryRule: RequestRetrier {
     func retry(_ request: PreparedRequest, failedWith error: CourierError, attempt: Int) -> RetryResult {
         guard Self.isTransient(error) else { return .doNotRetry(reason: "\(error.code) is not transient") }
         guard attempt <= retries else { return .doNotRetry(reason: "\(retries) retries in a row") }
-        let factor = 1 << min(max(0, attempt - 1), 10)
-        return .retry(after: min(retryDelay * factor, .seconds(8)))
+        return .retry(after: Backoff(base: retryDelay, maximum: .seconds(8)).delay(after: attempt))
     }
 
     /// Failures worth another try from the last byte: the connection broke or went quiet, or the server said

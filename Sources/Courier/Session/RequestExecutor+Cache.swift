@@ -17,13 +17,15 @@ struct CacheStep: Sendable {
         guard let cache = snapshot.configuration.cache, policy.usesCache,
             // RFC 9111 caches neither POST nor the rest
             policy != .http || request.method == .get || request.method == .head,
-            !request.headers.contains(where: { Self.callerOwned.contains($0.name) }),
-            !request.headers.contains(.range) || Self.answersRange(request, policy: policy),
+            !request.headers.contains(where: { Self.callerOwned.contains($0.name) })
+        else { return nil }
+        let decision = CacheDecision(policy: policy, options: cache.options, request: request)
+        guard decision.range != nil || !request.headers.contains(.range),
             let key = CacheKey(request, namespace: cache.options.namespace)
         else { return nil }
         self.cache = cache
         self.key = key
-        self.decision = CacheDecision(policy: policy, options: cache.options, request: request)
+        self.decision = decision
         self.metrics = snapshot.metrics  // looked up once per configuration, not per request
     }
 
@@ -43,13 +45,6 @@ struct CacheStep: Sendable {
     private static let callerOwned: Set<HTTPField.Name> = [
         .ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .ifRange,
     ]
-
-    /// Whether the cache answers the request's `Range` (RFC 9111 §3.3–3.4): one byte range of a GET under the
-    /// RFC 9111 policy.
-    private static func answersRange(_ request: PreparedRequest, policy: CachePolicy) -> Bool {
-        policy == .http && request.method == .get && request.headers[values: .range].count == 1
-            && request.headers[.range].flatMap(PartialContent.spec) != nil
-    }
 
     /// The `Age` field of an answer from the cache: its current age in whole seconds (RFC 9111 §5.1).
     static func ageField(_ age: Duration) -> String { String(max(0, age.components.seconds)) }
@@ -148,26 +143,25 @@ extension RequestExecutor {
     ) async throws -> ErasedResponse {
         let stored = await step.lookup()
         switch step.decision.lookup(stored, now: Date()) {
-        case .serve(let entry, let age) where step.decision.range != nil:
-            // A range: answered from the entry when it holds every byte of it, else asked of the server.
-            guard let range = step.decision.range, let (headers, data) = PartialContent.answer(range, from: entry)
-            else { return try await network(request, prepared: prepared, cacheStep: step, start: start) }
+        case .serve(let entry, let age):
             step.recordHit()
+            guard let range = step.decision.range, let (headers, data) = PartialContent.answer(range, from: entry)
+            else {
+                return try await respond(
+                    request,
+                    prepared: prepared,
+                    from: entry,
+                    info: CacheInfo(isFromCache: true, age: age),
+                    start: start
+                )
+            }
+            // A range, which the decision served only because the entry holds every byte of it.
             var fields = headers
             fields[.age] = CacheStep.ageField(age)
             return try await respond(
                 request,
                 prepared: prepared,
                 body: ResponseBody(status: .partialContent, headers: fields, data: data),
-                info: CacheInfo(isFromCache: true, age: age),
-                start: start
-            )
-        case .serve(let entry, let age):
-            step.recordHit()
-            return try await respond(
-                request,
-                prepared: prepared,
-                from: entry,
                 info: CacheInfo(isFromCache: true, age: age),
                 start: start
             )
