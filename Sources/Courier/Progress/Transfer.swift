@@ -47,8 +47,9 @@ extension Session {
     public nonisolated func transfer<Value>(_ request: Request<Value>) throws -> Transfer<Value> {
         let received = ProgressMeter(total: nil)
         var call = request.withoutCoalescing()
+        let sendsBody = !request.body.isEmpty
         let sent: ProgressMeter
-        if request.body.isEmpty {
+        if !sendsBody {
             sent = ProgressMeter(total: 0)
             sent.finish()
         } else {
@@ -62,7 +63,6 @@ extension Session {
         }
         let downloadProgress = received.updates.subscribe()
         let uploadProgress = sent.updates.subscribe()
-        let sendsBody = !request.body.isEmpty
         let task = Task { [call] in
             defer {
                 received.finish()
