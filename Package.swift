@@ -12,6 +12,10 @@ let strictSettings: [SwiftSetting] = [
 /// (see `Fuzz/run`); only Courier and the fuzz binary are instrumented, the dependencies stay as they are.
 let fuzzing = Context.environment["COURIER_FUZZ"] == "1"
 let fuzzedSettings: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"]), .define("FUZZING")] : []
+/// `COURIER_LOCK_COUNTS=1` counts the lock round trips Courier's own locks make (see `Scripts/lock-count`); a
+/// normal build has no counter at all.
+let lockCounting: [SwiftSetting] =
+    Context.environment["COURIER_LOCK_COUNTS"] == "1" ? [.define("COURIER_LOCK_COUNTS")] : []
 
 let package = Package(
     name: "Courier",
@@ -85,7 +89,7 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: strictSettings + fuzzedSettings
+            swiftSettings: strictSettings + fuzzedSettings + lockCounting
         ),
         .target(
             name: "CourierTesting",
@@ -265,7 +269,7 @@ let package = Package(
             // StreamingAPI/Generated is the client swift-openapi-generator made from the spec beside it, checked in
             // (`Scripts/generate-streaming-api` makes it again), so a build does not build the generator.
             exclude: ["StreamingAPI/openapi.yaml", "StreamingAPI/openapi-generator-config.yaml"],
-            swiftSettings: strictSettings
+            swiftSettings: strictSettings + lockCounting
         ),
         .testTarget(
             name: "CourierPostgresTests",

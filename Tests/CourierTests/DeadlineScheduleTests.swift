@@ -63,7 +63,7 @@ struct DeadlineScheduleTests {
         for _ in 1...10_000 {
             let (id, _) = state.register(
                 PoolTicket(request, from: Request<Data>.get("http://127.0.0.1/").erased),
-                canceller: Canceller(),
+                call: .forTesting(),
                 deadline: later
             )
             _ = state.finish(id)

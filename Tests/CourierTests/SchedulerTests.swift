@@ -238,11 +238,11 @@ struct PoolStateTests {
 
     @Test func aCallerLeavesOnceAndIsNotToldAgainWhenItsRequestEnds() {
         var state = PoolState(scheduling: SchedulingOptions())
-        let canceller = Canceller()
-        let id = state.register(ticket("/a"), canceller: canceller, deadline: .now + .seconds(60)).id
+        let call = Call.forTesting()
+        let id = state.register(ticket("/a"), call: call, deadline: .now + .seconds(60)).id
         let departure = state.leave(id)
         let again = state.leave(id)
-        #expect(departure?.cancelsRequest == true && departure?.canceller === canceller && again == nil)
+        #expect(departure?.cancelsRequest == true && departure?.call === call && again == nil)
         #expect(state.departedCount == 1)
         let info = state.finish(id).info  // the caller already heard `cancelled`
         #expect(info == nil && state.departedCount == 0 && state.entries.isEmpty)
@@ -250,7 +250,7 @@ struct PoolStateTests {
 
     @Test func aFinishedRequestReportsItsInfoOnce() {
         var state = PoolState(scheduling: SchedulingOptions())
-        let id = state.register(ticket("/b?x=1", tag: "t"), canceller: Canceller(), deadline: .now + .seconds(60)).id
+        let id = state.register(ticket("/b?x=1", tag: "t"), call: .forTesting(), deadline: .now + .seconds(60)).id
         let first = state.markRunning(id, coalesced: false)
         let second = state.markRunning(id, coalesced: false)  // `started` once per request
         #expect(first?.state == .running && second == nil)
@@ -262,7 +262,7 @@ struct PoolStateTests {
 
     @Test func aLeaderWhoseCallNobodySharesIsCancelledWhenItsCallerGoes() {
         var state = PoolState(scheduling: SchedulingOptions())
-        let id = state.register(ticket("/c"), canceller: Canceller(), deadline: .now + .seconds(60)).id
+        let id = state.register(ticket("/c"), call: .forTesting(), deadline: .now + .seconds(60)).id
         let key = CoalescingKey(PreparedRequest(method: .get, url: URL(string: "https://h/c")!), varyingHeaders: [])!
         state.entries[id]?.leads = key
         state.calls[key] = SharedCall(leader: id)
@@ -277,7 +277,7 @@ struct PoolStateTests {
         let key = CoalescingKey(PreparedRequest(method: .get, url: URL(string: "https://h/d")!), varyingHeaders: [])!
         let (leader, gone, next, last) = state.withLock { state in
             let ids = (0..<4).map { _ in
-                state.register(ticket("/d"), canceller: Canceller(), deadline: .now + .seconds(60)).id
+                state.register(ticket("/d"), call: .forTesting(), deadline: .now + .seconds(60)).id
             }
             #expect(state.firstCall(ids[0], sharing: key).takesSlot)
             for id in ids.dropFirst() { #expect(!state.firstCall(id, sharing: key).takesSlot) }

@@ -62,15 +62,15 @@ protocol CredentialKeeping: AnyObject, Sendable {
     /// Whether the answer refuses the credential.
     func isRefusal(_ status: HTTPResponse.Status, headers: HTTPFields) -> Bool
     /// Returns once a credential newer than `generation` is current: at once when one already is, else after the
-    /// one refresh that every call refused with `generation` waits for. A call that `canceller` cancels stops
+    /// one refresh that every call refused with `generation` waits for. A call that `call` cancels stops
     /// waiting at once (``CourierError/Code/cancelled``); the refresh goes on for the others.
-    func refresh(after generation: Int, canceller: Canceller?) async throws
+    func refresh(after generation: Int, call: Call?) async throws
 }
 
 extension CredentialKeeping {
-    /// ``refresh(after:canceller:)`` for a caller that waits until the refresh ends.
+    /// ``refresh(after:call:)`` for a caller that waits until the refresh ends.
     func refresh(after generation: Int) async throws {
-        try await refresh(after: generation, canceller: nil)
+        try await refresh(after: generation, call: nil)
     }
 }
 
@@ -118,7 +118,7 @@ final class CredentialStore<A: Authenticator>: CredentialKeeping {
         authenticator.isRefusal(HTTPResponse(status: status, headerFields: headers))
     }
 
-    func refresh(after generation: Int, canceller: Canceller?) async throws {
+    func refresh(after generation: Int, call: Call?) async throws {
         let refreshing = state.withLock { state -> Task<Void, any Error>? in
             guard state.generation == generation else { return nil }  // a newer credential is current already
             if let running = state.refreshing { return running }
@@ -142,8 +142,8 @@ final class CredentialStore<A: Authenticator>: CredentialKeeping {
             return task
         }
         guard let refreshing else { return }
-        if let canceller {
-            try await SharedTaskWait.wait(for: refreshing, canceller: canceller)
+        if let call {
+            try await SharedTaskWait.wait(for: refreshing, call: call)
         } else {
             try await refreshing.value
         }

@@ -135,11 +135,11 @@ private struct InstrumentKey: Hashable, Sendable {
 
 /// The instruments of one kind (counters, timers) a ``CourierMetrics`` has made, behind one lock.
 private final class Instruments<Instrument: AnyObject & Sendable>: Sendable {
-    private let made = NIOLockedValueBox<[InstrumentKey: Instrument]>([:])
+    private let made = Locked<[InstrumentKey: Instrument]>([:])
 
     /// The instrument for `key`, made by `make` the first time.
     func instrument(_ key: InstrumentKey, make: () -> Instrument) -> Instrument {
-        made.withLockedValue { made in
+        made.withLock { made in
             if let instrument = made[key] { return instrument }
             let instrument = make()
             made[key] = instrument

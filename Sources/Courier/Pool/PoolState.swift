@@ -82,8 +82,8 @@ enum FirstCall: Sendable {
 struct PoolState {
     struct Entry {
         var info: PooledRequest
-        /// Cancels what the request waits on.
-        let canceller: Canceller
+        /// The call: what cancelling, suspending and resuming the request go through.
+        let call: Call
         /// When the pool cancels the request.
         let deadline: Tick
         var hasStarted = false
@@ -118,7 +118,7 @@ struct PoolState {
     /// What ``leave(_:)`` must do outside the lock.
     struct Departure {
         let info: PooledRequest
-        let canceller: Canceller
+        let call: Call
         let listeners: Listeners?
         /// Whether to cancel the request: not while it runs a call others wait for.
         let cancelsRequest: Bool
@@ -149,7 +149,7 @@ struct PoolState {
     /// none wakes in time for it.
     mutating func register(
         _ ticket: PoolTicket,
-        canceller: Canceller,
+        call: Call,
         deadline: Tick
     )
         -> (id: RequestID, watcher: DeadlineSchedule.Watcher?)
@@ -171,7 +171,7 @@ struct PoolState {
         )
         entries[id] = Entry(
             info: info,
-            canceller: canceller,
+            call: call,
             deadline: deadline,
             listeners: ticket.accessories.isEmpty
                 ? nil : Listeners(request: ticket.request, accessories: ticket.accessories)
@@ -187,10 +187,10 @@ struct PoolState {
     mutating func expireDeadlines(
         generation: Int,
         now: ContinuousClock.Instant
-    ) -> (due: [Canceller], next: ContinuousClock.Instant?) {
+    ) -> (due: [Call], next: ContinuousClock.Instant?) {
         let entries = self.entries
         let (expired, next) = deadlines.expire(generation: generation, now: now) { entries[$0.id]?.deadline == $0.tick }
-        return (expired.compactMap { entries[$0]?.canceller }, next)
+        return (expired.compactMap { entries[$0]?.call }, next)
     }
 
     /// The caller of `id` goes; `nil` when it already went.
@@ -202,7 +202,7 @@ struct PoolState {
         let othersWait = entry.leads.map { calls[$0]?.followers.isEmpty == false } ?? false
         return Departure(
             info: entry.info,
-            canceller: entry.canceller,
+            call: entry.call,
             listeners: entry.listeners,
             cancelsRequest: !othersWait
         )
@@ -312,7 +312,7 @@ struct PoolState {
         }
     }
 
-    /// Suspends `id`: held in the scheduler while it waits, and its reading held through the returned canceller
+    /// Suspends `id`: held in the scheduler while it waits, and its reading held through the returned call
     /// while it runs. `nil` when it is not in flight or already suspended.
     mutating func suspend(_ id: RequestID) -> Entry? {
         guard let index = entries.index(forKey: id), !entries.values[index].callerLeft,
@@ -324,7 +324,7 @@ struct PoolState {
         return entries.values[index]
     }
 
-    /// Resumes a suspended `id`: its canceller, to release its reading, and the waiting requests that start now.
+    /// Resumes a suspended `id`: its call, to release its reading, and the waiting requests that start now.
     mutating func resume(_ id: RequestID) -> (entry: Entry, started: [CheckedContinuation<Void, any Error>])? {
         guard let index = entries.index(forKey: id), entries.values[index].info.isSuspended else { return nil }
         entries.values[index].info.isSuspended = false

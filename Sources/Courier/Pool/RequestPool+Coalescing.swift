@@ -71,12 +71,12 @@ extension RequestPool {
     /// `key`) has in flight.
     ///
     /// The leader runs the call in its caller's task, so sharing costs no extra task. A follower that is cancelled
-    /// (through `canceller`) leaves on its own. When the leader's caller goes while followers wait, the call goes
+    /// (through `call`) leaves on its own. When the leader's caller goes while followers wait, the call goes
     /// on for them (see ``leave(_:)``); it is cancelled only once every caller has gone.
     nonisolated(nonsending) func shared(
         _ key: CoalescingKey,
         by id: RequestID,
-        canceller: Canceller,
+        call: Call,
         _ operation: nonisolated(nonsending) () async throws -> ExchangeResult
     ) async throws -> ExchangeResult {
         // The usual case, no identical call in flight, leads at once, without a continuation to wait on.
@@ -87,20 +87,20 @@ extension RequestPool {
             return true
         }
         if leadsAtOnce { return try await runShared(key, by: id, operation) }
-        return try await follow(key, by: id, canceller: canceller, orLead: operation)
+        return try await follow(key, by: id, call: call, orLead: operation)
     }
 
     /// Waits, as the request `id`, for the result of the identical request's call with `key`; when that call
     /// ended before `id` joined it, or its leader ended before running it, `id` runs it (`operation`) for the others. A follower that is
-    /// cancelled (through `canceller`) leaves on its own.
+    /// cancelled (through `call`) leaves on its own.
     @inline(never)  // its continuation's metadata would cost every caller's frame a task allocation at entry
     nonisolated(nonsending) func follow(
         _ key: CoalescingKey,
         by id: RequestID,
-        canceller: Canceller,
+        call: Call,
         orLead operation: nonisolated(nonsending) () async throws -> ExchangeResult
     ) async throws -> ExchangeResult {
-        let shared: ExchangeResult? = try await canceller.whileWaiting(on: FollowerWait(pool: self, key: key, id: id)) {
+        let shared: ExchangeResult? = try await call.whileWaiting(on: FollowerWait(pool: self, key: key, id: id)) {
             try await withCheckedThrowingContinuation { (continuation: SharedCall.Follower) in
                 enum Role {
                     case leads
@@ -156,7 +156,7 @@ extension RequestPool {
     /// A follower was cancelled: it stops waiting. When it was the last one and the leader's caller has gone too,
     /// the call itself is cancelled.
     fileprivate nonisolated func leaveSharedCall(_ key: CoalescingKey, follower id: RequestID) {
-        let (continuation, leader) = state.withLock { state -> (SharedCall.Follower?, Canceller?) in
+        let (continuation, leader) = state.withLock { state -> (SharedCall.Follower?, Call?) in
             guard let continuation = state.calls[key]?.followers.removeValue(forKey: id) else {
                 if state.calls[key]?.leader != id { state.cancelledFollowers.insert(id) }  // not arrived yet
                 return (nil, nil)
@@ -166,14 +166,14 @@ extension RequestPool {
             else {
                 return (continuation, nil)
             }
-            return (continuation, leader.canceller)
+            return (continuation, leader.call)
         }
         continuation?.resume(throwing: CourierError.cancelled())
         leader?.cancel()
     }
 }
 
-/// A follower's wait for a shared call, as its ``Canceller`` sees it.
+/// A follower's wait for a shared call, as its ``Call`` sees it.
 private final class FollowerWait: RequestCancellable {
     let pool: RequestPool
     let key: CoalescingKey

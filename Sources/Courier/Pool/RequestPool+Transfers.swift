@@ -14,25 +14,24 @@ extension RequestPool {
     /// `ended` is told how the transfer ended, once: the status of its head if one came, and the failure if it
     /// failed (before its head, or its body failed or was dropped).
     nonisolated(nonsending) func open<Head>(
-        _ ticket: PoolTicket,
-        deadline: Tick,
+        _ call: Call,
         failure: (any Error) -> CourierError,
         ended: @escaping @Sendable (HTTPResponse.Status?, CourierError?) -> Void,
-        _ operation: nonisolated(nonsending) (RequestID, Canceller) async throws -> Head
+        _ operation: nonisolated(nonsending) (RequestID) async throws -> Head
     )
         async throws -> (head: Head, lease: PoolLease)
     {
-        let canceller = Canceller()
+        let ticket = PoolTicket(call.prepared, from: call.request)
         let (id, watcher, started) = state.withLock { state in
-            let (id, watcher) = state.register(ticket, canceller: canceller, deadline: deadline)
+            let (id, watcher) = state.register(ticket, call: call, deadline: call.deadline)
             return (id, watcher, state.markRunning(id, coalesced: false))
         }
         if let watcher { Self.watchDeadlines(state, watcher) }
         if let started { broadcaster.yield(.started(started)) }
-        let lease = PoolLease(pool: self, id: id, canceller: canceller, ended: ended)
+        let lease = PoolLease(pool: self, id: id, call: call, ended: ended)
         do {
             let head = try await withTaskCancellationHandler {
-                try await operation(id, canceller)
+                try await operation(id)
             } onCancel: {
                 leave(id)
             }
@@ -61,7 +60,7 @@ final class PoolLease: Sendable {
     private let pool: RequestPool
     let id: RequestID
     /// What the pool's controls and the deadline cancel the transfer through.
-    let canceller: Canceller
+    let call: Call
     private let isEnded = Locked(false)
     /// The status the head brought, once it came: reported when the body ends.
     private let status = Locked<HTTPResponse.Status?>(nil)
@@ -71,12 +70,12 @@ final class PoolLease: Sendable {
     init(
         pool: RequestPool,
         id: RequestID,
-        canceller: Canceller,
+        call: Call,
         ended: @escaping @Sendable (HTTPResponse.Status?, CourierError?) -> Void
     ) {
         self.pool = pool
         self.id = id
-        self.canceller = canceller
+        self.call = call
         self.ended = ended
     }
 
@@ -107,13 +106,13 @@ final class PoolLease: Sendable {
     deinit {
         let unfinished = isEnded.withLock { !$0 }
         guard unfinished else { return }
-        canceller.cancel()  // the exchange stops, and its connection is not left reading for nobody
+        call.cancel()  // the exchange stops, and its connection is not left reading for nobody
         end(.failure(.cancelled("the body was dropped before it was read")))
     }
 }
 
 /// A transfer's body as its caller reads it: the transport's stream, ending the transfer's ``PoolLease`` when it
-/// ends or fails. The pool's controls and the deadline stop it through the lease's canceller: at once when the
+/// ends or fails. The pool's controls and the deadline stop it through the lease's call: at once when the
 /// transport can stop its exchange from outside, else at the next chunk. Suspended through the pool, it gives
 /// no chunk until it is resumed.
 struct LeasedBody: AsyncSequence, Sendable {
@@ -128,7 +127,7 @@ struct LeasedBody: AsyncSequence, Sendable {
         self.lease = lease
         self.failure = failure
         lease.delivered(response.status)
-        if let stop = response.stop { lease.canceller.install(StreamStop(stop)) }
+        if let stop = response.stop { lease.call.install(StreamStop(stop)) }
     }
 
     func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), lease: lease, failure: failure) }
@@ -143,8 +142,8 @@ struct LeasedBody: AsyncSequence, Sendable {
             do {
                 // Suspended through the pool (`suspend(id)`), the reader stops asking for the body, so the
                 // transport's backpressure holds the server back until a resume or a cancel.
-                await lease.canceller.waitWhileSuspended()
-                if lease.canceller.isCancelled { throw CourierError.cancelled() }
+                await lease.call.waitWhileSuspended()
+                if lease.call.isCancelled { throw CourierError.cancelled() }
                 guard let chunk = try await base.next() else {
                     lease.finish()
                     return nil

@@ -157,7 +157,7 @@ public actor RequestPool {
     public func suspend(_ id: RequestID) -> Bool {
         guard let entry = state.withLock({ $0.suspend(id) }) else { return false }
         entry.listeners?.tell { $0.requestWillSuspend($1) }
-        entry.canceller.suspend()
+        entry.call.suspend()
         broadcaster.yield(.suspended(entry.info))
         return true
     }
@@ -166,7 +166,7 @@ public actor RequestPool {
     @discardableResult
     public func resume(_ id: RequestID) -> Bool {
         guard let (entry, started) = state.withLock({ $0.resume(id) }) else { return false }
-        entry.canceller.resume()
+        entry.call.resume()
         Self.wake(started)
         entry.listeners?.tell { $0.requestDidResume($1) }
         broadcaster.yield(.resumed(entry.info))
@@ -185,7 +185,7 @@ public actor RequestPool {
     /// task, and reports the outcome as an event. Validating and decoding the answer happen after it returns,
     /// out of the pool.
     ///
-    /// No task is made per request: whatever the request waits on installs itself in its ``Canceller``, which
+    /// No task is made per request: whatever the request waits on installs itself in its ``Call``, which
     /// ``cancel(_:)`` and the rest, the deadline (when `deadline` passes) and the caller's own cancellation all
     /// cancel through. Cancelling the caller cancels the operation, unless it runs a call that identical requests
     /// share (see ``leave(_:)``): then the call goes on for them, and the caller hears
@@ -195,26 +195,25 @@ public actor RequestPool {
     /// request's call in flight, or leads one. Unless it follows, `operation` runs once it holds its slot. It
     /// registers and asks for the slot in one lock round trip, and gives the slot back and ends in one more. A
     /// later attempt gives the first one's slot back (``releaseSlot(_:)``) and asks again through
-    /// ``withSlot(_:url:priority:canceller:_:)``.
+    /// ``withSlot(_:url:priority:call:_:)``.
     ///
     /// `failure` makes what the request throws a ``CourierError`` (a cancellation at `deadline`, even in the wait for
     /// the slot, is the request's timeout).
     nonisolated(nonsending) func track(
-        _ ticket: PoolTicket,
-        deadline: Tick,
+        _ call: Call,
         sharing key: CoalescingKey? = nil,
         queuedGauge: Meter? = nil,
         failure: (any Error) -> CourierError,
-        _ operation: nonisolated(nonsending) (RequestID, Canceller, FirstCall) async throws -> CallResult
+        _ operation: nonisolated(nonsending) (RequestID, FirstCall) async throws -> CallResult
     )
         async throws -> CallResult
     {
-        let canceller = Canceller()
+        let ticket = PoolTicket(call.prepared, from: call.request)
         let url = ticket.request.url
         let priority = ticket.priority
         let host = ticket.request.urlFacts.hostKey
         let (id, watcher, first, admission) = state.withLock { state in
-            let (id, watcher) = state.register(ticket, canceller: canceller, deadline: deadline)
+            let (id, watcher) = state.register(ticket, call: call, deadline: call.deadline)
             let first = state.firstCall(id, sharing: key)
             return (
                 id, watcher, first,
@@ -232,11 +231,11 @@ public actor RequestPool {
                         url: url,
                         host: host,
                         priority: priority,
-                        canceller: canceller,
+                        call: call,
                         queuedGauge: queuedGauge
                     )
                 }
-                return try await operation(id, canceller, first)
+                return try await operation(id, first)
             } onCancel: {
                 leave(id)
             }
@@ -252,7 +251,7 @@ public actor RequestPool {
     }
 
     /// Gives back the slot `id` took through ``track(_:deadline:sharing:_:)``, before a later attempt asks for one
-    /// through ``withSlot(_:url:priority:canceller:_:)``.
+    /// through ``withSlot(_:url:priority:call:_:)``.
     nonisolated func releaseSlot(_ id: RequestID) {
         Self.wake(state.withLock { $0.releaseSlot(id) })
     }
@@ -286,19 +285,19 @@ public actor RequestPool {
     nonisolated func leave(_ id: RequestID) {
         guard let departure = state.withLock({ $0.leave(id) }) else { return }
         departure.listeners?.tell { $0.requestWillCancel($1) }
-        if departure.cancelsRequest { departure.canceller.cancel() }
+        if departure.cancelsRequest { departure.call.cancel() }
         broadcaster.yield(.cancelled(departure.info))
     }
 
     /// Runs `body` once the request `id` may use the network: after its rate limit allows it and a slot under
     /// the concurrency limits is free. Releases the slot afterwards. When neither is in the way, as usual, it
     /// takes the lock once on the way in. Runs on its caller's executor, like the steps of ``RequestExecutor``;
-    /// its waits install themselves in `canceller`.
+    /// its waits install themselves in `call`.
     nonisolated(nonsending) func withSlot<T>(
         _ id: RequestID,
         url: URL,
         priority: RequestPriority,
-        canceller: Canceller,
+        call: Call,
         queuedGauge: Meter? = nil,
         _ body: nonisolated(nonsending) () async throws -> T
     ) async throws -> T {
@@ -310,7 +309,7 @@ public actor RequestPool {
             url: url,
             host: host,
             priority: priority,
-            canceller: canceller,
+            call: call,
             queuedGauge: queuedGauge
         )
         defer { Self.wake(state.withLock { $0.start($0.scheduler.finish(id)) }) }
@@ -325,7 +324,7 @@ public actor RequestPool {
         url: URL,
         host: String,
         priority: RequestPriority,
-        canceller: Canceller,
+        call: Call,
         queuedGauge: Meter?
     ) async throws {
         var queueing: PoolState.Queueing
@@ -339,7 +338,7 @@ public actor RequestPool {
             error.retryAfterValue = String(Int(retryAfter.seconds.rounded(.up)))
             throw error
         case .rateLimited(let wait):
-            try await CancellableSleep.sleep(for: wait, canceller: canceller)
+            try await CancellableSleep.sleep(for: wait, call: call)
             queueing = state.withLock { $0.queue(id, host: host, priority: priority) }
         case .admitted(let admitted):
             queueing = admitted
@@ -348,7 +347,7 @@ public actor RequestPool {
             // The server's queued gauge (``TelemetryNames/Metric/queuedRequests``), when metrics are recorded.
             queuedGauge?.increment()
             defer { queuedGauge?.decrement() }
-            try await canceller.whileWaiting(on: SlotWait(pool: self, id: id)) { try await waitForSlot(id) }
+            try await call.whileWaiting(on: SlotWait(pool: self, id: id)) { try await waitForSlot(id) }
             queueing = .started(state.withLock { $0.markRunning(id, coalesced: false) })
         }
         if case .started(let info?) = queueing { broadcaster.yield(.started(info)) }
@@ -391,7 +390,7 @@ public actor RequestPool {
     }
 }
 
-/// A request's wait for a slot, as its ``Canceller`` sees it.
+/// A request's wait for a slot, as its ``Call`` sees it.
 private final class SlotWait: RequestCancellable {
     let pool: RequestPool
     let id: RequestID

@@ -117,8 +117,8 @@ struct BodyAccumulator {
 /// a body whole from a transport that does not collect it itself.
 struct BodyCollector: Sendable {
     let reading: BodyReading
-    /// The request's canceller, whose suspension holds the reading between parts.
-    let suspension: Canceller
+    /// The request's call, whose suspension holds the reading between parts.
+    let suspension: Call
 
     /// `response` with its whole body.
     nonisolated(nonsending) func collect(

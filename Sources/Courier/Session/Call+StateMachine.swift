@@ -18,7 +18,7 @@ struct CallStateMachine {
         case resend
         /// Wait this long, then report ``CallStateMachine/slept()``: the retry rule asked for another attempt.
         case wait(Duration)
-        /// Refresh the credential the refused attempt carried (``CredentialStore/refresh(after:canceller:)``), then report
+        /// Refresh the credential the refused attempt carried (``CredentialStore/refresh(after:call:)``), then report
         /// ``CallStateMachine/refreshed()`` or ``CallStateMachine/refreshFailed(_:)``.
         case refresh(generation: Int)
         /// The answer is final: leave the pool, then validate and decode it.

@@ -5,71 +5,43 @@ import Logging
 
 /// One exchange on the wire: the request sent, redirects followed, the answer read.
 extension RequestExecutor {
-    /// Sends `request`, following redirects, and reads each answer's body whole where it arrives; the pool bounds
-    /// the exchange by the deadline, through `canceller`. A cancellation at the deadline is thrown as the total
-    /// timeout here, inside the call, so requests sharing it hear the timeout too.
-    nonisolated(nonsending) func exchange(
-        _ request: PreparedRequest,
-        timeouts: Timeouts,
-        deadline: Tick,
-        limits: ResponseLimits,
-        cookies: CookieHandling,
-        canceller: Canceller,
-        log: DebugLog,
-        start: Tick
-    ) async throws -> ExchangeResult {
+    /// Sends `request` (the call's request as this attempt signs it), following redirects, and reads each answer's
+    /// body whole where it arrives; the pool bounds the exchange by the call's deadline, through the call. A
+    /// cancellation at the deadline is thrown as the total timeout here, inside the call, so requests sharing it
+    /// hear the timeout too.
+    nonisolated(nonsending) func exchange(_ call: Call, _ request: PreparedRequest) async throws -> ExchangeResult {
         let reading = BodyReading(
-            limits: limits,
+            limits: call.limits,
             decompresses: configuration.decompressesResponses,
             meter: ProgressMeter.receiving
         )
         do {
-            let (sent, body, firstByte) = try await following(
-                request,
-                timeouts: timeouts,
-                deadline: deadline,
-                cookies: cookies,
-                log: log,
-                canceller: canceller
-            ) { outgoing in
-                try await wholeBodyFetch.fetch(outgoing, reading: reading, canceller: canceller)
+            let (sent, body, firstByte) = try await following(call, request) { outgoing in
+                try await wholeBodyFetch.fetch(outgoing, reading: reading, call: call)
             } discard: { _ in
             }
-            log.response(body, for: sent, since: start)
+            call.log.response(body, for: sent, since: call.start)
             return ExchangeResult(sent: sent, body: body, firstByte: firstByte)
         } catch {
-            throw timedOut(error, request, deadline: deadline, timeouts: timeouts)
+            throw timedOut(error, call)
         }
     }
 
-    /// Sends `request`, following redirects, and returns the final response with its body still arriving; the
-    /// transport bounds the exchange by `deadline`. Until the head arrives, the exchange runs in a task of its own
-    /// that `canceller` stops, so the pool's controls and the deadline reach it whatever the transport.
-    nonisolated(nonsending) func open(
-        _ request: PreparedRequest,
-        timeouts: Timeouts,
-        deadline: Tick,
-        cookies: CookieHandling,
-        log: DebugLog,
-        canceller: Canceller
-    ) async throws -> StreamedExchange {
+    /// Sends `request` (the call's request as this attempt signs it), following redirects, and returns the final
+    /// response with its body still arriving; the transport bounds the exchange by the call's deadline. Until the
+    /// head arrives, the exchange runs in a task of its own that the call stops, so the pool's controls and the
+    /// deadline reach it whatever the transport.
+    nonisolated(nonsending) func open(_ call: Call, _ request: PreparedRequest) async throws -> StreamedExchange {
         let opening = Task { [self] in
-            try await following(
-                request,
-                timeouts: timeouts,
-                deadline: deadline,
-                cookies: cookies,
-                log: log,
-                canceller: canceller
-            ) { outgoing in
+            try await following(call, request) { outgoing in
                 try await transport.send(outgoing)
             } discard: { response in
                 for try await _ in response.body {}  // let the connection be reused
             }
         }
         let stop = TaskCancellable(opening)
-        canceller.install(stop)
-        defer { canceller.remove(stop) }
+        call.install(stop)
+        defer { call.remove(stop) }
         let (sent, response, _) = try await withTaskCancellationHandler {
             try await opening.value
         } onCancel: {
@@ -83,12 +55,8 @@ extension RequestExecutor {
     /// answer reaches them without a frame of its own and `send` runs in theirs.
     @inline(__always)
     private nonisolated(nonsending) func following<Answer: ResponseHead>(
+        _ call: Call,
         _ request: PreparedRequest,
-        timeouts: Timeouts,
-        deadline: Tick,
-        cookies: CookieHandling,
-        log: DebugLog,
-        canceller: Canceller?,
         send: nonisolated(nonsending) (TransportRequest) async throws -> Answer,
         discard: nonisolated(nonsending) (Answer) async throws -> Void
     ) async throws -> (sent: PreparedRequest, answer: Answer, firstByte: Tick) {
@@ -99,19 +67,19 @@ extension RequestExecutor {
             // Each step a request does without (cookies, tracing, waiting for connectivity) is skipped here, not
             // entered: every async call copies the request into a frame of its own.
             var sending = current
-            if configuration.cookieJar != nil { await addCookies(to: &sending, handling: cookies) }
+            if configuration.cookieJar != nil { await addCookies(to: &sending, handling: call.cookies) }
             let resend = tracer.flatMap { ResendSpan.start($0, for: sending) }
             if let tracer { sending.addTraceContext(tracer: tracer, span: resend) }
             for monitor in configuration.monitors { monitor.willSend(sending) }
-            log.request(sending)
+            call.log.request(sending)
             let outgoing = TransportRequest(
                 method: sending.method,
                 url: sending.url,
                 facts: sending.knownFacts,
                 headers: sending.headers,
                 body: sending.body,
-                timeouts: timeouts,
-                deadline: deadline,
+                timeouts: call.timeouts,
+                deadline: call.deadline,
                 tls: configuration.tls.policy(for: sending.url),
                 proxy: configuration.proxies.proxy(for: sending.url),
                 httpVersion: configuration.httpVersion
@@ -122,7 +90,7 @@ extension RequestExecutor {
                     if configuration.waitsForConnectivity == nil {
                         try await send(outgoing)
                     } else {
-                        try await waitingForConnectivity(outgoing, canceller: canceller) { try await send(outgoing) }
+                        try await waitingForConnectivity(outgoing, call: call) { try await send(outgoing) }
                     }
             } catch {
                 if let resend { RequestTrace.finish(resend, status: nil, error: Self.normalize(error)) }
@@ -132,7 +100,7 @@ extension RequestExecutor {
             let firstByte = Tick.now
             for monitor in configuration.monitors { monitor.didSend(sending) }
             if configuration.cookieJar != nil {
-                await storeCookies(from: answer.headers, for: sending.url, handling: cookies)
+                await storeCookies(from: answer.headers, for: sending.url, handling: call.cookies)
             }
             let action = try redirects.next(
                 method: current.method,
@@ -145,7 +113,7 @@ extension RequestExecutor {
             case .deliver:
                 return (current, answer, firstByte)
             case .follow(let method, let url, let dropsBody, let stripsCredentials):
-                log.redirect(from: current, status: answer.status, to: url)
+                call.log.redirect(from: current, status: answer.status, to: url)
                 for monitor in configuration.monitors { monitor.willRedirect(current, status: answer.status, to: url) }
                 try await discard(answer)
                 current.method = method
@@ -240,31 +208,24 @@ extension RequestExecutor {
     /// started it.
     @inline(__always)
     nonisolated(nonsending) func fetch(
-        _ request: ErasedRequest,
-        prepared: PreparedRequest,
+        _ call: Call,
         id: RequestID,
         first: FirstCall?,
         sharing key: CoalescingKey?,
-        canceller: Canceller,
         _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult
     ) async throws -> ExchangeResult {
-        guard let gauges = metrics.poolGauges(for: prepared.url) else {
+        let (url, priority) = (call.prepared.url, call.request.priority)
+        guard let gauges = metrics.poolGauges(for: url) else {
             nonisolated(nonsending) func send() async throws -> ExchangeResult {
-                try await pool.withSlot(
-                    id,
-                    url: prepared.url,
-                    priority: request.priority,
-                    canceller: canceller,
-                    exchange
-                )
+                try await pool.withSlot(id, url: url, priority: priority, call: call, exchange)
             }
             switch first {
             case .own?: return try await exchange()
             case .leads(let key)?: return try await pool.runShared(key, by: id, exchange)
-            case .follows(let key)?: return try await pool.follow(key, by: id, canceller: canceller, orLead: send)
+            case .follows(let key)?: return try await pool.follow(key, by: id, call: call, orLead: send)
             case nil:
                 guard let key else { return try await send() }
-                return try await pool.shared(key, by: id, canceller: canceller, send)
+                return try await pool.shared(key, by: id, call: call, send)
             }
         }
         // The same with metrics: the server's in-flight and queued gauges, and a count of calls answered by an
@@ -277,23 +238,16 @@ extension RequestExecutor {
             return try await exchange()
         }
         nonisolated(nonsending) func send() async throws -> ExchangeResult {
-            try await pool.withSlot(
-                id,
-                url: prepared.url,
-                priority: request.priority,
-                canceller: canceller,
-                queuedGauge: gauges.queued,
-                counted
-            )
+            try await pool.withSlot(id, url: url, priority: priority, call: call, queuedGauge: gauges.queued, counted)
         }
         let result: ExchangeResult
         switch first {
         case .own?: return try await counted()
         case .leads(let key)?: return try await pool.runShared(key, by: id, counted)
-        case .follows(let key)?: result = try await pool.follow(key, by: id, canceller: canceller, orLead: send)
+        case .follows(let key)?: result = try await pool.follow(key, by: id, call: call, orLead: send)
         case nil:
             guard let key else { return try await send() }
-            result = try await pool.shared(key, by: id, canceller: canceller, send)
+            result = try await pool.shared(key, by: id, call: call, send)
         }
         if !ran { metrics.coalesced() }
         return result
@@ -339,11 +293,10 @@ extension RequestExecutor {
 extension RequestExecutor {
     /// Runs `send`; when ``Configuration/waitsForConnectivity`` is set and the connection could not be made
     /// (nothing was sent), probes the host, or the proxy, until it answers or the wait is over, then runs it again.
-    /// With a `canceller` (a request in the pool), the wait runs in a task the canceller can stop: only requests
-    /// that meet an unreachable host pay for it.
+    /// The wait runs in a task the call can stop: only requests that meet an unreachable host pay for it.
     nonisolated(nonsending) func waitingForConnectivity<Answer>(
         _ request: TransportRequest,
-        canceller: Canceller?,
+        call: Call,
         _ send: nonisolated(nonsending) () async throws -> Answer
     ) async throws -> Answer {
         do {
@@ -366,15 +319,15 @@ extension RequestExecutor {
                 budget > .zero ? await monitor.waitUntilReachable(timeout: budget).isReachable : false
             }
             let stop = TaskCancellable(probing)
-            canceller?.install(stop)
-            defer { canceller?.remove(stop) }
+            call.install(stop)
+            defer { call.remove(stop) }
             let reachable = await withTaskCancellationHandler {
                 await probing.value
             } onCancel: {
                 probing.cancel()
             }
             guard reachable else {
-                if probing.isCancelled || canceller?.isCancelled == true { throw CourierError.cancelled() }
+                if probing.isCancelled || call.isCancelled { throw CourierError.cancelled() }
                 throw CourierError(
                     code: .offline,
                     message: "\(monitor.host):\(monitor.port) is still unreachable after waiting \(budget)",
@@ -403,19 +356,18 @@ enum WholeBodyFetch: Sendable {
         }
     }
 
-    /// Sends `request` and reads its body whole within `reading`; `canceller` stops it. Inlined into its one
+    /// Sends `request` and reads its body whole within `reading`; `call` stops it. Inlined into its one
     /// caller, so the switch costs no async frame of its own.
     @inline(__always)
     nonisolated(nonsending) func fetch(
         _ request: TransportRequest,
         reading: BodyReading,
-        canceller: Canceller
+        call: Call
     ) async throws -> ResponseBody {
         switch self {
-        case .collecting(let transport): try await transport.fetch(request, reading: reading, canceller: canceller)
-        case .cancellable(let transport):
-            try await transport.fetchCancellable(request, reading: reading, canceller: canceller)
-        case .inTask(let transport): try await transport.fetchInTask(request, reading: reading, canceller: canceller)
+        case .collecting(let transport): try await transport.fetch(request, reading: reading, call: call)
+        case .cancellable(let transport): try await transport.fetchCancellable(request, reading: reading, call: call)
+        case .inTask(let transport): try await transport.fetchInTask(request, reading: reading, call: call)
         }
     }
 }

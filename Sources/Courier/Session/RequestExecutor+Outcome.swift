@@ -29,19 +29,19 @@ extension RequestExecutor {
         )
     }
 
-    /// `error` as a ``CourierError``; a cancellation once `deadline` has passed is the pool's doing at that
-    /// deadline, so it becomes the total timeout of `request`.
-    func timedOut(_ error: any Error, _ request: PreparedRequest, deadline: Tick, timeouts: Timeouts) -> CourierError {
+    /// `error` as a ``CourierError``; a cancellation once the call's deadline has passed is the pool's doing at that
+    /// deadline, so it becomes the call's total timeout.
+    func timedOut(_ error: any Error, _ call: Call) -> CourierError {
         let failure = Self.normalize(error)
-        guard failure.code == .cancelled, Tick.now >= deadline else { return failure }
-        return .timeout(.total, after: timeouts.total, url: configuration.redactor.redact(url: request.url))
+        guard failure.code == .cancelled, Tick.now >= call.deadline else { return failure }
+        return .timeout(.total, after: call.timeouts.total, url: configuration.redactor.redact(url: call.prepared.url))
     }
 
-    /// Logs the failure and tells the monitors the request ended with it.
-    func complete(_ request: PreparedRequest, _ failure: CourierError, attempts: Int, start: Tick, log: DebugLog) {
-        let timing = Timing(startTick: start, firstByteTick: nil, endTick: .now)
-        log.failure(request, failure, duration: timing.total)
-        tellMonitors(request, sent: request, result: .failure(failure), timing: timing, attempts: attempts)
+    /// Logs the failure and tells the monitors the call ended with it after `attempts` attempts.
+    func complete(_ call: Call, _ failure: CourierError, attempts: Int) {
+        let timing = Timing(startTick: call.start, firstByteTick: nil, endTick: .now)
+        call.log.failure(call.prepared, failure, duration: timing.total)
+        tellMonitors(call.prepared, sent: call.prepared, result: .failure(failure), timing: timing, attempts: attempts)
     }
 
     /// Tells every monitor the request ended: ``EventMonitor/didComplete(_:result:timing:)``, then the

@@ -10,16 +10,11 @@ extension RequestExecutor {
         let start = Tick.now
         do {
             let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
-            let timeouts = configuration.timeouts.applying(request.timeouts)
-            let deadline = start + timeouts.total
-            let (log, cookies) = (snapshot.debugLog.forCall(), request.cookieHandling(under: snapshot))
-            let failure: @Sendable (any Error) -> CourierError = { [self] in
-                timedOut($0, prepared, deadline: deadline, timeouts: timeouts)
-            }
+            let call = makeCall(request, prepared: prepared, start: start)
+            let failure: @Sendable (any Error) -> CourierError = { [self] in timedOut($0, call) }
             let (method, url, sentBytes) = (request.method, prepared.url, prepared.body.length)
             let (answer, lease) = try await pool.open(
-                PoolTicket(prepared, from: request),
-                deadline: deadline,
+                call,
                 failure: failure,
                 ended: { [self] status, failure in  // when the body ends: the duration is the whole transfer's
                     record(
@@ -31,30 +26,15 @@ extension RequestExecutor {
                         sentBytes: sentBytes
                     )
                 }
-            ) { _, canceller in
-                try await drive(
-                    request,
-                    prepared: prepared,
-                    canceller: canceller,
-                    timeouts: timeouts,
-                    deadline: deadline,
-                    start: start,
-                    log: log
-                ) { sending in
-                    try await open(
-                        sending,
-                        timeouts: timeouts,
-                        deadline: deadline,
-                        cookies: cookies,
-                        log: log,
-                        canceller: canceller
-                    )
+            ) { _ in
+                try await drive(call) { sending in
+                    try await open(call, sending)
                 } next: { answer in
                     guard let answer else { return }
                     do { for try await _ in answer.response.body {} } catch {}  // let the connection be reused
                 }.answer
             }
-            log.responseHead(answer.status, answer.headers, for: answer.sent, since: start)
+            call.log.responseHead(answer.status, answer.headers, for: answer.sent, since: start)
             let body = LeasedBody(answer.response, lease: lease, failure: failure)
             return StreamedResponse(
                 url: answer.sent.url,

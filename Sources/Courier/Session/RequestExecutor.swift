@@ -124,6 +124,19 @@ struct RequestExecutor: Sendable {
             ?? configuration.limits
     }
 
+    /// The call that sends `prepared`, made from `request` under the session's configuration, started at `start`.
+    func makeCall(_ request: ErasedRequest, prepared: PreparedRequest, start: Tick) -> Call {
+        Call(
+            request,
+            prepared: prepared,
+            start: start,
+            timeouts: configuration.timeouts.applying(request.timeouts),
+            limits: limits(for: request),
+            cookies: request.cookieHandling(under: snapshot),
+            log: snapshot.debugLog.forCall()
+        )
+    }
+
     /// Sends `prepared` through the pool, which tracks it from its first attempt to its final answer; then, out
     /// of the pool (its slot free for the next request), merges a 304 into the revalidated entry, stores,
     /// validates and decodes the answer. After an unsafe method succeeds, the cached GET of its URL is dropped,
@@ -134,49 +147,21 @@ struct RequestExecutor: Sendable {
         cacheStep: CacheStep?,
         start: Tick
     ) async throws -> ErasedResponse {
-        let timeouts = configuration.timeouts.applying(request.timeouts)
-        let deadline = start + timeouts.total
+        let call = makeCall(request, prepared: prepared, start: start)
         let key = sharingKey(request, prepared)
-        let log = snapshot.debugLog.forCall()
-        // The pool cancels the request through its canceller at its deadline, which bounds the body the exchange reads.
-        let call = try await pool.track(
-            PoolTicket(prepared, from: request),
-            deadline: deadline,
+        // The pool cancels the call at its deadline, which bounds the body the exchange reads.
+        let result = try await pool.track(
+            call,
             sharing: key,
             queuedGauge: metrics.poolGauges(for: prepared.url)?.queued,
-            failure: { timedOut($0, prepared, deadline: deadline, timeouts: timeouts) }
-        ) { id, canceller, first in
-            let (limits, cookies) = (limits(for: request), request.cookieHandling(under: snapshot))
+            failure: { timedOut($0, call) }
+        ) { id, first in
             var first: FirstCall? = first
             var requestTick = Tick.now
-            let (exchanged, attempts) = try await drive(
-                request,
-                prepared: prepared,
-                canceller: canceller,
-                timeouts: timeouts,
-                deadline: deadline,
-                start: start,
-                log: log
-            ) { sending in
+            let (exchanged, attempts) = try await drive(call) { sending in
                 requestTick = .now
-                let exchanged = try await fetch(
-                    request,
-                    prepared: sending,
-                    id: id,
-                    first: first,
-                    sharing: key,
-                    canceller: canceller
-                ) {
-                    try await exchange(
-                        sending,
-                        timeouts: timeouts,
-                        deadline: deadline,
-                        limits: limits,
-                        cookies: cookies,
-                        canceller: canceller,
-                        log: log,
-                        start: start
-                    )
+                let exchanged = try await fetch(call, id: id, first: first, sharing: key) {
+                    try await exchange(call, sending)
                 }
                 for monitor in configuration.monitors { monitor.didReceive(exchanged.body, for: exchanged.sent) }
                 return exchanged
@@ -188,10 +173,10 @@ struct RequestExecutor: Sendable {
             return CallResult(exchanged: exchanged, requestTick: requestTick, attempts: attempts)
         }
         do {
-            var exchanged = call.exchanged
+            var exchanged = result.exchanged
             var cacheInfo = CacheInfo.network
             if let cacheStep {
-                (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: call.requestTime())
+                (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: result.requestTime())
             }
             if configuration.cache != nil {
                 await invalidateAfterUnsafe(prepared, status: exchanged.body.status, headers: exchanged.body.headers)
@@ -200,7 +185,7 @@ struct RequestExecutor: Sendable {
             // the `http` policy stores before validation; the time-to-live policies keep only answers that pass it.
             let storesFirst = cacheStep?.decision.policy == .http
             if let cacheStep, storesFirst, !cacheInfo.wasRevalidated {
-                cacheInfo.wasStored = await cacheStep.store(exchanged.body, requestTime: call.requestTime())
+                cacheInfo.wasStored = await cacheStep.store(exchanged.body, requestTime: result.requestTime())
             }
             let received = exchanged.body  // what the cache keeps: the answer as the server sent it
             if request.hasInterceptors(under: configuration) {
@@ -218,19 +203,19 @@ struct RequestExecutor: Sendable {
             )
             let value = try request.decode(exchanged.body)
             if let cacheStep, !storesFirst, !cacheInfo.wasRevalidated {
-                cacheInfo.wasStored = await cacheStep.store(received, requestTime: call.requestTime())
+                cacheInfo.wasStored = await cacheStep.store(received, requestTime: result.requestTime())
             }
             return makeResponse(
                 value,
                 exchanged,
                 cacheInfo: cacheInfo,
                 original: prepared,
-                attempts: call.attempts,
+                attempts: result.attempts,
                 start: start
             )
         } catch {
             let failure = Self.normalize(error)
-            complete(prepared, failure, attempts: call.attempts, start: start, log: snapshot.debugLog)
+            complete(call, failure, attempts: result.attempts)
             throw failure
         }
     }
@@ -244,20 +229,15 @@ struct RequestExecutor: Sendable {
     /// frame for the machine.
     @inline(__always)
     nonisolated(nonsending) func drive<Answer: ResponseHead>(
-        _ request: ErasedRequest,
-        prepared: PreparedRequest,
-        canceller: Canceller,
-        timeouts: Timeouts,
-        deadline: Tick,
-        start: Tick,
-        log: DebugLog,
+        _ call: Call,
         attempt: nonisolated(nonsending) (PreparedRequest) async throws -> Answer,
         next: nonisolated(nonsending) (Answer?) async -> Void
     ) async throws -> (answer: Answer, attempts: Int) {
+        let (request, prepared) = (call.request, call.prepared)
         let retrier = request.retryPolicy ?? configuration.retryPolicy
         retrier?.callWillStart(prepared)
         let credentials = request.credentials(under: configuration)
-        var machine = CallStateMachine(prepared, retrier: retrier, deadline: deadline)
+        var machine = CallStateMachine(prepared, retrier: retrier, deadline: call.deadline)
         var generation = 0  // of the credential the attempt carries
         // what ended the last attempt, for the retry's log line (none made on the way of a success)
         var failure: CourierError?
@@ -266,7 +246,7 @@ struct RequestExecutor: Sendable {
             switch action {
             case .exchange, .resend:
                 if case .resend = action {
-                    log.retry(prepared, attempt: machine.attempt, delay: .zero, error: failure ?? .cancelled())
+                    call.log.retry(prepared, attempt: machine.attempt, delay: .zero, error: failure ?? .cancelled())
                 }
                 var answer: Answer?
                 do {
@@ -288,29 +268,22 @@ struct RequestExecutor: Sendable {
                     failure = refusal
                     answer = received
                 } catch {
-                    let ended = timedOut(error, prepared, deadline: deadline, timeouts: timeouts)
+                    let ended = timedOut(error, call)
                     failure = ended
                     action = machine.failed(ended, now: .now)
                 }
                 await next(answer)
             case .wait(let delay):
                 do {
-                    try await pause(
-                        prepared,
-                        attempt: machine.attempt,
-                        delay: delay,
-                        error: failure ?? .cancelled(),
-                        canceller: canceller,
-                        log: log
-                    )
+                    try await pause(call, attempt: machine.attempt, delay: delay, error: failure ?? .cancelled())
                     action = machine.slept()
                 } catch {
                     action = machine.cancelled()
                 }
             case .refresh(let refused):
                 do {
-                    try await credentials?.refresh(after: refused, canceller: canceller)
-                    action = canceller.isCancelled ? machine.cancelled() : machine.refreshed()
+                    try await credentials?.refresh(after: refused, call: call)
+                    action = call.isCancelled ? machine.cancelled() : machine.refreshed()
                 } catch {
                     action = machine.refreshFailed(error)
                 }
@@ -320,28 +293,26 @@ struct RequestExecutor: Sendable {
                 )
             case .fail(let error):
                 if error.code == .cancelled { for monitor in configuration.monitors { monitor.willCancel(prepared) } }
-                complete(prepared, error, attempts: machine.attempt, start: start, log: log)
+                complete(call, error, attempts: machine.attempt)
                 throw error
             }
         }
     }
 
-    /// Tells the monitors and the log, then waits; throws ``CourierError/Code/cancelled`` if the request is
+    /// Tells the monitors and the log, then waits; throws ``CourierError/Code/cancelled`` if the call is
     /// cancelled meanwhile.
     private nonisolated(nonsending) func pause(
-        _ request: PreparedRequest,
+        _ call: Call,
         attempt: Int,
         delay: Duration,
-        error: CourierError,
-        canceller: Canceller,
-        log: DebugLog
+        error: CourierError
     ) async throws {
         for monitor in configuration.monitors {
-            monitor.willRetry(request, attempt: attempt, delay: delay, error: error)
+            monitor.willRetry(call.prepared, attempt: attempt, delay: delay, error: error)
         }
-        metrics.retry(method: request.method)
-        log.retry(request, attempt: attempt, delay: delay, error: error)
-        try await CancellableSleep.sleep(for: delay, canceller: canceller)
+        metrics.retry(method: call.prepared.method)
+        call.log.retry(call.prepared, attempt: attempt, delay: delay, error: error)
+        try await CancellableSleep.sleep(for: delay, call: call)
     }
 
     /// Every error leaving Courier is a ``CourierError``.

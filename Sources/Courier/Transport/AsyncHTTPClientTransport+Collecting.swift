@@ -8,8 +8,8 @@ import NIOHTTP1
 extension AsyncHTTPClientTransport: CollectingTransport {
     /// Sends `request` through AsyncHTTPClient's delegate API and collects the body in the delegate, on the event
     /// loop of the request's lane (where its connection is too). Its caller is woken when the head arrives and takes
-    /// the whole response from an ``AnswerHandoff``, nearly always without waiting again; see ``CollectingTransport``.
-    /// `canceller` reaches AsyncHTTPClient's task, and the session's pool enforces the deadline through it, so
+    /// the whole response from an ``Call``, nearly always without waiting again; see ``CollectingTransport``.
+    /// `call` reaches AsyncHTTPClient's task, and the session's pool enforces the deadline through it, so
     /// AsyncHTTPClient runs no timer of its own for the request.
     ///
     /// An HTTP/1.1 request starts from its lane's loop, in one hop: started from the caller's thread,
@@ -21,7 +21,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
     nonisolated(nonsending) func fetch(
         _ request: TransportRequest,
         reading: BodyReading,
-        canceller: Canceller
+        call: Call
     ) async throws -> ResponseBody {
         try await exchange(request) { client, target in
             let loop = client.eventLoopGroup.next()  // the lane's one loop
@@ -30,45 +30,42 @@ extension AsyncHTTPClientTransport: CollectingTransport {
             let outgoing = try target.request(
                 body: request.body,
                 idle: request.timeouts.readIdle,
-                suspension: canceller,
+                suspension: call,
                 earlyAnswer: earlyAnswer
             )
-            let handoff = AnswerHandoff()
             let delegate = CollectingDelegate(
                 method: request.method,
                 reading: reading,
                 loop: loop,
-                canceller: canceller,
-                handoff: handoff,
+                call: call,
                 earlyAnswer: earlyAnswer
             )
             @Sendable func start() {
                 // not .delegateAndChannel: see the lanes
                 let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))
-                canceller.install(task)
+                call.install(task)
                 task.futureResult.whenComplete { result in
-                    canceller.remove(task)
-                    handoff.finish(
+                    call.finish(
                         result.flatMapError { error in
                             guard let error = error as? HTTPClientError, error == .requestStreamCancelled,
-                                !canceller.isCancelled
+                                !call.isCancelled
                             else {
                                 return .failure(error)
                             }
                             return Result { try delegate.answerBeforeTheBodyEnded() }
-                        }
+                        },
+                        of: task
                     )
                 }
             }
-            let (head, ended) = await handoff.awaitHead {
+            let (head, ended) = await call.awaitAnswer {
                 if target.startsFromLoop { loop.execute(start) } else { start() }
             }
+            let answer = try ended.get()
+            guard let head else { throw CourierError.noResponse() }
             // The status becomes Courier's here, off the loop; the fields only when they are read.
-            let status = head.map { AsyncHTTPClientTransport.status($0.status) }
-            let answer = if let ended { try ended.get() } else { try await handoff.answer() }
-            guard let head, let status else { throw CourierError.noResponse() }
             return ResponseBody(
-                status: status,
+                status: AsyncHTTPClientTransport.status(head.status),
                 fields: ResponseFields(arrived: head.headers),
                 data: BodyAccumulator.data(answer.body)
             )
@@ -79,7 +76,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
 extension HTTPClient.Task: RequestCancellable {}
 
 /// A response body collected on the event loop, as it was kept (`nil` when there was none). The caller makes it
-/// `Data`, and the head (handed over on its own, see ``AnswerHandoff``) `HTTPFields`, in its own task, so the loop,
+/// `Data`, and the head (handed over on its own, see ``Call/awaitAnswer(starting:)``) `HTTPFields`, in its own task, so the loop,
 /// which an HTTP/2 connection's many streams share, does no more than read the answer.
 struct CollectedAnswer: Sendable {
     var body: ByteBuffer?
@@ -99,8 +96,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
     private let method: HTTPRequest.Method
     private let reading: BodyReading
     private let collected: NIOLoopBoundBox<Collected?>
-    private let canceller: Canceller
-    private let handoff: AnswerHandoff
+    private let call: Call
     /// Told when a head of 300 or more arrives while the body may still be going out.
     private let earlyAnswer: EarlyAnswer?
 
@@ -108,15 +104,13 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
         method: HTTPRequest.Method,
         reading: BodyReading,
         loop: any EventLoop,
-        canceller: Canceller,
-        handoff: AnswerHandoff,
+        call: Call,
         earlyAnswer: EarlyAnswer? = nil
     ) {
         self.earlyAnswer = earlyAnswer
-        self.handoff = handoff
         self.method = method
         self.reading = reading
-        self.canceller = canceller
+        self.call = call
         collected = .makeEmptyBox(valueType: Collected.self, eventLoop: loop)
     }
 
@@ -134,8 +128,8 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
             collected.value = Collected(body: body)
             // AsyncHTTPClient stops asking for the rest of a body the server refused: stop writing it.
             if head.status.code >= 300 { earlyAnswer?.answered() }
-            handoff.headArrived(head)
-            return canceller.notSuspended(on: task.eventLoop)
+            call.headArrived(head)
+            return call.notSuspended(on: task.eventLoop)
         } catch {
             return task.eventLoop.makeFailedFuture(error)
         }
@@ -144,7 +138,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
     func didReceiveBodyPart(task: HTTPClient.Task<CollectedAnswer>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         do {
             try collected.value?.body.append(buffer)
-            return canceller.notSuspended(on: task.eventLoop)
+            return call.notSuspended(on: task.eventLoop)
         } catch {
             return task.eventLoop.makeFailedFuture(error)
         }
@@ -186,82 +180,5 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
             }
         }
         return (length, encoding)
-    }
-}
-
-// MARK: - Handing the answer over
-
-/// How an event loop hands a response read whole to the task that waits for it, in two steps: the caller is woken
-/// when the head arrives, and takes the whole answer once it is there — nearly always at once, because the loop
-/// reads the rest of a small answer while the caller's thread wakes up. AsyncHTTPClient's async API wakes its
-/// caller at the head too; waking at the end instead left the caller's wake-up, and the loop's, with nothing to
-/// overlap, one request at a time. The caller gets the head as it wakes, to work on while the loop reads the rest.
-///
-/// Not generic: every request read whole makes one, and as a generic type its state was copied and destroyed
-/// through value witnesses that looked up its metadata each time. Its continuation is unchecked (a checked one
-/// allocates a canary and swaps it atomically on resume): it is stored under the lock and taken out of it by the
-/// one call that resumes it, so it can be neither resumed twice nor dropped while the exchange runs.
-///
-/// What the loop hands over goes through the lock, not through the continuation: the continuation only wakes the
-/// caller, which then takes the head and the answer under the lock. A continuation resumed before its task has
-/// suspended on it is taken up by the concurrency runtime with an atomic that ThreadSanitizer cannot see, so a
-/// value passed through it looked like a race with the loop that made it; the lock is an edge it sees.
-final class AnswerHandoff: Sendable {
-    typealias Head = HTTPResponseHead
-    typealias Answer = CollectedAnswer
-
-    private struct State {
-        /// The caller, while it waits for the head or, after it, for the answer.
-        var waiter: UnsafeContinuation<Void, Never>?
-        var head: Head?
-        var answer: Result<Answer, any Error>?
-    }
-
-    private let state = NIOLockedValueBox(State())
-
-    /// Suspends until the head arrives, or until the exchange ends first, and returns the head (`nil` when the
-    /// exchange ended without one: ``answer()`` then throws) with the answer when the exchange has ended already,
-    /// as it often has by then; `start` starts the exchange.
-    nonisolated(nonsending) func awaitHead(
-        starting start: () -> Void
-    ) async -> (head: Head?, answer: Result<Answer, any Error>?) {
-        await withUnsafeContinuation { continuation in
-            state.withLockedValue { $0.waiter = continuation }
-            start()
-        }
-        return state.withLockedValue { ($0.head.take(), $0.answer.take()) }
-    }
-
-    /// The head arrived (called on the loop).
-    func headArrived(_ head: Head) {
-        state.withLockedValue { state in
-            state.head = head
-            return state.waiter.take()
-        }?.resume()
-    }
-
-    /// The exchange ended with `answer` (called on the loop).
-    func finish(_ answer: Result<Answer, any Error>) {
-        state.withLockedValue { state in
-            state.answer = answer
-            return state.waiter.take()
-        }?.resume()
-    }
-
-    /// The whole answer, once the exchange has ended; for a caller that woke at the head before it did.
-    nonisolated(nonsending) func answer() async throws -> Answer {
-        await withUnsafeContinuation { continuation in
-            let ended = state.withLockedValue { state in
-                guard state.answer == nil else { return true }
-                state.waiter = continuation
-                return false
-            }
-            if ended { continuation.resume() }
-        }
-        guard let answer = state.withLockedValue({ $0.answer.take() }) else {
-            // only after a second call
-            throw CourierError(code: .invalidResponse, message: "the exchange ended without an answer")
-        }
-        return try answer.get()
     }
 }

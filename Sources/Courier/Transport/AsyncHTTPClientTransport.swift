@@ -131,7 +131,7 @@ public final class AsyncHTTPClientTransport: Transport {
         func request(
             body: PreparedBody,
             idle: Duration,
-            suspension: Canceller? = nil,
+            suspension: Call? = nil,
             earlyAnswer: EarlyAnswer? = nil
         ) throws -> HTTPClient.Request {
             try HTTPClient.Request(
@@ -335,7 +335,7 @@ public final class AsyncHTTPClientTransport: Transport {
     static func body(
         _ body: PreparedBody,
         idle: Duration,
-        suspension: Canceller? = nil,
+        suspension: Call? = nil,
         earlyAnswer: EarlyAnswer? = nil
     ) -> HTTPClient.Body? {
         switch body {

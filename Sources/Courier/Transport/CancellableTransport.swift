@@ -24,20 +24,20 @@ public final class TransportCancellation: Sendable {
         case cancelled
     }
 
-    private let state = NIOLockedValueBox(State.open(nil))
+    private let state = Locked(State.open(nil))
 
     /// Creates one, not cancelled. The session makes one per exchange; make your own to test a transport.
     public init() {}
 
     /// Whether the exchange has been cancelled.
     public var isCancelled: Bool {
-        state.withLockedValue { if case .cancelled = $0 { true } else { false } }
+        state.withLock { if case .cancelled = $0 { true } else { false } }
     }
 
     /// Makes `stop` what a cancel calls, in place of what an earlier call registered; calls it at once when the
     /// exchange is cancelled already. `stop` runs at most once, on whichever thread cancels, and must not block.
     public func onCancel(_ stop: @escaping @Sendable () -> Void) {
-        let cancelledAlready = state.withLockedValue { state in
+        let cancelledAlready = state.withLock { state in
             guard case .open = state else { return true }
             state = .open(stop)
             return false
@@ -49,7 +49,7 @@ public final class TransportCancellation: Sendable {
 extension TransportCancellation: RequestCancellable {
     /// Cancels the exchange: calls what ``onCancel(_:)`` registered, once, and anything registered later at once.
     public func cancel() {
-        let stop = state.withLockedValue { state -> (@Sendable () -> Void)? in
+        let stop = state.withLock { state -> (@Sendable () -> Void)? in
             defer { state = .cancelled }
             guard case .open(let stop) = state else { return nil }
             return stop
@@ -72,16 +72,16 @@ extension CancellableTransport {
         return response
     }
 
-    /// ``CollectingTransport/fetch(_:reading:canceller:)`` in the calling task: `canceller` reaches the exchange
+    /// ``CollectingTransport/fetch(_:reading:call:)`` in the calling task: `call` reaches the exchange
     /// through a ``TransportCancellation`` until the body has been read.
     nonisolated(nonsending) func fetchCancellable(
         _ request: TransportRequest,
         reading: BodyReading,
-        canceller: Canceller
+        call: Call
     ) async throws -> ResponseBody {
         let cancellation = TransportCancellation()
-        return try await canceller.whileWaiting(on: cancellation) {
-            try await BodyCollector(reading: reading, suspension: canceller).collect(
+        return try await call.whileWaiting(on: cancellation) {
+            try await BodyCollector(reading: reading, suspension: call).collect(
                 send(request, cancellation: cancellation),
                 method: request.method
             )
@@ -89,43 +89,43 @@ extension CancellableTransport {
     }
 }
 
-/// A transport that reads a body whole where it arrives, and stops when the request's ``Canceller`` says so
+/// A transport that reads a body whole where it arrives, and stops when the request's ``Call`` says so
 /// rather than when the calling task is cancelled: the request path of every response the session reads whole.
 ///
 /// ``AsyncHTTPClientTransport`` is one: it collects the body in AsyncHTTPClient's delegate, on the connection's
-/// event loop, and wakes its caller when the head arrives (see `AnswerHandoff`), with no task of its own. A ``CancellableTransport`` is read in its
-/// caller's task too; any other transport goes through ``Transport/fetchInTask(_:reading:canceller:)``, which pays
+/// event loop, and wakes its caller when the head arrives (see `Call.awaitAnswer(starting:)`), with no task of its own. A ``CancellableTransport`` is read in its
+/// caller's task too; any other transport goes through ``Transport/fetchInTask(_:reading:call:)``, which pays
 /// a task per request for the same behaviour. ``WholeBodyFetch`` picks one of the three, once per session.
 protocol CollectingTransport: Transport {
     /// Sends `request` (without following redirects) and returns the response with its whole body, read within
-    /// `reading`. `request.deadline` is the caller's to enforce, through `canceller`.
+    /// `reading`. `request.deadline` is the caller's to enforce, through `call`.
     nonisolated(nonsending) func fetch(
         _ request: TransportRequest,
         reading: BodyReading,
-        canceller: Canceller
+        call: Call
     ) async throws -> ResponseBody
 }
 
 extension Transport {
-    /// ``CollectingTransport/fetch(_:reading:canceller:)`` for a transport that hears only its task's cancellation:
-    /// the exchange runs in a task of its own, which `canceller` cancels, and stops taking parts of the body while
+    /// ``CollectingTransport/fetch(_:reading:call:)`` for a transport that hears only its task's cancellation:
+    /// the exchange runs in a task of its own, which `call` cancels, and stops taking parts of the body while
     /// the request is suspended.
     func fetchInTask(
         _ request: TransportRequest,
         reading: BodyReading,
-        canceller: Canceller
+        call: Call
     ) async throws -> ResponseBody {
         let task = Task {
-            try await BodyCollector(reading: reading, suspension: canceller).collect(
+            try await BodyCollector(reading: reading, suspension: call).collect(
                 send(request),
                 method: request.method
             )
         }
-        return try await canceller.whileWaiting(on: TaskCancellable(task)) { try await task.value }
+        return try await call.whileWaiting(on: TaskCancellable(task)) { try await task.value }
     }
 }
 
-/// A task, as a ``Canceller`` sees it.
+/// A task, as a ``Call`` sees it.
 final class TaskCancellable<Success: Sendable, Failure: Error>: RequestCancellable {
     private let task: Task<Success, Failure>
 

@@ -1,0 +1,251 @@
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// Something a call is waiting on that can be stopped from outside its task: AsyncHTTPClient's task, the wait for
+/// a slot, a retry's sleep.
+protocol RequestCancellable: AnyObject, Sendable {
+    /// Stops it; whoever waits on it hears an error soon after. Called at most once per installation.
+    func cancel()
+}
+
+/// One call, from the moment it is prepared to its final answer, in the style of AsyncHTTPClient's
+/// `Transaction`: what it is (the request as written and as prepared, its timeouts, deadline, limits, cookie
+/// handling and debug log), and, behind its one lock, what it waits on at this moment, whether it is suspended,
+/// and the answer an event loop hands to it.
+///
+/// Every step of the call's road reads what it needs from the call, so none takes its context as parameters.
+///
+/// - The **cancel slot**: what the call waits on at this moment installs itself here, and the caller's
+///   cancellation, the pool's controls and the deadline all cancel through it. A call runs in its caller's own
+///   task, not in one the pool could cancel, so this is how the pool reaches it. Once cancelled it stays
+///   cancelled: whatever is installed later is cancelled at once, so a cancellation that arrives between two
+///   waits stops the next one.
+/// - The **suspension** (``RequestPool/suspend(_:)``): while suspended, the transport reading the answer stops
+///   asking for more (``notSuspended(on:)``, ``waitWhileSuspended()``) until a resume or a cancel.
+/// - The **hand-off** of an answer read whole on an event loop (``awaitAnswer(starting:)``), see below.
+final class Call: Sendable {
+    /// The request as its caller wrote it.
+    let request: ErasedRequest
+    /// The request as prepared: its URL resolved, its headers and body encoded.
+    let prepared: PreparedRequest
+    /// When the call started: its timing and its total timeout count from here.
+    let start: Tick
+    /// The session's timeouts with the request's own applied.
+    let timeouts: Timeouts
+    /// When the pool cancels the call: `start` plus the total timeout.
+    let deadline: Tick
+    /// The bounds on each answer's body.
+    let limits: ResponseLimits
+    /// Whether the call sends and stores cookies.
+    let cookies: CookieHandling
+    /// The session's debug log, with this call's id when the log is on.
+    let log: DebugLog
+
+    fileprivate enum Wait {
+        case idle
+        case waitingOn(any RequestCancellable)
+        case cancelled
+    }
+
+    fileprivate struct State {
+        var wait = Wait.idle
+        /// What to call when the suspension ends; `nil` while the call is not suspended.
+        var resumers: [@Sendable () -> Void]?
+        /// The caller, while it waits for the head of an answer read whole or, after it, for the answer.
+        var waiter: UnsafeContinuation<Void, Never>?
+        var head: HTTPResponseHead?
+        var answer: Result<CollectedAnswer, any Error>?
+    }
+
+    private let state = Locked(State())
+    /// Whether the call is suspended, readable without the lock: the transport asks at every part of a body.
+    private let suspended = Atomic<Bool>(false)
+
+    init(
+        _ request: ErasedRequest,
+        prepared: PreparedRequest,
+        start: Tick,
+        timeouts: Timeouts,
+        limits: ResponseLimits,
+        cookies: CookieHandling,
+        log: DebugLog
+    ) {
+        self.request = request
+        self.prepared = prepared
+        self.start = start
+        self.timeouts = timeouts
+        deadline = start + timeouts.total
+        self.limits = limits
+        self.cookies = cookies
+        self.log = log
+    }
+
+    // MARK: The cancel slot
+
+    /// Whether ``cancel()`` has been called.
+    var isCancelled: Bool {
+        state.withLock { if case .cancelled = $0.wait { true } else { false } }
+    }
+
+    /// Makes `cancellable` what a cancel stops; when the call was cancelled already, cancels it at once.
+    func install(_ cancellable: any RequestCancellable) {
+        let cancelledAlready = state.withLock { state in
+            if case .cancelled = state.wait { return true }
+            state.wait = .waitingOn(cancellable)
+            return false
+        }
+        if cancelledAlready { cancellable.cancel() }
+    }
+
+    /// The wait `cancellable` ended; a later cancel does not reach it.
+    func remove(_ cancellable: any RequestCancellable) {
+        state.withLock { $0.stopWaiting(on: cancellable) }
+    }
+
+    /// Cancels what the call waits on now, and everything it would wait on later; ends a suspension.
+    func cancel() {
+        let (current, resumers) = state.withLock { state -> ((any RequestCancellable)?, [@Sendable () -> Void]?) in
+            defer {
+                state.wait = .cancelled
+                state.resumers = nil
+                suspended.store(false, ordering: .releasing)
+            }
+            if case .waitingOn(let current) = state.wait { return (current, state.resumers) }
+            return (nil, state.resumers)
+        }
+        for resume in resumers ?? [] { resume() }
+        current?.cancel()
+    }
+
+    /// Runs `operation`, a wait that `cancellable` ends, with `cancellable` installed.
+    nonisolated(nonsending) func whileWaiting<T>(
+        on cancellable: any RequestCancellable,
+        _ operation: nonisolated(nonsending) () async throws -> T
+    ) async throws -> T {
+        install(cancellable)
+        defer { remove(cancellable) }
+        return try await operation()
+    }
+
+    // MARK: Suspending
+
+    /// Whether the call is suspended.
+    var isSuspended: Bool { suspended.load(ordering: .acquiring) }
+
+    /// Holds the reading of the call's answer until ``resume()``; does nothing once cancelled.
+    func suspend() {
+        state.withLock { state in
+            if case .cancelled = state.wait { return }
+            guard state.resumers == nil else { return }
+            state.resumers = []
+            suspended.store(true, ordering: .releasing)
+        }
+    }
+
+    /// Lets the reading go on.
+    func resume() {
+        let resumers = state.withLock { state in
+            defer {
+                state.resumers = nil
+                suspended.store(false, ordering: .releasing)
+            }
+            return state.resumers
+        }
+        for resume in resumers ?? [] { resume() }
+    }
+
+    /// A future that succeeds once the call is not suspended: at once, nearly always. What an AsyncHTTPClient
+    /// delegate returns for a part of the answer, so a suspended call's connection stops reading (TCP
+    /// backpressure, nothing buffered) until it is resumed or cancelled.
+    func notSuspended(on loop: any EventLoop) -> EventLoopFuture<Void> {
+        guard isSuspended else { return loop.makeSucceededVoidFuture() }
+        let promise = loop.makePromise(of: Void.self)
+        if !whenResumed({ promise.succeed() }) { promise.succeed() }
+        return promise.futureResult
+    }
+
+    /// Returns once the call is not suspended (or is cancelled): the same hold for a transport read in a task.
+    func waitWhileSuspended() async {
+        guard isSuspended else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if !whenResumed({ continuation.resume() }) { continuation.resume() }
+        }
+    }
+
+    /// Keeps `resumer` for the end of the suspension; `false` (and nothing kept) when the call is not suspended.
+    private func whenResumed(_ resumer: @escaping @Sendable () -> Void) -> Bool {
+        state.withLock { state in
+            guard state.resumers != nil else { return false }
+            state.resumers?.append(resumer)
+            return true
+        }
+    }
+
+    // MARK: Handing an answer read whole over
+
+    // An event loop hands a response read whole to the call's task in two steps: the task is woken when the head
+    // arrives, and takes the whole answer once it is there — nearly always at once, because the loop reads the
+    // rest of a small answer while the task's thread wakes up. Waking at the end instead left the task's wake-up,
+    // and the loop's, with nothing to overlap, one request at a time.
+    //
+    // The continuation is unchecked (a checked one allocates a canary and swaps it atomically on resume): it is
+    // stored under the lock and taken out of it by the one call that resumes it, so it can be neither resumed twice
+    // nor dropped while the exchange runs. What the loop hands over goes through the lock, not through the
+    // continuation, which only wakes the task: a continuation resumed before its task has suspended on it is taken
+    // up by the concurrency runtime with an atomic that ThreadSanitizer cannot see, so a value passed through it
+    // looked like a race with the loop that made it; the lock is an edge it sees. One exchange at a time uses it.
+
+    /// Starts the exchange (`start`) and returns its head (`nil` when it ended without one) and its answer. The task
+    /// sleeps until the head arrives (or the exchange ends first), then, in one lock round trip, takes the head
+    /// and either the answer, when the loop has read it meanwhile (as it nearly always has, for a small body), or
+    /// its place to wait for it.
+    nonisolated(nonsending) func awaitAnswer(
+        starting start: () -> Void
+    ) async -> (head: HTTPResponseHead?, answer: Result<CollectedAnswer, any Error>) {
+        await withUnsafeContinuation { continuation in
+            state.withLock { $0.waiter = continuation }
+            start()
+        }
+        var head: HTTPResponseHead?
+        var answer: Result<CollectedAnswer, any Error>?
+        await withUnsafeContinuation { continuation in
+            answer = state.withLock { state in
+                head = state.head.take()
+                if let answer = state.answer.take() { return answer }
+                state.waiter = continuation
+                return nil
+            }
+            if answer != nil { continuation.resume() }
+        }
+        if let answer { return (head, answer) }
+        let ended = state.withLock { $0.answer.take() }
+        return (
+            head, ended ?? .failure(CourierError(code: .invalidState, message: "an exchange ended without an answer"))
+        )
+    }
+
+    /// The head arrived (called on the loop).
+    func headArrived(_ head: HTTPResponseHead) {
+        state.withLock { state in
+            state.head = head
+            return state.waiter.take()
+        }?.resume()
+    }
+
+    /// The exchange ended with `answer` (called on the loop); `task`, what cancelled it, is no longer waited on.
+    func finish(_ answer: Result<CollectedAnswer, any Error>, of task: any RequestCancellable) {
+        state.withLock { state in
+            state.answer = answer
+            state.stopWaiting(on: task)
+            return state.waiter.take()
+        }?.resume()
+    }
+}
+
+extension Call.State {
+    /// Empties the cancel slot when `cancellable` is what it holds.
+    fileprivate mutating func stopWaiting(on cancellable: any RequestCancellable) {
+        if case .waitingOn(let current) = wait, current === cancellable { wait = .idle }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@testable import Courier
+
+extension Call {
+    /// A call for a GET of `path` on a made-up host, with the default configuration's settings.
+    static func forTesting(_ path: String = "/") -> Call {
+        Call(
+            Request<Data>.get(path).erased,
+            prepared: PreparedRequest(method: .get, url: URL(string: "https://h\(path)")!),
+            start: .now,
+            timeouts: Timeouts(),
+            limits: ResponseLimits(),
+            cookies: [.send, .store],
+            log: DebugLog(configuration: Configuration())
+        )
+    }
+}
+
+/// What an exchange waits on, for the tests: counts its cancels.
+private final class Waited: RequestCancellable {
+    let cancels = Locked(0)
+    func cancel() { cancels.withLock { $0 += 1 } }
+}
+
+@Suite("Call")
+struct CallTests {
+    private static let head = HTTPResponseHead(version: .http1_1, status: .ok)
+    private static let answer = CollectedAnswer(body: ByteBuffer(string: "whole"))
+
+    @Test func theCallerWakesAtTheHeadAndWaitsForAnAnswerThatComesLater() async throws {
+        let call = Call.forTesting()
+        let finisher = Task {
+            try await Task.sleep(for: .milliseconds(50))  // the caller is waiting for the answer now (nearly always)
+            call.finish(.success(Self.answer), of: Waited())
+        }
+        let (head, ended) = await call.awaitAnswer { call.headArrived(Self.head) }
+        #expect(head == Self.head)
+        #expect(try ended.get().body == Self.answer.body)
+        try await finisher.value
+    }
+
+    @Test func anAnswerThatCameFirstIsTakenAtOnce() async throws {
+        let call = Call.forTesting()
+        let (head, ended) = await call.awaitAnswer {
+            call.headArrived(Self.head)
+            call.finish(.success(Self.answer), of: Waited())
+        }
+        #expect(head == Self.head)
+        #expect(try ended.get().body == Self.answer.body)
+    }
+
+    @Test func aFailureBeforeTheHeadWakesTheCallerAndIsThrown() async {
+        let call = Call.forTesting()
+        let (head, ended) = await call.awaitAnswer { call.finish(.failure(CourierError.cancelled()), of: Waited()) }
+        #expect(head == nil)
+        #expect(throws: CourierError.self) { try ended.get() }
+    }
+
+    /// One call makes its exchanges one after another (redirects, retries): each takes its own head and answer.
+    @Test func aSecondExchangeGetsItsOwnAnswer() async throws {
+        let call = Call.forTesting()
+        for text in ["first", "second"] {
+            let answer = CollectedAnswer(body: ByteBuffer(string: text))
+            let (head, ended) = await call.awaitAnswer {
+                call.headArrived(Self.head)
+                call.finish(.success(answer), of: Waited())
+            }
+            #expect(head == Self.head)
+            #expect(try ended.get().body == answer.body)
+        }
+    }
+
+    /// The exchange's end empties the cancel slot in the same lock round trip, so a later cancel does not reach a
+    /// task that has ended; a cancel before the end reaches it once.
+    @Test func theEndOfAnExchangeEmptiesTheCancelSlot() async {
+        let call = Call.forTesting()
+        let ended = Waited()
+        call.install(ended)
+        _ = await call.awaitAnswer { call.finish(.success(Self.answer), of: ended) }
+        call.cancel()
+        #expect(ended.cancels.withLock { $0 } == 0)
+        let running = Waited()
+        call.install(running)  // cancelled already: cancelled at once
+        #expect(running.cancels.withLock { $0 } == 1 && call.isCancelled)
+    }
+}
