@@ -13,7 +13,6 @@ struct CallStateMachineTests {
     let post = PreparedRequest(method: .post, url: URL(string: "https://h.example.com/x")!)
     let now = Tick.now
     var deadline: Tick { now + .seconds(30) }
-    let retryTwice = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(10), maxDelay: .milliseconds(10))
 
     var stale: CourierError {
         var error = CourierError(code: .connectionClosed, message: "closed")
@@ -22,117 +21,123 @@ struct CallStateMachineTests {
     }
 
     @Test func withNothingToDecideTheFirstAnswerIsDelivered() {
-        var machine = CallStateMachine(get, retrier: nil, deadline: deadline)
+        var machine = CallStateMachine(get, hasRetryRule: false, deadline: deadline)
         #expect(machine.start().is(.exchange))
-        #expect(machine.answered(.serviceUnavailable, retryAfter: nil, refusedGeneration: nil, now: now).is(.deliver))
+        #expect(machine.answered(.serviceUnavailable, retryAfter: nil, refusedGeneration: nil).is(.deliver))
         #expect(machine.attempt == 1)
     }
 
     @Test func withNothingToDecideTheFirstFailureEndsTheCall() {
-        var machine = CallStateMachine(get, retrier: nil, deadline: deadline)
+        var machine = CallStateMachine(get, hasRetryRule: false, deadline: deadline)
         _ = machine.start()
         let reset = CourierError(code: .connectionReset, message: "reset")
-        #expect(machine.failed(reset, now: now).failure?.code == .connectionReset)
+        #expect(machine.failed(reset).failure?.code == .connectionReset)
     }
 
     @Test func aStaleConnectionIsResentOnceAtOnceWithoutARule() {
-        var machine = CallStateMachine(get, retrier: nil, deadline: deadline)
+        var machine = CallStateMachine(get, hasRetryRule: false, deadline: deadline)
         _ = machine.start()
-        #expect(machine.failed(stale, now: now).is(.resend))
+        #expect(machine.failed(stale).is(.resend))
         #expect(machine.attempt == 1, "a resend is not another attempt")
-        #expect(machine.failed(stale, now: now).failure?.code == .connectionClosed, "only once")
+        #expect(machine.failed(stale).failure?.code == .connectionClosed, "only once")
     }
 
     @Test func aStaleConnectionIsNotResentForAnUnsafeMethodOrAStreamedBody() {
-        var unsafe = CallStateMachine(post, retrier: nil, deadline: deadline)
+        var unsafe = CallStateMachine(post, hasRetryRule: false, deadline: deadline)
         _ = unsafe.start()
-        #expect(unsafe.failed(stale, now: now).failure != nil)
+        #expect(unsafe.failed(stale).failure != nil)
 
         var streamed = get
         streamed.body = .stream(ByteStream(chunks: [ByteBuffer(string: "x")]), length: 1)
-        var machine = CallStateMachine(streamed, retrier: nil, deadline: deadline)
+        var machine = CallStateMachine(streamed, hasRetryRule: false, deadline: deadline)
         _ = machine.start()
-        #expect(machine.failed(stale, now: now).failure != nil)
+        #expect(machine.failed(stale).failure != nil)
     }
 
-    @Test func theRuleRetriesAFailureAndARetryableStatusThenStops() {
-        var machine = CallStateMachine(get, retrier: retryTwice, deadline: deadline)
+    /// The machine asks the rule and takes its answer as an event: it calls nobody.
+    @Test func theRulesAnswerIsAnEventThatRetriesAFailureAndARetryableStatusThenStops() {
+        var machine = CallStateMachine(get, hasRetryRule: true, deadline: deadline)
         _ = machine.start()
-        #expect(machine.failed(CourierError(code: .timeout, message: "t"), now: now).delay != nil)
+        let timeout = CourierError(code: .timeout, message: "t")
+        #expect(machine.failed(timeout).askedAbout?.code == .timeout)
+        #expect(machine.ruleAnswered(.retry(after: .milliseconds(10)), now: now).delay == .milliseconds(10))
         #expect(machine.slept().is(.exchange))
         #expect(machine.attempt == 2)
-        #expect(machine.answered(.serviceUnavailable, retryAfter: "0", refusedGeneration: nil, now: now).delay == .zero)
+        let asked = machine.answered(.serviceUnavailable, retryAfter: "0", refusedGeneration: nil).askedAbout
+        #expect(asked?.status == .serviceUnavailable && asked?.retryAfter == "0", "the status, with its Retry-After")
+        #expect(machine.ruleAnswered(.retry(after: .zero), now: now).delay == .zero)
         #expect(machine.slept().is(.exchange))
+        #expect(machine.answered(.serviceUnavailable, retryAfter: nil, refusedGeneration: nil).askedAbout != nil)
         #expect(
-            machine.answered(.serviceUnavailable, retryAfter: nil, refusedGeneration: nil, now: now).is(.deliver),
+            machine.ruleAnswered(.doNotRetry(reason: "spent"), now: now).is(.deliver),
             "the last attempt's status is delivered, for validation to judge"
         )
         #expect(machine.attempt == 3)
     }
 
-    @Test func aSuccessIsNeverOfferedToTheRule() {
-        var machine = CallStateMachine(get, retrier: RetryPolicy(retryableStatuses: [200]), deadline: deadline)
+    @Test func aFailureTheRuleDeclinesEndsTheCallWithThatFailure() {
+        var machine = CallStateMachine(get, hasRetryRule: true, deadline: deadline)
         _ = machine.start()
-        #expect(machine.answered(.ok, retryAfter: nil, refusedGeneration: nil, now: now).is(.deliver))
+        _ = machine.failed(CourierError(code: .connectionReset, message: "reset"))
+        #expect(machine.ruleAnswered(.doNotRetry(reason: "no"), now: now).failure?.code == .connectionReset)
+    }
+
+    @Test func aSuccessIsNeverOfferedToTheRule() {
+        var machine = CallStateMachine(get, hasRetryRule: true, deadline: deadline)
+        _ = machine.start()
+        #expect(machine.answered(.ok, retryAfter: nil, refusedGeneration: nil).is(.deliver))
     }
 
     @Test func noRetryStartsThatCannotStartBeforeTheDeadline() {
-        var machine = CallStateMachine(
-            get,
-            retrier: RetryPolicy(maxAttempts: 3, baseDelay: .seconds(20), maxDelay: .seconds(20)),
-            deadline: now + .seconds(1)
-        )
+        var machine = CallStateMachine(get, hasRetryRule: true, deadline: now + .seconds(1))
         _ = machine.start()
-        #expect(machine.answered(.serviceUnavailable, retryAfter: "20", refusedGeneration: nil, now: now).is(.deliver))
+        #expect(machine.answered(.serviceUnavailable, retryAfter: "20", refusedGeneration: nil).askedAbout != nil)
+        #expect(machine.ruleAnswered(.retry(after: .seconds(20)), now: now).is(.deliver))
     }
 
-    @Test func aCancellationEndsTheCallWhateverTheRule() {
-        var machine = CallStateMachine(get, retrier: RetryPolicy(retryableErrors: [.cancelled]), deadline: deadline)
+    @Test func aCancellationEndsTheCallWithoutAskingTheRule() {
+        var machine = CallStateMachine(get, hasRetryRule: true, deadline: deadline)
         _ = machine.start()
-        #expect(machine.failed(.cancelled(), now: now).failure?.code == .cancelled)
+        #expect(machine.failed(.cancelled()).failure?.code == .cancelled)
 
-        var waiting = CallStateMachine(get, retrier: retryTwice, deadline: deadline)
+        var waiting = CallStateMachine(get, hasRetryRule: true, deadline: deadline)
         _ = waiting.start()
-        _ = waiting.failed(CourierError(code: .timeout, message: "t"), now: now)
+        _ = waiting.failed(CourierError(code: .timeout, message: "t"))
+        _ = waiting.ruleAnswered(.retry(after: .milliseconds(10)), now: now)
         #expect(waiting.cancelled().failure?.code == .cancelled)
     }
 
     @Test func aRefusalRefreshesTheCredentialItCarriedThenGoesAgain() {
-        var machine = CallStateMachine(get, retrier: nil, deadline: deadline)
+        var machine = CallStateMachine(get, hasRetryRule: false, deadline: deadline)
         _ = machine.start()
         guard
-            case .refresh(let generation) = machine.answered(
-                .unauthorized,
-                retryAfter: nil,
-                refusedGeneration: 4,
-                now: now
-            )
+            case .refresh(let generation) = machine.answered(.unauthorized, retryAfter: nil, refusedGeneration: 4)
         else {
             Issue.record("no refresh")
             return
         }
         #expect(generation == 4)
         #expect(machine.refreshed().is(.exchange))
-        #expect(machine.answered(.ok, retryAfter: nil, refusedGeneration: nil, now: now).is(.deliver))
+        #expect(machine.answered(.ok, retryAfter: nil, refusedGeneration: nil).is(.deliver))
     }
 
     @Test func freshCredentialsRefusedAgainAndAgainStopTheCall() {
-        var machine = CallStateMachine(get, retrier: nil, deadline: deadline)
+        var machine = CallStateMachine(get, hasRetryRule: false, deadline: deadline)
         _ = machine.start()
         for generation in 0..<CallStateMachine.refreshLimit {
-            #expect(machine.answered(.unauthorized, retryAfter: nil, refusedGeneration: generation, now: now).isRefresh)
+            #expect(machine.answered(.unauthorized, retryAfter: nil, refusedGeneration: generation).isRefresh)
             _ = machine.refreshed()
         }
-        let last = machine.answered(.unauthorized, retryAfter: nil, refusedGeneration: 9, now: now)
+        let last = machine.answered(.unauthorized, retryAfter: nil, refusedGeneration: 9)
         #expect(last.failure?.code == .authenticationFailed)
         #expect(machine.refreshes == CallStateMachine.refreshLimit)
     }
 
     @Test func aRefreshThatThrowsFailsTheCallWithItsCause() {
         struct Expired: Error {}
-        var machine = CallStateMachine(get, retrier: nil, deadline: deadline)
+        var machine = CallStateMachine(get, hasRetryRule: false, deadline: deadline)
         _ = machine.start()
-        _ = machine.answered(.unauthorized, retryAfter: nil, refusedGeneration: 0, now: now)
+        _ = machine.answered(.unauthorized, retryAfter: nil, refusedGeneration: 0)
         let failure = machine.refreshFailed(Expired()).failure
         #expect(failure?.code == .authenticationFailed)
         #expect(failure?.underlying is Expired)
@@ -141,9 +146,9 @@ struct CallStateMachineTests {
     @Test func aRefusedStreamedBodySaysItCannotBeSentAgain() {
         var upload = post
         upload.body = .stream(ByteStream(chunks: [ByteBuffer(string: "x")]), length: 1)
-        var machine = CallStateMachine(upload, retrier: nil, deadline: deadline)
+        var machine = CallStateMachine(upload, hasRetryRule: false, deadline: deadline)
         _ = machine.start()
-        let failure = machine.answered(.unauthorized, retryAfter: nil, refusedGeneration: 0, now: now).failure
+        let failure = machine.answered(.unauthorized, retryAfter: nil, refusedGeneration: 0).failure
         #expect(failure?.code == .authenticationFailed)
         #expect(failure?.message.contains("cannot be sent again") == true)
     }
@@ -181,6 +186,11 @@ extension CallStateMachine.Action {
 
     var delay: Duration? {
         if case .wait(let delay) = self { delay } else { nil }
+    }
+
+    /// The error the machine asks the retry rule about.
+    var askedAbout: CourierError? {
+        if case .askRetryRule(let error) = self { error } else { nil }
     }
 
     var isRefresh: Bool {

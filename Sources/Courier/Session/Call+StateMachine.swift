@@ -2,9 +2,11 @@ import HTTPTypes
 
 /// The decisions of one call, from its first attempt to its end, for every kind of call: a send, a stream, an
 /// upload, each exchange of a download. It takes what happened (an answer arrived, the exchange failed, the wait
-/// is over, the credential was refreshed) and says what to do next; ``RequestExecutor``'s driver does it. No I/O
-/// and no clock of its own (events carry the time), so its tests feed it events one by one, in the style of
-/// AsyncHTTPClient's `Transaction+StateMachine`.
+/// is over, the credential was refreshed, the retry rule answered) and says what to do next; ``RequestExecutor``'s
+/// driver does it. It calls nobody: no I/O, no clock of its own (events carry the time), and not the retry rule
+/// either, whose answer (which may take a budget's lock and a random number) the driver asks for when the machine
+/// says so and feeds back as an event. Its tests feed it events one by one, in the style of AsyncHTTPClient's
+/// `Transaction+StateMachine`.
 ///
 /// A call that turns on no optional step runs the same machine with nothing to decide: its first answer is
 /// delivered, its first failure is its end, unless the pooled connection it met was stale.
@@ -16,6 +18,9 @@ struct CallStateMachine {
         /// Make the attempt again at once, without counting it: it met a kept-alive connection the server had
         /// already closed, so it never reached the server.
         case resend
+        /// Ask the retry rule whether to try again after `error` (a failure, or an error status as
+        /// ``CourierError/Code/httpStatus``), then report its answer with ``CallStateMachine/ruleAnswered(_:now:)``.
+        case askRetryRule(CourierError)
         /// Wait this long, then report ``CallStateMachine/slept()``: the retry rule asked for another attempt.
         case wait(Duration)
         /// Refresh the credential the refused attempt carried (``CredentialStore/refresh(after:call:)``), then report
@@ -29,6 +34,9 @@ struct CallStateMachine {
 
     private enum State {
         case idle, exchanging, waiting, refreshing, finished
+        /// The retry rule is asked about an error status (`delivers`: its answer is delivered when the rule says
+        /// no) or a failure (the call fails with it).
+        case askingRule(CourierError, delivers: Bool)
     }
 
     /// How many times one call may refresh its credential before a refusal of the fresh one is final: enough for
@@ -42,13 +50,15 @@ struct CallStateMachine {
     private(set) var refreshes = 0
     private var resentStale = false
     private let request: PreparedRequest
-    private let retrier: (any RequestRetrier)?
+    /// Whether the call has a retry rule to ask.
+    private let hasRetryRule: Bool
     private let deadline: Tick
 
-    /// A machine for `request`, retried by `retrier` (`nil`: never) within `deadline`.
-    init(_ request: PreparedRequest, retrier: (any RequestRetrier)?, deadline: Tick) {
+    /// A machine for `request`, whose failures and error statuses are offered to a retry rule when `hasRetryRule`,
+    /// for another attempt that can start before `deadline`.
+    init(_ request: PreparedRequest, hasRetryRule: Bool, deadline: Tick) {
         self.request = request
-        self.retrier = retrier
+        self.hasRetryRule = hasRetryRule
         self.deadline = deadline
     }
 
@@ -62,35 +72,42 @@ struct CallStateMachine {
 
     /// The attempt's final answer arrived (redirects followed). `refusedGeneration` is the generation of the
     /// credential the attempt carried when the authenticator says the answer refuses it, else `nil`.
-    mutating func answered(
-        _ status: HTTPResponse.Status,
-        retryAfter: String?,
-        refusedGeneration: Int?,
-        now: Tick
-    ) -> Action {
+    mutating func answered(_ status: HTTPResponse.Status, retryAfter: String?, refusedGeneration: Int?) -> Action {
         guard case .exchanging = state else { return invalid("answered") }
         if let refusedGeneration {
             return refused(refusedGeneration, status: status)
         }
-        if status.code >= 400, let retrier {
+        if status.code >= 400, hasRetryRule {
             var error = CourierError.httpStatus(status, bodyPreview: nil)
             error.retryAfterValue = retryAfter
-            if let delay = retryDelay(retrier, error, now: now) { return wait(delay) }
+            return ask(error, delivers: true)
         }
         state = .finished
         return .deliver
     }
 
     /// The attempt failed before a final answer.
-    mutating func failed(_ error: CourierError, now: Tick) -> Action {
+    mutating func failed(_ error: CourierError) -> Action {
         guard case .exchanging = state else { return invalid("failed") }
         if error.code == .cancelled { return fail(error) }
         if error.isStaleConnection, !resentStale, request.isIdempotent, request.body.isReplayable {
             resentStale = true
             return .resend
         }
-        if let retrier, let delay = retryDelay(retrier, error, now: now) { return wait(delay) }
-        return fail(error)
+        return hasRetryRule ? ask(error, delivers: false) : fail(error)
+    }
+
+    /// The retry rule answered what ``Action/askRetryRule(_:)`` asked, at `now`: another attempt after its delay
+    /// when it asks for one that can start before the deadline, else the answer is delivered or the call fails.
+    mutating func ruleAnswered(_ answer: RetryResult, now: Tick) -> Action {
+        guard case .askingRule(let error, let delivers) = state else { return invalid("ruleAnswered") }
+        if case .retry(let delay) = answer, now + delay < deadline {
+            state = .waiting
+            return .wait(delay)
+        }
+        guard delivers else { return fail(error) }
+        state = .finished
+        return .deliver
     }
 
     /// The wait the machine asked for is over.
@@ -149,17 +166,9 @@ struct CallStateMachine {
         return .refresh(generation: generation)
     }
 
-    /// The rule's delay before another attempt, when it asks for one that can start before the deadline.
-    private func retryDelay(_ retrier: any RequestRetrier, _ error: CourierError, now: Tick) -> Duration? {
-        guard case .retry(let delay) = retrier.retry(request, failedWith: error, attempt: attempt),
-            now + delay < deadline
-        else { return nil }
-        return delay
-    }
-
-    private mutating func wait(_ delay: Duration) -> Action {
-        state = .waiting
-        return .wait(delay)
+    private mutating func ask(_ error: CourierError, delivers: Bool) -> Action {
+        state = .askingRule(error, delivers: delivers)
+        return .askRetryRule(error)
     }
 
     private mutating func nextAttempt() -> Action {

@@ -262,13 +262,19 @@ extension RequestExecutor {
         }
     }
 
-    /// Yields the cached answer (if any), then the network's, stored on its way: ``Session/responses(for:)``.
+    /// Yields the cached answer (if any), then the network's, stored on its way: ``Session/responses(for:)``. It
+    /// takes the road of a send (``observed(_:_:)``): one span, the accessories and the metrics see the call, whose
+    /// outcome is the network's answer.
     func runCacheThenNetwork(_ request: ErasedRequest, yield: (ErasedResponse) throws -> Void) async throws {
-        let start = Tick.now
-        let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
-        let step = CacheStep(snapshot: snapshot, policy: .cacheThenNetwork, request: prepared)
-        if let step, let cached = await cachedResponse(request, prepared: prepared, step: step) { try yield(cached) }
-        try yield(try await network(request, prepared: prepared, cacheStep: step, start: start))
+        _ = try await observed(request) { prepared, start in
+            let step = CacheStep(snapshot: snapshot, policy: .cacheThenNetwork, request: prepared)
+            if let step, let cached = await cachedResponse(request, prepared: prepared, step: step) {
+                try yield(cached)
+            }
+            let response = try await network(request, prepared: prepared, cacheStep: step, start: start)
+            try yield(response)
+            return response
+        }
     }
 
     /// The cached answer to `request`, if the cache holds one for it (any age, `Vary` respected), without the

@@ -1,51 +1,111 @@
 import Foundation
+import HTTPTypes
 
 /// A transfer whose body its caller reads: the call machine up to the head, the pool until the body ends.
 extension RequestExecutor {
     /// Sends `request` as a transfer whose body its caller reads (``Session/stream(_:)``, each exchange of a
-    /// download): the pool tracks it until the body has been read (``RequestPool/open(_:deadline:failure:_:)``),
+    /// download): the pool tracks it until the body has been read (``RequestPool/open(_:failure:ended:_:)``),
     /// and the same call machine decides its attempts up to the head (the retry rule, a stale connection, a
     /// credential refresh). Validators and the cache stay out of it: the caller reads the body.
+    ///
+    /// It is observed as a send is, over its whole life: its trace span, the accessories' stop, the metrics and the
+    /// monitors' ``EventMonitor/didComplete(_:result:timing:)`` hear it when the body has been read, has failed, or
+    /// was dropped (the outcome's body is empty: the caller read it).
     nonisolated(nonsending) func stream(_ request: ErasedRequest) async throws -> StreamedResponse {
         let start = Tick.now
+        let trace = tracer.map { RequestTrace(tracer: $0, method: request.method) }
+        var started: PreparedRequest?
         do {
-            let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
-            let call = makeCall(request, prepared: prepared, start: start)
-            let failure: @Sendable (any Error) -> CourierError = { [self] in timedOut($0, call) }
-            let (method, url, sentBytes) = (request.method, prepared.url, prepared.body.length)
-            let (answer, lease) = try await pool.open(
-                call,
-                failure: failure,
-                ended: { [self] status, failure in  // when the body ends: the duration is the whole transfer's
-                    record(
-                        status: status,
-                        failure: failure,
-                        method: method,
-                        url: url,
-                        start: start,
-                        sentBytes: sentBytes
-                    )
-                }
-            ) { _ in
-                try await drive(call) { sending in
-                    try await open(call, sending)
-                } next: { answer in
-                    guard let answer else { return }
-                    do { for try await _ in answer.response.body {} } catch {}  // let the connection be reused
-                }.answer
-            }
-            call.log.responseHead(answer.status, answer.headers, for: answer.sent, since: start)
-            let body = LeasedBody(answer.response, lease: lease, failure: failure)
-            return StreamedResponse(
-                url: answer.sent.url,
-                status: answer.status,
-                headers: answer.headers,
-                version: answer.response.version,
-                body: ByteStream(body),
-                isContentDecoded: answer.response.isContentDecoded
-            )
+            guard let trace else { return try await open(request, start: start, trace: nil, started: &started) }
+            return try await trace.run { try await open(request, start: start, trace: trace, started: &started) }
         } catch {
-            throw userFacing(error)
+            let failure = userFacing(error)
+            if started == nil {  // it never reached the pool, whose end reports the rest
+                trace?.finished(status: failure.status, error: failure)
+                record(status: nil, failure: failure, method: request.method, url: nil, start: start, sentBytes: nil)
+            }
+            throw failure
         }
+    }
+
+    /// Prepares `request` (`started` holds it from then on) and opens it as a transfer, told to its accessories;
+    /// the transfer's end reports to the span, the accessories, the metrics and the monitors.
+    private nonisolated(nonsending) func open(
+        _ request: ErasedRequest,
+        start: Tick,
+        trace: RequestTrace?,
+        started: inout PreparedRequest?
+    ) async throws -> StreamedResponse {
+        let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
+        started = prepared
+        trace?.started(prepared)
+        for accessory in request.accessories { accessory.requestWillStart(prepared) }
+        let call = makeCall(request, prepared: prepared, start: start)
+        let failure: @Sendable (any Error) -> CourierError = { [self] in timedOut($0, call) }
+        // what the end reports, once the head has come: the answer and the attempts it took
+        let head = Locked<(answer: StreamedExchange, attempts: Int)?>(nil)
+        let (opened, lease) = try await pool.open(
+            call,
+            failure: failure,
+            ended: { [self] status, failure in  // when the body ends: the duration is the whole transfer's
+                transferEnded(call, head: head.withLock { $0 }, status: status, failure: failure, trace: trace)
+            }
+        ) { _ in
+            try await drive(call) { sending in
+                try await open(call, sending)
+            } next: { answer in
+                guard let answer else { return }
+                do { for try await _ in answer.response.body {} } catch {}  // let the connection be reused
+            }
+        }
+        head.withLock { $0 = opened }
+        let answer = opened.answer
+        call.log.responseHead(answer.status, answer.headers, for: answer.sent, since: start)
+        let body = LeasedBody(answer.response, lease: lease, failure: failure)
+        return StreamedResponse(
+            url: answer.sent.url,
+            status: answer.status,
+            headers: answer.headers,
+            version: answer.response.version,
+            body: ByteStream(body),
+            isContentDecoded: answer.response.isContentDecoded
+        )
+    }
+
+    /// Reports a transfer's end: to its span, its accessories, the metrics, and, when its head had come (a failure
+    /// before it was told by the call's driver), the monitors.
+    private func transferEnded(
+        _ call: Call,
+        head: (answer: StreamedExchange, attempts: Int)?,
+        status: HTTPResponse.Status?,
+        failure: CourierError?,
+        trace: RequestTrace?
+    ) {
+        let outcome: Result<ResponseBody, CourierError> =
+            if let failure { .failure(userFacing(failure)) } else {
+                .success(ResponseBody(status: status ?? .ok, headers: head?.answer.headers ?? [:], data: Data()))
+            }
+        let accessories = call.request.accessories
+        for accessory in accessories { accessory.requestWillStop(call.prepared, outcome: outcome) }
+        trace?.finished(status: status, error: failure)
+        record(
+            status: status,
+            failure: failure,
+            method: call.prepared.method,
+            url: call.prepared.url,
+            start: call.start,
+            sentBytes: call.prepared.body.length
+        )
+        if let head {
+            let timing = Timing(startTick: call.start, firstByteTick: nil, endTick: .now)
+            tellMonitors(
+                call.prepared,
+                sent: head.answer.sent,
+                result: outcome,
+                timing: timing,
+                attempts: head.attempts
+            )
+        }
+        for accessory in accessories { accessory.requestDidStop(call.prepared, outcome: outcome) }
     }
 }

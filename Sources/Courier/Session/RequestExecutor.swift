@@ -28,19 +28,32 @@ struct RequestExecutor: Sendable {
     var metrics: CourierMetrics { snapshot.metrics }
 
     /// Runs `request` from start to end: prepares it, answers it from the cache or sends it through the pool
-    /// (``network(_:prepared:cacheStep:start:)``), and reports the outcome to the trace, the
-    /// accessories and the metrics. A step the configuration does not turn on is skipped, not entered.
+    /// (``network(_:prepared:cacheStep:start:)``), and reports the outcome to the trace, the accessories and the
+    /// metrics (``observed(_:_:)``). A step the configuration does not turn on is skipped, not entered.
     nonisolated(nonsending) func run(_ request: ErasedRequest) async throws -> ErasedResponse {
+        try await observed(request) { prepared, start in try await answer(request, prepared: prepared, start: start) }
+    }
+
+    /// Prepares `request` and runs `body` with it, in the request's trace span, and reports how it ended to the
+    /// span, the accessories and the metrics: the road every call that answers with one response takes (a send, a
+    /// batch member, a chain step, an upload, cache-then-network). `body` returns the final response.
+    nonisolated(nonsending) func observed(
+        _ request: ErasedRequest,
+        _ body: nonisolated(nonsending) (PreparedRequest, Tick) async throws -> ErasedResponse
+    ) async throws -> ErasedResponse {
         let start = Tick.now
         let trace = tracer.map { RequestTrace(tracer: $0, method: request.method) }
         var started: PreparedRequest?  // once the request is prepared
+        nonisolated(nonsending) func prepared() async throws -> ErasedResponse {
+            let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
+            started = prepared
+            trace?.started(prepared)
+            for accessory in request.accessories { accessory.requestWillStart(prepared) }
+            return try await body(prepared, start)
+        }
         do {
             let response =
-                if let trace {
-                    try await trace.run { try await call(request, started: &started, trace: trace, start: start) }
-                } else {
-                    try await call(request, started: &started, trace: nil, start: start)
-                }
+                if let trace { try await trace.run { try await prepared() } } else { try await prepared() }
             let outcome =
                 request.accessories.isEmpty
                 ? nil
@@ -78,19 +91,13 @@ struct RequestExecutor: Sendable {
         }
     }
 
-    /// Prepares `request` (`started` holds it from then on) and answers it: from the cache when its policy
-    /// allows, else from the network.
+    /// Answers the prepared `request`: from an interceptor or the cache when they can, else from the network.
     @inline(__always)
-    private nonisolated(nonsending) func call(
+    private nonisolated(nonsending) func answer(
         _ request: ErasedRequest,
-        started: inout PreparedRequest?,
-        trace: RequestTrace?,
+        prepared: PreparedRequest,
         start: Tick
     ) async throws -> ErasedResponse {
-        let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
-        started = prepared
-        trace?.started(prepared)
-        for accessory in request.accessories { accessory.requestWillStart(prepared) }
         if request.hasInterceptors(under: configuration), let answer = try await answerWithoutNetwork(request, prepared)
         {
             return try await respond(request, prepared: prepared, body: answer, info: .network, start: start)
@@ -237,7 +244,12 @@ struct RequestExecutor: Sendable {
         let retrier = request.retryPolicy ?? configuration.retryPolicy
         retrier?.callWillStart(prepared)
         let credentials = request.credentials(under: configuration)
-        var machine = CallStateMachine(prepared, retrier: retrier, deadline: call.deadline)
+        var machine = CallStateMachine(prepared, hasRetryRule: retrier != nil, deadline: call.deadline)
+        // The retry rule's answer to what the machine asks it, fed back; any other action as it is.
+        func askingTheRule(_ action: CallStateMachine.Action) -> CallStateMachine.Action {
+            guard case .askRetryRule(let error) = action, let retrier else { return action }
+            return machine.ruleAnswered(retrier.retry(prepared, failedWith: error, attempt: machine.attempt), now: .now)
+        }
         var generation = 0  // of the credential the attempt carries
         // what ended the last attempt, for the retry's log line (none made on the way of a success)
         var failure: CourierError?
@@ -256,11 +268,8 @@ struct RequestExecutor: Sendable {
                     let refused =
                         credentials?.isRefusal(received.status, headers: received.headers) == true ? generation : nil
                     let retryAfter = received.value(of: .retryAfter)
-                    action = machine.answered(
-                        received.status,
-                        retryAfter: retryAfter,
-                        refusedGeneration: refused,
-                        now: .now
+                    action = askingTheRule(
+                        machine.answered(received.status, retryAfter: retryAfter, refusedGeneration: refused)
                     )
                     if case .deliver = action { return (received, machine.attempt) }
                     var refusal = CourierError.httpStatus(received.status, bodyPreview: nil)
@@ -270,7 +279,7 @@ struct RequestExecutor: Sendable {
                 } catch {
                     let ended = timedOut(error, call)
                     failure = ended
-                    action = machine.failed(ended, now: .now)
+                    action = askingTheRule(machine.failed(ended))
                 }
                 await next(answer)
             case .wait(let delay):
@@ -287,9 +296,10 @@ struct RequestExecutor: Sendable {
                 } catch {
                     action = machine.refreshFailed(error)
                 }
-            case .deliver:  // the answer returned where it arrived; a bug if met here, reported as a typed error
+            case .deliver, .askRetryRule:
+                // Handled where the answer arrived; a bug if met here, reported as a typed error.
                 action = .fail(
-                    CourierError(code: .invalidState, message: "the call's machine delivered without an answer")
+                    CourierError(code: .invalidState, message: "the call's machine met \(action) out of turn")
                 )
             case .fail(let error):
                 if error.code == .cancelled { for monitor in configuration.monitors { monitor.willCancel(prepared) } }

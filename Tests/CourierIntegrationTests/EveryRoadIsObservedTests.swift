@@ -1,0 +1,103 @@
+import Courier
+import CourierTestSupport
+import CourierTesting
+import Foundation
+import HTTPTypes
+import InMemoryTracing
+import MetricsTestKit
+import NIOCore
+import Testing
+import Tracing
+
+/// A stream and a cache-then-network call take the road a send takes: each reaches the monitors, the accessories,
+/// the metrics and a trace span, and its outcome is told once, when it has ended.
+@Suite("Every kind of call is observed", .timeLimit(.minutes(1)))
+struct EveryRoadIsObservedTests {
+    /// What one session saw: its monitor's and accessory's events, its metrics and its spans.
+    struct Seen {
+        let events = Locked<[String]>([])
+        let monitor = RecordingMonitor()
+        let metrics = TestMetrics()
+        let tracer = InMemoryTracer()
+
+        func configure(_ configuration: inout Configuration) {
+            configuration.monitors = [monitor]
+            configuration.metricsFactory = metrics
+            configuration.tracer = tracer
+        }
+
+        func accessory() -> RecordingAccessory { RecordingAccessory(name: "a", events: events) }
+
+        /// How many calls the duration timer holds for `path`'s server with `status`.
+        func timed(_ method: String, _ status: Int, port: Int) throws -> Int {
+            try metrics.expectTimer(
+                "http.client.request.duration",
+                [
+                    ("http.request.method", method), ("server.address", "127.0.0.1"), ("server.port", String(port)),
+                    ("http.response.status_code", String(status)),
+                ]
+            ).values.count
+        }
+    }
+
+    @Test func aStreamIsObservedWhenItsBodyHasBeenRead() async throws {
+        let seen = Seen()
+        try await withServerSession(seen.configure) { session, server in
+            let response = try await session.stream(Request<Data>.get("/bytes/5000").accessory(seen.accessory()))
+            #expect(seen.events.withLock { $0 } == ["a willStart /bytes/5000"], "nothing ends before the body does")
+            #expect(seen.tracer.finishedSpans.isEmpty)
+            var count = 0
+            for try await chunk in response.body { count += chunk.readableBytes }
+            #expect(count == 5000)
+            #expect(
+                seen.events.withLock { $0 }
+                    == ["a willStart /bytes/5000", "a willStop 200 0 bytes", "a didStop 200 0 bytes"]
+            )
+            #expect(seen.monitor.all.contains("didComplete ok"))
+            #expect(try seen.timed("GET", 200, port: server.port) == 1)
+            let span = try #require(seen.tracer.finishedSpans.first)
+            #expect(seen.tracer.finishedSpans.count == 1 && span.operationName == "GET" && span.kind == .client)
+            #expect(span.attributes["http.response.status_code"]?.toSpanAttribute() == 200)
+        }
+    }
+
+    @Test func aStreamThatFailsBeforeItsHeadIsObservedOnce() async throws {
+        let seen = Seen()
+        try await withServerSession(seen.configure) { session, _ in
+            let request = Request<Data>.get("http://127.0.0.1:9/refused").accessory(seen.accessory())
+            let error = await courierError { _ = try await session.stream(request) }
+            #expect(error?.code == .connectionFailed)
+            #expect(
+                seen.events.withLock { $0 }
+                    == ["a willStart /refused", "a willStop connectionFailed", "a didStop connectionFailed"]
+            )
+            #expect(seen.monitor.all.filter { $0.hasPrefix("didComplete") } == ["didComplete connectionFailed"])
+            #expect(seen.tracer.finishedSpans.count == 1)
+            #expect(seen.tracer.finishedSpans.first?.status?.code == .error)
+        }
+    }
+
+    @Test func cacheThenNetworkIsObservedOnceWithTheNetworksAnswer() async throws {
+        let seen = Seen()
+        try await withServerSession({
+            seen.configure(&$0)
+            $0.cache = ResponseCache(memory: MemoryCacheStore(), disk: nil)
+        }) { session, server in
+            _ = try await session.send(Request<Data>.get("/json?max-age=60"))  // stored for the next call
+            let before = seen.tracer.finishedSpans.count
+            var answers: [Bool] = []
+            for try await response in session.responses(
+                for: Request<Data>.get("/json?max-age=60").accessory(seen.accessory())
+            ) {
+                answers.append(response.isFromCache)
+            }
+            #expect(answers == [true, false], "the cached answer, then the network's")
+            let events = seen.events.withLock { $0 }
+            #expect(events.count == 3 && events.first == "a willStart /json")
+            #expect(events.last?.hasPrefix("a didStop 200 ") == true, "told once, with the network's answer")
+            #expect(seen.tracer.finishedSpans.count == before + 1, "one span for the call")
+            #expect(try seen.timed("GET", 200, port: server.port) == 2, "the send before it and this call")
+            #expect(seen.monitor.all.filter { $0 == "didComplete ok" }.count == 2)
+        }
+    }
+}
