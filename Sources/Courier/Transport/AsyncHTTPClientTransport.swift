@@ -40,6 +40,8 @@ public final class AsyncHTTPClientTransport: Transport {
 
     private let baseConfiguration: HTTPClient.Configuration
     private let clients: Locked<ClientTable<ClientKey, HTTPClient>>
+    /// Each lane's first client, read without the table's lock: a session nearly always uses one key per lane.
+    private let firstClients: [FirstClient]
     /// The caller's own client, which every request goes through and which this transport never shuts down.
     private let providedClient: HTTPClient?
     private let isShutDown = Atomic<Bool>(false)
@@ -60,6 +62,7 @@ public final class AsyncHTTPClientTransport: Transport {
         self.providedClient = nil
         self.lanes = Lanes(eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton)
         clients = Locked(ClientTable(frontLimit: 2 * lanes.count))  // a plain and an HTTP/2 key per lane
+        firstClients = (0..<lanes.count).map { _ in FirstClient() }
     }
 
     /// Creates a transport that sends every request through your `client` (`HTTPClient.shared`, or one your
@@ -76,6 +79,7 @@ public final class AsyncHTTPClientTransport: Transport {
         self.providedClient = client
         self.lanes = Lanes(client.eventLoopGroup)
         clients = Locked(ClientTable(frontLimit: 1))
+        firstClients = []
     }
 
     /// `configuration` as this transport needs it: redirects, decompression, connection retries and tracing are
@@ -280,9 +284,31 @@ public final class AsyncHTTPClientTransport: Transport {
         if let firstError { throw firstError }
     }
 
+    /// The client for `key`: the lane's first client when `key` is its key, without a lock, else from the table
+    /// (made the first time), which becomes the lane's first when it has none.
     private func client(for key: ClientKey) throws -> HTTPClient {
-        try clients.withLock { clients in
+        let first = firstClients[key.lane]
+        if let known = first.keyed.load(), known.key == key { return try checkOpen(known.client) }
+        let client = try clients.withLock { clients in
             try clients.client(for: key) { try makeClient(for: key) }
+        }
+        _ = first.keyed.storeIfNil(KeyedClient(key: key, client: client))
+        return client
+    }
+
+    /// A lane's first client, set once.
+    private final class FirstClient: Sendable {
+        let keyed = AtomicLazyReference<KeyedClient>()
+    }
+
+    /// A client with the key it was made for.
+    private final class KeyedClient: Sendable {
+        let key: ClientKey
+        let client: HTTPClient
+
+        init(key: ClientKey, client: HTTPClient) {
+            self.key = key
+            self.client = client
         }
     }
 
