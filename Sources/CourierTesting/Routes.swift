@@ -56,6 +56,8 @@ struct Routes {
             let key = parts.count > 1 ? parts[1] : "default"
             let count = state.increment(key)
             if count <= request.int("failures") ?? 2 {
+                // `delay` (ms) holds a failure back, so identical requests can join its call first
+                if let delay = request.int("delay") { try await Task.sleep(for: .milliseconds(delay)) }
                 var headers: [(String, String)] = []
                 if let retryAfter = request.query["retry-after"] { headers.append(("Retry-After", retryAfter)) }
                 try await writer.respond(

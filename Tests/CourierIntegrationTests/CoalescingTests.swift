@@ -142,6 +142,25 @@ struct CoalescingTests {
         }
     }
 
+    /// A leader whose first attempt is refused and retried hands that answer to the requests that joined it as the
+    /// attempt ends, not after its own retry: each of them decides for itself what to do with it.
+    @Test func aRetriedLeaderHandsItsFirstAnswerToItsFollowersAtOnce() async throws {
+        try await withServerSession { session, server in
+            let path = "/flaky/handover?failures=1&retry-after=2&delay=300"
+            let leader = Task { try await session.send(Request<String>.get(path).retry(RetryPolicy(maxAttempts: 2))) }
+            await eventually("the call is in flight") { server.hits("/flaky/handover") == 1 }
+            let start = ContinuousClock.now
+            let follower = Task { try await session.send(Request<String>.get(path)) }
+            await eventually("it follows") { await session.pool.snapshot().contains(where: \.isCoalesced) }
+            let error = await courierError { _ = try await follower.value }
+            #expect(error?.status == .serviceUnavailable, "the first attempt's answer")
+            #expect(start.duration(to: .now) < .milliseconds(1500), "before the leader's retry")
+            let retried = try await leader.value
+            #expect(retried.value == "ok after 1 failures")
+            #expect(server.hits("/flaky/handover") == 2)
+        }
+    }
+
     @Test func cancellingEveryCallerCancelsTheCall() async throws {
         try await withServerSession { session, server in
             let request = Request<Data>.get("/delay/2000")

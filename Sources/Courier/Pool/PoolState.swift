@@ -253,6 +253,25 @@ struct PoolState {
         return handover
     }
 
+    /// The call `id` leads (with `key`, or the one its entry says) ended: it ran. The requests waiting for its
+    /// result, to resume, and whether `id`'s own caller has gone.
+    mutating func closeSharedCall(
+        _ key: CoalescingKey? = nil,
+        ledBy id: RequestID
+    ) -> (followers: [SharedCall.Follower], callerLeft: Bool) {
+        var callerLeft = true
+        var led = key
+        if let index = entries.index(forKey: id) {
+            led = led ?? entries.values[index].leads
+            entries.values[index].leads = nil
+            callerLeft = entries.values[index].callerLeft
+        }
+        guard let key = led, let index = calls.index(forKey: key), calls.values[index].leader == id else {
+            return ([], callerLeft)
+        }
+        return (Array(calls.remove(at: index).value.followers.values), callerLeft)
+    }
+
     /// `id` starts the call identical requests with `key` may share.
     mutating func lead(_ key: CoalescingKey, by id: RequestID) {
         calls[key] = SharedCall(leader: id)

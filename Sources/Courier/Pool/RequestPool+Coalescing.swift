@@ -137,20 +137,25 @@ extension RequestPool {
     ) async throws -> ExchangeResult {
         let result: Result<ExchangeResult, any Error>
         do { result = .success(try await operation()) } catch { result = .failure(error) }
-        let (followers, callerLeft) = state.withLock { state -> ([SharedCall.Follower], Bool) in
-            var callerLeft = true
-            if let index = state.entries.index(forKey: id) {
-                state.entries.values[index].leads = nil
-                callerLeft = state.entries.values[index].callerLeft
-            }
-            guard let index = state.calls.index(forKey: key), state.calls.values[index].leader == id else {
-                return ([], callerLeft)
-            }
-            return (Array(state.calls.remove(at: index).value.followers.values), callerLeft)
-        }
+        let (followers, callerLeft) = state.withLock { $0.closeSharedCall(key, ledBy: id) }
         for follower in followers { follower.resume(with: result.map { $0 }) }
         if callerLeft { throw CourierError.cancelled() }  // the result went to the followers; nobody waits for the rest
         return try result.get()
+    }
+
+    /// The first attempt of `id`, which led a shared call and ran it (``FirstCall/leads(_:)``), is over with
+    /// `result` and the call goes on (a wait, a refresh, another attempt): gives its slot back and hands the result
+    /// to the requests that joined it, in one lock round trip. When `id`'s caller has gone meanwhile, its call is
+    /// cancelled: the result went to the others, and nobody waits for the rest.
+    nonisolated func releaseSlot(_ id: RequestID, handingOver result: Result<ExchangeResult, any Error>, call: Call) {
+        let (started, followers, callerLeft) = state.withLock { state in
+            let started = state.releaseSlot(id)
+            let (followers, callerLeft) = state.closeSharedCall(ledBy: id)
+            return (started, followers, callerLeft)
+        }
+        Self.wake(started)
+        for follower in followers { follower.resume(with: result.map { $0 }) }
+        if callerLeft { call.cancel() }
     }
 
     /// A follower was cancelled: it stops waiting. When it was the last one and the leader's caller has gone too,

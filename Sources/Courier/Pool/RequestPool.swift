@@ -245,7 +245,8 @@ public actor RequestPool {
             broadcaster.yield(failure.code == .cancelled ? .cancelled(info) : .failed(info, failure))
             throw failure
         }
-        guard let info = end(id) else { throw CourierError.cancelled() }
+        // A call it led and delivered from its first attempt goes to the requests that joined it in the same round trip.
+        guard let info = end(id, handingOver: .success(response.exchanged)) else { throw CourierError.cancelled() }
         broadcaster.yield(.finished(info, response.exchanged.body.status))
         return response
     }
@@ -258,13 +259,21 @@ public actor RequestPool {
 
     /// Ends `id`, first giving back the slot it may hold, in one lock round trip; its info unless its caller had
     /// already gone. A call it led but never ran goes on, led by one of the requests waiting for it.
-    nonisolated func end(_ id: RequestID) -> PooledRequest? {
-        let (info, handover, started) = state.withLock { state in
+    ///
+    /// With `result`, the outcome of a shared call `id` led and ran, that call ends too, and the requests that joined
+    /// it get `result`.
+    nonisolated func end(
+        _ id: RequestID,
+        handingOver result: Result<ExchangeResult, any Error>? = nil
+    ) -> PooledRequest? {
+        let (info, handover, started, followers) = state.withLock { state in
             let started = state.releaseSlot(id)
+            let followers = result == nil ? [] : state.closeSharedCall(ledBy: id).followers
             let (info, handover) = state.finish(id)
-            return (info, handover, started)
+            return (info, handover, started, followers)
         }
         Self.wake(started)
+        if let result { for follower in followers { follower.resume(with: result.map { $0 }) } }
         handover.successor?.resume(returning: nil)
         for follower in handover.departed { follower.resume(throwing: CourierError.cancelled()) }
         return info
@@ -385,7 +394,7 @@ public actor RequestPool {
         if case .waiting(let continuation)? = waiter { continuation.resume(throwing: CourierError.cancelled()) }
     }
 
-    private static func wake(_ continuations: [CheckedContinuation<Void, any Error>]) {
+    static func wake(_ continuations: [CheckedContinuation<Void, any Error>]) {
         for continuation in continuations { continuation.resume() }
     }
 }

@@ -221,7 +221,7 @@ extension RequestExecutor {
             }
             switch first {
             case .own?: return try await exchange()
-            case .leads(let key)?: return try await pool.runShared(key, by: id, exchange)
+            case .leads?: return try await exchange()  // the pool hands its outcome on as the attempt ends
             case .follows(let key)?: return try await pool.follow(key, by: id, call: call, orLead: send)
             case nil:
                 guard let key else { return try await send() }
@@ -243,7 +243,7 @@ extension RequestExecutor {
         let result: ExchangeResult
         switch first {
         case .own?: return try await counted()
-        case .leads(let key)?: return try await pool.runShared(key, by: id, counted)
+        case .leads?: return try await counted()
         case .follows(let key)?: result = try await pool.follow(key, by: id, call: call, orLead: send)
         case nil:
             guard let key else { return try await send() }

@@ -165,17 +165,31 @@ struct RequestExecutor: Sendable {
         ) { id, first in
             var first: FirstCall? = first
             var requestTick = Tick.now
+            // The first attempt's outcome when it leads a call identical requests share: the pool hands it to them
+            // as the attempt ends (`next`, or the end of the call), in a lock round trip it takes anyway.
+            var led: Result<ExchangeResult, any Error>?
             let (exchanged, attempts) = try await drive(call) { sending in
                 requestTick = .now
-                let exchanged = try await fetch(call, id: id, first: first, sharing: key) {
-                    try await exchange(call, sending)
+                let exchanged: ExchangeResult
+                do {
+                    exchanged = try await fetch(call, id: id, first: first, sharing: key) {
+                        try await exchange(call, sending)
+                    }
+                } catch {
+                    if case .leads? = first { led = .failure(error) }
+                    throw error
                 }
+                if case .leads? = first { led = .success(exchanged) }
                 for monitor in configuration.monitors { monitor.didReceive(exchanged.body, for: exchanged.sent) }
                 return exchanged
             } next: { _ in
                 // The first attempt's slot is not held through a wait, a refresh or the next attempt.
-                if first?.takesSlot == true { pool.releaseSlot(id) }
-                first = nil
+                if let outcome = led {
+                    pool.releaseSlot(id, handingOver: outcome, call: call)
+                } else if first?.takesSlot == true {
+                    pool.releaseSlot(id)
+                }
+                (first, led) = (nil, nil)
             }
             return CallResult(exchanged: exchanged, requestTick: requestTick, attempts: attempts)
         }
