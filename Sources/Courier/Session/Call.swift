@@ -23,7 +23,7 @@ protocol RequestCancellable: AnyObject, Sendable {
 ///   waits stops the next one.
 /// - The **suspension** (``RequestPool/suspend(_:)``): while suspended, the transport reading the answer stops
 ///   asking for more (``notSuspended(on:)``, ``waitWhileSuspended()``) until a resume or a cancel.
-/// - The **hand-off** of an answer read whole on an event loop (``awaitAnswer(starting:)``), see below.
+/// - The **hand-off** of an answer read whole on an event loop (``awaitAnswer(installing:starting:)``), see below.
 final class Call: Sendable {
     /// The request as its caller wrote it.
     let request: ErasedRequest
@@ -200,11 +200,22 @@ final class Call: Sendable {
     /// sleeps until the head arrives (or the exchange ends first), then, in one lock round trip, takes the head
     /// and either the answer, when the loop has read it meanwhile (as it nearly always has, for a small body), or
     /// its place to wait for it.
+    ///
+    /// `cancellable`, what stands for the exchange in the cancel slot when the exchange cannot install itself
+    /// without another round trip, goes in with the wait.
     nonisolated(nonsending) func awaitAnswer(
+        installing cancellable: (any RequestCancellable)? = nil,
         starting start: () -> Void
     ) async -> (head: HTTPResponseHead?, answer: Result<CollectedAnswer, any Error>) {
         await withUnsafeContinuation { continuation in
-            state.withLock { $0.waiter = continuation }
+            let cancelledAlready = state.withLock { state in
+                state.waiter = continuation
+                guard let cancellable else { return false }
+                if case .cancelled = state.wait { return true }
+                state.wait = .waitingOn(cancellable)
+                return false
+            }
+            if cancelledAlready { cancellable?.cancel() }
             start()
         }
         var head: HTTPResponseHead?

@@ -40,10 +40,13 @@ extension AsyncHTTPClientTransport: CollectingTransport {
                 call: call,
                 earlyAnswer: earlyAnswer
             )
-            @Sendable func start() {
+            /// Starts AsyncHTTPClient's task; `slot` is what stands for it in the call's cancel slot (the task itself
+            /// when `nil`, installed here).
+            @Sendable func execute(in slot: LoopTaskSlot?) -> HTTPClient.Task<CollectedAnswer> {
                 // not .delegateAndChannel: see the lanes
                 let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))
-                call.install(task)
+                let installed: any RequestCancellable = slot ?? task
+                if slot == nil { call.install(task) }
                 task.futureResult.whenComplete { result in
                     call.finish(
                         result.flatMapError { error in
@@ -54,12 +57,25 @@ extension AsyncHTTPClientTransport: CollectingTransport {
                             }
                             return Result { try delegate.answerBeforeTheBodyEnded() }
                         },
-                        of: task
+                        of: installed
                     )
                 }
+                return task
             }
-            let (head, ended) = await call.awaitAnswer {
-                if target.startsFromLoop { loop.execute(start) } else { start() }
+            let (head, ended): (HTTPResponseHead?, Result<CollectedAnswer, any Error>)
+            if target.startsFromLoop {
+                // Started on the loop, the task lives there: its slot goes into the call's cancel slot in the same
+                // lock round trip as the caller's wait, and a cancel reaches it through the loop.
+                let slot = LoopTaskSlot(loop: loop)
+                (head, ended) = await call.awaitAnswer(installing: slot) {
+                    loop.execute {
+                        guard slot.start({ execute(in: slot) }) else {
+                            return call.finish(.failure(CourierError.cancelled()), of: slot)
+                        }
+                    }
+                }
+            } else {
+                (head, ended) = await call.awaitAnswer { _ = execute(in: nil) }
             }
             let answer = try ended.get()
             guard let head else { throw CourierError.noResponse() }
@@ -76,7 +92,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
 extension HTTPClient.Task: RequestCancellable {}
 
 /// A response body collected on the event loop, as it was kept (`nil` when there was none). The caller makes it
-/// `Data`, and the head (handed over on its own, see ``Call/awaitAnswer(starting:)``) `HTTPFields`, in its own task, so the loop,
+/// `Data`, and the head (handed over on its own, see ``Call/awaitAnswer(installing:starting:)``) `HTTPFields`, in its own task, so the loop,
 /// which an HTTP/2 connection's many streams share, does no more than read the answer.
 struct CollectedAnswer: Sendable {
     var body: ByteBuffer?
@@ -180,5 +196,38 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
             }
         }
         return (length, encoding)
+    }
+}
+
+/// AsyncHTTPClient's task of an exchange started on its event loop, as the call's cancel slot holds it: installed
+/// before the task exists, with the caller's wait, and reaching the task through the loop, where it lives.
+final class LoopTaskSlot: RequestCancellable {
+    private struct State {
+        var task: HTTPClient.Task<CollectedAnswer>?
+        var isCancelled = false
+    }
+
+    private let loop: any EventLoop
+    private let state: NIOLoopBoundBox<State?>
+
+    init(loop: any EventLoop) {
+        self.loop = loop
+        state = .makeEmptyBox(valueType: State.self, eventLoop: loop)
+    }
+
+    /// Starts the task with `execute` (on the loop), unless the exchange was cancelled first: then `false`.
+    func start(_ execute: () -> HTTPClient.Task<CollectedAnswer>) -> Bool {
+        guard state.value?.isCancelled != true else { return false }
+        let task = execute()
+        state.value = State(task: task)
+        return true
+    }
+
+    func cancel() {
+        loop.execute { [state] in
+            if state.value == nil { state.value = State() }
+            state.value?.isCancelled = true
+            state.value?.task?.cancel()
+        }
     }
 }

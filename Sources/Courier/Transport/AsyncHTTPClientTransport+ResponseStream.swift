@@ -9,7 +9,7 @@ import NIOHTTP1
 ///
 /// The head (or how the exchange ended before it) goes to the caller under the lock; the continuation only wakes
 /// it. A continuation resumed before its task has suspended on it is taken up by the concurrency runtime with an
-/// atomic that ThreadSanitizer cannot see, so a value passed through it looks like a race (see ``Call/awaitAnswer(starting:)``).
+/// atomic that ThreadSanitizer cannot see, so a value passed through it looks like a race (see ``Call/awaitAnswer(installing:starting:)``).
 final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducerDelegate {
     typealias Response = Void
     typealias Producer = NIOThrowingAsyncSequenceProducer<
