@@ -42,12 +42,13 @@ extension AsyncHTTPClientTransport: CollectingTransport {
             )
             /// Starts AsyncHTTPClient's task; `slot` is what stands for it in the call's cancel slot (the task itself
             /// when `nil`, installed here).
-            @Sendable func execute(in slot: LoopTaskSlot?) -> HTTPClient.Task<CollectedAnswer> {
+            @Sendable func execute(in slot: CollectingDelegate?) -> HTTPClient.Task<CollectedAnswer> {
                 // not .delegateAndChannel: see the lanes
                 let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))
                 let installed: any RequestCancellable = slot ?? task
                 if slot == nil { call.install(task) }
                 task.futureResult.whenComplete { result in
+                    slot?.taskEnded()
                     call.finish(
                         result.flatMapError { error in
                             guard let error = error as? HTTPClientError, error == .requestStreamCancelled,
@@ -64,13 +65,12 @@ extension AsyncHTTPClientTransport: CollectingTransport {
             }
             let (head, ended): (HTTPResponseHead?, Result<CollectedAnswer, any Error>)
             if target.startsFromLoop {
-                // Started on the loop, the task lives there: its slot goes into the call's cancel slot in the same
-                // lock round trip as the caller's wait, and a cancel reaches it through the loop.
-                let slot = LoopTaskSlot(loop: loop)
-                (head, ended) = await call.awaitAnswer(installing: slot) {
+                // Started on the loop, the task lives there: the delegate stands for it in the call's cancel slot,
+                // installed in the same lock round trip as the caller's wait, and a cancel reaches it through the loop.
+                (head, ended) = await call.awaitAnswer(installing: delegate) {
                     loop.execute {
-                        guard slot.start({ execute(in: slot) }) else {
-                            return call.finish(.failure(CourierError.cancelled()), of: slot)
+                        guard delegate.start({ execute(in: delegate) }) else {
+                            return call.finish(.failure(CourierError.cancelled()), of: delegate)
                         }
                     }
                 }
@@ -101,7 +101,10 @@ struct CollectedAnswer: Sendable {
 /// Collects one response in AsyncHTTPClient's delegate callbacks, all on the connection's event loop: checks the
 /// head, decompresses and bounds the body as it arrives, and fails the request as soon as a limit is passed.
 /// While the request is suspended its futures stay pending, so AsyncHTTPClient stops reading the connection.
-final class CollectingDelegate: HTTPClientResponseDelegate {
+///
+/// Started on its loop, it also stands for AsyncHTTPClient's task in the call's cancel slot: it is there before the
+/// task exists, and its ``cancel()`` reaches the task through the loop, where both live.
+final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
     typealias Response = CollectedAnswer
 
     /// What is read so far, once the head has arrived.
@@ -109,9 +112,18 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
         var body: BodyAccumulator
     }
 
+    /// What lives on the loop: the answer read so far, and the task that reads it.
+    private struct OnLoop {
+        var collected: Collected?
+        var task: HTTPClient.Task<CollectedAnswer>?
+        var isCancelled = false
+        var hasEnded = false
+    }
+
     private let method: HTTPRequest.Method
     private let reading: BodyReading
-    private let collected: NIOLoopBoundBox<Collected?>
+    private let loop: any EventLoop
+    private let onLoop: NIOLoopBoundBox<OnLoop>
     private let call: Call
     /// Told when a head of 300 or more arrives while the body may still be going out.
     private let earlyAnswer: EarlyAnswer?
@@ -127,7 +139,31 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
         self.method = method
         self.reading = reading
         self.call = call
-        collected = .makeEmptyBox(valueType: Collected.self, eventLoop: loop)
+        self.loop = loop
+        onLoop = .makeBoxSendingValue(OnLoop(), eventLoop: loop)
+    }
+
+    /// Starts the task with `execute` (on the loop), unless the exchange was cancelled first: then `false`.
+    func start(_ execute: () -> HTTPClient.Task<CollectedAnswer>) -> Bool {
+        guard !onLoop.value.isCancelled else { return false }
+        let task = execute()
+        // A task that ended at once (its future already complete) is not kept: nothing would let it go.
+        if !onLoop.value.hasEnded { onLoop.value.task = task }
+        return true
+    }
+
+    /// Lets the task go once it has ended (on the loop): it holds this delegate.
+    func taskEnded() {
+        onLoop.value.task = nil
+        onLoop.value.hasEnded = true
+    }
+
+    /// Cancels the task, or, when it has not started yet, keeps it from starting; through the loop.
+    func cancel() {
+        loop.execute { [onLoop] in
+            onLoop.value.isCancelled = true
+            onLoop.value.task?.cancel()
+        }
     }
 
     func didReceiveHead(task: HTTPClient.Task<CollectedAnswer>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
@@ -141,7 +177,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
                 decompresses: reading.decompresses,
                 meter: reading.meter
             )
-            collected.value = Collected(body: body)
+            onLoop.value.collected = Collected(body: body)
             // AsyncHTTPClient stops asking for the rest of a body the server refused: stop writing it.
             if head.status.code >= 300 { earlyAnswer?.answered() }
             call.headArrived(head)
@@ -153,7 +189,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
 
     func didReceiveBodyPart(task: HTTPClient.Task<CollectedAnswer>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         do {
-            try collected.value?.body.append(buffer)
+            try onLoop.value.collected?.body.append(buffer)
             return call.notSuspended(on: task.eventLoop)
         } catch {
             return task.eventLoop.makeFailedFuture(error)
@@ -171,12 +207,12 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
     /// closes the connection, fails writing the request's end with `requestStreamCancelled`, and fails only the
     /// task's future; every part of the answer had gone through the delegate by then. Call it on the loop.
     func answerBeforeTheBodyEnded() throws -> CollectedAnswer {
-        guard collected.value != nil else { throw HTTPClientError.requestStreamCancelled }
+        guard onLoop.value.collected != nil else { throw HTTPClientError.requestStreamCancelled }
         return try response()
     }
 
     private func response() throws -> CollectedAnswer {
-        guard let collected = collected.value.take() else {
+        guard let collected = onLoop.value.collected.take() else {
             throw CourierError.noResponse()
         }
         return CollectedAnswer(body: try collected.body.finishBuffer())
@@ -196,38 +232,5 @@ final class CollectingDelegate: HTTPClientResponseDelegate {
             }
         }
         return (length, encoding)
-    }
-}
-
-/// AsyncHTTPClient's task of an exchange started on its event loop, as the call's cancel slot holds it: installed
-/// before the task exists, with the caller's wait, and reaching the task through the loop, where it lives.
-final class LoopTaskSlot: RequestCancellable {
-    private struct State {
-        var task: HTTPClient.Task<CollectedAnswer>?
-        var isCancelled = false
-    }
-
-    private let loop: any EventLoop
-    private let state: NIOLoopBoundBox<State?>
-
-    init(loop: any EventLoop) {
-        self.loop = loop
-        state = .makeEmptyBox(valueType: State.self, eventLoop: loop)
-    }
-
-    /// Starts the task with `execute` (on the loop), unless the exchange was cancelled first: then `false`.
-    func start(_ execute: () -> HTTPClient.Task<CollectedAnswer>) -> Bool {
-        guard state.value?.isCancelled != true else { return false }
-        let task = execute()
-        state.value = State(task: task)
-        return true
-    }
-
-    func cancel() {
-        loop.execute { [state] in
-            if state.value == nil { state.value = State() }
-            state.value?.isCancelled = true
-            state.value?.task?.cancel()
-        }
     }
 }
