@@ -147,13 +147,7 @@ extension RequestExecutor {
             step.recordHit()
             guard let range = step.decision.range, let (headers, data) = PartialContent.answer(range, from: entry)
             else {
-                return try await respond(
-                    request,
-                    prepared: prepared,
-                    from: entry,
-                    info: CacheInfo(isFromCache: true, age: age),
-                    start: start
-                )
+                return try await respond(request, prepared: prepared, from: entry, age: age, start: start)
             }
             // A range, which the decision served only because the entry holds every byte of it.
             var fields = headers
@@ -178,13 +172,7 @@ extension RequestExecutor {
                     start: .now
                 )
             }
-            return try await respond(
-                request,
-                prepared: prepared,
-                from: entry,
-                info: CacheInfo(isFromCache: true, age: age),
-                start: start
-            )
+            return try await respond(request, prepared: prepared, from: entry, age: age, start: start)
         case .miss:
             step.recordMiss()
             throw CourierError(
@@ -219,13 +207,7 @@ extension RequestExecutor {
                     throw failure
                 }
                 step.recordHit()
-                return try await respond(
-                    request,
-                    prepared: prepared,
-                    from: entry,
-                    info: CacheInfo(isFromCache: true, age: age),
-                    start: start
-                )
+                return try await respond(request, prepared: prepared, from: entry, age: age, start: start)
             }
         }
     }
@@ -250,13 +232,7 @@ extension RequestExecutor {
             if case .serve(let entry, let age) = step.decision.lookup(entry, now: Date()) {
                 await step.cache.memory?.store(entry)
                 step.recordHit()
-                return try await respond(
-                    request,
-                    prepared: prepared,
-                    from: entry,
-                    info: CacheInfo(isFromCache: true, age: age),
-                    start: start
-                )
+                return try await respond(request, prepared: prepared, from: entry, age: age, start: start)
             }
             return try await network(request, prepared: prepared, cacheStep: step, start: start)
         }
@@ -285,25 +261,25 @@ extension RequestExecutor {
         step: CacheStep
     ) async -> ErasedResponse? {
         guard let entry = await step.lookup(), step.decision.matchesVary(entry) else { return nil }
-        let info = CacheInfo(isFromCache: true, age: entry.age(at: Date()))
-        guard let response = try? await respond(request, prepared: prepared, from: entry, info: info, start: .now)
+        let age = entry.age(at: Date())
+        guard let response = try? await respond(request, prepared: prepared, from: entry, age: age, start: .now)
         else { return nil }
         step.recordHit()
         return response
     }
 
-    /// A response built from a stored entry, intercepted, validated and decoded like one from the network.
+    /// A response built from a stored entry `age` old, intercepted, validated and decoded like one from the network.
     private func respond(
         _ request: ErasedRequest,
         prepared: PreparedRequest,
         from entry: CacheEntry,
-        info: CacheInfo,
+        age: Duration,
         start: Tick
     ) async throws -> ErasedResponse {
         var headers = entry.headers
-        // the answer says how old it is (RFC 9111 §5.1)
-        if let age = info.age { headers[.age] = CacheStep.ageField(age) }
+        headers[.age] = CacheStep.ageField(age)  // the answer says how old it is (RFC 9111 §5.1)
         let body = ResponseBody(status: HTTPResponse.Status(code: entry.status), headers: headers, data: entry.body)
+        let info = CacheInfo(isFromCache: true, age: age)
         return try await respond(request, prepared: prepared, body: body, info: info, start: start)
     }
 }
