@@ -36,10 +36,8 @@ extension RequestExecutor {
         trace: RequestTrace?,
         started: inout PreparedRequest?
     ) async throws -> StreamedResponse {
-        let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
+        let prepared = try await begin(request, trace: trace)
         started = prepared
-        trace?.started(prepared)
-        for accessory in request.accessories { accessory.requestWillStart(prepared) }
         let call = makeCall(request, prepared: prepared, start: start)
         let failure: @Sendable (any Error) -> CourierError = { [self] in timedOut($0, call) }
         // what the end reports, once the head has come: the answer and the attempts it took

@@ -45,10 +45,8 @@ struct RequestExecutor: Sendable {
         let trace = tracer.map { RequestTrace(tracer: $0, method: request.method) }
         var started: PreparedRequest?  // once the request is prepared
         nonisolated(nonsending) func prepared() async throws -> ErasedResponse {
-            let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
+            let prepared = try await begin(request, trace: trace)
             started = prepared
-            trace?.started(prepared)
-            for accessory in request.accessories { accessory.requestWillStart(prepared) }
             return try await body(prepared, start)
         }
         do {
@@ -89,6 +87,14 @@ struct RequestExecutor: Sendable {
             tell(request.accessories, started, outcome) { $0.requestDidStop($1, outcome: $2) }
             throw failure
         }
+    }
+
+    /// Prepares `request` and tells its span and its accessories it starts: how every kind of call begins.
+    nonisolated(nonsending) func begin(_ request: ErasedRequest, trace: RequestTrace?) async throws -> PreparedRequest {
+        let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
+        trace?.started(prepared)
+        for accessory in request.accessories { accessory.requestWillStart(prepared) }
+        return prepared
     }
 
     /// Answers the prepared `request`: from an interceptor or the cache when they can, else from the network.
