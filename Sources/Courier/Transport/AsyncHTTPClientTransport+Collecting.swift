@@ -40,15 +40,15 @@ extension AsyncHTTPClientTransport: CollectingTransport {
                 call: call,
                 earlyAnswer: earlyAnswer
             )
-            /// Starts AsyncHTTPClient's task; `slot` is what stands for it in the call's cancel slot (the task itself
-            /// when `nil`, installed here).
-            @Sendable func execute(in slot: CollectingDelegate?) -> HTTPClient.Task<CollectedAnswer> {
+            /// Starts AsyncHTTPClient's task. Started on the loop, the delegate stands for it in the call's cancel slot;
+            /// otherwise the task itself goes in, here.
+            @Sendable func execute(onLoop: Bool) -> HTTPClient.Task<CollectedAnswer> {
                 // not .delegateAndChannel: see the lanes
                 let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))
-                let installed: any RequestCancellable = slot ?? task
-                if slot == nil { call.install(task) }
+                let installed: any RequestCancellable = onLoop ? delegate : task
+                if !onLoop { call.install(task) }
                 task.futureResult.whenComplete { result in
-                    slot?.taskEnded()
+                    if onLoop { delegate.taskEnded() }
                     call.finish(
                         result.flatMapError { error in
                             guard let error = error as? HTTPClientError, error == .requestStreamCancelled,
@@ -69,13 +69,13 @@ extension AsyncHTTPClientTransport: CollectingTransport {
                 // installed in the same lock round trip as the caller's wait, and a cancel reaches it through the loop.
                 (head, ended) = await call.awaitAnswer(installing: delegate) {
                     loop.execute {
-                        guard delegate.start({ execute(in: delegate) }) else {
+                        guard delegate.start({ execute(onLoop: true) }) else {
                             return call.finish(.failure(CourierError.cancelled()), of: delegate)
                         }
                     }
                 }
             } else {
-                (head, ended) = await call.awaitAnswer { _ = execute(in: nil) }
+                (head, ended) = await call.awaitAnswer { _ = execute(onLoop: false) }
             }
             let answer = try ended.get()
             guard let head else { throw CourierError.noResponse() }
