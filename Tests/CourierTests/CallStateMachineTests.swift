@@ -196,4 +196,82 @@ extension CallStateMachine.Action {
     var isRefresh: Bool {
         if case .refresh = self { true } else { false }
     }
+
+    var isDone: Bool {
+        if case .done = self { true } else { false }
+    }
+}
+
+/// The body phase, which a download's segment and a resumable upload report: how the body ended, and progress
+/// that starts the count of failures in a row again.
+@Suite("Call state machine: the body phase")
+struct CallStateMachineBodyTests {
+    let get = PreparedRequest(method: .get, url: URL(string: "https://h.example.com/file")!)
+    let now = Tick.now
+    let cut = CourierError(code: .connectionReset, message: "cut")
+
+    @Test func aBodyReadToItsEndEndsTheCall() {
+        var machine = CallStateMachine(get, hasRetryRule: true, deadline: now + .seconds(30))
+        _ = machine.start()
+        #expect(machine.reading().is(.deliver))
+        #expect(machine.bodyEnded().isDone)
+    }
+
+    @Test func aBrokenBodyIsOfferedToTheRuleUnlessTheCallHasNoneOrWasCancelled() {
+        var machine = CallStateMachine(get, hasRetryRule: true, deadline: now + .seconds(30))
+        _ = machine.start()
+        _ = machine.answered(.ok, retryAfter: nil, refusedGeneration: nil)
+        #expect(machine.bodyFailed(cut).askedAbout?.code == .connectionReset, "no resend: the server was reached")
+
+        var without = CallStateMachine(get, hasRetryRule: false, deadline: now + .seconds(30))
+        _ = without.start()
+        _ = without.reading()
+        #expect(without.bodyFailed(cut).failure?.code == .connectionReset)
+
+        var cancelled = CallStateMachine(get, hasRetryRule: true, deadline: now + .seconds(30))
+        _ = cancelled.start()
+        _ = cancelled.reading()
+        #expect(cancelled.bodyFailed(.cancelled()).failure?.code == .cancelled)
+    }
+
+    /// A download's segment, event by event with the download's own rule: failures in a row wait longer each
+    /// time; bytes kept start the count again; the rule's limit ends it with the last failure.
+    @Test func aDownloadsRetriesGoThroughTheMachine() {
+        let rule = DownloadRetryRule(DownloadOptions(retries: 2, retryDelay: .milliseconds(100)))
+        var machine = CallStateMachine(get, hasRetryRule: true, deadline: now + .seconds(3600))
+        _ = machine.start()
+        // the connection is refused before any answer
+        var action = machine.failed(CourierError(code: .connectionFailed, message: "refused"))
+        #expect(action.askedAbout?.code == .connectionFailed)
+        #expect(
+            machine.ruleAnswered(rule.retry(get, failedWith: cut, attempt: machine.attemptsInARow), now: now).delay
+                == .milliseconds(100)
+        )
+        #expect(machine.slept().is(.exchange))
+        // the range answer is read; bytes arrive and are kept, then the body breaks
+        #expect(machine.reading().is(.deliver))
+        machine.progressed()
+        action = machine.bodyFailed(cut)
+        #expect(machine.attemptsInARow == 1, "the bytes kept start the count again")
+        #expect(machine.asking(rule, about: get, action).delay == .milliseconds(100))
+        #expect(machine.slept().is(.exchange))
+        // two more failures without progress: the second is past the rule's two retries
+        _ = machine.reading()
+        action = machine.bodyFailed(cut)
+        #expect(machine.asking(rule, about: get, action).delay == .milliseconds(200))
+        _ = machine.slept()
+        action = machine.failed(cut)
+        #expect(machine.asking(rule, about: get, action).failure?.code == .connectionReset)
+        #expect(machine.attempt == 4 && machine.attemptsInARow == 3)
+    }
+
+    @Test func aFailureTheRuleWouldNotMendEndsTheDownloadAtOnce() {
+        let rule = DownloadRetryRule(DownloadOptions(retries: 5))
+        var machine = CallStateMachine(get, hasRetryRule: true, deadline: now + .seconds(3600))
+        _ = machine.start()
+        let full = CourierError(code: .fileAccess, message: "disk full")
+        _ = machine.reading()
+        let action = machine.bodyFailed(full)
+        #expect(machine.asking(rule, about: get, action).failure?.code == .fileAccess)
+    }
 }

@@ -7,6 +7,7 @@ import Testing
 @Suite("Resumable upload state machine")
 struct ResumableUploadStateMachineTests {
     private let resource = URL(string: "http://127.0.0.1:1/resumable_upload/1")!
+    private let cut = CourierError(code: .connectionReset, message: "cut")
 
     private func fields(offset: Int64?, complete: Bool? = nil) -> HTTPFields {
         var fields = HTTPFields()
@@ -31,7 +32,7 @@ struct ResumableUploadStateMachineTests {
         #expect(machine.offsetAnswered(status: .noContent, fields: fields(offset: 0)) == .append(from: 0))
         #expect(machine.appended(status: .ok, fields: fields(offset: 40, complete: false)) == .append(from: 40))
         #expect(machine.appended(status: .ok, fields: fields(offset: 90, complete: true)) == .append(from: 90))
-        #expect(machine.appended(status: .ok, fields: [:]) == .askOffset(after: .zero))  // says nothing: ask
+        #expect(machine.appended(status: .ok, fields: [:]) == .askOffset)  // says nothing: ask
         #expect(machine.confirmed == 90)
         // The spelling of the older drafts, which NIOResumableUpload puts on the answer that completes an upload.
         var older = fields(offset: 100)
@@ -39,76 +40,81 @@ struct ResumableUploadStateMachineTests {
         #expect(machine.appended(status: .ok, fields: older) == .finished)
     }
 
-    /// A 409 that repeats the offset is no progress: each waits the backoff and counts, until the limit.
+    /// A 409 that repeats the offset is no progress: each is a failure the call machine retries after the
+    /// backoff, until the limit.
     @Test func aConflictThatRepeatsTheOffsetCountsAsAFailure() {
-        var machine = ResumableUploadStateMachine(length: 100, maxFailuresInARow: 3, baseDelay: .milliseconds(10))
-        _ = machine.start(resuming: resource)
-        #expect(machine.offsetAnswered(status: .noContent, fields: fields(offset: 20)) == .append(from: 20))
-        #expect(machine.appended(status: .conflict, fields: fields(offset: 20)) == .askOffset(after: .milliseconds(10)))
-        #expect(machine.offsetAnswered(status: .noContent, fields: fields(offset: 20)) == .append(from: 20))
-        #expect(machine.appended(status: .conflict, fields: fields(offset: 20)) == .askOffset(after: .milliseconds(20)))
-        #expect(machine.offsetAnswered(status: .noContent, fields: fields(offset: 20)) == .append(from: 20))
-        guard case .fail(let error) = machine.appended(status: .conflict, fields: fields(offset: 20)) else {
-            Issue.record("a third 409 without progress gives up")
-            return
-        }
-        #expect(error.code == .invalidResponse)
+        var upload = Driven(length: 100, maxFailuresInARow: 3)
+        _ = upload.machine.start(resuming: resource)
+        #expect(
+            upload.feed { $0.offsetAnswered(status: .noContent, fields: fields(offset: 20)) }
+                == .next(.append(from: 20))
+        )
+        #expect(upload.feed { $0.appended(status: .conflict, fields: fields(offset: 20)) } == .waits(.milliseconds(10)))
+        #expect(
+            upload.feed { $0.offsetAnswered(status: .noContent, fields: fields(offset: 20)) }
+                == .next(.append(from: 20))
+        )
+        #expect(upload.feed { $0.appended(status: .conflict, fields: fields(offset: 20)) } == .waits(.milliseconds(20)))
+        #expect(
+            upload.feed { $0.offsetAnswered(status: .noContent, fields: fields(offset: 20)) }
+                == .next(.append(from: 20))
+        )
+        #expect(
+            upload.feed { $0.appended(status: .conflict, fields: fields(offset: 20)) } == .fails(.invalidResponse),
+            "a third 409 without progress gives up"
+        )
     }
 
     /// Offsets that zigzag are no progress: only bytes beyond any the server confirmed before reset the count.
     @Test func zigzaggingOffsetsDoNotResetTheFailureCount() {
-        var machine = ResumableUploadStateMachine(length: 100, maxFailuresInARow: 3, baseDelay: .milliseconds(10))
-        _ = machine.start(resuming: resource)
-        #expect(machine.offsetAnswered(status: .noContent, fields: fields(offset: 50)) == .append(from: 50))
-        let cut = CourierError(code: .connectionReset, message: "cut")
-        #expect(machine.failed(cut) == .askOffset(after: .milliseconds(10)))
-        #expect(machine.offsetAnswered(status: .noContent, fields: fields(offset: 30)) == .append(from: 30))
-        #expect(machine.failed(cut) == .askOffset(after: .milliseconds(20)))
-        #expect(machine.offsetAnswered(status: .noContent, fields: fields(offset: 50)) == .append(from: 50))
-        guard case .fail = machine.failed(cut) else {
-            Issue.record("50 again is not progress past 50: the third failure in a row gives up")
-            return
-        }
+        var upload = Driven(length: 100, maxFailuresInARow: 3)
+        _ = upload.machine.start(resuming: resource)
+        #expect(
+            upload.feed { $0.offsetAnswered(status: .noContent, fields: fields(offset: 50)) }
+                == .next(.append(from: 50))
+        )
+        #expect(upload.feed { $0.failed(cut) } == .waits(.milliseconds(10)))
+        #expect(
+            upload.feed { $0.offsetAnswered(status: .noContent, fields: fields(offset: 30)) }
+                == .next(.append(from: 30))
+        )
+        #expect(upload.feed { $0.failed(cut) } == .waits(.milliseconds(20)))
+        #expect(
+            upload.feed { $0.offsetAnswered(status: .noContent, fields: fields(offset: 50)) }
+                == .next(.append(from: 50))
+        )
+        #expect(
+            upload.feed { $0.failed(cut) } == .fails(.connectionReset),
+            "50 again is not progress past 50: the third failure in a row gives up"
+        )
     }
 
     @Test func aCutAsksTheOffsetWithGrowingWaitsAndGoesOnFromIt() {
-        var machine = ResumableUploadStateMachine(length: 100, maxFailuresInARow: 4, baseDelay: .milliseconds(10))
-        _ = machine.start(resuming: nil)
-        _ = machine.created(status: .created, fields: fields(offset: 0), location: resource)
+        var upload = Driven(length: 100, maxFailuresInARow: 4)
+        _ = upload.machine.start(resuming: nil)
+        _ = upload.feed { $0.created(status: .created, fields: fields(offset: 0), location: resource) }
+        #expect(upload.feed { $0.failed(cut) } == .waits(.milliseconds(10)))
+        #expect(upload.machine.resuming() == .askOffset, "after the wait, the server is asked how much it has")
+        #expect(upload.feed { $0.failed(cut) } == .waits(.milliseconds(20)))
         #expect(
-            machine.failed(CourierError(code: .connectionReset, message: "cut")) == .askOffset(after: .milliseconds(10))
-        )
-        #expect(
-            machine.failed(CourierError(code: .connectionReset, message: "cut")) == .askOffset(after: .milliseconds(20))
-        )
-        #expect(
-            machine.offsetAnswered(status: .noContent, fields: fields(offset: 40, complete: false)) == .append(from: 40)
+            upload.feed { $0.offsetAnswered(status: .noContent, fields: fields(offset: 40, complete: false)) }
+                == .next(.append(from: 40))
         )
         // progress resets the count of failures in a row
-        #expect(
-            machine.failed(CourierError(code: .connectionReset, message: "cut")) == .askOffset(after: .milliseconds(10))
-        )
-        #expect(
-            machine.failed(CourierError(code: .connectionReset, message: "cut")) == .askOffset(after: .milliseconds(20))
-        )
-        #expect(
-            machine.failed(CourierError(code: .connectionReset, message: "cut")) == .askOffset(after: .milliseconds(40))
-        )
-        guard case .fail(let error) = machine.failed(CourierError(code: .connectionReset, message: "cut")) else {
-            Issue.record("a fourth failure in a row gives up")
-            return
-        }
-        #expect(error.code == .connectionReset)
-        #expect(machine.confirmed == 40)
+        #expect(upload.feed { $0.failed(cut) } == .waits(.milliseconds(10)))
+        #expect(upload.feed { $0.failed(cut) } == .waits(.milliseconds(20)))
+        #expect(upload.feed { $0.failed(cut) } == .waits(.milliseconds(40)))
+        #expect(upload.feed { $0.failed(cut) } == .fails(.connectionReset), "a fourth failure in a row gives up")
+        #expect(upload.machine.confirmed == 40)
     }
 
     @Test func aConflictGoesOnFromTheServersOffset() {
         var machine = ResumableUploadStateMachine(length: 100)
-        #expect(machine.start(resuming: resource) == .askOffset(after: .zero))
+        #expect(machine.start(resuming: resource) == .askOffset)
         #expect(machine.offsetAnswered(status: .noContent, fields: fields(offset: 10)) == .append(from: 10))
         #expect(machine.appended(status: .conflict, fields: fields(offset: 60, complete: false)) == .append(from: 60))
-        guard case .askOffset = machine.appended(status: .conflict, fields: [:]) else {
-            Issue.record("a 409 without an offset asks the server for it")
+        guard case .retry = machine.appended(status: .conflict, fields: [:]) else {
+            Issue.record("a 409 without an offset is retried, which asks the server for it")
             return
         }
     }
@@ -133,7 +139,7 @@ struct ResumableUploadStateMachineTests {
             var malformed = HTTPFields()
             malformed[ResumableUploadProtocol.offsetField] = bad
             let action = other.offsetAnswered(status: .noContent, fields: malformed)
-            guard case .askOffset = action else {
+            guard case .retry = action else {
                 Issue.record("\(bad) is not an offset: \(action)")
                 return
             }
@@ -156,13 +162,17 @@ struct ResumableUploadStateMachineTests {
         #expect(error.code == .httpStatus)
         var other = ResumableUploadStateMachine(length: 100)
         _ = other.start(resuming: nil)
-        #expect(other.created(status: .serviceUnavailable, fields: [:], location: nil) == .create)
+        guard case .retry = other.created(status: .serviceUnavailable, fields: [:], location: nil) else {
+            Issue.record("a 503 is retried")
+            return
+        }
+        #expect(other.resuming() == .create, "the retry creates the upload, which has no URL yet")
         guard case .fail = other.created(status: .created, fields: [:], location: nil) else {
             Issue.record("a creation without a Location fails")
             return
         }
         _ = other.created(status: .created, fields: fields(offset: 0), location: resource)
-        guard case .askOffset = other.appended(status: .badGateway, fields: [:]) else {
+        guard case .retry = other.appended(status: .badGateway, fields: [:]) else {
             Issue.record("a 502 asks again")
             return
         }
@@ -171,5 +181,43 @@ struct ResumableUploadStateMachineTests {
             return
         }
         #expect(cancelled.code == .cancelled)
+    }
+}
+
+/// The upload's protocol machine and its call machine, driven as ``ResumableUpload`` drives them: the call machine
+/// gives each failure the protocol machine calls worth a retry its verdict, told of every byte the server
+/// confirms beyond what it had.
+private struct Driven {
+    enum Step: Equatable {
+        case next(ResumableUploadStateMachine.Action)
+        case waits(Duration)
+        case fails(CourierError.Code)
+    }
+
+    var machine: ResumableUploadStateMachine
+    var retries: ResumableUploadRetries
+
+    init(length: Int64, maxFailuresInARow: Int) {
+        machine = ResumableUploadStateMachine(length: length, maxStartsOver: maxFailuresInARow)
+        let options = ResumableUploadOptions(maxFailuresInARow: maxFailuresInARow, retryDelay: .milliseconds(10))
+        retries = ResumableUploadRetries(
+            target: URL(string: "http://127.0.0.1:1/files")!,
+            rule: ResumableUploadRetryRule(options)
+        )
+    }
+
+    /// Tells the protocol machine one thing; a retry it asks for is decided by the call machine.
+    mutating func feed(_ event: (inout ResumableUploadStateMachine) -> ResumableUploadStateMachine.Action) -> Step {
+        let confirmed = machine.highestConfirmed
+        let action = event(&machine)
+        if machine.highestConfirmed > confirmed { retries.call.progressed() }
+        guard case .retry(let error) = action else { return .next(action) }
+        switch retries.decide(after: error) {
+        case .wait(let delay):
+            retries.slept()
+            return .waits(delay)
+        case .fail(let failure):
+            return .fails(failure.code)
+        }
     }
 }

@@ -1,9 +1,11 @@
 import HTTPTypes
 
 /// The decisions of one call, from its first attempt to its end, for every kind of call: a send, a stream, an
-/// upload, each exchange of a download. It takes what happened (an answer arrived, the exchange failed, the wait
-/// is over, the credential was refreshed, the retry rule answered) and says what to do next; ``RequestExecutor``'s
-/// driver does it. It calls nobody: no I/O, no clock of its own (events carry the time), and not the retry rule
+/// upload, each exchange of a download, and the retries of a download's segment and of a resumable upload, whose
+/// attempts continue from where the last one got to. It takes what happened (an answer arrived, the exchange
+/// failed, the body ended or broke, the call made progress, the wait is over, the credential was refreshed, the
+/// retry rule answered) and says what to do next; ``RequestExecutor``'s driver does it for a request, the
+/// download's transfer and the resumable upload for theirs. It calls nobody: no I/O, no clock of its own (events carry the time), and not the retry rule
 /// either, whose answer (which may take a budget's lock and a random number) the driver asks for when the machine
 /// says so and feeds back as an event. Its tests feed it events one by one, in the style of AsyncHTTPClient's
 /// `Transaction+StateMachine`.
@@ -26,14 +28,20 @@ struct CallStateMachine {
         /// Refresh the credential the refused attempt carried (``CredentialStore/refresh(after:call:)``), then report
         /// ``CallStateMachine/refreshed()`` or ``CallStateMachine/refreshFailed(_:)``.
         case refresh(generation: Int)
-        /// The answer is final: leave the pool, then validate and decode it.
+        /// The answer is final: leave the pool, then validate and decode it, or read its body (a driver that
+        /// reports the body phase says how it ended with ``CallStateMachine/bodyEnded()`` or
+        /// ``CallStateMachine/bodyFailed(_:)``).
         case deliver
+        /// The body was read to its end: the call is over.
+        case done
         /// The call ends with this error.
         case fail(CourierError)
     }
 
     private enum State {
         case idle, exchanging, waiting, refreshing, finished
+        /// The answer was delivered and its body is being read.
+        case delivered
         /// The retry rule is asked about an error status (`delivers`: its answer is delivered when the rule says
         /// no) or a failure (the call fails with it).
         case askingRule(CourierError, delivers: Bool)
@@ -46,6 +54,12 @@ struct CallStateMachine {
     private var state = State.idle
     /// The attempt under way, 1 for the first; a resend on a fresh connection is not another.
     private(set) var attempt = 0
+    /// The last attempt before the call's latest progress (see ``progressed()``).
+    private var attemptBeforeProgress = 0
+    /// The attempts since the call last made progress, the one under way included: what the retry rule is asked
+    /// with, so a download or an upload that keeps moving is never stopped by failures it already got past. For a
+    /// call that reports no progress, ``attempt``.
+    var attemptsInARow: Int { attempt - attemptBeforeProgress }
     /// The refreshes this call asked for.
     private(set) var refreshes = 0
     private var resentStale = false
@@ -82,8 +96,38 @@ struct CallStateMachine {
             error.retryAfterValue = retryAfter
             return ask(error, delivers: true)
         }
-        state = .finished
+        state = .delivered
         return .deliver
+    }
+
+    /// The driver judged the attempt's answer itself and reads its body: a download's range answer (see
+    /// ``RangeAnswer``) says where the bytes go, and which statuses are failures, which it reports with
+    /// ``failed(_:)``.
+    mutating func reading() -> Action {
+        guard case .exchanging = state else { return invalid("reading") }
+        state = .delivered
+        return .deliver
+    }
+
+    /// The attempt under way moved the call on (a download wrote bytes it keeps, the server confirmed more of an
+    /// upload): the failures before it no longer count against the next ones.
+    mutating func progressed() {
+        attemptBeforeProgress = attempt - 1
+    }
+
+    /// The delivered answer's body was read to its end.
+    mutating func bodyEnded() -> Action {
+        guard case .delivered = state else { return invalid("bodyEnded") }
+        state = .finished
+        return .done
+    }
+
+    /// Reading the delivered answer's body failed; the driver can make another attempt for the rest, so the retry
+    /// rule is asked, as for a failure before the answer (a resend does not apply: the server was reached).
+    mutating func bodyFailed(_ error: CourierError) -> Action {
+        guard case .delivered = state else { return invalid("bodyFailed") }
+        if error.code == .cancelled || !hasRetryRule { return fail(error) }
+        return ask(error, delivers: false)
     }
 
     /// The attempt failed before a final answer.
@@ -106,7 +150,7 @@ struct CallStateMachine {
             return .wait(delay)
         }
         guard delivers else { return fail(error) }
-        state = .finished
+        state = .delivered
         return .deliver
     }
 
@@ -186,5 +230,14 @@ struct CallStateMachine {
     private mutating func invalid(_ event: String) -> Action {
         assertionFailure("\(event) in state \(state)")
         return fail(CourierError(code: .invalidState, message: "the call's driver reported \(event) in state \(state)"))
+    }
+}
+
+extension CallStateMachine {
+    /// `action` as it is, unless it asks the retry rule: then the machine's next action once `rule` answered, asked
+    /// about `request` with the attempts in a row. The drivers' one way to ask the rule (the machine never calls it).
+    mutating func asking(_ rule: (any RequestRetrier)?, about request: PreparedRequest, _ action: Action) -> Action {
+        guard case .askRetryRule(let error) = action, let rule else { return action }
+        return ruleAnswered(rule.retry(request, failedWith: error, attempt: attemptsInARow), now: .now)
     }
 }

@@ -265,11 +265,6 @@ struct RequestExecutor: Sendable {
         retrier?.callWillStart(prepared)
         let credentials = request.credentials(under: configuration)
         var machine = CallStateMachine(prepared, hasRetryRule: retrier != nil, deadline: call.deadline)
-        // The retry rule's answer to what the machine asks it, fed back; any other action as it is.
-        func askingTheRule(_ action: CallStateMachine.Action) -> CallStateMachine.Action {
-            guard case .askRetryRule(let error) = action, let retrier else { return action }
-            return machine.ruleAnswered(retrier.retry(prepared, failedWith: error, attempt: machine.attempt), now: .now)
-        }
         var generation = 0  // of the credential the attempt carries
         // what ended the last attempt, for the retry's log line (none made on the way of a success)
         var failure: CourierError?
@@ -288,9 +283,8 @@ struct RequestExecutor: Sendable {
                     let refused =
                         credentials?.isRefusal(received.status, headers: received.headers) == true ? generation : nil
                     let retryAfter = received.value(of: .retryAfter)
-                    action = askingTheRule(
-                        machine.answered(received.status, retryAfter: retryAfter, refusedGeneration: refused)
-                    )
+                    action = machine.answered(received.status, retryAfter: retryAfter, refusedGeneration: refused)
+                    action = machine.asking(retrier, about: prepared, action)
                     if case .deliver = action { return (received, machine.attempt) }
                     var refusal = CourierError.httpStatus(received.status, bodyPreview: nil)
                     refusal.retryAfterValue = retryAfter
@@ -299,7 +293,8 @@ struct RequestExecutor: Sendable {
                 } catch {
                     let ended = timedOut(error, call)
                     failure = ended
-                    action = askingTheRule(machine.failed(ended))
+                    action = machine.failed(ended)
+                    action = machine.asking(retrier, about: prepared, action)
                 }
                 await next(answer)
             case .wait(let delay):
@@ -316,7 +311,7 @@ struct RequestExecutor: Sendable {
                 } catch {
                     action = machine.refreshFailed(error)
                 }
-            case .deliver, .askRetryRule:
+            case .deliver, .askRetryRule, .done:
                 // Handled where the answer arrived; a bug if met here, reported as a typed error.
                 action = .fail(
                     CourierError(code: .invalidState, message: "the call's machine met \(action) out of turn")

@@ -1,15 +1,20 @@
 import Foundation
 import HTTPTypes
 
-/// The decisions of a resumable upload, as a pure value: told what each request brought, it says what to do
-/// next. It never trusts an offset it was not given by the server, so what it confirms (and the record keeps) is
-/// never ahead of the server.
+/// The decisions of a resumable upload's protocol, as a pure value: told what each request brought, it says what
+/// to do next. It never trusts an offset it was not given by the server, so what it confirms (and the record
+/// keeps) is never ahead of the server.
+///
+/// Whether and when to try again after a failure is not its decision: it says ``Action/retry(_:)``, and the
+/// upload's ``CallStateMachine`` decides with the upload's rule (``ResumableUploadRetryRule``), told of every byte
+/// the server confirms beyond what it had (``highestConfirmed``), so the failures before it stop counting.
 ///
 /// ```
 /// start ─▶ create ─▶ append(from: 0) ─▶ finished
 ///            │            │ cut, 5xx
 ///            │            ▼
-///            │      askOffset(after:) ─▶ append(from: offset)      409 ─▶ append(from: the server's offset)
+///            │      retry ─(the call machine waits)─▶ askOffset ─▶ append(from: offset)
+///            │                                 409 ─▶ append(from: the server's offset)
 ///            └──── 404 anywhere: startOver (the server forgot the upload) ─▶ create
 /// ```
 struct ResumableUploadStateMachine: Sendable {
@@ -19,8 +24,11 @@ struct ResumableUploadStateMachine: Sendable {
         case create
         /// Sends the file from `offset` to its end (`PATCH`).
         case append(from: Int64)
-        /// Asks the server how much it has (`HEAD`), after `delay`.
-        case askOffset(after: Duration)
+        /// Asks the server how much it has (`HEAD`).
+        case askOffset
+        /// The request failed in a way another try may mend: the call machine decides whether and when, then
+        /// ``ResumableUploadStateMachine/resuming()`` says what that try is.
+        case retry(CourierError)
         /// The server forgot the upload: create it again and send everything; `reason` is for the caller.
         case startOver(reason: String)
         /// The server has every byte.
@@ -31,39 +39,35 @@ struct ResumableUploadStateMachine: Sendable {
 
     /// The file's length.
     let length: Int64
-    /// Failed requests in a row (no byte confirmed in between) before giving up.
-    let maxFailuresInARow: Int
-    /// The first wait before asking again; it doubles with each failure in a row, up to `maxDelay`.
-    let baseDelay: Duration
-    let maxDelay: Duration
+    /// Times the server may forget the upload before the upload gives up, so a server that forgets at once
+    /// cannot loop.
+    let maxStartsOver: Int
     /// The bytes the server confirmed it has.
     private(set) var confirmed: Int64 = 0
     /// The most bytes the server ever confirmed: only an offset past it is progress, so a server whose offsets
     /// zigzag cannot reset the count of failures.
-    private var highestConfirmed: Int64 = 0
+    private(set) var highestConfirmed: Int64 = 0
     /// The upload's URL once created.
     private(set) var resource: URL?
-    private var failuresInARow = 0
-    /// Times the server forgot the upload; bounded like failures, so a server that forgets at once cannot loop.
+    /// Times the server forgot the upload.
     private var startsOver = 0
 
-    init(
-        length: Int64,
-        maxFailuresInARow: Int = 8,
-        baseDelay: Duration = .milliseconds(250),
-        maxDelay: Duration = .seconds(30)
-    ) {
+    init(length: Int64, maxStartsOver: Int = 8) {
         self.length = length
-        self.maxFailuresInARow = max(1, maxFailuresInARow)
-        self.baseDelay = baseDelay
-        self.maxDelay = maxDelay
+        self.maxStartsOver = max(1, maxStartsOver)
     }
 
     /// The first step: create the upload, or ask a known one (from a record) how much it has.
     mutating func start(resuming resource: URL?) -> Action {
         guard let resource else { return .create }
         self.resource = resource
-        return .askOffset(after: .zero)
+        return .askOffset
+    }
+
+    /// What the next try is, after the wait for a ``Action/retry(_:)`` or a pause: create the upload when it has
+    /// no URL yet, else ask how much the server has.
+    func resuming() -> Action {
+        resource == nil ? .create : .askOffset
     }
 
     /// The creation's answer.
@@ -91,7 +95,7 @@ struct ResumableUploadStateMachine: Sendable {
                 highestConfirmed = length
                 return .finished
             }
-            guard let offset, complete != nil else { return .askOffset(after: .zero) }
+            guard let offset, complete != nil else { return .askOffset }
             return appendedShort(offset: offset)
         case 409:
             // The offset was not the server's: go on from the one it gives.
@@ -103,21 +107,16 @@ struct ResumableUploadStateMachine: Sendable {
     }
 
     /// An append ended with the server holding `offset` bytes and wanting more. Bytes beyond any it had before
-    /// are progress, and the rest follows at once; otherwise it is one more failure in a row, which waits the
-    /// backoff and asks the offset again, so a server that repeats an offset cannot have the file sent in a loop.
+    /// are progress, and the rest follows at once; otherwise it is a failure, retried like a cut connection, so
+    /// a server that repeats an offset cannot have the file sent in a loop.
     private mutating func appendedShort(offset: Int64) -> Action {
         guard offset > highestConfirmed else {
-            failuresInARow += 1
-            guard failuresInARow < maxFailuresInARow else {
-                return .fail(
-                    CourierError(
-                        code: .invalidResponse,
-                        message:
-                            "the server took no more of the upload \(failuresInARow) times in a row (it has \(offset) of \(length) bytes)"
-                    )
+            return .retry(
+                CourierError(
+                    code: .invalidResponse,
+                    message: "the server took no more of the upload (it has \(offset) of \(length) bytes)"
                 )
-            }
-            return .askOffset(after: delay())
+            )
         }
         return confirm(offset, complete: false)
     }
@@ -133,13 +132,11 @@ struct ResumableUploadStateMachine: Sendable {
         return confirm(offset, complete: ResumableUploadProtocol.isComplete(in: fields) ?? false)
     }
 
-    /// A request failed before its answer (the connection was cut, a timeout): ask where the server got to.
-    mutating func failed(_ error: CourierError) -> Action {
+    /// A request failed before its answer (the connection was cut, a timeout): worth another try, which asks
+    /// where the server got to, unless the upload was cancelled or its session closed.
+    func failed(_ error: CourierError) -> Action {
         guard error.code != .cancelled, error.code != .sessionClosed else { return .fail(error) }
-        failuresInARow += 1
-        guard failuresInARow < maxFailuresInARow else { return .fail(error) }
-        guard resource != nil else { return .create }
-        return .askOffset(after: delay())
+        return .retry(error)
     }
 
     /// The server now has `offset` bytes.
@@ -152,10 +149,7 @@ struct ResumableUploadStateMachine: Sendable {
                 )
             )
         }
-        if offset > highestConfirmed {
-            highestConfirmed = offset
-            failuresInARow = 0
-        }
+        highestConfirmed = max(highestConfirmed, offset)
         confirmed = offset
         return complete && offset == length ? .finished : .append(from: offset)
     }
@@ -170,7 +164,7 @@ struct ResumableUploadStateMachine: Sendable {
         switch status.code {
         case 404 where resource != nil, 410 where resource != nil:
             startsOver += 1
-            guard startsOver < maxFailuresInARow else { return .fail(error) }
+            guard startsOver < maxStartsOver else { return .fail(error) }
             resource = nil
             confirmed = 0
             return .startOver(reason: "the server no longer has the upload (\(status.code)); it starts again")
@@ -183,10 +177,5 @@ struct ResumableUploadStateMachine: Sendable {
 
     private var conflictWithoutOffset: CourierError {
         CourierError(code: .invalidResponse, message: "the server refused the offset (409) without giving its own")
-    }
-
-    /// The wait before the next question: `baseDelay` doubled for each failure in a row after the first.
-    private func delay() -> Duration {
-        Backoff(base: baseDelay, maximum: maxDelay).delay(after: failuresInARow)
     }
 }

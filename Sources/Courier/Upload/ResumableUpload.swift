@@ -100,25 +100,31 @@ public actor ResumableUpload {
                 message: "cannot read \"\(CourierError.printable(file.path(percentEncoded: false)))\" to upload it"
             )
         }
-        var machine = ResumableUploadStateMachine(
-            length: identity.size,
-            maxFailuresInARow: options.maxFailuresInARow,
-            baseDelay: options.retryDelay
-        )
+        var machine = ResumableUploadStateMachine(length: identity.size, maxStartsOver: options.maxFailuresInARow)
+        var retries = ResumableUploadRetries(target: target, rule: ResumableUploadRetryRule(options))
         var action = machine.start(resuming: resumableRecord(for: identity))
         let limit = options.bytesPerSecond.map { BandwidthLimit(bytesPerSecond: $0) }
         do {
             while true {
                 try Task.checkCancellation()
                 try await waitWhilePaused()
+                let confirmed = machine.highestConfirmed
                 switch action {
                 case .create:
                     action = try await create(&machine, identity: identity)
                 case .append(let offset):
                     action = try await append(&machine, from: offset, limit: limit)
-                case .askOffset(let delay):
-                    if delay > .zero { try await Task.sleep(for: delay) }
+                case .askOffset:
                     action = try await askOffset(&machine, identity: identity)
+                case .retry(let error):
+                    switch retries.decide(after: error) {
+                    case .wait(let delay):
+                        if delay > .zero { try await Task.sleep(for: delay) }
+                        retries.slept()
+                        action = machine.resuming()
+                    case .fail(let error):
+                        action = .fail(error)
+                    }
                 case .startOver(let reason):
                     continuation.yield(.startedOver(reason: reason))
                     UploadRecord.remove(beside: file)
@@ -130,6 +136,7 @@ public actor ResumableUpload {
                 case .fail(let error):
                     throw error
                 }
+                if machine.highestConfirmed > confirmed { retries.call.progressed() }
             }
         } catch {
             let failure = CourierError.normalized(error)
@@ -234,9 +241,7 @@ public actor ResumableUpload {
         -> ResumableUploadStateMachine.Action
     {
         let failure = CourierError.normalized(error)
-        if isPaused, failure.code == .cancelled {
-            return machine.resource == nil ? .create : .askOffset(after: .zero)
-        }
+        if isPaused, failure.code == .cancelled { return machine.resuming() }
         return machine.failed(failure)
     }
 
