@@ -51,19 +51,43 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
 
     /// Reads the stream; dropping it closes the connection.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let reader: EventStreamReader
+        @usableFromInline let reader: EventStreamReader
+        /// The events of the chunks parsed last, handed out from here, and the next one's place.
+        @usableFromInline var batch: [ServerSentEvent] = []
+        @usableFromInline var index = 0
+
+        init(reader: EventStreamReader) {
+            self.reader = reader
+        }
 
         /// The next event, `nil` once the stream has ended (a 204), or throws the ``CourierError`` that ended it.
+        ///
+        /// Inlinable, and the batch a value of the iterator's own, so the caller's loop takes an event of a chunk
+        /// already parsed (most of them) as a plain read: no async function of another module entered, no access
+        /// to a class's properties checked, for each event.
+        @inlinable
         public mutating func next() async throws -> ServerSentEvent? {
-            // Most events come from a chunk already parsed: handed out without another await.
-            if let event = reader.nextReady() { return event }
-            return try await reader.next()
+            if index < batch.count {
+                defer { index &+= 1 }
+                return batch[index]
+            }
+            return try await nextBatch()
+        }
+
+        /// Reads and parses until the stream brings events, and hands out the first.
+        @usableFromInline
+        mutating func nextBatch() async throws -> ServerSentEvent? {
+            index = 0
+            guard try await reader.take(into: &batch) else { return nil }
+            index = 1
+            return batch[0]
         }
     }
 }
 
 /// One iteration of an event stream: the connection, the parser and the reconnection rule. Owned by one iterator
 /// and used by one task at a time, so it needs no lock.
+@usableFromInline
 final class EventStreamReader {
     private let session: Session
     private let request: Request<Data>
@@ -103,11 +127,21 @@ final class EventStreamReader {
         return ready[readyIndex]
     }
 
-    func next() async throws(CourierError) -> ServerSentEvent? {
-        while true {
-            if let event = nextReady() { return event }
-            guard try await advance() else { return nil }
+    /// Replaces `events` with the events not yet handed out, reading and parsing (and reconnecting) until there
+    /// is at least one; `false` once the stream has ended.
+    func take(into events: inout [ServerSentEvent]) async throws(CourierError) -> Bool {
+        while readyIndex >= ready.count {
+            guard try await advance() else { return false }
         }
+        events.removeAll(keepingCapacity: true)
+        if readyIndex == 0 {
+            swap(&events, &ready)  // the usual case: the parsed chunk's array, and its capacity, change hands
+        } else {
+            events.append(contentsOf: ready[readyIndex...])
+        }
+        ready.removeAll(keepingCapacity: true)
+        readyIndex = 0
+        return true
     }
 
     /// The next event, drop or reconnection.
