@@ -30,47 +30,38 @@ private final class Waited: RequestCancellable {
 @Suite("Call")
 struct CallTests {
     private static let head = HTTPResponseHead(version: .http1_1, status: .ok)
-    private static let answer = CollectedAnswer(body: ByteBuffer(string: "whole"))
+    private static let answer = CollectedAnswer(head: head, body: ByteBuffer(string: "whole"))
 
-    @Test func theCallerWakesAtTheHeadAndWaitsForAnAnswerThatComesLater() async throws {
+    @Test func theCallerSleepsUntilTheExchangeEndsAndTakesItsAnswer() async throws {
         let call = Call.forTesting()
         let finisher = Task {
-            try await Task.sleep(for: .milliseconds(50))  // the caller is waiting for the answer now (nearly always)
+            try await Task.sleep(for: .milliseconds(50))  // the caller is waiting now (nearly always)
             call.finish(.success(Self.answer), of: Waited())
         }
-        let (head, ended) = await call.awaitAnswer { call.headArrived(Self.head) }
-        #expect(head == Self.head)
+        let ended = await call.awaitAnswer {}
+        #expect(try ended.get().head == Self.head)
         #expect(try ended.get().body == Self.answer.body)
         try await finisher.value
     }
 
-    @Test func anAnswerThatCameFirstIsTakenAtOnce() async throws {
+    @Test func anAnswerThatEndedAsTheExchangeStartedIsTakenAtOnce() async throws {
         let call = Call.forTesting()
-        let (head, ended) = await call.awaitAnswer {
-            call.headArrived(Self.head)
-            call.finish(.success(Self.answer), of: Waited())
-        }
-        #expect(head == Self.head)
+        let ended = await call.awaitAnswer { call.finish(.success(Self.answer), of: Waited()) }
         #expect(try ended.get().body == Self.answer.body)
     }
 
-    @Test func aFailureBeforeTheHeadWakesTheCallerAndIsThrown() async {
+    @Test func aFailureWakesTheCallerAndIsThrown() async {
         let call = Call.forTesting()
-        let (head, ended) = await call.awaitAnswer { call.finish(.failure(CourierError.cancelled()), of: Waited()) }
-        #expect(head == nil)
+        let ended = await call.awaitAnswer { call.finish(.failure(CourierError.cancelled()), of: Waited()) }
         #expect(throws: CourierError.self) { try ended.get() }
     }
 
-    /// One call makes its exchanges one after another (redirects, retries): each takes its own head and answer.
+    /// One call makes its exchanges one after another (redirects, retries): each takes its own answer.
     @Test func aSecondExchangeGetsItsOwnAnswer() async throws {
         let call = Call.forTesting()
         for text in ["first", "second"] {
-            let answer = CollectedAnswer(body: ByteBuffer(string: text))
-            let (head, ended) = await call.awaitAnswer {
-                call.headArrived(Self.head)
-                call.finish(.success(answer), of: Waited())
-            }
-            #expect(head == Self.head)
+            let answer = CollectedAnswer(head: Self.head, body: ByteBuffer(string: text))
+            let ended = await call.awaitAnswer { call.finish(.success(answer), of: Waited()) }
             #expect(try ended.get().body == answer.body)
         }
     }

@@ -7,8 +7,8 @@ import NIOHTTP1
 
 extension AsyncHTTPClientTransport: CollectingTransport {
     /// Sends `request` through AsyncHTTPClient's delegate API and collects the body in the delegate, on the event
-    /// loop of the request's lane (where its connection is too). Its caller is woken when the head arrives and takes
-    /// the whole response from an ``Call``, nearly always without waiting again; see ``CollectingTransport``.
+    /// loop of the request's lane (where its connection is too). Its caller is woken when the exchange ends and
+    /// takes the whole response from its ``Call``; see ``CollectingTransport``.
     /// `call` reaches AsyncHTTPClient's task, and the session's pool enforces the deadline through it, so
     /// AsyncHTTPClient runs no timer of its own for the request.
     ///
@@ -63,11 +63,11 @@ extension AsyncHTTPClientTransport: CollectingTransport {
                 }
                 return task
             }
-            let (head, ended): (HTTPResponseHead?, Result<CollectedAnswer, any Error>)
+            let ended: Result<CollectedAnswer, any Error>
             if target.startsFromLoop {
                 // Started on the loop, the task lives there: the delegate stands for it in the call's cancel slot,
                 // installed in the same lock round trip as the caller's wait, and a cancel reaches it through the loop.
-                (head, ended) = await call.awaitAnswer(installing: delegate) {
+                ended = await call.awaitAnswer(installing: delegate) {
                     loop.execute {
                         guard delegate.start({ execute(onLoop: true) }) else {
                             return call.finish(.failure(CourierError.cancelled()), of: delegate)
@@ -75,14 +75,13 @@ extension AsyncHTTPClientTransport: CollectingTransport {
                     }
                 }
             } else {
-                (head, ended) = await call.awaitAnswer { _ = execute(onLoop: false) }
+                ended = await call.awaitAnswer { _ = execute(onLoop: false) }
             }
             let answer = try ended.get()
-            guard let head else { throw CourierError.noResponse() }
             // The status becomes Courier's here, off the loop; the fields only when they are read.
             return ResponseBody(
-                status: AsyncHTTPClientTransport.status(head.status),
-                fields: ResponseFields(arrived: head.headers),
+                status: AsyncHTTPClientTransport.status(answer.head.status),
+                fields: ResponseFields(arrived: answer.head.headers),
                 data: BodyAccumulator.data(answer.body)
             )
         }
@@ -91,10 +90,11 @@ extension AsyncHTTPClientTransport: CollectingTransport {
 
 extension HTTPClient.Task: RequestCancellable {}
 
-/// A response body collected on the event loop, as it was kept (`nil` when there was none). The caller makes it
-/// `Data`, and the head (handed over on its own, see ``Call/awaitAnswer(installing:starting:)``) `HTTPFields`, in its own task, so the loop,
-/// which an HTTP/2 connection's many streams share, does no more than read the answer.
+/// A response collected on the event loop: its head, and its body as it was kept (`nil` when there was none). The
+/// caller makes the body `Data` and the head `HTTPFields`, in its own task, so the loop, which an HTTP/2
+/// connection's many streams share, does no more than read the answer.
 struct CollectedAnswer: Sendable {
+    var head: HTTPResponseHead
     var body: ByteBuffer?
 }
 
@@ -109,6 +109,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
 
     /// What is read so far, once the head has arrived.
     private struct Collected {
+        var head: HTTPResponseHead
         var body: BodyAccumulator
     }
 
@@ -177,10 +178,9 @@ final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
                 decompresses: reading.decompresses,
                 meter: reading.meter
             )
-            onLoop.value.collected = Collected(body: body)
+            onLoop.value.collected = Collected(head: head, body: body)
             // AsyncHTTPClient stops asking for the rest of a body the server refused: stop writing it.
             if head.status.code >= 300 { earlyAnswer?.answered() }
-            call.headArrived(head)
             return call.notSuspended(on: task.eventLoop)
         } catch {
             return task.eventLoop.makeFailedFuture(error)
@@ -215,7 +215,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
         guard let collected = onLoop.value.collected.take() else {
             throw CourierError.noResponse()
         }
-        return CollectedAnswer(body: try collected.body.finishBuffer())
+        return CollectedAnswer(head: collected.head, body: try collected.body.finishBuffer())
     }
 
     /// `Content-Length` and the `Content-Encoding` values (joined with ", ", as `HTTPFields` joins them), found

@@ -93,8 +93,8 @@ extension CancellableTransport {
 /// rather than when the calling task is cancelled: the request path of every response the session reads whole.
 ///
 /// ``AsyncHTTPClientTransport`` is one: it collects the body in AsyncHTTPClient's delegate, on the connection's
-/// event loop, and wakes its caller when the head arrives (see `Call.awaitAnswer(installing:starting:)`), with no task of its own. A ``CancellableTransport`` is read in its
-/// caller's task too; any other transport goes through ``Transport/fetchInTask(_:reading:call:)``, which pays
+/// event loop, and wakes its caller when the exchange ends (see `Call.awaitAnswer(installing:starting:)`), with
+/// no task of its own. A ``CancellableTransport`` is read in its caller's task too; any other transport goes through ``Transport/fetchInTask(_:reading:call:)``, which pays
 /// a task per request for the same behaviour. ``WholeBodyFetch`` picks one of the three, once per session.
 protocol CollectingTransport: Transport {
     /// Sends `request` (without following redirects) and returns the response with its whole body, read within
