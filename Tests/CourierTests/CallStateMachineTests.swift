@@ -238,7 +238,7 @@ struct CallStateMachineBodyTests {
     /// time; bytes kept start the count again; the rule's limit ends it with the last failure.
     @Test func aDownloadsRetriesGoThroughTheMachine() {
         let rule = DownloadRetryRule(DownloadOptions(retries: 2, retryDelay: .milliseconds(100)))
-        var machine = CallStateMachine(get, hasRetryRule: true, deadline: now + .seconds(3600))
+        var machine = CallStateMachine(continuing: get)
         _ = machine.start()
         // the connection is refused before any answer
         var action = machine.failed(CourierError(code: .connectionFailed, message: "refused"))
@@ -267,7 +267,7 @@ struct CallStateMachineBodyTests {
 
     @Test func aFailureTheRuleWouldNotMendEndsTheDownloadAtOnce() {
         let rule = DownloadRetryRule(DownloadOptions(retries: 5))
-        var machine = CallStateMachine(get, hasRetryRule: true, deadline: now + .seconds(3600))
+        var machine = CallStateMachine(continuing: get)
         _ = machine.start()
         let full = CourierError(code: .fileAccess, message: "disk full")
         _ = machine.reading()

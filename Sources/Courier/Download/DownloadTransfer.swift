@@ -185,7 +185,7 @@ struct DownloadTransfer: Sendable {
     private func fetchSegment(_ index: Int, _ part: PartFile) async throws {
         let rule = DownloadRetryRule(options)
         let asked = PreparedRequest(method: .get, url: url)
-        var machine = CallStateMachine(asked, hasRetryRule: true, deadline: .now + .seconds(365 * 86_400))
+        var machine = CallStateMachine(continuing: asked)
         var action = machine.start()
         var failure = CourierError.cancelled()  // what ended the last attempt, for the retrying event
         while true {

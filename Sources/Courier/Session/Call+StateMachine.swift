@@ -76,6 +76,13 @@ struct CallStateMachine {
         self.deadline = deadline
     }
 
+    /// A machine for a call whose attempts go on from where the last one got to (a download's segment, a resumable
+    /// upload): it has a retry rule, which counts failures in a row, and no deadline, since such a call may run for
+    /// hours and each of its exchanges has timeouts of its own.
+    init(continuing request: PreparedRequest) {
+        self.init(request, hasRetryRule: true, deadline: .distantFuture)
+    }
+
     /// The call starts.
     mutating func start() -> Action {
         guard case .idle = state else { return invalid("start") }

@@ -25,6 +25,9 @@ struct Tick: Comparable, Hashable, Sendable {
         self.nanoseconds = nanoseconds
     }
 
+    /// A tick later than any a call meets: the deadline of a call that has none.
+    static let distantFuture = Tick(nanoseconds: limit)
+
     /// The current time. Never inlined: the standard library's `ContinuousClock.Instant` has a layout the compiler
     /// cannot see, so an async function that read the clock itself would take a task allocation for it at entry,
     /// whether or not the path it takes reads the clock (seven of them in the request path's busiest frame).

@@ -32,8 +32,7 @@ struct ResumableUploadRetries {
 
     init(target: URL, rule: ResumableUploadRetryRule) {
         request = PreparedRequest(method: .patch, url: target)
-        // No deadline of its own: the upload ends when its failures in a row run out, not at a time.
-        call = CallStateMachine(request, hasRetryRule: true, deadline: .now + .seconds(365 * 86_400))
+        call = CallStateMachine(continuing: request)
         self.rule = rule
         _ = call.start()
     }
