@@ -80,24 +80,31 @@ struct URLBuilderTests {
     }
 
     @Test func resolvedURLsAnswerAsTheBuilderDoesAndStayBounded() throws {
-        let resolved = ResolvedURLs()
+        let state = SessionState(configuration)
+        func resolve(_ path: String) throws -> ResolvedURL {
+            try state.current(resolving: path).1.resolve(path)
+        }
         for path in ["/users/1", "users/1", "https://other.example.com/x", "/users/1"] {
-            let (url, facts) = try resolved.resolve(path, configuration: configuration)
-            #expect(try url == URLBuilder.resolve(path: path, bases: .init(), configuration: configuration))
-            #expect(facts.isHTTPS == url.isHTTPS && facts.hostKey == URLFacts(url).hostKey)
+            let resolved = try resolve(path)
+            #expect(try resolved.url == URLBuilder.resolve(path: path, bases: .init(), configuration: configuration))
+            #expect(resolved.facts.isHTTPS == resolved.url.isHTTPS)
+            #expect(resolved.facts.hostKey == URLFacts(resolved.url).hostKey)
         }
-        #expect(resolved.count == 3)
-        #expect(throws: CourierError.self) { try resolved.resolve("/a b", configuration: configuration) }
+        #expect(state.resolvedCount == 3)
+        // what the state found for the path comes back without another resolution
+        #expect(try state.current(resolving: "/users/1").1.known?.resolved.url.absoluteString
+            == "https://api.example.com/base/users/1")
+        #expect(throws: CourierError.self) { try resolve("/a b") }
         // failures are not kept
-        #expect(throws: CourierError.self) { try resolved.resolve("/a b", configuration: configuration) }
-        #expect(resolved.count == 3)
-        for index in 0..<(ResolvedURLs.capacity + 10) {
-            _ = try resolved.resolve("/n/\(index)", configuration: configuration)
+        #expect(throws: CourierError.self) { try resolve("/a b") }
+        #expect(state.resolvedCount == 3)
+        for index in 0..<(SessionState.capacity + 10) {
+            _ = try resolve("/n/\(index)")
         }
-        #expect(resolved.count <= ResolvedURLs.capacity)
-        #expect(
-            try resolved.resolve("/n/3", configuration: configuration).url.absoluteString
-                == "https://api.example.com/base/n/3"
-        )
+        #expect(state.resolvedCount <= SessionState.capacity)
+        #expect(try resolve("/n/3").url.absoluteString == "https://api.example.com/base/n/3")
+        // a new configuration starts an empty table
+        _ = state.update { $0.decompressesResponses.toggle() }
+        #expect(state.resolvedCount == 0)
     }
 }

@@ -14,11 +14,11 @@ extension Session {
     public nonisolated func responses<Value>(
         for request: Request<Value>
     ) -> AsyncThrowingStream<Response<Value>, any Error> {
-        let request = request.cachePolicy(.cacheThenNetwork)
+        let erased = request.cachePolicy(.cacheThenNetwork).erased
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    try await executor().runCacheThenNetwork(request.erased) { continuation.yield($0.unerased()) }
+                    try await executor(for: erased).runCacheThenNetwork(erased) { continuation.yield($0.unerased()) }
                     continuation.finish()
                 } catch {
                     continuation.finish(throwing: RequestExecutor.normalize(error))

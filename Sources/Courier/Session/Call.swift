@@ -54,10 +54,17 @@ final class Call: Sendable {
         var resumers: [@Sendable () -> Void]?
         /// The caller, while it waits for an answer read whole.
         var waiter: UnsafeContinuation<Void, Never>?
-        var answer: Result<CollectedAnswer, any Error>?
     }
 
     private let state = Locked(State())
+    /// The answer an exchange ended with. The loop writes it once, before it publishes it through
+    /// `answerIsHandedOver`; the caller reads it once, after it has seen the flag, and then takes the flag back.
+    /// One exchange at a time uses it, and each exchange ends exactly once (``finish(_:of:)``), so no two threads
+    /// touch it at the same time.
+    private nonisolated(unsafe) var handedOver: Result<CollectedAnswer, any Error>?
+    /// Set (releasing) by the loop once `handedOver` is written, taken back (acquiring) by the caller before it
+    /// reads it: the edge between the two that ThreadSanitizer can see, where the continuation's is the runtime's.
+    private let answerIsHandedOver = Atomic<Bool>(false)
     /// Whether the call is suspended, readable without the lock: the transport asks at every part of a body.
     private let suspended = Atomic<Bool>(false)
 
@@ -190,15 +197,17 @@ final class Call: Sendable {
     //
     // The continuation is unchecked (a checked one allocates a canary and swaps it atomically on resume): it is
     // stored under the lock and taken out of it by the one call that resumes it, so it can be neither resumed twice
-    // nor dropped while the exchange runs. What the loop hands over goes through the lock, not through the
-    // continuation, which only wakes the task: a continuation resumed before its task has suspended on it is taken
-    // up by the concurrency runtime with an atomic that ThreadSanitizer cannot see, so a value passed through it
-    // looked like a race with the loop that made it; the lock is an edge it sees. One exchange at a time uses it.
+    // nor dropped while the exchange runs. What the loop hands over does not go through the continuation, which only
+    // wakes the task: a continuation resumed before its task has suspended on it is taken up by the concurrency
+    // runtime with an atomic that ThreadSanitizer cannot see, so a value passed through it looked like a race with
+    // the loop that made it. It goes through a field published with a releasing store and taken with an acquiring
+    // exchange, an edge ThreadSanitizer sees at the cost of one atomic, where taking it under the lock cost a lock
+    // round trip. One exchange at a time uses it.
 
     /// Starts the exchange (`start`) and returns its answer, head and body. The task sleeps until the exchange
-    /// ends, then takes the answer in one lock round trip: for a body read whole, waking the caller at the head
-    /// would only wake it early, to wait again or to take what the loop had read in the meantime, at a lock round
-    /// trip more (see TheRequestPath).
+    /// ends, then takes the answer without the lock: for a body read whole, waking the caller at the head would only
+    /// wake it early, to wait again or to take what the loop had read in the meantime, at a lock round trip more
+    /// (see TheRequestPath).
     ///
     /// `cancellable`, what stands for the exchange in the cancel slot when the exchange cannot install itself
     /// without another round trip, goes in with the wait.
@@ -217,14 +226,18 @@ final class Call: Sendable {
             if cancelledAlready { cancellable?.cancel() }
             start()
         }
-        let ended = state.withLock { $0.answer.take() }
-        return ended ?? .failure(CourierError(code: .invalidState, message: "an exchange ended without an answer"))
+        guard answerIsHandedOver.exchange(false, ordering: .acquiring), let ended = handedOver.take() else {
+            return .failure(CourierError(code: .invalidState, message: "an exchange ended without an answer"))
+        }
+        return ended
     }
 
-    /// The exchange ended with `answer` (called on the loop); `task`, what cancelled it, is no longer waited on.
+    /// The exchange ended with `answer` (called once per exchange, on the loop); `task`, what cancelled it, is no
+    /// longer waited on.
     func finish(_ answer: Result<CollectedAnswer, any Error>, of task: any RequestCancellable) {
+        handedOver = answer
+        answerIsHandedOver.store(true, ordering: .releasing)
         state.withLock { state in
-            state.answer = answer
             state.stopWaiting(on: task)
             return state.waiter.take()
         }?.resume()

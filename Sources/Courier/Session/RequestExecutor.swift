@@ -14,6 +14,8 @@ import Tracing
 /// anew at each call. That took a request from 40 executor switches to 26.
 struct RequestExecutor: Sendable {
     let snapshot: SessionSnapshot
+    /// The URLs of paths resolved before under `snapshot`.
+    let resolvedURLs: ResolvedURLs
     let transport: any Transport
     /// How a body read whole is fetched through the transport.
     let wholeBodyFetch: WholeBodyFetch
@@ -91,7 +93,7 @@ struct RequestExecutor: Sendable {
 
     /// Prepares `request` and tells its span and its accessories it starts: how every kind of call begins.
     nonisolated(nonsending) func begin(_ request: ErasedRequest, trace: RequestTrace?) async throws -> PreparedRequest {
-        let prepared = try await RequestPreparation(snapshot: snapshot).prepare(request)
+        let prepared = try await RequestPreparation(snapshot: snapshot, resolvedURLs: resolvedURLs).prepare(request)
         trace?.started(prepared)
         for accessory in request.accessories { accessory.requestWillStart(prepared) }
         return prepared

@@ -5,6 +5,8 @@ import HTTPTypes
 /// placement, default and raw headers, body encoding, then the adapters.
 struct RequestPreparation {
     let snapshot: SessionSnapshot
+    /// Where the URLs of paths resolved before under `snapshot` are kept.
+    let resolvedURLs: ResolvedURLs
 
     /// For reading single settings. Calls that take the whole configuration pass `snapshot.configuration`, the
     /// stored value, instead: a computed property returns a copy, which retains every reference it holds.
@@ -59,10 +61,9 @@ struct RequestPreparation {
     private func prepareConfigured(_ request: ErasedRequest) throws -> PreparedRequest {
         var url: URL
         var facts: URLFacts?  // the query appended below changes neither scheme nor host
-        if request.baseURL == nil, request.service == nil, !request.usesCDN, !request.ignoresBaseURL,
-            request.apiVersion == nil
-        {
-            (url, facts) = try snapshot.resolvedURLs.resolve(request.path, configuration: snapshot.configuration)
+        if request.resolvesAgainstConfiguredBases {
+            let resolved = try resolvedURLs.resolve(request.path)
+            (url, facts) = (resolved.url, resolved.facts)
         } else {
             let bases = URLBuilder.Bases(
                 requestBase: request.baseURL,
@@ -162,27 +163,10 @@ struct RequestPreparation {
 
 // MARK: - The paths resolved before
 
-/// The URLs that request paths resolved to under one configuration, so a path sent again is not parsed again:
-/// parsing and checking an absolute URL was about 1.5 % of a small GET's CPU. Only paths resolved against the
-/// configuration's own bases are kept (a request that names its own base, service, CDN or API version resolves
-/// anew), and only successes; the table is emptied when it fills, which keeps it bounded without bookkeeping.
-final class ResolvedURLs: Sendable {
-    private let table = Locked<[String: (url: URL, facts: URLFacts)]>([:])
-    /// Enough for the endpoints an app calls; a crawler of unique URLs only pays a cleared table now and then.
-    static let capacity = 512
-
-    /// How many paths are kept now.
-    var count: Int { table.withLock { $0.count } }
-
-    /// The URL `path` resolves to under `configuration` with the default bases, with its facts.
-    func resolve(_ path: String, configuration: Configuration) throws -> (url: URL, facts: URLFacts) {
-        if let known = table.withLock({ $0[path] }) { return known }
-        let url = try URLBuilder.resolve(path: path, bases: URLBuilder.Bases(), configuration: configuration)
-        let resolved = (url: url, facts: URLFacts(url))
-        table.withLock { table in
-            if table.count >= Self.capacity { table.removeAll(keepingCapacity: true) }
-            table[path] = resolved
-        }
-        return resolved
+extension Request {
+    /// Whether the request's path resolves against the configured bases alone, so its URL can be kept for the next
+    /// request with the same path (``ResolvedURLs``).
+    var resolvesAgainstConfiguredBases: Bool {
+        !isRaw && baseURL == nil && service == nil && !usesCDN && !ignoresBaseURL && apiVersion == nil
     }
 }

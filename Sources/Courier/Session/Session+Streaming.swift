@@ -36,7 +36,8 @@ extension Session {
     /// for try await chunk in response.body { try file.write(contentsOf: chunk.readableBytesView) }
     /// ```
     public nonisolated func stream(_ request: Request<Data>) async throws -> StreamedResponse {
-        try await executor().stream(request.erased)
+        let erased = request.erased
+        return try await executor(for: erased).stream(erased)
     }
 }
 

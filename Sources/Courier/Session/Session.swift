@@ -13,10 +13,10 @@ import Foundation
 /// Requests run in parallel: ``send(_:)`` takes a snapshot of the configuration and runs outside the actor, so a
 /// slow request never holds up another.
 public actor Session {
-    /// The configuration and the shut-down flag, behind a lock rather than the actor's executor: every request
-    /// reads them, and a hop onto the actor per request cost measurable throughput. Writers still go through
-    /// the actor, so changes stay ordered.
-    private let state: Locked<(snapshot: SessionSnapshot, isShutDown: Bool)>
+    /// The configuration, the shut-down flag and the paths resolved before, behind a lock rather than the actor's
+    /// executor: every request reads them, and a hop onto the actor per request cost measurable throughput.
+    /// Writers still go through the actor, so changes stay ordered.
+    private let state: SessionState
     private let transport: any Transport
     /// How bodies read whole are fetched through the transport; worked out once, not per request.
     private let wholeBodyFetch: WholeBodyFetch
@@ -29,7 +29,7 @@ public actor Session {
     /// Creates a session; without a transport it uses ``AsyncHTTPClientTransport``, logging to the configuration's
     /// logger. Call ``shutdown()`` when done.
     public init(configuration: Configuration = Configuration(), transport: (any Transport)? = nil) {
-        self.state = Locked((SessionSnapshot(configuration), false))
+        self.state = SessionState(configuration)
         let transport = transport ?? AsyncHTTPClientTransport(logger: configuration.logger)
         self.transport = transport
         self.wholeBodyFetch = WholeBodyFetch(transport)
@@ -37,42 +37,36 @@ public actor Session {
     }
 
     /// The configuration requests start with now.
-    public nonisolated var currentConfiguration: Configuration { state.withLock { $0.snapshot.configuration } }
+    public nonisolated var currentConfiguration: Configuration { state.snapshot.configuration }
 
     /// Changes the configuration for requests sent from now on (a token after login, a new base URL).
     public func updateConfiguration(_ change: @Sendable (inout Configuration) -> Void) {
-        let scheduling = state.withLock { state in
-            var configuration = state.snapshot.configuration
-            change(&configuration)
-            state.snapshot = SessionSnapshot(configuration)
-            return configuration.scheduling
-        }
-        pool.apply(scheduling)
+        pool.apply(state.update(change).scheduling)
     }
 
     /// Sends `request` and returns its decoded response.
     ///
     /// Throws ``CourierError`` only. Cancelling the calling task cancels the request, also mid-body.
     public nonisolated func send<Value>(_ request: Request<Value>) async throws -> Response<Value> {
-        try await executor().run(request.erased).unerased()
+        let erased = request.erased
+        return try await executor(for: erased).run(erased).unerased()
     }
 
     /// Shuts the transport down; later requests fail with ``CourierError/Code/sessionClosed``.
     public func shutdown() async throws {
-        let wasShutDown = state.withLock { state in
-            defer { state.isShutDown = true }
-            return state.isShutDown
-        }
-        guard !wasShutDown else { return }
+        guard !state.shutDown() else { return }
         await refreshes.shutdown()
         try await transport.shutdown()
     }
 
-    nonisolated func executor() throws -> RequestExecutor {
-        let (snapshot, isShutDown) = state.withLock { ($0.snapshot, $0.isShutDown) }
-        guard !isShutDown else { throw CourierError(code: .sessionClosed, message: "the session has been shut down") }
+    /// An executor for requests sent under the configuration of now; given the `request` it is for, it brings
+    /// what the request's path resolved to before, read in the same lock round trip as the configuration.
+    nonisolated func executor(for request: ErasedRequest? = nil) throws -> RequestExecutor {
+        let path = request.flatMap { $0.resolvesAgainstConfiguredBases ? $0.path : nil }
+        let (snapshot, resolvedURLs) = try state.current(resolving: path)
         return RequestExecutor(
             snapshot: snapshot,
+            resolvedURLs: resolvedURLs,
             transport: transport,
             wholeBodyFetch: wholeBodyFetch,
             pool: pool,

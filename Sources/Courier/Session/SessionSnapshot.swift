@@ -14,8 +14,6 @@ final class SessionSnapshot: Sendable {
     /// The default headers as a request gets them: with `Accept-Encoding` when the session decompresses and the
     /// defaults do not name one, so a request adds no field of its own.
     let defaultFields: HTTPFields
-    /// Request paths already resolved to URLs under this configuration.
-    let resolvedURLs = ResolvedURLs()
     /// The cookie jar's failure to save, which every request setting a cookie would log.
     let cookieJarWarning = RepeatedWarning()
     init(_ configuration: Configuration) {
