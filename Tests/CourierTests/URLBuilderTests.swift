@@ -92,8 +92,10 @@ struct URLBuilderTests {
         }
         #expect(state.resolvedCount == 3)
         // what the state found for the path comes back without another resolution
-        #expect(try state.current(resolving: "/users/1").1.known?.resolved.url.absoluteString
-            == "https://api.example.com/base/users/1")
+        #expect(
+            try state.current(resolving: "/users/1").1.known?.resolved.url.absoluteString
+                == "https://api.example.com/base/users/1"
+        )
         #expect(throws: CourierError.self) { try resolve("/a b") }
         // failures are not kept
         #expect(throws: CourierError.self) { try resolve("/a b") }
