@@ -204,9 +204,9 @@ public actor RequestPool {
         sharing key: CoalescingKey? = nil,
         queuedGauge: Meter? = nil,
         failure: (any Error) -> CourierError,
-        _ operation: nonisolated(nonsending) (RequestID, FirstCall) async throws -> CallResult
+        _ operation: nonisolated(nonsending) (RequestID, FirstCall) async throws -> ExchangeResult
     )
-        async throws -> CallResult
+        async throws -> ExchangeResult
     {
         let ticket = PoolTicket(call.prepared, from: call.request)
         let url = ticket.request.url
@@ -221,7 +221,7 @@ public actor RequestPool {
             )
         }
         if let watcher { Self.watchDeadlines(state, watcher) }
-        let response: CallResult  // no Result in between: matching one copied the whole answer
+        let response: ExchangeResult  // no Result in between: matching one copied the whole answer
         do {
             response = try await withTaskCancellationHandler {
                 if let admission {
@@ -246,8 +246,8 @@ public actor RequestPool {
             throw failure
         }
         // A call it led and delivered from its first attempt goes to the requests that joined it in the same round trip.
-        guard let info = end(id, handingOver: .success(response.exchanged)) else { throw CourierError.cancelled() }
-        broadcaster.yield(.finished(info, response.exchanged.body.status))
+        guard let info = end(id, handingOver: .success(response)) else { throw CourierError.cancelled() }
+        broadcaster.yield(.finished(info, response.body.status))
         return response
     }
 

@@ -165,28 +165,6 @@ extension ResponseBody: ResponseHead {
     func value(of name: HTTPField.Name) -> String? { fields.value(name) }
 }
 
-/// What one attempt brought back: the request as finally sent (after redirects), the body, and when its head
-/// arrived. Shared by every caller of a coalesced call.
-struct ExchangeResult: Sendable {
-    let sent: PreparedRequest
-    let body: ResponseBody
-    let firstByte: Tick
-}
-
-/// A call's final answer as the pool hands it back: the exchange that brought it, when its attempt started (the
-/// cache's request time), and how many attempts it took. Every field has a layout the compiler can see, so the
-/// frames that hold one allocate nothing for it (a `Date` would cost each of them a task allocation).
-struct CallResult: Sendable {
-    let exchanged: ExchangeResult
-    let requestTick: Tick
-    let attempts: Int
-
-    /// When the answering attempt started, as a date: what RFC 9111's age computation calls the request time.
-    func requestTime() -> Date {
-        requestTick.date
-    }
-}
-
 /// How an attempt makes its call: with a slot of its own, or sharing the call of an identical request in flight.
 extension RequestExecutor {
     /// The key identical requests share a call by: `nil` when `request` makes a call of its own (coalescing is

@@ -164,19 +164,22 @@ struct RequestExecutor: Sendable {
     ) async throws -> ErasedResponse {
         let call = makeCall(request, prepared: prepared, start: start)
         let key = sharingKey(request, prepared)
+        // When the answering attempt started (RFC 9111's request time) and how many attempts it took: the
+        // operation's own, outside the pool, which hands back only the answer.
+        var requestTick = start
+        var attempts = 0
         // The pool cancels the call at its deadline, which bounds the body the exchange reads.
-        let result = try await pool.track(
+        var exchanged = try await pool.track(
             call,
             sharing: key,
             queuedGauge: metrics.poolGauges(for: prepared.url)?.queued,
             failure: { timedOut($0, call) }
         ) { id, first in
             var first: FirstCall? = first
-            var requestTick = Tick.now
             // The first attempt's outcome when it leads a call identical requests share: the pool hands it to them
             // as the attempt ends (`next`, or the end of the call), in a lock round trip it takes anyway.
             var led: Result<ExchangeResult, any Error>?
-            let (exchanged, attempts) = try await drive(call) { sending in
+            let (exchanged, attemptsMade) = try await drive(call) { sending in
                 requestTick = .now
                 let exchanged: ExchangeResult
                 do {
@@ -199,13 +202,14 @@ struct RequestExecutor: Sendable {
                 }
                 (first, led) = (nil, nil)
             }
-            return CallResult(exchanged: exchanged, requestTick: requestTick, attempts: attempts)
+            attempts = attemptsMade
+            return exchanged
         }
         do {
-            var exchanged = result.exchanged
+            let requestTime = requestTick.date
             var cacheInfo = CacheInfo.network
             if let cacheStep {
-                (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: result.requestTime())
+                (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: requestTime)
             }
             if configuration.cache != nil {
                 await invalidateAfterUnsafe(prepared, status: exchanged.body.status, headers: exchanged.body.headers)
@@ -214,7 +218,7 @@ struct RequestExecutor: Sendable {
             // the `http` policy stores before validation; the time-to-live policies keep only answers that pass it.
             let storesFirst = cacheStep?.decision.policy == .http
             if let cacheStep, storesFirst, !cacheInfo.wasRevalidated {
-                cacheInfo.wasStored = await cacheStep.store(exchanged.body, requestTime: result.requestTime())
+                cacheInfo.wasStored = await cacheStep.store(exchanged.body, requestTime: requestTime)
             }
             let received = exchanged.body  // what the cache keeps: the answer as the server sent it
             if request.hasInterceptors(under: configuration) {
@@ -232,19 +236,19 @@ struct RequestExecutor: Sendable {
             )
             let value = try request.decode(exchanged.body)
             if let cacheStep, !storesFirst, !cacheInfo.wasRevalidated {
-                cacheInfo.wasStored = await cacheStep.store(received, requestTime: result.requestTime())
+                cacheInfo.wasStored = await cacheStep.store(received, requestTime: requestTime)
             }
             return makeResponse(
                 value,
                 exchanged,
                 cacheInfo: cacheInfo,
                 original: prepared,
-                attempts: result.attempts,
+                attempts: attempts,
                 start: start
             )
         } catch {
             let failure = Self.normalize(error)
-            complete(call, failure, attempts: result.attempts)
+            complete(call, failure, attempts: attempts)
             throw failure
         }
     }
