@@ -121,9 +121,9 @@ extension Scenario {
 /// suspensions and wake-ups count in the figure. Not `CourierTesting`'s `StubTransport`, which records every
 /// request it sees and would grow through the run.
 ///
-/// It is a `CancellableTransport`, as `AsyncHTTPClientTransport` is in effect, so the session reads it in the
-/// caller's task; the `transport` contender calls its plain `send(_:)`, the same exchange.
-final class EventLoopTransport: CancellableTransport {
+/// The session reads it in the caller's task through `send(_:cancellation:)`; the `transport` contender calls its
+/// own plain `send(_:)`, the same exchange without a cancellation to register.
+final class EventLoopTransport: Transport {
     static let size = 1024
     private let loop = MultiThreadedEventLoopGroup.singleton.next()
     private let body = ByteBuffer(repeating: UInt8(ascii: "c"), count: size)

@@ -48,10 +48,12 @@ public final class StubTransport: Transport {
     /// Every request sent so far, in order.
     public var requests: [TransportRequest] { recorded.withLock { $0 } }
 
-    /// Sends the request; see ``/Courier/Transport/send(_:)``.
-    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+    /// Sends the request; see ``/Courier/Transport/send(_:cancellation:)``. The closure runs in a task of its own,
+    /// which `cancellation` cancels.
+    public func send(_ request: TransportRequest, cancellation: TransportCancellation) async throws -> TransportResponse
+    {
         recorded.withLock { $0.append(request) }
-        let answer = try await self.answer(request)
+        let answer = try await cancellation.runInTask { [self] in try await self.answer(request) }
         return TransportResponse(
             status: answer.status,
             headers: answer.headers,

@@ -6,9 +6,9 @@ import NIOConcurrencyHelpers
 import NIOCore
 import Testing
 
-/// A ``CancellableTransport`` is read in its caller's task, and the session stops it through its
-/// ``TransportCancellation``: by the deadline, through the pool and when the caller is cancelled.
-@Suite("Cancellable transports", .timeLimit(.minutes(1)))
+/// A ``Transport`` is read in its caller's task, and the session stops it through its ``TransportCancellation``:
+/// by the deadline, through the pool and when the caller is cancelled.
+@Suite("Transport cancellation", .timeLimit(.minutes(1)))
 struct CancellableTransportTests {
     @Test func theSessionStopsACancellableTransportFromOutsideTheCallersTask() async throws {
         let transport = HoldingTransport()
@@ -78,6 +78,26 @@ struct CancellableTransportTests {
         #expect(stops.withLockedValue { $0 } == ["first", "late"])
     }
 
+    @Test func workRunInATaskOfItsOwnStopsWhenTheExchangeIsCancelled() async throws {
+        let cancellation = TransportCancellation()
+        let started = NIOLockedValueBox(false)
+        let waiting = Task {
+            try await cancellation.runInTask {
+                started.withLockedValue { $0 = true }
+                try await Task.sleep(for: .seconds(60))
+                return "slept"
+            }
+        }
+        await eventually("the work started") { started.withLockedValue { $0 } }
+        cancellation.cancel()
+        guard case .failure(let error) = await waiting.result else {
+            Issue.record("the work was not stopped")
+            return
+        }
+        #expect(error is CancellationError)
+        #expect(try await TransportCancellation().runInTask { 42 } == 42)
+    }
+
     private static func code(of task: Task<Response<Data>, any Error>) async -> CourierError.Code? {
         guard case .failure(let error) = await task.result else { return nil }
         return (error as? CourierError)?.code
@@ -86,7 +106,7 @@ struct CancellableTransportTests {
 
 /// Answers `/answer` at once; holds every other request until it is cancelled, and counts the cancels it hears.
 /// Its plain `send(_:)` answers differently, so a test sees which of the two the session called.
-private final class HoldingTransport: CancellableTransport {
+private final class HoldingTransport: Transport {
     private let counts = NIOLockedValueBox((held: 0, stops: 0))
 
     var held: Int { counts.withLockedValue { $0.held } }
@@ -127,7 +147,7 @@ private final class HoldingTransport: CancellableTransport {
 /// Answers with one chunk of a body that never ends until the exchange is cancelled; it has only
 /// `send(_:cancellation:)`, so `send(_:)` is the protocol's own. Its body does not hear the task's cancellation
 /// (an `AsyncStream` would end quietly), so only the protocol's `send(_:)` can stop it.
-private final class EndlessBodyTransport: CancellableTransport {
+private final class EndlessBodyTransport: Transport {
     private struct State {
         var started = false
         var stops = 0

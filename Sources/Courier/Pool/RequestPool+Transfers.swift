@@ -112,9 +112,9 @@ final class PoolLease: Sendable {
 }
 
 /// A transfer's body as its caller reads it: the transport's stream, ending the transfer's ``PoolLease`` when it
-/// ends or fails. The pool's controls and the deadline stop it through the lease's call: at once when the
-/// transport can stop its exchange from outside, else at the next chunk. Suspended through the pool, it gives
-/// no chunk until it is resumed.
+/// ends or fails. The pool's controls and the deadline stop it through the lease's call, which holds what stops
+/// the exchange (`stop`) until the body has been read. Suspended through the pool, it gives no chunk until it is
+/// resumed.
 struct LeasedBody: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
 
@@ -122,12 +122,17 @@ struct LeasedBody: AsyncSequence, Sendable {
     private let lease: PoolLease
     private let failure: @Sendable (any Error) -> CourierError
 
-    init(_ response: TransportResponse, lease: PoolLease, failure: @escaping @Sendable (any Error) -> CourierError) {
+    init(
+        _ response: TransportResponse,
+        stoppedBy stop: any RequestCancellable,
+        lease: PoolLease,
+        failure: @escaping @Sendable (any Error) -> CourierError
+    ) {
         base = response.body
         self.lease = lease
         self.failure = failure
         lease.delivered(response.status)
-        if let stop = response.stop { lease.call.install(StreamStop(stop)) }
+        lease.call.install(stop)
     }
 
     func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), lease: lease, failure: failure) }
@@ -156,13 +161,4 @@ struct LeasedBody: AsyncSequence, Sendable {
             }
         }
     }
-}
-
-/// Stops a streamed exchange from outside the task reading it.
-private final class StreamStop: RequestCancellable {
-    private let stop: @Sendable () -> Void
-
-    init(_ stop: @escaping @Sendable () -> Void) { self.stop = stop }
-
-    func cancel() { stop() }
 }

@@ -28,26 +28,20 @@ extension RequestExecutor {
     }
 
     /// Sends `request` (the call's request as this attempt signs it), following redirects, and returns the final
-    /// response with its body still arriving; the transport bounds the exchange by the call's deadline. Until the
-    /// head arrives, the exchange runs in a task of its own that the call stops, so the pool's controls and the
-    /// deadline reach it whatever the transport.
+    /// response with its body still arriving; the transport bounds the exchange by the call's deadline. It runs in
+    /// the caller's task: the call stops it through the exchange's ``TransportCancellation``, which the answer
+    /// carries on, so the pool's controls and the deadline reach the body too.
     nonisolated(nonsending) func open(_ call: Call, _ request: PreparedRequest) async throws -> StreamedExchange {
-        let opening = Task { [self] in
+        // One for the redirects too: each exchange registers what stops it in place of the one before.
+        let cancellation = TransportCancellation()
+        let (sent, response, _) = try await call.whileWaiting(on: cancellation) {
             try await following(call, request) { outgoing in
-                try await transport.send(outgoing)
+                try await transport.send(outgoing, cancellation: cancellation)
             } discard: { response in
                 for try await _ in response.body {}  // let the connection be reused
             }
         }
-        let stop = TaskCancellable(opening)
-        call.install(stop)
-        defer { call.remove(stop) }
-        let (sent, response, _) = try await withTaskCancellationHandler {
-            try await opening.value
-        } onCancel: {
-            opening.cancel()
-        }
-        return StreamedExchange(sent: sent, response: response)
+        return StreamedExchange(sent: sent, response: response, cancellation: cancellation)
     }
 
     /// Sends `request` with `send`, following redirects (`discard` lets a redirect's answer go), and returns the
@@ -132,10 +126,11 @@ extension RequestExecutor {
 }
 
 /// What a streamed attempt brought back: the request as finally sent (after redirects) and the answer, its body
-/// still arriving.
+/// still arriving, with what stops the exchange until the body has been read.
 struct StreamedExchange: ResponseHead, Sendable {
     let sent: PreparedRequest
     let response: TransportResponse
+    let cancellation: TransportCancellation
 
     var status: HTTPResponse.Status { response.status }
     var headers: HTTPFields { response.headers }
@@ -317,20 +312,18 @@ extension RequestExecutor {
     }
 }
 
-/// How a session reads bodies whole through its transport: the transport's own way when it has one, else in a
-/// task per exchange. Chosen once, when the session is made, so a request casts nothing.
+/// How a session reads bodies whole through its transport: the transport's own way when it has one
+/// (``CollectingTransport``), else through ``Transport/send(_:cancellation:)`` in the calling task. Chosen once,
+/// when the session is made, so a request casts nothing.
 enum WholeBodyFetch: Sendable {
     case collecting(any CollectingTransport)
-    case cancellable(any CancellableTransport)
-    case inTask(any Transport)
+    case streaming(any Transport)
 
     init(_ transport: any Transport) {
         if let collecting = transport as? any CollectingTransport {
             self = .collecting(collecting)
-        } else if let cancellable = transport as? any CancellableTransport {
-            self = .cancellable(cancellable)
         } else {
-            self = .inTask(transport)
+            self = .streaming(transport)
         }
     }
 
@@ -344,8 +337,7 @@ enum WholeBodyFetch: Sendable {
     ) async throws -> ResponseBody {
         switch self {
         case .collecting(let transport): try await transport.fetch(request, reading: reading, call: call)
-        case .cancellable(let transport): try await transport.fetchCancellable(request, reading: reading, call: call)
-        case .inTask(let transport): try await transport.fetchInTask(request, reading: reading, call: call)
+        case .streaming(let transport): try await transport.fetchWhole(request, reading: reading, call: call)
         }
     }
 }

@@ -59,7 +59,7 @@ extension RequestExecutor {
         head.withLock { $0 = opened }
         let answer = opened.answer
         call.log.responseHead(answer.status, answer.headers, for: answer.sent, since: start)
-        let body = LeasedBody(answer.response, lease: lease, failure: failure)
+        let body = LeasedBody(answer.response, stoppedBy: answer.cancellation, lease: lease, failure: failure)
         return StreamedResponse(
             url: answer.sent.url,
             status: answer.status,

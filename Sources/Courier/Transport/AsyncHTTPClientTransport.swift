@@ -97,27 +97,24 @@ public final class AsyncHTTPClientTransport: Transport {
         return ResponseStatusGuard.installing(on: configuration)
     }
 
-    /// Sends the request; see ``Transport/send(_:)``.
-    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+    /// Sends the request; see ``Transport/send(_:cancellation:)``.
+    public func send(_ request: TransportRequest, cancellation: TransportCancellation) async throws -> TransportResponse
+    {
         try await exchange(request) { client, target in
             let outgoing = try target.request(body: request.body, idle: request.timeouts.readIdle)
             let deadline = NIODeadline.now() + TimeAmount(Tick.now.duration(to: request.deadlineTick))
             let stream = ResponseStream(timeouts: request.timeouts, url: request.url)
-            await withTaskCancellationHandler {
-                await withCheckedContinuation { continuation in
-                    stream.awaitHead(continuation)
-                    // A lane's client has one loop, so `.indifferent` is that loop: the delegate runs where the
-                    // connection does, as for a body read whole.
-                    stream.attach(
-                        client.execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: deadline)
-                    )
-                }
-            } onCancel: {
-                stream.cancel()
+            // Until the body has been read: the head's wait and the body's both end when the stream is cancelled.
+            cancellation.onCancel { stream.cancel() }
+            await withCheckedContinuation { continuation in
+                stream.awaitHead(continuation)
+                // A lane's client has one loop, so `.indifferent` is that loop: the delegate runs where the
+                // connection does, as for a body read whole.
+                stream.attach(
+                    client.execute(request: outgoing, delegate: stream, eventLoop: .indifferent, deadline: deadline)
+                )
             }
-            var response = try stream.takeHead()
-            response.stop = { stream.cancel() }
-            return response
+            return try stream.takeHead()
         }
     }
 

@@ -7,15 +7,38 @@ public import HTTPTypes
 ///
 /// Courier ships ``AsyncHTTPClientTransport`` (the default), ``URLSessionTransport``, and, in
 /// `CourierTesting`, a stub transport for unit tests.
+///
+/// The session stops an exchange through the ``TransportCancellation`` it hands to ``send(_:cancellation:)``, not
+/// through the calling task: its pool cancels requests whose caller's task it does not own (by id, tag or URL, at
+/// the deadline, when a caller leaves a call it shared), so every transport is read in its caller's own task,
+/// with no task made per request. A transport that can only hear a task's cancellation wraps its work in
+/// ``TransportCancellation/runInTask(_:)``.
 public protocol Transport: Sendable {
-    /// Sends `request`; returns once the response head has arrived.
+    /// Sends `request`; returns once the response head has arrived. Stops when `cancellation` is cancelled, from
+    /// its start until the body has been read: from then on this method, and the iteration of the body it
+    /// returned, throw ``CourierError`` with code ``CourierError/Code/cancelled`` promptly.
     ///
-    /// Throws ``CourierError`` (transports translate their own errors). Cancelling the calling task must
-    /// cancel the request promptly, also while the body is being read.
-    func send(_ request: TransportRequest) async throws -> TransportResponse
+    /// Throws ``CourierError`` (transports translate their own errors).
+    func send(_ request: TransportRequest, cancellation: TransportCancellation) async throws -> TransportResponse
 
     /// Releases connections and threads. The session calls it once, when it shuts down.
     func shutdown() async throws
+}
+
+extension Transport {
+    /// Sends `request` through ``send(_:cancellation:)``, cancelled when the calling task is: while the head is
+    /// awaited and while the body is read. For calling a transport directly; the session hands it its own
+    /// cancellation.
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let cancellation = TransportCancellation()
+        var response = try await withTaskCancellationHandler {
+            try await send(request, cancellation: cancellation)
+        } onCancel: {
+            cancellation.cancel()
+        }
+        response.body = response.body.cancelling(onTaskCancel: { cancellation.cancel() })
+        return response
+    }
 }
 
 /// What a transport sends.
@@ -120,10 +143,6 @@ public struct TransportResponse: Sendable {
     /// The HTTP version that carried the answer, as `HTTP/1.1` or `HTTP/2`; `nil` when the transport does not
     /// say.
     public var version: String?
-    /// Stops the exchange from outside the task reading the body (the pool's controls, the deadline), when the
-    /// transport can; otherwise the body stops at its next chunk.
-    var stop: (@Sendable () -> Void)?
-
     /// Creates a response.
     public init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteStream, isContentDecoded: Bool = false) {
         self.status = status

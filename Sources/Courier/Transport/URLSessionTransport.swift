@@ -32,8 +32,9 @@ public final class URLSessionTransport: Transport {
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
 
-    /// Sends the request; see ``Transport/send(_:)``.
-    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+    /// Sends the request; see ``Transport/send(_:cancellation:)``.
+    public func send(_ request: TransportRequest, cancellation: TransportCancellation) async throws -> TransportResponse
+    {
         if let problem = request.url.portProblem {
             throw CourierError.invalidURL(request.url.absoluteString, reason: problem)
         }
@@ -77,12 +78,12 @@ public final class URLSessionTransport: Transport {
             spooledBody?.remove()
         }
         task.resume()
-        let head = try await withTaskCancellationHandler {
-            try await exchange.head()
-        } onCancel: {
+        // Until the body has been read: the head's wait and the body's both end when the exchange fails.
+        cancellation.onCancel {
             exchange.fail(.cancelled())
             task.cancel()
         }
+        let head = try await exchange.head()
         let body = BodyStream(exchange: exchange, cancel: { task.cancel() })
         return TransportResponse(
             status: head.status,
