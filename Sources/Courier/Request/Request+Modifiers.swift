@@ -65,7 +65,7 @@ extension Request {
 
     /// Adds a ``ResponseInterceptor`` that runs after the session's, for this request only.
     public func intercepting(_ interceptor: some ResponseInterceptor) -> Self {
-        with { $0.settings.interceptors.append(interceptor) }
+        with { $0.interceptors.append(interceptor) }
     }
 
     /// Signs this request with `authentication` instead of the session's; `nil` sends it without any.
@@ -74,7 +74,7 @@ extension Request {
     /// let health = try await session.send(Request<Data>.get("/health").authentication(nil))
     /// ```
     public func authentication(_ authentication: Authentication?) -> Self {
-        with { $0.settings.authentication = .own(authentication) }
+        with { $0.authentication = .own(authentication) }
     }
 
     /// Sets the retry rule of this request (``RetryPolicy``, or a ``RequestRetrier`` of your own).
@@ -97,8 +97,8 @@ extension Request {
     /// to another origin than the one those credentials are for (a resumable upload's `Location` elsewhere).
     package func withoutCredentials() -> Self {
         with {
-            $0.settings.leavesCredentialsOut = true
-            $0.settings.authentication = .own(nil)
+            $0.leavesCredentialsOut = true
+            $0.authentication = .own(nil)
         }
     }
 

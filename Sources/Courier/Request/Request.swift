@@ -13,38 +13,43 @@ public import HTTPTypes
 /// let user = try await session.send(.user(id: 42)).value
 /// ```
 public struct Request<Response: Sendable>: Sendable {
-    /// Everything but the decoding, in one value of one concrete type: what the session's machinery runs on, so
-    /// erasing the decoded type moves one value instead of each field through generic code. Kept in one immutable
-    /// object, so copying a request (erasing it, into each async frame that holds it) retains one reference
-    /// instead of each of the settings' fields; changing a setting makes a new object.
-    var settings: RequestSettings {
-        get { stored.settings }
-        set { stored = StoredSettings(newValue) }
+    /// Everything but the decoding, shared by copies of the request until one changes a field (see
+    /// ``RequestStorage``).
+    private var storage: RequestStorage
+
+    /// Which storage the request reads now: requests that share one have the same.
+    var storageIdentity: ObjectIdentifier { ObjectIdentifier(storage) }
+
+    /// The storage, made this request's own first when another request shares it: what every setter writes to.
+    private var writable: RequestStorage {
+        mutating get {
+            if !isKnownUniquelyReferenced(&storage) { storage = RequestStorage(copying: storage) }
+            return storage
+        }
     }
-    private var stored: StoredSettings
 
     /// The HTTP method.
     public var method: HTTPRequest.Method {
-        get { settings.method }
-        set { settings.method = newValue }
+        get { storage.method }
+        set { writable.method = newValue }
     }
 
     /// A path relative to the base URL (`/users/1`), or an absolute URL that overrides every base.
     public var path: String {
-        get { settings.path }
-        set { settings.path = newValue }
+        get { storage.path }
+        set { writable.path = newValue }
     }
 
     /// Query items, always appended to the URL whatever the method.
     public var query: Parameters {
-        get { settings.query }
-        set { settings.query = newValue }
+        get { storage.query }
+        set { writable.query = newValue }
     }
 
     /// Parameters placed by method: in the query for GET, HEAD and DELETE, in the body for the rest.
     public var parameters: Parameters {
-        get { settings.parameters }
-        set { settings.parameters = newValue }
+        get { storage.parameters }
+        set { writable.parameters = newValue }
     }
 
     /// Headers; they win over the session's default headers.
@@ -53,150 +58,150 @@ public struct Request<Response: Sendable>: Sendable {
     /// made, so Courier never sees them; ``header(_:_:)`` takes strings and refuses such a value with
     /// ``CourierError/Code/invalidHeader`` before anything is sent.
     public var headers: HTTPFields {
-        get { settings.headers }
-        set { settings.headers = newValue }
+        get { storage.headers }
+        set { writable.headers = newValue }
     }
 
     /// Headers given as plain strings, validated (no CR, LF or NUL) before anything is sent.
     public var rawHeaders: [(name: String, value: String)] {
-        get { settings.rawHeaders }
-        set { settings.rawHeaders = newValue }
+        get { storage.rawHeaders }
+        set { writable.rawHeaders = newValue }
     }
 
     /// The body. When it is empty and the method carries a body, ``parameters`` are encoded instead.
     public var body: RequestBody {
-        get { settings.body }
-        set { settings.body = newValue }
+        get { storage.body }
+        set { writable.body = newValue }
     }
 
     /// Overrides the session's parameter encoding (form or JSON) for ``parameters`` in the body.
     public var parameterEncoding: ParameterEncoding? {
-        get { settings.parameterEncoding }
-        set { settings.parameterEncoding = newValue }
+        get { storage.parameterEncoding }
+        set { writable.parameterEncoding = newValue }
     }
 
     /// A base URL for this request only; wins over ``service`` and the session's base URL.
     public var baseURL: URL? {
-        get { settings.baseURL }
-        set { settings.baseURL = newValue }
+        get { storage.baseURL }
+        set { writable.baseURL = newValue }
     }
 
     /// A named service registered in ``Configuration/services``.
     public var service: ServiceID? {
-        get { settings.service }
-        set { settings.service = newValue }
+        get { storage.service }
+        set { writable.service = newValue }
     }
 
     /// Use the session's CDN base URL instead of its base URL.
     public var usesCDN: Bool {
-        get { settings.usesCDN }
-        set { settings.usesCDN = newValue }
+        get { storage.usesCDN }
+        set { writable.usesCDN = newValue }
     }
 
     /// Skip every base URL: ``path`` must then be absolute.
     public var ignoresBaseURL: Bool {
-        get { settings.ignoresBaseURL }
-        set { settings.ignoresBaseURL = newValue }
+        get { storage.ignoresBaseURL }
+        set { writable.ignoresBaseURL = newValue }
     }
 
     /// Overrides the API version segment (`v2`); an empty string removes it for this request.
     public var apiVersion: String? {
-        get { settings.apiVersion }
-        set { settings.apiVersion = newValue }
+        get { storage.apiVersion }
+        set { writable.apiVersion = newValue }
     }
 
     /// Include the session's default parameters (default `true`).
     public var includesDefaultParameters: Bool {
-        get { settings.includesDefaultParameters }
-        set { settings.includesDefaultParameters = newValue }
+        get { storage.includesDefaultParameters }
+        set { writable.includesDefaultParameters = newValue }
     }
 
     /// Include the session's default headers (default `true`).
     public var includesDefaultHeaders: Bool {
-        get { settings.includesDefaultHeaders }
-        set { settings.includesDefaultHeaders = newValue }
+        get { storage.includesDefaultHeaders }
+        set { writable.includesDefaultHeaders = newValue }
     }
 
     /// Per-request timeouts; unset fields fall back to the session's.
     public var timeouts: TimeoutOverrides {
-        get { settings.timeouts }
-        set { settings.timeouts = newValue }
+        get { storage.timeouts }
+        set { writable.timeouts = newValue }
     }
 
     /// Overrides the session's retry rule.
     public var retryPolicy: (any RequestRetrier)? {
-        get { settings.retryPolicy }
-        set { settings.retryPolicy = newValue }
+        get { storage.retryPolicy }
+        set { writable.retryPolicy = newValue }
     }
 
     /// Validators run after the session's own.
     public var validators: [any ResponseValidator] {
-        get { settings.validators }
-        set { settings.validators = newValue }
+        get { storage.validators }
+        set { writable.validators = newValue }
     }
 
     /// Overrides the session's response size limit, in bytes.
     public var maxResponseBytes: Int? {
-        get { settings.maxResponseBytes }
-        set { settings.maxResponseBytes = newValue }
+        get { storage.maxResponseBytes }
+        set { writable.maxResponseBytes = newValue }
     }
 
     /// A free label, used to find or cancel requests by group.
     public var tag: String? {
-        get { settings.tag }
-        set { settings.tag = newValue }
+        get { storage.tag }
+        set { writable.tag = newValue }
     }
 
     /// Anything the caller wants to carry along, visible to adapters and monitors.
     public var userInfo: [String: any Sendable] {
-        get { settings.userInfo }
-        set { settings.userInfo = newValue }
+        get { storage.userInfo }
+        set { writable.userInfo = newValue }
     }
 
     /// When `true` the request is sent as built: no base URL, API version, default parameters, default headers
     /// or adapters (RBEFireworks' custom request). Validation, redirects and limits still apply.
     public var isRaw: Bool {
-        get { settings.isRaw }
-        set { settings.isRaw = newValue }
+        get { storage.isRaw }
+        set { writable.isRaw = newValue }
     }
 
     /// When the request starts compared with others waiting in the ``RequestPool`` (default `.normal`).
     public var priority: RequestPriority {
-        get { settings.priority }
-        set { settings.priority = newValue }
+        get { storage.priority }
+        set { writable.priority = newValue }
     }
 
     /// Whether the request may share the call of an identical one in flight (default `true`; see
     /// ``SchedulingOptions/coalescesRequests``).
     public var coalesces: Bool {
-        get { settings.coalesces }
-        set { settings.coalesces = newValue }
+        get { storage.coalesces }
+        set { writable.coalesces = newValue }
     }
 
     /// Overrides ``Configuration/cachePolicy`` for this request.
     public var cachePolicy: CachePolicy? {
-        get { settings.cachePolicy }
-        set { settings.cachePolicy = newValue }
+        get { storage.cachePolicy }
+        set { writable.cachePolicy = newValue }
     }
 
     /// Whether the session's ``Configuration/validators`` judge this response (default `true`); the request's own
     /// ``validators`` always do. Off for callers that read every status themselves, such as an OpenAPI client.
     public var usesSessionValidators: Bool {
-        get { settings.usesSessionValidators }
-        set { settings.usesSessionValidators = newValue }
+        get { storage.usesSessionValidators }
+        set { writable.usesSessionValidators = newValue }
     }
 
     /// Overrides ``Configuration/cookieHandling`` for this request: `[]` keeps the session's cookie jar out of it
     /// both ways, `.send` sends the jar's cookies without storing what the answer sets, `.store` the reverse.
     public var cookieHandling: CookieHandling? {
-        get { settings.cookieHandling }
-        set { settings.cookieHandling = newValue }
+        get { storage.cookieHandling }
+        set { writable.cookieHandling = newValue }
     }
 
     /// Plugins told when this request starts and stops (see ``RequestAccessory``).
     public var accessories: [any RequestAccessory] {
-        get { settings.accessories }
-        set { settings.accessories = newValue }
+        get { storage.accessories }
+        set { writable.accessories = newValue }
     }
 
     /// What the request does with the cookie jar under `snapshot`'s configuration: its own ``cookieHandling``, else
@@ -208,24 +213,39 @@ public struct Request<Response: Sendable>: Sendable {
 
     /// The credentials that sign this request under `configuration`: its own choice, else the session's.
     func credentials(under configuration: Configuration) -> (any CredentialKeeping)? {
-        switch settings.authentication {
+        switch storage.authentication {
         case .session: configuration.authentication?.store
         case .own(let authentication): authentication?.store
         }
     }
 
     /// The request's own interceptors (``intercepting(_:)``), which run after the session's.
-    var interceptors: [any ResponseInterceptor] { settings.interceptors }
+    var interceptors: [any ResponseInterceptor] {
+        get { storage.interceptors }
+        set { writable.interceptors = newValue }
+    }
+
+    /// Which authentication signs the request (``authentication(_:)``).
+    var authentication: AuthenticationChoice {
+        get { storage.authentication }
+        set { writable.authentication = newValue }
+    }
+
+    /// Whether the request leaves the session's credentials out (``withoutCredentials()``).
+    var leavesCredentialsOut: Bool {
+        get { storage.leavesCredentialsOut }
+        set { writable.leavesCredentialsOut = newValue }
+    }
 
     /// Whether any interceptor applies to the request under `configuration`.
     func hasInterceptors(under configuration: Configuration) -> Bool {
-        !configuration.responseInterceptors.isEmpty || !settings.interceptors.isEmpty
+        !configuration.responseInterceptors.isEmpty || !storage.interceptors.isEmpty
     }
 
     /// Whether the request is signed as the session signs (it chose no authentication of its own): only such
     /// requests share a call with each other, so no call answers a caller with another's credential.
     var usesSessionAuthentication: Bool {
-        if case .session = settings.authentication { true } else { false }
+        if case .session = storage.authentication { true } else { false }
     }
 
     let decode: @Sendable (ResponseBody) throws -> Response
@@ -240,15 +260,13 @@ public struct Request<Response: Sendable>: Sendable {
         body: RequestBody = .empty,
         decode: @escaping @Sendable (ResponseBody) throws -> Response
     ) {
-        stored = StoredSettings(
-            RequestSettings(
-                method: method,
-                path: path,
-                query: query,
-                parameters: parameters,
-                headers: headers,
-                body: body
-            )
+        storage = RequestStorage(
+            method: method,
+            path: path,
+            query: query,
+            parameters: parameters,
+            headers: headers,
+            body: body
         )
         self.decode = decode
     }
@@ -267,20 +285,15 @@ public struct Request<Response: Sendable>: Sendable {
         decoding(with: ResponseBody.decoder(for: T.self, using: decoder))
     }
 
-    /// A request with these settings and this decoding.
-    init(settings: RequestSettings, decode: @escaping @Sendable (ResponseBody) throws -> Response) {
-        self.init(stored: StoredSettings(settings), decode: decode)
-    }
-
-    /// A request with these stored settings (shared, not copied) and this decoding.
-    private init(stored: StoredSettings, decode: @escaping @Sendable (ResponseBody) throws -> Response) {
-        self.stored = stored
+    /// A request with this storage (shared, not copied) and this decoding.
+    private init(storage: RequestStorage, decode: @escaping @Sendable (ResponseBody) throws -> Response) {
+        self.storage = storage
         self.decode = decode
     }
 
-    /// The same settings with another decoding: the settings object is shared, not copied.
+    /// The same request with another decoding: the storage is shared, not copied.
     func decoding<T: Sendable>(with decode: @escaping @Sendable (ResponseBody) throws -> T) -> Request<T> {
-        Request<T>(stored: stored, decode: decode)
+        Request<T>(storage: storage, decode: decode)
     }
 }
 

@@ -119,7 +119,7 @@ struct RequestPreparation {
         if ownFields, configuration.decompressesResponses, !headers.contains(.acceptEncoding) {
             headers[.acceptEncoding] = SessionSnapshot.acceptedEncodings
         }
-        if request.settings.leavesCredentialsOut {
+        if request.leavesCredentialsOut {
             for name in configuration.redirects.crossOriginStrippedHeaders { headers[name] = nil }
         }
         return PreparedRequest(
