@@ -18,6 +18,7 @@ let package = Package(
     dependencies: [
         .package(path: "../.."),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // The malloc interposer counts allocations. The trait list leaves out the Swift 6.3 runtime interposer, a
         // package not available here; CRetainCounter counts retains instead.
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
@@ -30,6 +31,7 @@ let package = Package(
                 .product(name: "Courier", package: courier),
                 .product(name: "CourierTesting", package: courier),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "CRetainCounter",
             ],
             path: "Benchmarks/CourierAllocations",

@@ -48,6 +48,9 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(try await session.send(Request<Profile>.get("/json")).value)
     }
 
+    // The reference: the same GET through AsyncHTTPClient alone, so get-small's counts less these are Courier's.
+    ahcGetSmallBenchmark()
+
     loopbackBenchmark("batch-100", callsPerSample: 1) { session in
         let outcome = try await session.batch((0..<100).map { Request<Data>.get("/small", query: ["n": .int($0)]) })
         let responses = try outcome.responses  // throws when any call failed
