@@ -59,13 +59,9 @@ struct DeadlineScheduleTests {
     @Test func finishedRequestsLeaveNothingBehind() {
         var state = PoolState(scheduling: SchedulingOptions())
         let later = Tick.now + .seconds(3600)
-        let request = PreparedRequest(method: .get, url: URL(string: "http://127.0.0.1/")!, headers: [:], body: .empty)
+        let call = Call.forTesting()
         for _ in 1...10_000 {
-            let (id, _) = state.register(
-                PoolTicket(request, from: Request<Data>.get("http://127.0.0.1/").erased),
-                call: .forTesting(),
-                deadline: later
-            )
+            let (id, _) = state.register(call, deadline: later)
             _ = state.finish(id)
         }
         #expect(state.entries.isEmpty)

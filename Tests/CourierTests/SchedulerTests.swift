@@ -160,11 +160,11 @@ struct RateLimitTests {
 @Suite("Pool keys and messages")
 struct PoolKeyTests {
     @Test func parameterSignatureIgnoresOrderAndMergesTheURLQuery() {
-        let a = PoolTicket.signature(["b": 2, "a": "x y"], url: URL(string: "https://h/p?c=3"))
-        let b = PoolTicket.signature(["c": 3, "a": "x y", "b": 2], url: nil)
+        let a = PooledRequest.signature(["b": 2, "a": "x y"], url: URL(string: "https://h/p?c=3"))
+        let b = PooledRequest.signature(["c": 3, "a": "x y", "b": 2], url: nil)
         #expect(a == b)
         #expect(a == "a=x%20y&b=2&c=3")
-        #expect(PoolTicket.stripQuery(URL(string: "https://h/p?x=1#f")!).absoluteString == "https://h/p")
+        #expect(PooledRequest.stripQuery(URL(string: "https://h/p?x=1#f")!).absoluteString == "https://h/p")
     }
 
     @Test func coalescingKeysSeparateWhatChangesTheAnswer() {
@@ -227,19 +227,24 @@ struct PoolKeyTests {
 
 @Suite("Pool state")
 struct PoolStateTests {
-    func ticket(_ path: String, tag: String? = nil) -> PoolTicket {
+    func call(_ path: String, tag: String? = nil) -> Call {
         var request = Request<Data>.get(path)
         request.tag = tag
-        return PoolTicket(
-            PreparedRequest(method: .get, url: URL(string: "https://h\(path)")!, tag: tag),
-            from: request.erased
+        return Call(
+            request.erased,
+            prepared: PreparedRequest(method: .get, url: URL(string: "https://h\(path)")!, tag: tag),
+            start: .now,
+            timeouts: Timeouts(),
+            limits: ResponseLimits(),
+            cookies: [.send, .store],
+            log: DebugLog(configuration: Configuration())
         )
     }
 
     @Test func aCallerLeavesOnceAndIsNotToldAgainWhenItsRequestEnds() {
         var state = PoolState(scheduling: SchedulingOptions())
         let call = Call.forTesting()
-        let id = state.register(ticket("/a"), call: call, deadline: .now + .seconds(60)).id
+        let id = state.register(call, deadline: .now + .seconds(60)).id
         let departure = state.leave(id)
         let again = state.leave(id)
         #expect(departure?.cancelsRequest == true && departure?.call === call && again == nil)
@@ -250,7 +255,7 @@ struct PoolStateTests {
 
     @Test func aFinishedRequestReportsItsInfoOnce() {
         var state = PoolState(scheduling: SchedulingOptions())
-        let id = state.register(ticket("/b?x=1", tag: "t"), call: .forTesting(), deadline: .now + .seconds(60)).id
+        let id = state.register(call("/b?x=1", tag: "t"), deadline: .now + .seconds(60)).id
         let first = state.markRunning(id, coalesced: false)
         let second = state.markRunning(id, coalesced: false)  // `started` once per request
         #expect(first?.state == .running && second == nil)
@@ -262,7 +267,7 @@ struct PoolStateTests {
 
     @Test func aLeaderWhoseCallNobodySharesIsCancelledWhenItsCallerGoes() {
         var state = PoolState(scheduling: SchedulingOptions())
-        let id = state.register(ticket("/c"), call: .forTesting(), deadline: .now + .seconds(60)).id
+        let id = state.register(call("/c"), deadline: .now + .seconds(60)).id
         let key = CoalescingKey(PreparedRequest(method: .get, url: URL(string: "https://h/c")!), varyingHeaders: [])!
         state.entries[id]?.leads = key
         state.calls[key] = SharedCall(leader: id)
@@ -277,7 +282,7 @@ struct PoolStateTests {
         let key = CoalescingKey(PreparedRequest(method: .get, url: URL(string: "https://h/d")!), varyingHeaders: [])!
         let (leader, gone, next, last) = state.withLock { state in
             let ids = (0..<4).map { _ in
-                state.register(ticket("/d"), call: .forTesting(), deadline: .now + .seconds(60)).id
+                state.register(call("/d"), deadline: .now + .seconds(60)).id
             }
             #expect(state.firstCall(ids[0], sharing: key).takesSlot)
             for id in ids.dropFirst() { #expect(!state.firstCall(id, sharing: key).takesSlot) }

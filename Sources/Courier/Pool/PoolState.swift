@@ -1,61 +1,5 @@
 import Foundation
 
-/// What a request tells the pool about itself when it registers.
-struct PoolTicket: Sendable {
-    let request: PreparedRequest
-    /// The request's own query items and parameters.
-    let parameters: Parameters
-    /// A query written into the request's path (`/search?q=1`).
-    let pathQuery: String?
-    let priority: RequestPriority
-    /// The request's accessories, which hear the pool's cancel, suspend and resume; usually none.
-    let accessories: [any RequestAccessory]
-
-    init(_ request: PreparedRequest, from original: ErasedRequest) {
-        self.request = request
-        accessories = original.accessories
-        if original.parameters.isEmpty {
-            parameters = original.query  // as usual: nothing to merge
-        } else {
-            var parameters = original.query
-            parameters.merge(original.parameters) { _, own in own }
-            self.parameters = parameters
-        }
-        pathQuery = Self.query(inPath: original.path)
-        priority = original.priority
-    }
-
-    /// The query written into `path` (between `?` and `#`); scanned as UTF-8, since every request registers.
-    static func query(inPath path: String) -> String? {
-        let bytes = path.utf8
-        guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return nil }
-        let rest = bytes[bytes.index(after: mark)...]
-        return String(rest.prefix { $0 != UInt8(ascii: "#") })
-    }
-
-    /// Sorted, form-encoded pairs of `parameters` and the items of `query` (`a=1&b=2`, percent-encoded).
-    static func signature(_ parameters: Parameters, query: String?) -> String {
-        var pairs = FormEncoding.pairs(parameters)
-        if let query, let items = URLComponents(string: "http://x/?" + query)?.queryItems {
-            pairs += items.map { "\(FormEncoding.escape($0.name))=\(FormEncoding.escape($0.value ?? ""))" }
-        }
-        return pairs.sorted().joined(separator: "&")
-    }
-
-    /// Sorted, form-encoded pairs of `parameters` and the query items of `url`.
-    static func signature(_ parameters: Parameters, url: URL?) -> String {
-        signature(parameters, query: url?.query(percentEncoded: true))
-    }
-
-    /// `url` without its query and fragment: what "all requests to a URL" compares.
-    static func stripQuery(_ url: URL) -> URL {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
-        components.query = nil
-        components.fragment = nil
-        return components.url ?? url
-    }
-}
-
 /// Where a request waiting for a slot is.
 enum SlotWaiter {
     case waiting(CheckedContinuation<Void, any Error>)
@@ -147,34 +91,15 @@ struct PoolState {
 
     /// Adds a request that the pool cancels at `deadline`; returns its id, and a deadline watcher to start when
     /// none wakes in time for it.
-    mutating func register(
-        _ ticket: PoolTicket,
-        call: Call,
-        deadline: Tick
-    )
-        -> (id: RequestID, watcher: DeadlineSchedule.Watcher?)
-    {
+    mutating func register(_ call: Call, deadline: Tick) -> (id: RequestID, watcher: DeadlineSchedule.Watcher?) {
         nextID += 1
         let id = RequestID(rawValue: nextID)
-        let info = PooledRequest(
-            PooledRequest.Identity(
-                id: id,
-                method: ticket.request.method,
-                fullURL: ticket.request.url,
-                parameters: ticket.parameters,
-                pathQuery: ticket.pathQuery,
-                tag: ticket.request.tag,
-                userInfo: ticket.request.userInfo,
-                priority: ticket.priority,
-                startDate: Date()
-            )
-        )
+        let accessories = call.request.accessories
         entries[id] = Entry(
-            info: info,
+            info: PooledRequest(id: id, call: call),
             call: call,
             deadline: deadline,
-            listeners: ticket.accessories.isEmpty
-                ? nil : Listeners(request: ticket.request, accessories: ticket.accessories)
+            listeners: accessories.isEmpty ? nil : Listeners(request: call.prepared, accessories: accessories)
         )
         let watcher = deadlines.add(id, tick: deadline)
         if deadlines.count > 2 * entries.count + 64 {  // mostly finished requests' leftovers

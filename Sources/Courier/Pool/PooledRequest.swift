@@ -11,75 +11,50 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
         case running
     }
 
-    /// What the request is, fixed when it enters the pool: one shared object, so the pool's copies of an entry
-    /// (registering, admitting, finishing, each event) retain one reference instead of each field's storage.
-    final class Identity: Sendable {
-        let id: RequestID
-        let method: HTTPRequest.Method
-        let fullURL: URL
-        let parameters: Parameters
-        let pathQuery: String?
-        let tag: String?
-        let userInfo: [String: any Sendable]
-        let priority: RequestPriority
-        let startDate: Date
-
-        init(
-            id: RequestID,
-            method: HTTPRequest.Method,
-            fullURL: URL,
-            parameters: Parameters,
-            pathQuery: String?,
-            tag: String?,
-            userInfo: [String: any Sendable],
-            priority: RequestPriority,
-            startDate: Date
-        ) {
-            self.id = id
-            self.method = method
-            self.fullURL = fullURL
-            self.parameters = parameters
-            self.pathQuery = pathQuery
-            self.tag = tag
-            self.userInfo = userInfo
-            self.priority = priority
-            self.startDate = startDate
-        }
-    }
-
-    private let identity: Identity
+    /// The call the request makes, which holds what the request is: the fields below read it when asked for, so a
+    /// request that enters the pool makes nothing for it, and the pool's copies of an entry (registering,
+    /// admitting, finishing, each event) retain one reference. A kept `PooledRequest` keeps the call, and so the
+    /// request's body, alive.
+    private let call: Call
 
     /// The id, for ``RequestPool/cancel(_:)``.
-    public var id: RequestID { identity.id }
+    public let id: RequestID
     /// The method.
-    public var method: HTTPRequest.Method { identity.method }
+    public var method: HTTPRequest.Method { call.prepared.method }
     /// The URL without its query.
-    public var url: URL { PoolTicket.stripQuery(fullURL) }
+    public var url: URL { Self.stripQuery(fullURL) }
     /// The request's own parameters and query items, sorted and form-encoded: the same parameters give the same
     /// signature whatever their order.
-    public var parameterSignature: String { PoolTicket.signature(parameters, query: pathQuery) }
+    public var parameterSignature: String { Self.signature(parameters, query: pathQuery) }
     /// The URL as sent. `url` and `parameterSignature` are worked out from these only when asked for, so
     /// registering a request costs no URL parsing.
-    var fullURL: URL { identity.fullURL }
-    var parameters: Parameters { identity.parameters }
-    var pathQuery: String? { identity.pathQuery }
+    var fullURL: URL { call.prepared.url }
+    /// The request's own query items and parameters.
+    var parameters: Parameters {
+        let request = call.request
+        guard !request.parameters.isEmpty else { return request.query }  // as usual: nothing to merge
+        return request.query.merging(request.parameters) { _, own in own }
+    }
+    /// A query written into the request's path (`/search?q=1`).
+    var pathQuery: String? { Self.query(inPath: call.request.path) }
     /// The request's tag.
-    public var tag: String? { identity.tag }
+    public var tag: String? { call.prepared.tag }
     /// The request's ``Request/userInfo``, for the code that manages requests (it is not compared by `==`).
-    public var userInfo: [String: any Sendable] { identity.userInfo }
+    public var userInfo: [String: any Sendable] { call.prepared.userInfo }
     /// The priority.
-    public var priority: RequestPriority { identity.priority }
+    public var priority: RequestPriority { call.request.priority }
     /// Waiting or running.
     public internal(set) var state: State
     /// `true` while the request shares the call of an identical request instead of making its own.
     public internal(set) var isCoalesced: Bool
     /// `true` between ``RequestPool/suspend(_:)`` and ``RequestPool/resume(_:)`` of this request.
     public internal(set) var isSuspended = false
-    /// When the request entered the pool.
-    public var startDate: Date { identity.startDate }
+    /// When the request started: prepared, then entered the pool.
+    public var startDate: Date { call.start.date }
 
-    init(_ identity: Identity) {
-        self.identity = identity
+    init(id: RequestID, call: Call) {
+        self.id = id
+        self.call = call
         state = .waiting
         isCoalesced = false
     }
@@ -113,6 +88,38 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
         if isSuspended { text += " (suspended)" }
         text += String(format: " %.3f s", now.timeIntervalSince(startDate))
         return text
+    }
+}
+
+extension PooledRequest {
+    /// The query written into `path` (between `?` and `#`); scanned as UTF-8.
+    static func query(inPath path: String) -> String? {
+        let bytes = path.utf8
+        guard let mark = bytes.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        let rest = bytes[bytes.index(after: mark)...]
+        return String(rest.prefix { $0 != UInt8(ascii: "#") })
+    }
+
+    /// Sorted, form-encoded pairs of `parameters` and the items of `query` (`a=1&b=2`, percent-encoded).
+    static func signature(_ parameters: Parameters, query: String?) -> String {
+        var pairs = FormEncoding.pairs(parameters)
+        if let query, let items = URLComponents(string: "http://x/?" + query)?.queryItems {
+            pairs += items.map { "\(FormEncoding.escape($0.name))=\(FormEncoding.escape($0.value ?? ""))" }
+        }
+        return pairs.sorted().joined(separator: "&")
+    }
+
+    /// Sorted, form-encoded pairs of `parameters` and the query items of `url`.
+    static func signature(_ parameters: Parameters, url: URL?) -> String {
+        signature(parameters, query: url?.query(percentEncoded: true))
+    }
+
+    /// `url` without its query and fragment: what "all requests to a URL" compares.
+    static func stripQuery(_ url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        components.query = nil
+        components.fragment = nil
+        return components.url ?? url
     }
 }
 

@@ -21,9 +21,8 @@ extension RequestPool {
     )
         async throws -> (head: Head, lease: PoolLease)
     {
-        let ticket = PoolTicket(call.prepared, from: call.request)
         let (id, watcher, started) = state.withLock { state in
-            let (id, watcher) = state.register(ticket, call: call, deadline: call.deadline)
+            let (id, watcher) = state.register(call, deadline: call.deadline)
             return (id, watcher, state.markRunning(id, coalesced: false))
         }
         if let watcher { Self.watchDeadlines(state, watcher) }

@@ -65,7 +65,7 @@ public actor RequestPool {
     /// Cancels every request to `url`, whatever its query or parameters; returns how many.
     @discardableResult
     public func cancelAll(url: URL) -> Int {
-        let target = PoolTicket.stripQuery(url)
+        let target = PooledRequest.stripQuery(url)
         return cancel { $0.url == target }
     }
 
@@ -73,8 +73,8 @@ public actor RequestPool {
     /// parameters; order does not matter); returns how many.
     @discardableResult
     public func cancel(method: HTTPRequest.Method, url: URL, parameters: Parameters = [:]) -> Int {
-        let target = PoolTicket.stripQuery(url)
-        let signature = PoolTicket.signature(parameters, url: url)
+        let target = PooledRequest.stripQuery(url)
+        let signature = PooledRequest.signature(parameters, url: url)
         return cancel { $0.method == method && $0.url == target && $0.parameterSignature == signature }
     }
 
@@ -208,12 +208,11 @@ public actor RequestPool {
     )
         async throws -> ExchangeResult
     {
-        let ticket = PoolTicket(call.prepared, from: call.request)
-        let url = ticket.request.url
-        let priority = ticket.priority
-        let host = ticket.request.urlFacts.hostKey
+        let url = call.prepared.url
+        let priority = call.request.priority
+        let host = call.prepared.urlFacts.hostKey
         let (id, watcher, first, admission) = state.withLock { state in
-            let (id, watcher) = state.register(ticket, call: call, deadline: call.deadline)
+            let (id, watcher) = state.register(call, deadline: call.deadline)
             let first = state.firstCall(id, sharing: key)
             return (
                 id, watcher, first,
