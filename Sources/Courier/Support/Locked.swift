@@ -1,3 +1,7 @@
+#if COURIER_LOCK_COUNTS
+import NIOConcurrencyHelpers
+#endif
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
