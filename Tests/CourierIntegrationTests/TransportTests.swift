@@ -56,6 +56,15 @@ struct TransportTests {
                 _ = try await session.stream(Request<Data>.get("/delay/3000").timeout(.milliseconds(300)))
             }
             #expect(stream?.code == .timeout && stream?.timeoutKind == .total && start.duration(to: .now) < .seconds(2))
+            // A body that never ends is still being spooled when the deadline comes: the deadline ends the spooling.
+            let endless = AsyncStream<ByteBuffer> { _ in }
+            let spooling = ContinuousClock.now
+            let stalled = await courierError {
+                _ = try await session.send(
+                    Request<Data>.post("/echo", body: .stream(endless)).timeout(.milliseconds(300))
+                )
+            }
+            #expect(stalled?.code == .timeout && spooling.duration(to: .now) < .seconds(2))
             #expect(server.hits("/echo") == 2)
         }
         #expect(try spooled() == before)

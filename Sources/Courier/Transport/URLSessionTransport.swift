@@ -55,7 +55,12 @@ public final class URLSessionTransport: Transport {
             }
             urlRequest.httpBodyStream = stream
         case .stream(let chunks, _):
-            let file = try await SpooledBody.write(chunks)
+            // Spooling waits on the caller's chunks, so a cancel or the deadline must be able to end it too.
+            let file = try await cancellation.runInTask { try await SpooledBody.write(chunks) }
+            guard !cancellation.isCancelled else {
+                file.remove()
+                throw CourierError.cancelled()
+            }
             guard let stream = InputStream(url: file.url) else {
                 file.remove()
                 throw CourierError(code: .fileAccess, message: "cannot read the spooled request body \(file.url.path)")
@@ -77,12 +82,13 @@ public final class URLSessionTransport: Transport {
             deadlines.cancel(timer)
             spooledBody?.remove()
         }
-        task.resume()
-        // Until the body has been read: the head's wait and the body's both end when the exchange fails.
+        // Until the body has been read: the head's wait and the body's both end when the exchange fails. Registered
+        // before the task starts, so a cancel that came while the body was spooled still fails the exchange.
         cancellation.onCancel {
             exchange.fail(.cancelled())
             task.cancel()
         }
+        task.resume()
         let head = try await exchange.head()
         let body = BodyStream(exchange: exchange, cancel: { task.cancel() })
         return TransportResponse(
