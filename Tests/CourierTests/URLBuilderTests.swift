@@ -82,7 +82,8 @@ struct URLBuilderTests {
     @Test func resolvedURLsAnswerAsTheBuilderDoesAndStayBounded() throws {
         let state = SessionState(configuration)
         func resolve(_ path: String) throws -> ResolvedURL {
-            try state.current(resolving: path).1.resolve(path)
+            let (snapshot, known) = try state.current(resolving: path)
+            return try RequestPreparation(snapshot: snapshot, state: state, known: known).resolve(path)
         }
         for path in ["/users/1", "users/1", "https://other.example.com/x", "/users/1"] {
             let resolved = try resolve(path)
@@ -93,7 +94,7 @@ struct URLBuilderTests {
         #expect(state.resolvedCount == 3)
         // what the state found for the path comes back without another resolution
         #expect(
-            try state.current(resolving: "/users/1").1.known?.resolved.url.absoluteString
+            try state.current(resolving: "/users/1").known?.url.absoluteString
                 == "https://api.example.com/base/users/1"
         )
         #expect(throws: CourierError.self) { try resolve("/a b") }

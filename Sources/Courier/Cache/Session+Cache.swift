@@ -18,7 +18,8 @@ extension Session {
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    try await executor(for: erased).runCacheThenNetwork(erased) { continuation.yield($0.unerased()) }
+                    let (executor, known) = try executor(for: erased)
+                    try await executor.runCacheThenNetwork(erased, known: known) { continuation.yield($0.unerased()) }
                     continuation.finish()
                 } catch {
                     continuation.finish(throwing: RequestExecutor.normalize(error))

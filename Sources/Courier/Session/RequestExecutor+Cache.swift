@@ -239,10 +239,14 @@ extension RequestExecutor {
     }
 
     /// Yields the cached answer (if any), then the network's, stored on its way: ``Session/responses(for:)``. It
-    /// takes the road of a send (``observed(_:_:)``): one span, the accessories and the metrics see the call, whose
-    /// outcome is the network's answer.
-    func runCacheThenNetwork(_ request: ErasedRequest, yield: (ErasedResponse) throws -> Void) async throws {
-        _ = try await observed(request) { prepared, start in
+    /// takes the road of a send (``observed(_:known:_:)``): one span, the accessories and the metrics see the call,
+    /// whose outcome is the network's answer.
+    func runCacheThenNetwork(
+        _ request: ErasedRequest,
+        known: ResolvedURL?,
+        yield: (ErasedResponse) throws -> Void
+    ) async throws {
+        _ = try await observed(request, known: known) { prepared, start in
             let step = CacheStep(snapshot: snapshot, policy: .cacheThenNetwork, request: prepared)
             if let step, let cached = await cachedResponse(request, prepared: prepared, step: step) {
                 try yield(cached)

@@ -11,13 +11,20 @@ extension RequestExecutor {
     /// It is observed as a send is, over its whole life: its trace span, the accessories' stop, the metrics and the
     /// monitors' ``EventMonitor/didComplete(_:result:timing:)`` hear it when the body has been read, has failed, or
     /// was dropped (the outcome's body is empty: the caller read it).
-    nonisolated(nonsending) func stream(_ request: ErasedRequest) async throws -> StreamedResponse {
+    nonisolated(nonsending) func stream(
+        _ request: ErasedRequest,
+        known: ResolvedURL? = nil
+    ) async throws -> StreamedResponse {
         let start = Tick.now
         let trace = tracer.map { RequestTrace(tracer: $0, method: request.method) }
         var started: PreparedRequest?
         do {
-            guard let trace else { return try await open(request, start: start, trace: nil, started: &started) }
-            return try await trace.run { try await open(request, start: start, trace: trace, started: &started) }
+            guard let trace else {
+                return try await open(request, known: known, start: start, trace: nil, started: &started)
+            }
+            return try await trace.run {
+                try await open(request, known: known, start: start, trace: trace, started: &started)
+            }
         } catch {
             let failure = userFacing(error)
             if started == nil {  // it never reached the pool, whose end reports the rest
@@ -32,11 +39,12 @@ extension RequestExecutor {
     /// the transfer's end reports to the span, the accessories, the metrics and the monitors.
     private nonisolated(nonsending) func open(
         _ request: ErasedRequest,
+        known: ResolvedURL?,
         start: Tick,
         trace: RequestTrace?,
         started: inout PreparedRequest?
     ) async throws -> StreamedResponse {
-        let prepared = try await begin(request, trace: trace)
+        let prepared = try await begin(request, known: known, trace: trace)
         started = prepared
         let call = makeCall(request, prepared: prepared, start: start)
         let failure: @Sendable (any Error) -> CourierError = { [self] in timedOut($0, call) }

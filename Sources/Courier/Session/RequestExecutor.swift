@@ -14,8 +14,8 @@ import Tracing
 /// anew at each call. That took a request from 40 executor switches to 26.
 struct RequestExecutor: Sendable {
     let snapshot: SessionSnapshot
-    /// The URLs of paths resolved before under `snapshot`.
-    let resolvedURLs: ResolvedURLs
+    /// The session's state, which keeps the URLs of paths resolved under `snapshot`.
+    let state: SessionState
     let transport: any Transport
     /// How a body read whole is fetched through the transport.
     let wholeBodyFetch: WholeBodyFetch
@@ -31,9 +31,13 @@ struct RequestExecutor: Sendable {
 
     /// Runs `request` from start to end: prepares it, answers it from the cache or sends it through the pool
     /// (``network(_:prepared:cacheStep:start:)``), and reports the outcome to the trace, the accessories and the
-    /// metrics (``observed(_:_:)``). A step the configuration does not turn on is skipped, not entered.
-    nonisolated(nonsending) func run(_ request: ErasedRequest) async throws -> ErasedResponse {
-        try await observed(request) { prepared, start in try await answer(request, prepared: prepared, start: start) }
+    /// metrics (``observed(_:known:_:)``). A step the configuration does not turn on is skipped, not entered.
+    /// `known` is what the request's path resolved to before, when the session's state held it.
+    nonisolated(nonsending) func run(_ request: ErasedRequest, known: ResolvedURL? = nil) async throws -> ErasedResponse
+    {
+        try await observed(request, known: known) { prepared, start in
+            try await answer(request, prepared: prepared, start: start)
+        }
     }
 
     /// Prepares `request` and runs `body` with it, in the request's trace span, and reports how it ended to the
@@ -41,13 +45,14 @@ struct RequestExecutor: Sendable {
     /// batch member, a chain step, an upload, cache-then-network). `body` returns the final response.
     nonisolated(nonsending) func observed(
         _ request: ErasedRequest,
+        known: ResolvedURL? = nil,
         _ body: nonisolated(nonsending) (PreparedRequest, Tick) async throws -> ErasedResponse
     ) async throws -> ErasedResponse {
         let start = Tick.now
         let trace = tracer.map { RequestTrace(tracer: $0, method: request.method) }
         var started: PreparedRequest?  // once the request is prepared
         nonisolated(nonsending) func prepared() async throws -> ErasedResponse {
-            let prepared = try await begin(request, trace: trace)
+            let prepared = try await begin(request, known: known, trace: trace)
             started = prepared
             return try await body(prepared, start)
         }
@@ -91,9 +96,15 @@ struct RequestExecutor: Sendable {
         }
     }
 
-    /// Prepares `request` and tells its span and its accessories it starts: how every kind of call begins.
-    nonisolated(nonsending) func begin(_ request: ErasedRequest, trace: RequestTrace?) async throws -> PreparedRequest {
-        let prepared = try await RequestPreparation(snapshot: snapshot, resolvedURLs: resolvedURLs).prepare(request)
+    /// Prepares `request` and tells its span and its accessories it starts: how every kind of call begins. `known`
+    /// is what the request's path resolved to before, if the session's state held it.
+    nonisolated(nonsending) func begin(
+        _ request: ErasedRequest,
+        known: ResolvedURL?,
+        trace: RequestTrace?
+    ) async throws -> PreparedRequest {
+        let preparation = RequestPreparation(snapshot: snapshot, state: state, known: known)
+        let prepared = try await preparation.prepare(request)
         trace?.started(prepared)
         for accessory in request.accessories { accessory.requestWillStart(prepared) }
         return prepared

@@ -37,7 +37,8 @@ extension Session {
     /// ```
     public nonisolated func stream(_ request: Request<Data>) async throws -> StreamedResponse {
         let erased = request.erased
-        return try await executor(for: erased).stream(erased)
+        let (executor, known) = try executor(for: erased)
+        return try await executor.stream(erased, known: known)
     }
 }
 

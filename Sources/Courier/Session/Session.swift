@@ -49,7 +49,8 @@ public actor Session {
     /// Throws ``CourierError`` only. Cancelling the calling task cancels the request, also mid-body.
     public nonisolated func send<Value>(_ request: Request<Value>) async throws -> Response<Value> {
         let erased = request.erased
-        return try await executor(for: erased).run(erased).unerased()
+        let (executor, known) = try executor(for: erased)
+        return try await executor.run(erased, known: known).unerased()
     }
 
     /// Shuts the transport down; later requests fail with ``CourierError/Code/sessionClosed``.
@@ -59,14 +60,23 @@ public actor Session {
         try await transport.shutdown()
     }
 
-    /// An executor for requests sent under the configuration of now; given the `request` it is for, it brings
-    /// what the request's path resolved to before, read in the same lock round trip as the configuration.
-    nonisolated func executor(for request: ErasedRequest? = nil) throws -> RequestExecutor {
-        let path = request.flatMap { $0.resolvesAgainstConfiguredBases ? $0.path : nil }
-        let (snapshot, resolvedURLs) = try state.current(resolving: path)
-        return RequestExecutor(
+    /// An executor for requests sent under the configuration of now, and what `request`'s path resolved to before
+    /// under it (``RequestPreparation`` takes it), read in the same lock round trip as the configuration.
+    nonisolated func executor(for request: ErasedRequest) throws -> (RequestExecutor, known: ResolvedURL?) {
+        let path = request.resolvesAgainstConfiguredBases ? request.path : nil
+        let (snapshot, known) = try state.current(resolving: path)
+        return (executor(under: snapshot), known)
+    }
+
+    /// An executor for requests sent under the configuration of now.
+    nonisolated func executor() throws -> RequestExecutor {
+        try executor(under: state.current(resolving: nil).snapshot)
+    }
+
+    private nonisolated func executor(under snapshot: SessionSnapshot) -> RequestExecutor {
+        RequestExecutor(
             snapshot: snapshot,
-            resolvedURLs: resolvedURLs,
+            state: state,
             transport: transport,
             wholeBodyFetch: wholeBodyFetch,
             pool: pool,
@@ -142,18 +152,17 @@ final class SessionState: Sendable {
 
     /// The snapshot a request starts with and, when it has a `path` to resolve against the configured bases, what
     /// that path resolved to before; throws ``CourierError/Code/sessionClosed`` once the session is shut down.
-    func current(resolving path: String?) throws -> (SessionSnapshot, ResolvedURLs) {
+    func current(resolving path: String?) throws -> (snapshot: SessionSnapshot, known: ResolvedURL?) {
         let (snapshot, isShutDown, known) = fields.withLock { fields in
             (fields.snapshot, fields.isShutDown, path.flatMap { fields.resolved[$0] })
         }
         guard !isShutDown else { throw CourierError(code: .sessionClosed, message: "the session has been shut down") }
-        let found = known.flatMap { known in path.map { (path: $0, resolved: known) } }
-        return (snapshot, ResolvedURLs(state: self, snapshot: snapshot, known: found))
+        return (snapshot, known)
     }
 
     /// Keeps `resolved` for `path`, unless the snapshot it was resolved under has been replaced. Only successes are
     /// kept, and the table is emptied when it fills, which keeps it bounded without bookkeeping.
-    fileprivate func remember(_ resolved: ResolvedURL, for path: String, under snapshot: SessionSnapshot) {
+    func remember(_ resolved: ResolvedURL, for path: String, under snapshot: SessionSnapshot) {
         fields.withLock { fields in
             guard fields.snapshot === snapshot else { return }
             if fields.resolved.count >= Self.capacity { fields.resolved.removeAll(keepingCapacity: true) }
@@ -166,25 +175,4 @@ final class SessionState: Sendable {
 struct ResolvedURL: Sendable {
     let url: URL
     let facts: URLFacts
-}
-
-/// How one executor resolves request paths against the configured bases: the answer the session's state found for
-/// the path it was asked about, and, for any other path, the state's table, so a path sent again is not parsed
-/// again (parsing and checking an absolute URL was about 1.5 % of a small GET's CPU). Only paths resolved against
-/// the configuration's own bases are kept: a request that names its own base, service, CDN or API version
-/// resolves anew.
-struct ResolvedURLs: Sendable {
-    let state: SessionState
-    let snapshot: SessionSnapshot
-    /// What the state's table held for the path the executor was made for.
-    let known: (path: String, resolved: ResolvedURL)?
-
-    /// The URL `path` resolves to under the snapshot with the configured bases, with its facts.
-    func resolve(_ path: String) throws -> ResolvedURL {
-        if let known, known.path == path { return known.resolved }
-        let url = try URLBuilder.resolve(path: path, bases: URLBuilder.Bases(), configuration: snapshot.configuration)
-        let resolved = ResolvedURL(url: url, facts: URLFacts(url))
-        state.remember(resolved, for: path, under: snapshot)
-        return resolved
-    }
 }

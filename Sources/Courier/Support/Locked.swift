@@ -59,11 +59,8 @@ final class LockedStorage<Value>: ManagedBuffer<LockedHeader, Value> {
         let storage = unsafeDowncast(buffer, to: LockedStorage<Value>.self)
         storage.withUnsafeMutablePointers { header, element in
             element.initialize(to: value)
-            var attributes = pthread_mutexattr_t()
-            pthread_mutexattr_init(&attributes)
-            let made = pthread_mutex_init(&header.pointee.mutex, &attributes)
+            let made = pthread_mutex_init(&header.pointee.mutex, nil)
             precondition(made == 0, "pthread_mutex_init failed: \(made)")
-            pthread_mutexattr_destroy(&attributes)
         }
         return storage
     }

@@ -2,7 +2,7 @@ import Foundation
 
 /// What the request path asks of a request's URL more than once, worked out once. Reading a `URL`'s scheme or
 /// host makes a new string each time; a path resolved under the configuration keeps these beside its URL (see
-/// `ResolvedURLs`), and a request carries them until its URL changes.
+/// `SessionState`), and a request carries them until its URL changes.
 struct URLFacts: Sendable {
     /// Whether the scheme is `https`.
     let isHTTPS: Bool

@@ -1,5 +1,3 @@
-import NIOConcurrencyHelpers
-
 /// How the session stops one exchange of a ``Transport``, from its start until the body has been read: the
 /// transport registers with ``onCancel(_:)`` what stops it.
 public final class TransportCancellation: Sendable {
