@@ -50,7 +50,7 @@ extension Scenario {
         let url = URL(string: "http://127.0.0.1/small")
         guard let url else { throw BenchError.unexpected("no URL") }
         let request = Request<Data>.get(url.absoluteString)
-        let direct = TransportRequest(
+        let direct = PreparedRequest(
             method: .get,
             url: url,
             headers: [:],
@@ -129,11 +129,11 @@ final class EventLoopTransport: Transport {
     private let body = ByteBuffer(repeating: UInt8(ascii: "c"), count: size)
     private let headers: HTTPFields = [.contentLength: String(size), .contentType: "text/plain"]
 
-    func send(_ request: TransportRequest) async throws -> TransportResponse {
+    func send(_ request: PreparedRequest) async throws -> TransportResponse {
         try await answer(cancellation: nil)
     }
 
-    func send(_ request: TransportRequest, cancellation: TransportCancellation) async throws -> TransportResponse {
+    func send(_ request: PreparedRequest, cancellation: TransportCancellation) async throws -> TransportResponse {
         try await answer(cancellation: cancellation)
     }
 

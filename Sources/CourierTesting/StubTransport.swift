@@ -37,20 +37,20 @@ public final class StubTransport: Transport {
         public static func status(_ status: HTTPResponse.Status) -> Answer { Answer(status: status) }
     }
 
-    private let answer: @Sendable (TransportRequest) async throws -> Answer
-    private let recorded = Locked<[TransportRequest]>([])
+    private let answer: @Sendable (PreparedRequest) async throws -> Answer
+    private let recorded = Locked<[PreparedRequest]>([])
 
     /// Creates a stub answering every request with `answer`; throw a ``/Courier/CourierError`` to simulate a failure.
-    public init(_ answer: @escaping @Sendable (TransportRequest) async throws -> Answer) {
+    public init(_ answer: @escaping @Sendable (PreparedRequest) async throws -> Answer) {
         self.answer = answer
     }
 
     /// Every request sent so far, in order.
-    public var requests: [TransportRequest] { recorded.withLock { $0 } }
+    public var requests: [PreparedRequest] { recorded.withLock { $0 } }
 
     /// Sends the request; see ``/Courier/Transport/send(_:cancellation:)``. The closure runs in a task of its own,
     /// which `cancellation` cancels.
-    public func send(_ request: TransportRequest, cancellation: TransportCancellation) async throws -> TransportResponse
+    public func send(_ request: PreparedRequest, cancellation: TransportCancellation) async throws -> TransportResponse
     {
         recorded.withLock { $0.append(request) }
         let answer = try await cancellation.runInTask { [self] in try await self.answer(request) }

@@ -42,7 +42,7 @@ struct CancellableTransportTests {
 
     @Test func itsPlainSendIsCancelledWithTheCallingTaskAlsoWhileTheBodyIsRead() async throws {
         let transport = EndlessBodyTransport()
-        let request = TransportRequest(
+        let request = PreparedRequest(
             method: .get,
             url: URL(filePath: "/endless"),
             headers: [:],
@@ -112,7 +112,7 @@ private final class HoldingTransport: Transport {
     var held: Int { counts.withLockedValue { $0.held } }
     var stops: Int { counts.withLockedValue { $0.stops } }
 
-    func send(_ request: TransportRequest, cancellation: TransportCancellation) async throws -> TransportResponse {
+    func send(_ request: PreparedRequest, cancellation: TransportCancellation) async throws -> TransportResponse {
         if request.url.path() == "/answer" { return Self.answer("held back") }
         counts.withLockedValue { $0.held += 1 }
         let resumed = NIOLockedValueBox(false)
@@ -131,7 +131,7 @@ private final class HoldingTransport: Transport {
         return Self.answer("never")
     }
 
-    func send(_ request: TransportRequest) async throws -> TransportResponse { Self.answer("plain") }
+    func send(_ request: PreparedRequest) async throws -> TransportResponse { Self.answer("plain") }
 
     func shutdown() async throws {}
 
@@ -161,7 +161,7 @@ private final class EndlessBodyTransport: Transport {
     var started: Bool { state.withLockedValue { $0.started } }
     var stops: Int { state.withLockedValue { $0.stops } }
 
-    func send(_ request: TransportRequest, cancellation: TransportCancellation) async throws -> TransportResponse {
+    func send(_ request: PreparedRequest, cancellation: TransportCancellation) async throws -> TransportResponse {
         cancellation.onCancel { [state] in
             let waiting = state.withLockedValue { state in
                 state.stops += 1

@@ -109,7 +109,7 @@ struct HostileServerTests {
 
     @Test func aTransportRefusesAPortOutOfRangeWhoeverBuiltTheRequest() async throws {
         let transport = AsyncHTTPClientTransport()
-        let request = TransportRequest(
+        let request = PreparedRequest(
             method: .get,
             url: try #require(URL(string: "http://127.0.0.1:65536/")),
             headers: [:],

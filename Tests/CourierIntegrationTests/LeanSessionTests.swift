@@ -81,7 +81,7 @@ struct LeanSessionTests {
     /// A transport whose first answer meets a kept-alive connection the server had closed; later ones succeed.
     final class StaleFirst: Transport {
         let sends = Locked(0)
-        func send(_ request: TransportRequest, cancellation: TransportCancellation) async throws -> TransportResponse {
+        func send(_ request: PreparedRequest, cancellation: TransportCancellation) async throws -> TransportResponse {
             let count = sends.withLock {
                 $0 += 1
                 return $0

@@ -13,7 +13,6 @@ extension Call {
             Request<Data>.get(path).erased,
             prepared: PreparedRequest(method: .get, url: URL(string: "https://h\(path)")!),
             start: .now,
-            timeouts: Timeouts(),
             limits: ResponseLimits(),
             cookies: [.send, .store],
             log: DebugLog(configuration: Configuration())

@@ -234,7 +234,6 @@ struct PoolStateTests {
             request.erased,
             prepared: PreparedRequest(method: .get, url: URL(string: "https://h\(path)")!, tag: tag),
             start: .now,
-            timeouts: Timeouts(),
             limits: ResponseLimits(),
             cookies: [.send, .store],
             log: DebugLog(configuration: Configuration())

@@ -83,7 +83,7 @@ struct URLBuilderTests {
         let state = SessionState(configuration)
         func resolve(_ path: String) throws -> ResolvedURL {
             let (snapshot, known) = try state.current(resolving: path)
-            return try RequestPreparation(snapshot: snapshot, state: state, known: known).resolve(path)
+            return try RequestPreparation(snapshot: snapshot, start: .now, state: state, known: known).resolve(path)
         }
         for path in ["/users/1", "users/1", "https://other.example.com/x", "/users/1"] {
             let resolved = try resolve(path)

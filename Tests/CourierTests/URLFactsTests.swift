@@ -24,7 +24,12 @@ struct URLFactsTests {
             headers: [:],
             body: .empty,
             tag: nil,
-            userInfo: [:]
+            userInfo: [:],
+            timeouts: Timeouts(),
+            deadline: .now,
+            tls: .standard,
+            proxy: nil,
+            httpVersion: .automatic
         )
         #expect(request.knownFacts?.hostKey == "a.example")
         request.headers[.accept] = "text/plain"
@@ -35,14 +40,16 @@ struct URLFactsTests {
         #expect(!request.urlFacts.isHTTPS)
     }
 
-    @Test func aTransportRequestDropsItsFactsWhenItsURLChanges() throws {
+    @Test func itsRouteFollowsItsURLsScheme() throws {
         let https = try #require(URL(string: "https://a.example/x"))
-        var request = TransportRequest(
+        var request = PreparedRequest(
             method: .get,
             url: https,
             facts: URLFacts(https),
             headers: [:],
             body: .empty,
+            tag: nil,
+            userInfo: [:],
             timeouts: Timeouts(),
             deadline: Tick.now,
             tls: .standard,

@@ -1,9 +1,10 @@
 public import Foundation
 public import HTTPTypes
 
-/// A request resolved to what goes on the wire: method, absolute URL, final headers and body.
+/// A request resolved to what goes on the wire: method, absolute URL, final headers and body, and how a
+/// ``Transport`` sends it (timeouts, deadline, TLS policy, proxy, HTTP version).
 ///
-/// Adapters receive and return these; monitors and responses carry them. ``description`` and ``curlCommand``
+/// Adapters receive and return these; transports send them; monitors and responses carry them. ``description`` and ``curlCommand``
 /// redact credentials, so both are safe to log.
 public struct PreparedRequest: Sendable {
     /// The method.
@@ -42,9 +43,38 @@ public struct PreparedRequest: Sendable {
         set { change { $0.userInfo = newValue } }
     }
 
+    /// Connect and read-idle timeouts: the session's with the request's own applied. ``deadline`` bounds the whole
+    /// exchange.
+    public var timeouts: Timeouts {
+        get { stored.fields.timeouts }
+        set { change { $0.timeouts = newValue } }
+    }
+    /// When the whole exchange, body included, must be over: the call's start plus its total timeout.
+    public var deadline: ContinuousClock.Instant {
+        get { stored.fields.deadline.instant }
+        set { change { $0.deadline = Tick(newValue) } }
+    }
+    /// How the server's certificate is checked, for `https` URLs: the session's policy for ``url``'s host, chosen
+    /// again after each redirect.
+    public var tls: TLSPolicy {
+        get { stored.fields.tls }
+        set { change { $0.tls = newValue } }
+    }
+    /// The proxy to go through, or `nil` to connect directly: the session's for ``url``, chosen again after each
+    /// redirect.
+    public var proxy: Proxy? {
+        get { stored.fields.proxy }
+        set { change { $0.proxy = newValue } }
+    }
+    /// Whether HTTP/2 may be negotiated.
+    public var httpVersion: HTTPVersionPolicy {
+        get { stored.fields.httpVersion }
+        set { change { $0.httpVersion = newValue } }
+    }
+
     /// The fields, in one immutable object that copies share: a prepared request is copied into every step that
-    /// keeps it (the pool, the exchange, the response, each monitor), and each copy retains one reference
-    /// instead of one per field. Changing a field makes a new object.
+    /// keeps it (the pool, the exchange, the transport, the response, each monitor), and each copy retains one
+    /// reference instead of one per field. Changing a field makes a new object.
     private var stored: Stored
 
     private final class Stored: Sendable {
@@ -60,6 +90,11 @@ public struct PreparedRequest: Sendable {
         var tag: String?
         var userInfo: [String: any Sendable]
         var facts: URLFacts?
+        var timeouts: Timeouts
+        var deadline: Tick
+        var tls: TLSPolicy
+        var proxy: Proxy?
+        var httpVersion: HTTPVersionPolicy
     }
 
     /// Facts of ``url`` worked out before it came here, or `nil` (see `URLFacts`).
@@ -68,22 +103,48 @@ public struct PreparedRequest: Sendable {
     /// Facts of ``url``: the ones known, else worked out now.
     var urlFacts: URLFacts { stored.fields.facts ?? URLFacts(url) }
 
+    /// Whether ``url`` is `https`.
+    var isHTTPS: Bool { stored.fields.facts?.isHTTPS ?? url.isHTTPS }
+
+    /// ``deadline`` as the request path keeps it (see `Tick`).
+    var deadlineTick: Tick { stored.fields.deadline }
+
     private mutating func change(_ update: (inout Fields) -> Void) {
         var fields = stored.fields
         update(&fields)
         stored = Stored(fields)
     }
 
-    /// Creates a prepared request; sessions build these from a ``Request``.
+    /// Creates a prepared request; sessions build these from a ``Request``. To call a ``Transport`` directly,
+    /// give it the timeouts and the deadline it should keep: by default the exchange must be over within
+    /// `timeouts.total` from now.
     public init(
         method: HTTPRequest.Method,
         url: URL,
         headers: HTTPFields = [:],
         body: PreparedBody = .empty,
         tag: String? = nil,
-        userInfo: [String: any Sendable] = [:]
+        userInfo: [String: any Sendable] = [:],
+        timeouts: Timeouts = Timeouts(),
+        deadline: ContinuousClock.Instant? = nil,
+        tls: TLSPolicy = .standard,
+        proxy: Proxy? = nil,
+        httpVersion: HTTPVersionPolicy = .automatic
     ) {
-        self.init(method: method, url: url, facts: nil, headers: headers, body: body, tag: tag, userInfo: userInfo)
+        self.init(
+            method: method,
+            url: url,
+            facts: nil,
+            headers: headers,
+            body: body,
+            tag: tag,
+            userInfo: userInfo,
+            timeouts: timeouts,
+            deadline: deadline.map(Tick.init) ?? .now + timeouts.total,
+            tls: tls,
+            proxy: proxy,
+            httpVersion: httpVersion
+        )
     }
 
     /// A prepared request whose URL's `facts` are known already.
@@ -94,10 +155,28 @@ public struct PreparedRequest: Sendable {
         headers: HTTPFields,
         body: PreparedBody,
         tag: String?,
-        userInfo: [String: any Sendable]
+        userInfo: [String: any Sendable],
+        timeouts: Timeouts,
+        deadline: Tick,
+        tls: TLSPolicy,
+        proxy: Proxy?,
+        httpVersion: HTTPVersionPolicy
     ) {
         stored = Stored(
-            Fields(method: method, url: url, headers: headers, body: body, tag: tag, userInfo: userInfo, facts: facts)
+            Fields(
+                method: method,
+                url: url,
+                headers: headers,
+                body: body,
+                tag: tag,
+                userInfo: userInfo,
+                facts: facts,
+                timeouts: timeouts,
+                deadline: deadline,
+                tls: tls,
+                proxy: proxy,
+                httpVersion: httpVersion
+            )
         )
     }
 

@@ -31,10 +31,10 @@ final class Call: Sendable {
     let prepared: PreparedRequest
     /// When the call started: its timing and its total timeout count from here.
     let start: Tick
-    /// The session's timeouts with the request's own applied.
-    let timeouts: Timeouts
-    /// When the pool cancels the call: `start` plus the total timeout.
+    /// When the pool cancels the call: the prepared request's deadline, `start` plus the total timeout.
     let deadline: Tick
+    /// The session's timeouts with the request's own applied, as the prepared request carries them.
+    var timeouts: Timeouts { prepared.timeouts }
     /// The bounds on each answer's body.
     let limits: ResponseLimits
     /// Whether the call sends and stores cookies.
@@ -72,7 +72,6 @@ final class Call: Sendable {
         _ request: ErasedRequest,
         prepared: PreparedRequest,
         start: Tick,
-        timeouts: Timeouts,
         limits: ResponseLimits,
         cookies: CookieHandling,
         log: DebugLog
@@ -80,8 +79,7 @@ final class Call: Sendable {
         self.request = request
         self.prepared = prepared
         self.start = start
-        self.timeouts = timeouts
-        deadline = start + timeouts.total
+        deadline = prepared.deadlineTick
         self.limits = limits
         self.cookies = cookies
         self.log = log

@@ -51,33 +51,23 @@ extension RequestExecutor {
     private nonisolated(nonsending) func following<Answer: ResponseHead>(
         _ call: Call,
         _ request: PreparedRequest,
-        send: nonisolated(nonsending) (TransportRequest) async throws -> Answer,
+        send: nonisolated(nonsending) (PreparedRequest) async throws -> Answer,
         discard: nonisolated(nonsending) (Answer) async throws -> Void
     ) async throws -> (sent: PreparedRequest, answer: Answer, firstByte: Tick) {
         var current = request
         var redirects = RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
         while true {
-            try HeaderValidation.check(current.headers)
             // Each step a request does without (cookies, tracing, waiting for connectivity) is skipped here, not
-            // entered: every async call copies the request into a frame of its own.
+            // entered: every async call copies the request into a frame of its own. The preparation checked the
+            // header values; what the jar and the tracer add is checked here.
             var sending = current
             if configuration.cookieJar != nil { await addCookies(to: &sending, handling: call.cookies) }
             let resend = tracer.flatMap { ResendSpan.start($0, for: sending) }
             if let tracer { sending.addTraceContext(tracer: tracer, span: resend) }
+            if configuration.cookieJar != nil || tracer != nil { try HeaderValidation.check(sending.headers) }
             for monitor in configuration.monitors { monitor.willSend(sending) }
             call.log.request(sending)
-            let outgoing = TransportRequest(
-                method: sending.method,
-                url: sending.url,
-                facts: sending.knownFacts,
-                headers: sending.headers,
-                body: sending.body,
-                timeouts: call.timeouts,
-                deadline: call.deadline,
-                tls: configuration.tls.policy(for: sending.url),
-                proxy: configuration.proxies.proxy(for: sending.url),
-                httpVersion: configuration.httpVersion
-            )
+            let outgoing = sending
             let answer: Answer
             do {
                 answer =
@@ -112,6 +102,7 @@ extension RequestExecutor {
                 try await discard(answer)
                 current.method = method
                 current.url = url
+                current.route(under: configuration)
                 if dropsBody {
                     current.body = .empty
                     current.headers[.contentType] = nil
@@ -268,7 +259,7 @@ extension RequestExecutor {
     /// (nothing was sent), probes the host, or the proxy, until it answers or the wait is over, then runs it again.
     /// The wait runs in a task the call can stop: only requests that meet an unreachable host pay for it.
     nonisolated(nonsending) func waitingForConnectivity<Answer>(
-        _ request: TransportRequest,
+        _ request: PreparedRequest,
         call: Call,
         _ send: nonisolated(nonsending) () async throws -> Answer
     ) async throws -> Answer {
@@ -331,7 +322,7 @@ enum WholeBodyFetch: Sendable {
     /// caller, so the switch costs no async frame of its own.
     @inline(__always)
     nonisolated(nonsending) func fetch(
-        _ request: TransportRequest,
+        _ request: PreparedRequest,
         reading: BodyReading,
         call: Call
     ) async throws -> ResponseBody {

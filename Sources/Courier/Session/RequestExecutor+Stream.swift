@@ -44,7 +44,7 @@ extension RequestExecutor {
         trace: RequestTrace?,
         started: inout PreparedRequest?
     ) async throws -> StreamedResponse {
-        let prepared = try await begin(request, known: known, trace: trace)
+        let prepared = try await begin(request, known: known, start: start, trace: trace)
         started = prepared
         let call = makeCall(request, prepared: prepared, start: start)
         let failure: @Sendable (any Error) -> CourierError = { [self] in timedOut($0, call) }

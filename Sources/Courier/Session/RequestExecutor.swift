@@ -52,7 +52,7 @@ struct RequestExecutor: Sendable {
         let trace = tracer.map { RequestTrace(tracer: $0, method: request.method) }
         var started: PreparedRequest?  // once the request is prepared
         nonisolated(nonsending) func prepared() async throws -> ErasedResponse {
-            let prepared = try await begin(request, known: known, trace: trace)
+            let prepared = try await begin(request, known: known, start: start, trace: trace)
             started = prepared
             return try await body(prepared, start)
         }
@@ -97,13 +97,15 @@ struct RequestExecutor: Sendable {
     }
 
     /// Prepares `request` and tells its span and its accessories it starts: how every kind of call begins. `known`
-    /// is what the request's path resolved to before, if the session's state held it.
+    /// is what the request's path resolved to before, if the session's state held it; the call's deadline counts
+    /// from `start`.
     nonisolated(nonsending) func begin(
         _ request: ErasedRequest,
         known: ResolvedURL?,
+        start: Tick,
         trace: RequestTrace?
     ) async throws -> PreparedRequest {
-        let preparation = RequestPreparation(snapshot: snapshot, state: state, known: known)
+        let preparation = RequestPreparation(snapshot: snapshot, start: start, state: state, known: known)
         let prepared = try await preparation.prepare(request)
         trace?.started(prepared)
         for accessory in request.accessories { accessory.requestWillStart(prepared) }
@@ -156,7 +158,6 @@ struct RequestExecutor: Sendable {
             request,
             prepared: prepared,
             start: start,
-            timeouts: configuration.timeouts.applying(request.timeouts),
             limits: limits(for: request),
             cookies: request.cookieHandling(under: snapshot),
             log: snapshot.debugLog.forCall()
@@ -295,7 +296,10 @@ struct RequestExecutor: Sendable {
                 var answer: Answer?
                 do {
                     var sending = prepared
-                    if let credentials { generation = credentials.apply(to: &sending) }
+                    if let credentials {
+                        generation = credentials.apply(to: &sending)
+                        try HeaderValidation.check(sending.headers)  // the credential is the caller's text
+                    }
                     let received = try await attempt(sending)
                     let refused =
                         credentials?.isRefusal(received.status, headers: received.headers) == true ? generation : nil

@@ -2,9 +2,13 @@ import Foundation
 import HTTPTypes
 
 /// Turns a ``Request`` into the ``PreparedRequest`` that goes to the transport: URL building, parameter
-/// placement, default and raw headers, body encoding, then the adapters.
+/// placement, default and raw headers, body encoding, how the transport sends it (timeouts, deadline, TLS policy,
+/// proxy, HTTP version), then the adapters; last, the checks of its port and its header values, which run once
+/// here and not on each exchange.
 struct RequestPreparation {
     let snapshot: SessionSnapshot
+    /// When the call started: the deadline counts from here.
+    let start: Tick
     /// Where the URLs of paths resolved under `snapshot` are kept.
     let state: SessionState
     /// What the request's path resolved to before, if `state` held it.
@@ -21,7 +25,10 @@ struct RequestPreparation {
 
     nonisolated(nonsending) func prepare(_ request: ErasedRequest) async throws -> PreparedRequest {
         let prepared = request.isRaw ? try prepareRaw(request) : try prepareConfigured(request)
-        guard !request.isRaw, !configuration.adapters.isEmpty else { return prepared }
+        guard !request.isRaw, !configuration.adapters.isEmpty else {
+            try HeaderValidation.check(prepared.headers)
+            return prepared
+        }
         var adapted = prepared
         for adapter in configuration.adapters {
             do { adapted = try await adapter.adapt(adapted) } catch let error as CourierError { throw error } catch {
@@ -35,7 +42,35 @@ struct RequestPreparation {
         guard URLBuilder.absoluteURL(adapted.url.absoluteString) != nil else {
             throw CourierError.invalidURL(adapted.url.absoluteString)
         }
+        if adapted.url != prepared.url { adapted.route(under: configuration) }
+        try HeaderValidation.check(adapted.headers)
         return adapted
+    }
+
+    /// The request as prepared from its parts, with how the transport sends it and its URL's facts (worked out here
+    /// when the path's were not kept), which the pool and the transport read.
+    private func prepared(
+        _ request: ErasedRequest,
+        url: URL,
+        facts: URLFacts?,
+        headers: HTTPFields,
+        body: PreparedBody
+    ) -> PreparedRequest {
+        let timeouts = configuration.timeouts.applying(request.timeouts)
+        return PreparedRequest(
+            method: request.method,
+            url: url,
+            facts: facts ?? URLFacts(url),
+            headers: headers,
+            body: body,
+            tag: request.tag,
+            userInfo: request.userInfo,
+            timeouts: timeouts,
+            deadline: start + timeouts.total,
+            tls: configuration.tls.policy(for: url),
+            proxy: configuration.proxies.proxy(for: url),
+            httpVersion: configuration.httpVersion
+        )
     }
 
     private func prepareRaw(_ request: ErasedRequest) throws -> PreparedRequest {
@@ -50,13 +85,12 @@ struct RequestPreparation {
         if !request.body.isEmpty, !headers.contains(.contentType), let type = request.body.contentType {
             headers[.contentType] = type
         }
-        return PreparedRequest(
-            method: request.method,
+        return prepared(
+            request,
             url: URLBuilder.appending(request.query, to: url),
+            facts: nil,
             headers: headers,
-            body: body,
-            tag: request.tag,
-            userInfo: request.userInfo
+            body: body
         )
     }
 
@@ -135,15 +169,7 @@ struct RequestPreparation {
         if request.leavesCredentialsOut {
             for name in configuration.redirects.crossOriginStrippedHeaders { headers[name] = nil }
         }
-        return PreparedRequest(
-            method: request.method,
-            url: url,
-            facts: facts,
-            headers: headers,
-            body: try bodyDescription.prepare(),
-            tag: request.tag,
-            userInfo: request.userInfo
-        )
+        return prepared(request, url: url, facts: facts, headers: headers, body: try bodyDescription.prepare())
     }
 
     /// `url` without its `user:password@`, which goes into `headers` as `Authorization: Basic` (as curl sends it)
@@ -181,5 +207,14 @@ extension Request {
     /// request with the same path (``SessionState``).
     var resolvesAgainstConfiguredBases: Bool {
         !isRaw && baseURL == nil && service == nil && !usesCDN && !ignoresBaseURL && apiVersion == nil
+    }
+}
+
+extension PreparedRequest {
+    /// Chooses the TLS policy and the proxy for ``url`` under `configuration` again: after an adapter or a redirect
+    /// changed the URL.
+    mutating func route(under configuration: Configuration) {
+        tls = configuration.tls.policy(for: url)
+        proxy = configuration.proxies.proxy(for: url)
     }
 }

@@ -12,10 +12,14 @@ struct URLFacts: Sendable {
     /// Whether the URL holds a `user[:password]@`, which preparation moves into `Authorization`: read once per
     /// path, so a request without one pays nothing for the check.
     let hasUserInfo: Bool
+    /// Why the port cannot be connected to (see `URL.portProblem`), `nil` when it can: a transport checks it
+    /// before a dependency sees the URL, once per path instead of once per request.
+    let portProblem: String?
 
     init(_ url: URL) {
         isHTTPS = url.isHTTPS
         hostKey = url.host(percentEncoded: true)?.lowercased() ?? ""
         hasUserInfo = url.user(percentEncoded: true) != nil
+        portProblem = url.portProblem
     }
 }

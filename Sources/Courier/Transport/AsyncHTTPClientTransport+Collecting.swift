@@ -19,7 +19,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
     /// instead: there the loop is what bounds the throughput, and starting requests is work it need not do
     /// (get-small-h2-c64 0.985-1.028 of raw AsyncHTTPClient this way, 0.932-0.964 from the loop).
     nonisolated(nonsending) func fetch(
-        _ request: TransportRequest,
+        _ request: PreparedRequest,
         reading: BodyReading,
         call: Call
     ) async throws -> ResponseBody {

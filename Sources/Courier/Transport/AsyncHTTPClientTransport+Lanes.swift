@@ -35,7 +35,7 @@ extension AsyncHTTPClientTransport {
         /// The lane for `request`: one that can only use HTTP/1.1 takes the lanes in turn; one that may use HTTP/2
         /// keeps to its host's lane. (Taking the least busy lane instead, to keep one request at a time on one warm
         /// loop, measured no better.)
-        func take(for request: TransportRequest) -> Choice {
+        func take(for request: PreparedRequest) -> Choice {
             let mayMultiplex = request.httpVersion == .automatic && request.isHTTPS
             guard loops.count > 1 else { return Choice(index: 0, sharesLimit: false, mayMultiplex: mayMultiplex) }
             if mayMultiplex {
@@ -124,13 +124,13 @@ final class ConnectionRouting: Sendable {
 
     /// The route of the usual plain request, which has nothing to decide (`http`, no proxy), or `nil` when
     /// ``route(for:)`` must decide: checked without an async call of its own.
-    static func plainRoute(for request: TransportRequest) -> Route? {
+    static func plainRoute(for request: PreparedRequest) -> Route? {
         request.proxy == nil && !request.isHTTPS ? .direct(nil) : nil
     }
 
     /// The route for `request`; throws a typed error when the policy's files cannot be read, or when public-key
     /// pins would have to go through an HTTP proxy.
-    nonisolated(nonsending) func route(for request: TransportRequest) async throws -> Route {
+    nonisolated(nonsending) func route(for request: PreparedRequest) async throws -> Route {
         if let plain = Self.plainRoute(for: request) { return plain }
         let isHTTPS = request.isHTTPS
         let host = request.url.host(percentEncoded: false) ?? ""

@@ -98,7 +98,7 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     /// Sends the request; see ``Transport/send(_:cancellation:)``.
-    public func send(_ request: TransportRequest, cancellation: TransportCancellation) async throws -> TransportResponse
+    public func send(_ request: PreparedRequest, cancellation: TransportCancellation) async throws -> TransportResponse
     {
         try await exchange(request) { client, target in
             let outgoing = try target.request(body: request.body, idle: request.timeouts.readIdle)
@@ -150,13 +150,13 @@ public final class AsyncHTTPClientTransport: Transport {
     /// instead of two frames of their own.
     @inline(__always)
     nonisolated(nonsending) func exchange<Answer>(
-        _ request: TransportRequest,
+        _ request: PreparedRequest,
         _ send: nonisolated(nonsending) (HTTPClient, Target) async throws -> Answer
     )
         async throws -> Answer
     {
         // NIO traps on a port past 65535: whatever built this request, no such port reaches it.
-        if let problem = request.url.portProblem {
+        if let problem = request.urlFacts.portProblem {
             throw CourierError.invalidURL(request.url.absoluteString, reason: problem)
         }
         let route =
@@ -203,7 +203,7 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     /// Where and what AsyncHTTPClient sends for `request` along `route`.
-    private static func target(_ request: TransportRequest, route: ConnectionRouting.Route) throws -> Target {
+    private static func target(_ request: PreparedRequest, route: ConnectionRouting.Route) throws -> Target {
         var headers = HTTPHeaders()
         headers.reserveCapacity(request.headers.count)
         for field in request.headers { headers.add(name: field.name.rawName, value: field.value) }

@@ -19,7 +19,7 @@ public protocol Transport: Sendable {
     /// returned, throw ``CourierError`` with code ``CourierError/Code/cancelled`` promptly.
     ///
     /// Throws ``CourierError`` (transports translate their own errors).
-    func send(_ request: TransportRequest, cancellation: TransportCancellation) async throws -> TransportResponse
+    func send(_ request: PreparedRequest, cancellation: TransportCancellation) async throws -> TransportResponse
 
     /// Releases connections and threads. The session calls it once, when it shuts down.
     func shutdown() async throws
@@ -29,7 +29,7 @@ extension Transport {
     /// Sends `request` through ``send(_:cancellation:)``, cancelled when the calling task is: while the head is
     /// awaited and while the body is read. For calling a transport directly; the session hands it its own
     /// cancellation.
-    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+    public func send(_ request: PreparedRequest) async throws -> TransportResponse {
         let cancellation = TransportCancellation()
         var response = try await withTaskCancellationHandler {
             try await send(request, cancellation: cancellation)
@@ -41,93 +41,9 @@ extension Transport {
     }
 }
 
-/// What a transport sends.
-public struct TransportRequest: Sendable {
-    /// The method.
-    public var method: HTTPRequest.Method
-    /// The absolute URL.
-    public var url: URL {
-        get { storedURL }
-        set {
-            storedURL = newValue
-            facts = nil
-        }
-    }
-    private var storedURL: URL
-    /// Facts of ``url`` worked out before, or `nil` (see `URLFacts`).
-    private var facts: URLFacts?
-    /// Whether ``url`` is `https`.
-    var isHTTPS: Bool { facts?.isHTTPS ?? storedURL.isHTTPS }
-    /// The headers, validated.
-    public var headers: HTTPFields
-    /// The body.
-    public var body: PreparedBody
-    /// Connect and read-idle timeouts; ``deadline`` bounds the whole exchange.
-    public var timeouts: Timeouts
-    /// When the whole exchange, body included, must be over.
-    public var deadline: ContinuousClock.Instant {
-        get { deadlineTick.instant }
-        set { deadlineTick = Tick(newValue) }
-    }
-    /// ``deadline`` as the request path keeps it (see `Tick`).
-    var deadlineTick: Tick
-    /// How the server's certificate is checked, for `https` URLs.
-    public var tls: TLSPolicy
-    /// The proxy to go through, or `nil` to connect directly.
-    public var proxy: Proxy?
-    /// Whether HTTP/2 may be negotiated.
-    public var httpVersion: HTTPVersionPolicy
-
-    /// Creates a transport request.
-    public init(
-        method: HTTPRequest.Method,
-        url: URL,
-        headers: HTTPFields,
-        body: PreparedBody,
-        timeouts: Timeouts,
-        deadline: ContinuousClock.Instant,
-        tls: TLSPolicy = .standard,
-        proxy: Proxy? = nil,
-        httpVersion: HTTPVersionPolicy = .automatic
-    ) {
-        self.init(
-            method: method,
-            url: url,
-            facts: nil,
-            headers: headers,
-            body: body,
-            timeouts: timeouts,
-            deadline: Tick(deadline),
-            tls: tls,
-            proxy: proxy,
-            httpVersion: httpVersion
-        )
-    }
-
-    init(
-        method: HTTPRequest.Method,
-        url: URL,
-        facts: URLFacts?,
-        headers: HTTPFields,
-        body: PreparedBody,
-        timeouts: Timeouts,
-        deadline: Tick,
-        tls: TLSPolicy,
-        proxy: Proxy?,
-        httpVersion: HTTPVersionPolicy
-    ) {
-        self.method = method
-        storedURL = url
-        self.facts = facts
-        self.headers = headers
-        self.body = body
-        self.timeouts = timeouts
-        deadlineTick = deadline
-        self.tls = tls
-        self.proxy = proxy
-        self.httpVersion = httpVersion
-    }
-}
+/// What a transport sends: a ``PreparedRequest``, which carries how it is sent too.
+@available(*, deprecated, renamed: "PreparedRequest", message: "a transport sends the PreparedRequest itself")
+public typealias TransportRequest = PreparedRequest
 
 /// What a transport returns: the head, and the body still arriving.
 public struct TransportResponse: Sendable {

@@ -64,7 +64,7 @@ extension Transport {
     /// through a ``TransportCancellation`` until the body has been read, and the body stops being asked for while
     /// the call is suspended.
     nonisolated(nonsending) func fetchWhole(
-        _ request: TransportRequest,
+        _ request: PreparedRequest,
         reading: BodyReading,
         call: Call
     ) async throws -> ResponseBody {
@@ -89,7 +89,7 @@ protocol CollectingTransport: Transport {
     /// Sends `request` (without following redirects) and returns the response with its whole body, read within
     /// `reading`. `request.deadline` is the caller's to enforce, through `call`.
     nonisolated(nonsending) func fetch(
-        _ request: TransportRequest,
+        _ request: PreparedRequest,
         reading: BodyReading,
         call: Call
     ) async throws -> ResponseBody

@@ -33,9 +33,9 @@ public final class URLSessionTransport: Transport {
     }
 
     /// Sends the request; see ``Transport/send(_:cancellation:)``.
-    public func send(_ request: TransportRequest, cancellation: TransportCancellation) async throws -> TransportResponse
+    public func send(_ request: PreparedRequest, cancellation: TransportCancellation) async throws -> TransportResponse
     {
-        if let problem = request.url.portProblem {
+        if let problem = request.urlFacts.portProblem {
             throw CourierError.invalidURL(request.url.absoluteString, reason: problem)
         }
         var urlRequest = URLRequest(url: request.url)
