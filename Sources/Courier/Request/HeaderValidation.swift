@@ -31,9 +31,4 @@ public enum HeaderValidation {
         default: "a control character"
         }
     }
-
-    /// Checks every field; HTTPTypes already refuses bad names, values are checked here.
-    static func check(_ fields: HTTPFields) throws {
-        for field in fields { try check(value: field.value, name: field.name.rawName) }
-    }
 }

@@ -58,13 +58,11 @@ extension RequestExecutor {
         var redirects = RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
         while true {
             // Each step a request does without (cookies, tracing, waiting for connectivity) is skipped here, not
-            // entered: every async call copies the request into a frame of its own. The preparation checked the
-            // header values; what the jar and the tracer add is checked here.
+            // entered: every async call copies the request into a frame of its own.
             var sending = current
             if configuration.cookieJar != nil { await addCookies(to: &sending, handling: call.cookies) }
             let resend = tracer.flatMap { ResendSpan.start($0, for: sending) }
             if let tracer { sending.addTraceContext(tracer: tracer, span: resend) }
-            if configuration.cookieJar != nil || tracer != nil { try HeaderValidation.check(sending.headers) }
             for monitor in configuration.monitors { monitor.willSend(sending) }
             call.log.request(sending)
             let outgoing = sending

@@ -296,10 +296,7 @@ struct RequestExecutor: Sendable {
                 var answer: Answer?
                 do {
                     var sending = prepared
-                    if let credentials {
-                        generation = credentials.apply(to: &sending)
-                        try HeaderValidation.check(sending.headers)  // the credential is the caller's text
-                    }
+                    if let credentials { generation = credentials.apply(to: &sending) }
                     let received = try await attempt(sending)
                     let refused =
                         credentials?.isRefusal(received.status, headers: received.headers) == true ? generation : nil

@@ -3,8 +3,9 @@ import HTTPTypes
 
 /// Turns a ``Request`` into the ``PreparedRequest`` that goes to the transport: URL building, parameter
 /// placement, default and raw headers, body encoding, how the transport sends it (timeouts, deadline, TLS policy,
-/// proxy, HTTP version), then the adapters; last, the checks of its port and its header values, which run once
-/// here and not on each exchange.
+/// proxy, HTTP version), then the adapters. Header values written as text are checked where they enter (see
+/// ``HeaderValidation``); a field made otherwise holds a legal value by construction, since HTTPTypes replaces
+/// what a field value may not hold, so nothing here checks them again.
 struct RequestPreparation {
     let snapshot: SessionSnapshot
     /// When the call started: the deadline counts from here.
@@ -25,10 +26,7 @@ struct RequestPreparation {
 
     nonisolated(nonsending) func prepare(_ request: ErasedRequest) async throws -> PreparedRequest {
         let prepared = request.isRaw ? try prepareRaw(request) : try prepareConfigured(request)
-        guard !request.isRaw, !configuration.adapters.isEmpty else {
-            try HeaderValidation.check(prepared.headers)
-            return prepared
-        }
+        guard !request.isRaw, !configuration.adapters.isEmpty else { return prepared }
         var adapted = prepared
         for adapter in configuration.adapters {
             do { adapted = try await adapter.adapt(adapted) } catch let error as CourierError { throw error } catch {
@@ -43,7 +41,6 @@ struct RequestPreparation {
             throw CourierError.invalidURL(adapted.url.absoluteString)
         }
         if adapted.url != prepared.url { adapted.route(under: configuration) }
-        try HeaderValidation.check(adapted.headers)
         return adapted
     }
 
