@@ -214,7 +214,8 @@ struct BatchAndChainTests {
                 _ = try await session.batch(Request<User>.get("/users/8"), Request<String>.get("/status/404"))
             }
             #expect(error?.code == .batchFailed && error?.step == 1 && error?.status?.code == 404)
-            #expect(server.hits("/users/8") == 1)
+            // Fail-fast: the 404 may cancel /users/8 before it leaves, on a loaded machine; never is it sent twice.
+            #expect(server.hits("/users/8") <= 1)
         }
     }
 

@@ -118,7 +118,9 @@ struct FaultTests {
     }
 
     @Test func theSessionStillWorksAfterEveryFault() async throws {
-        try await withServerSession({ $0.timeouts.readIdle = .seconds(1) }) { session, _ in
+        // 2 s: the stall's bound, and enough for a /small on a machine running every suite at once (1 s once
+        // was not).
+        try await withServerSession({ $0.timeouts.readIdle = .seconds(2) }) { session, _ in
             for path in [
                 "/fault/close-at/10", "/fault/reset", "/fault/bad-chunked", "/fault/wrong-length", "/fault/stall",
                 "/fault/huge-header",
