@@ -55,7 +55,7 @@ extension RequestExecutor {
         discard: nonisolated(nonsending) (Answer) async throws -> Void
     ) async throws -> (sent: PreparedRequest, answer: Answer, firstByte: Tick) {
         var current = request
-        var redirects = RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
+        var redirects: RedirectState?  // made at the first 3xx: an answer that is not one decides nothing
         while true {
             // Each step a request does without (cookies, tracing, waiting for connectivity) is skipped here, not
             // entered: every async call copies the request into a frame of its own.
@@ -84,13 +84,17 @@ extension RequestExecutor {
             if configuration.cookieJar != nil {
                 await storeCookies(from: answer.headers, for: sending.url, handling: call.cookies)
             }
-            let action = try redirects.next(
+            guard answer.status.kind == .redirection else { return (current, answer, firstByte) }
+            var redirecting =
+                redirects ?? RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
+            let action = try redirecting.next(
                 method: current.method,
                 url: current.url,
                 status: answer.status,
                 location: answer.value(of: .location),
                 bodyIsReplayable: current.body.isReplayable
             )
+            redirects = redirecting
             switch action {
             case .deliver:
                 return (current, answer, firstByte)

@@ -2,6 +2,7 @@ import Benchmark
 import Courier
 import CourierTesting
 import Foundation
+import NIOCore
 import NIOPosix
 import Synchronization
 
@@ -21,60 +22,75 @@ func loopbackBenchmark(
     teardown: @escaping @Sendable () -> Void = {},
     call: @escaping @Sendable (Session) async throws -> Void
 ) {
-    let fixture = LoopbackFixture()
+    let fixture = LoopbackFixture<Session> { try? await $0.shutdown() }
     Benchmark(name, configuration: .allocations(tolerance: tolerance)) { benchmark in
-        let session = try fixture.session()
+        let session = try fixture.opened().client
         let before = RetainCounts.now
         for _ in 0..<callsPerSample { try await call(session) }
         RetainCounts.now.record(since: before, in: benchmark)
     } setup: {
-        try await fixture.open(configure)
+        try await fixture.open { server, loop in
+            var configuration = Configuration { $0.baseURL = server.baseURL }
+            try configure(&configuration)
+            return Session(configuration: configuration, transport: AsyncHTTPClientTransport(eventLoopGroup: loop))
+        }
     } teardown: {
         await fixture.close()
         teardown()
     }
 }
 
-/// The server and session of one benchmark, between its setup and its teardown.
+/// The server and the client of one benchmark, between its setup and its teardown: a ``Session`` for Courier's
+/// benchmarks, AsyncHTTPClient's own client for the reference (`ahc-get-small`), set up the same way.
 ///
-/// The session's client runs on an event loop of its own, and the server on SwiftNIO's shared group. Sharing one
-/// group, a connection's two ends sometimes met on one thread and sometimes not, and the retains per call took one
-/// of two values (about 6 % apart) depending on which, from run to run.
-final class LoopbackFixture: Sendable {
+/// The client runs on an event loop of its own, and the server on SwiftNIO's shared group. Sharing one group, a
+/// connection's two ends sometimes met on one thread and sometimes not, and the retains per call took one of two
+/// values (about 6 % apart) depending on which, from run to run.
+final class LoopbackFixture<Client: Sendable>: Sendable {
     private struct Parts {
         var server: TestServer
-        var session: Session
+        var client: Client
         var clientLoop: MultiThreadedEventLoopGroup
     }
 
     private let parts = Mutex<Parts?>(nil)
+    private let shutdown: @Sendable (Client) async -> Void
 
-    func open(_ configure: @Sendable (inout Configuration) throws -> Void) async throws {
-        let server = try await TestServer.start()
-        var configuration = Configuration { $0.baseURL = server.baseURL }
-        try configure(&configuration)
-        let clientLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let session = Session(
-            configuration: configuration,
-            transport: AsyncHTTPClientTransport(eventLoopGroup: clientLoop)
-        )
-        parts.withLock { $0 = Parts(server: server, session: session, clientLoop: clientLoop) }
+    /// A fixture whose client `shutdown` ends.
+    init(shutdown: @escaping @Sendable (Client) async -> Void) {
+        self.shutdown = shutdown
     }
 
-    func session() throws -> Session {
-        guard let session = parts.withLock({ $0?.session }) else { throw FixtureError.notOpen }
-        return session
+    /// Starts the server, and the client `make` builds for it on the client's own loop.
+    func open(_ make: (TestServer, MultiThreadedEventLoopGroup) throws -> Client) async throws {
+        let server = try await TestServer.start()
+        let clientLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let client: Client
+        do { client = try make(server, clientLoop) } catch {
+            await server.shutdown()
+            try? await clientLoop.shutdownGracefully()
+            throw error
+        }
+        parts.withLock { $0 = Parts(server: server, client: client, clientLoop: clientLoop) }
+    }
+
+    /// The client, the server and the client's loop; throws until ``open(_:)`` has run.
+    func opened() throws -> (client: Client, server: TestServer, loop: any EventLoop) {
+        guard let opened = parts.withLock({ $0.map { ($0.client, $0.server, $0.clientLoop.next()) } }) else {
+            throw FixtureError.notOpen
+        }
+        return opened
     }
 
     func close() async {
         guard let parts = parts.withLock({ $0.take() }) else { return }
-        try? await parts.session.shutdown()
+        await shutdown(parts.client)
         await parts.server.shutdown()
         try? await parts.clientLoop.shutdownGracefully()
     }
-
-    enum FixtureError: Error { case notOpen }
 }
+
+enum FixtureError: Error { case notOpen }
 
 /// A temporary folder for a disk cache, removed when its benchmark ends.
 struct CacheFolder: Sendable {
