@@ -132,7 +132,8 @@ extension DownloadTransfer {
         let metrics = CourierMetrics(factory: session.currentConfiguration.metricsFactory)
         var position = offset
         let end = live.segment(index).end
-        for try await var chunk in body {
+        var chunks = body.makeAsyncIterator()
+        while var chunk = try await chunks.next() {
             if let end, position + Int64(chunk.readableBytes) > end {
                 chunk = chunk.getSlice(at: chunk.readerIndex, length: Int(end - position)) ?? chunk
             }
@@ -142,7 +143,13 @@ extension DownloadTransfer {
             position += Int64(count)
             live.advance(index, by: Int64(count))
             metrics.downloaded(count)
-            if let end, position >= end { break }
+            if let end, position >= end {
+                // The segment is whole. Its answer ends here too when the server sent what was asked, and reading
+                // that end lets the exchange end as read, not as a body dropped (which the monitors, the metrics and
+                // the span heard as a cancel); a server that sends more is stopped here.
+                _ = try await chunks.next()
+                break
+            }
         }
     }
 }
