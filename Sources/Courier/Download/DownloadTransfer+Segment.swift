@@ -146,8 +146,9 @@ extension DownloadTransfer {
             if let end, position >= end {
                 // The segment is whole. Its answer ends here too when the server sent what was asked, and reading
                 // that end lets the exchange end as read, not as a body dropped (which the monitors, the metrics and
-                // the span heard as a cancel); a server that sends more is stopped here.
-                _ = try await chunks.next()
+                // the span heard as a cancel); a server that sends more is stopped here. The bytes are written, so
+                // whatever this read meets cannot fail the segment.
+                _ = try? await chunks.next()
                 break
             }
         }
