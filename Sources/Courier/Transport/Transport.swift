@@ -1,4 +1,3 @@
-public import Foundation
 public import HTTPTypes
 
 /// The only code that touches sockets. A transport sends one request and returns the response head with a
