@@ -65,14 +65,13 @@ extension RequestExecutor {
             if let tracer { sending.addTraceContext(tracer: tracer, span: resend) }
             for monitor in configuration.monitors { monitor.willSend(sending) }
             call.log.request(sending)
-            let outgoing = sending
             let answer: Answer
             do {
                 answer =
                     if configuration.waitsForConnectivity == nil {
-                        try await send(outgoing)
+                        try await send(sending)
                     } else {
-                        try await waitingForConnectivity(outgoing, call: call) { try await send(outgoing) }
+                        try await waitingForConnectivity(sending, call: call) { try await send(sending) }
                     }
             } catch {
                 if let resend { RequestTrace.finish(resend, status: nil, error: Self.normalize(error)) }
