@@ -137,7 +137,11 @@ struct DownloadTransfer: Sendable {
     private func planSegments() async throws {
         let record = live.snapshot()
         guard record.segments.count == 1, record.writtenBytes == 0, record.totalLength == nil else { return }
-        guard let head = try? await session.stream(options.request(.head, url)), head.status.code == 200,
+        guard let head = try? await session.stream(options.request(.head, url)) else { return }
+        // A HEAD's answer has no body: reading its end ends the exchange as read (dropped unread, the monitors,
+        // the metrics and the span would hear a cancel) and leaves the connection for the segments.
+        do { for try await _ in head.body {} } catch { return }
+        guard head.status.code == 200,
             head.headers[.acceptRanges]?.lowercased().contains("bytes") == true,
             let length = head.headers[.contentLength].flatMap({ Int64($0) }), length / 2 >= options.minimumSegmentBytes
         else { return }
