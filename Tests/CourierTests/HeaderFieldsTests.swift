@@ -95,9 +95,9 @@ struct HeaderFieldsTests {
         try await withTestServer { server in
             try await withSession { session in
                 let response = try await session.send(Request<Data>.get(server.url("/users/1").absoluteString))
-                #expect(!response.record.fields.isConverted)
+                #expect(!response.storage.fields.isConverted)
                 #expect(response.headers[.contentType] != nil)
-                #expect(response.record.fields.isConverted)
+                #expect(response.storage.fields.isConverted)
             }
         }
     }

@@ -111,8 +111,8 @@ final class PoolLease: Sendable {
 }
 
 /// A transfer's body as its caller reads it: the transport's stream, ending the transfer's ``PoolLease`` when it
-/// ends or fails. The pool's controls and the deadline stop it through the lease's call, which holds what stops
-/// the exchange (`stop`) until the body has been read. Suspended through the pool, it gives no chunk until it is
+/// ends or fails. The pool's controls and the deadline stop it through the lease's call, whose cancel slot holds
+/// what stops the exchange until the body has been read. Suspended through the pool, it gives no chunk until it is
 /// resumed.
 struct LeasedBody: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
@@ -121,17 +121,11 @@ struct LeasedBody: AsyncSequence, Sendable {
     private let lease: PoolLease
     private let failure: @Sendable (any Error) -> CourierError
 
-    init(
-        _ response: TransportResponse,
-        stoppedBy stop: any RequestCancellable,
-        lease: PoolLease,
-        failure: @escaping @Sendable (any Error) -> CourierError
-    ) {
+    init(_ response: TransportResponse, lease: PoolLease, failure: @escaping @Sendable (any Error) -> CourierError) {
         base = response.body
         self.lease = lease
         self.failure = failure
         lease.delivered(response.status)
-        lease.call.install(stop)
     }
 
     func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), lease: lease, failure: failure) }

@@ -204,9 +204,9 @@ public actor RequestPool {
         sharing key: CoalescingKey? = nil,
         queuedGauge: Meter? = nil,
         failure: (any Error) -> CourierError,
-        _ operation: nonisolated(nonsending) (RequestID, FirstCall) async throws -> ExchangeResult
+        _ operation: nonisolated(nonsending) (RequestID, FirstCall) async throws -> Exchanged<ResponseBody>
     )
-        async throws -> ExchangeResult
+        async throws -> Exchanged<ResponseBody>
     {
         let url = call.prepared.url
         let priority = call.request.priority
@@ -220,7 +220,7 @@ public actor RequestPool {
             )
         }
         if let watcher { Self.watchDeadlines(state, watcher) }
-        let response: ExchangeResult  // no Result in between: matching one copied the whole answer
+        let response: Exchanged<ResponseBody>  // no Result in between: matching one copied the whole answer
         do {
             response = try await withTaskCancellationHandler {
                 if let admission {
@@ -246,7 +246,7 @@ public actor RequestPool {
         }
         // A call it led and delivered from its first attempt goes to the requests that joined it in the same round trip.
         guard let info = end(id, handingOver: .success(response)) else { throw CourierError.cancelled() }
-        broadcaster.yield(.finished(info, response.body.status))
+        broadcaster.yield(.finished(info, response.status))
         return response
     }
 
@@ -263,7 +263,7 @@ public actor RequestPool {
     /// it get `result`.
     nonisolated func end(
         _ id: RequestID,
-        handingOver result: Result<ExchangeResult, any Error>? = nil
+        handingOver result: Result<Exchanged<ResponseBody>, any Error>? = nil
     ) -> PooledRequest? {
         let (info, handover, started, followers) = state.withLock { state in
             let started = state.releaseSlot(id)

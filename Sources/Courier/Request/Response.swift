@@ -5,22 +5,22 @@ public import HTTPTypes
 public struct Response<Value: Sendable>: Sendable {
     /// Everything but the value, in one object of one concrete type, so changing the value's type (the session's
     /// typed shell does it for every response) moves one reference instead of each field through generic code.
-    let record: ResponseRecord
+    let storage: ResponseStorage
     /// The decoded value.
     public let value: Value
 
     /// The request as it was finally sent (after adapters and redirects).
-    public var request: PreparedRequest { record.request }
+    public var request: PreparedRequest { storage.request }
     /// The status.
-    public var status: HTTPResponse.Status { record.status }
+    public var status: HTTPResponse.Status { storage.status }
     /// The headers.
-    public var headers: HTTPFields { record.fields.fields }
+    public var headers: HTTPFields { storage.fields.fields }
     /// The body bytes, decompressed.
-    public var body: Data { record.body }
+    public var body: Data { storage.body }
     /// Where the answer came from: the network or the cache, how old, whether revalidated.
-    public var cacheInfo: CacheInfo { record.cacheInfo }
+    public var cacheInfo: CacheInfo { storage.cacheInfo }
     /// When the request started, when its first byte arrived and when it ended.
-    public var timing: Timing { record.timing }
+    public var timing: Timing { storage.timing }
 
     /// Creates a response; sessions and stub transports build these.
     public init(
@@ -34,7 +34,7 @@ public struct Response<Value: Sendable>: Sendable {
     ) {
         self.init(
             value: value,
-            record: ResponseRecord(
+            storage: ResponseStorage(
                 request: request,
                 status: status,
                 fields: ResponseFields(headers),
@@ -45,8 +45,8 @@ public struct Response<Value: Sendable>: Sendable {
         )
     }
 
-    init(value: Value, record: ResponseRecord) {
-        self.record = record
+    init(value: Value, storage: ResponseStorage) {
+        self.storage = storage
         self.value = value
     }
 
@@ -69,14 +69,14 @@ public struct Response<Value: Sendable>: Sendable {
     /// The same response with its value transformed. Consuming, so the other fields move into the new response
     /// instead of being copied (calling it on a value still in use copies that value first, as any call would).
     public consuming func map<T: Sendable>(_ transform: (Value) throws -> T) rethrows -> Response<T> {
-        Response<T>(value: try transform(value), record: record)
+        Response<T>(value: try transform(value), storage: storage)
     }
 }
 
 /// What a ``Response`` carries apart from its value; each field is documented on the ``Response`` property that
 /// reads it. A class, so a response is copied (into the pool's result, through the typed shell, to each caller of a
 /// shared call) by retaining one reference rather than each field's storage; it never changes once made.
-final class ResponseRecord: Sendable {
+final class ResponseStorage: Sendable {
     let request: PreparedRequest
     let status: HTTPResponse.Status
     let fields: ResponseFields

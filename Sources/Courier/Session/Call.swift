@@ -248,11 +248,3 @@ extension Call.State {
         if case .waitingOn(let current) = wait, current === cancellable { wait = .idle }
     }
 }
-
-/// What one attempt brought back: the request as finally sent (after redirects), the body, and when its head
-/// arrived. What the pool hands back from a call it tracks, and shares among every caller of a coalesced call.
-struct ExchangeResult: Sendable {
-    let sent: PreparedRequest
-    let body: ResponseBody
-    let firstByte: Tick
-}

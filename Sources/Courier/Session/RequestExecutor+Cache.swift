@@ -59,12 +59,12 @@ struct CacheStep: Sendable {
 
     /// A 304 to a conditional request becomes the stored body with the 304's headers merged in, and the
     /// refreshed entry is stored. Anything else passes through.
-    func merge(_ exchanged: ExchangeResult, requestTime: Date) async -> (ExchangeResult, CacheInfo) {
-        guard exchanged.body.status.code == 304, let revalidating else { return (exchanged, .network) }
+    func merge(_ exchanged: Exchanged<ResponseBody>, requestTime: Date) async -> (Exchanged<ResponseBody>, CacheInfo) {
+        guard exchanged.answer.status.code == 304, let revalidating else { return (exchanged, .network) }
         let now = Date()
         let refreshed = decision.revalidated(
             revalidating,
-            notModified: exchanged.body.headers,
+            notModified: exchanged.answer.headers,
             requestTime: requestTime,
             responseTime: now
         )
@@ -79,7 +79,7 @@ struct CacheStep: Sendable {
             headers: headers,
             data: refreshed.body
         )
-        let merged = ExchangeResult(sent: exchanged.sent, body: body, firstByte: exchanged.firstByte)
+        let merged = Exchanged(sent: exchanged.sent, answer: body, firstByte: exchanged.firstByte)
         return (merged, CacheInfo(isFromCache: true, age: age, wasRevalidated: true, wasStored: true))
     }
 

@@ -9,19 +9,22 @@ extension RequestExecutor {
     /// body whole where it arrives; the pool bounds the exchange by the call's deadline, through the call. A
     /// cancellation at the deadline is thrown as the total timeout here, inside the call, so requests sharing it
     /// hear the timeout too.
-    nonisolated(nonsending) func exchange(_ call: Call, _ request: PreparedRequest) async throws -> ExchangeResult {
+    nonisolated(nonsending) func exchange(
+        _ call: Call,
+        _ request: PreparedRequest
+    ) async throws -> Exchanged<ResponseBody> {
         let reading = BodyReading(
             limits: call.limits,
             decompresses: configuration.decompressesResponses,
             meter: ProgressMeter.receiving
         )
         do {
-            let (sent, body, firstByte) = try await following(call, request) { outgoing in
+            let exchanged = try await following(call, request) { outgoing in
                 try await wholeBodyFetch.fetch(outgoing, reading: reading, call: call)
             } discard: { _ in
             }
-            call.log.response(body, for: sent, since: call.start)
-            return ExchangeResult(sent: sent, body: body, firstByte: firstByte)
+            call.log.response(exchanged.answer, for: exchanged.sent, since: call.start)
+            return exchanged
         } catch {
             throw timedOut(error, call)
         }
@@ -29,19 +32,25 @@ extension RequestExecutor {
 
     /// Sends `request` (the call's request as this attempt signs it), following redirects, and returns the final
     /// response with its body still arriving; the transport bounds the exchange by the call's deadline. It runs in
-    /// the caller's task: the call stops it through the exchange's ``TransportCancellation``, which the answer
-    /// carries on, so the pool's controls and the deadline reach the body too.
-    nonisolated(nonsending) func open(_ call: Call, _ request: PreparedRequest) async throws -> StreamedExchange {
+    /// the caller's task: the call stops it through the exchange's ``TransportCancellation``, which stays in the
+    /// call's cancel slot when the head has come, so the pool's controls and the deadline reach the body too.
+    nonisolated(nonsending) func open(
+        _ call: Call,
+        _ request: PreparedRequest
+    ) async throws -> Exchanged<TransportResponse> {
         // One for the redirects too: each exchange registers what stops it in place of the one before.
         let cancellation = TransportCancellation()
-        let (sent, response, _) = try await call.whileWaiting(on: cancellation) {
-            try await following(call, request) { outgoing in
+        call.install(cancellation)
+        do {
+            return try await following(call, request) { outgoing in
                 try await transport.send(outgoing, cancellation: cancellation)
             } discard: { response in
                 for try await _ in response.body {}  // let the connection be reused
             }
+        } catch {
+            call.remove(cancellation)
+            throw error
         }
-        return StreamedExchange(sent: sent, response: response, cancellation: cancellation)
     }
 
     /// Sends `request` with `send`, following redirects (`discard` lets a redirect's answer go), and returns the
@@ -53,7 +62,7 @@ extension RequestExecutor {
         _ request: PreparedRequest,
         send: nonisolated(nonsending) (PreparedRequest) async throws -> Answer,
         discard: nonisolated(nonsending) (Answer) async throws -> Void
-    ) async throws -> (sent: PreparedRequest, answer: Answer, firstByte: Tick) {
+    ) async throws -> Exchanged<Answer> {
         var current = request
         var redirects: RedirectState?  // made at the first 3xx: an answer that is not one decides nothing
         while true {
@@ -83,7 +92,9 @@ extension RequestExecutor {
             if configuration.cookieJar != nil {
                 await storeCookies(from: answer.headers, for: sending.url, handling: call.cookies)
             }
-            guard answer.status.kind == .redirection else { return (current, answer, firstByte) }
+            guard answer.status.kind == .redirection else {
+                return Exchanged(sent: current, answer: answer, firstByte: firstByte)
+            }
             var redirecting =
                 redirects ?? RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
             let action = try redirecting.next(
@@ -96,7 +107,7 @@ extension RequestExecutor {
             redirects = redirecting
             switch action {
             case .deliver:
-                return (current, answer, firstByte)
+                return Exchanged(sent: current, answer: answer, firstByte: firstByte)
             case .follow(let method, let url, let dropsBody, let stripsCredentials):
                 call.log.redirect(from: current, status: answer.status, to: url)
                 for monitor in configuration.monitors { monitor.willRedirect(current, status: answer.status, to: url) }
@@ -117,22 +128,17 @@ extension RequestExecutor {
     }
 }
 
-/// What a streamed attempt brought back: the request as finally sent (after redirects) and the answer, its body
-/// still arriving, with what stops the exchange until the body has been read.
-struct StreamedExchange: ResponseHead, Sendable {
+/// What one attempt brought back: the request as finally sent (after redirects), its answer (a body read whole, or
+/// one still arriving), and when its head arrived. The pool hands one read whole on to every caller of a coalesced
+/// call.
+struct Exchanged<Answer: ResponseHead & Sendable>: ResponseHead, Sendable {
     let sent: PreparedRequest
-    let response: TransportResponse
-    let cancellation: TransportCancellation
+    let answer: Answer
+    let firstByte: Tick
 
-    var status: HTTPResponse.Status { response.status }
-    var headers: HTTPFields { response.headers }
-    func value(of name: HTTPField.Name) -> String? { response.headers[name] }
-}
-
-extension ExchangeResult: ResponseHead {
-    var status: HTTPResponse.Status { body.status }
-    var headers: HTTPFields { body.headers }
-    func value(of name: HTTPField.Name) -> String? { body.value(of: name) }
+    var status: HTTPResponse.Status { answer.status }
+    var headers: HTTPFields { answer.headers }
+    func value(of name: HTTPField.Name) -> String? { answer.value(of: name) }
 }
 
 /// A response's status and headers, whatever carries its body.
@@ -177,11 +183,11 @@ extension RequestExecutor {
         id: RequestID,
         first: FirstCall?,
         sharing key: CoalescingKey?,
-        _ exchange: nonisolated(nonsending) () async throws -> ExchangeResult
-    ) async throws -> ExchangeResult {
+        _ exchange: nonisolated(nonsending) () async throws -> Exchanged<ResponseBody>
+    ) async throws -> Exchanged<ResponseBody> {
         let (url, priority) = (call.prepared.url, call.request.priority)
         guard let gauges = metrics.poolGauges(for: url) else {
-            nonisolated(nonsending) func send() async throws -> ExchangeResult {
+            nonisolated(nonsending) func send() async throws -> Exchanged<ResponseBody> {
                 try await pool.withSlot(id, url: url, priority: priority, call: call, exchange)
             }
             switch first {
@@ -196,16 +202,16 @@ extension RequestExecutor {
         // The same with metrics: the server's in-flight and queued gauges, and a count of calls answered by an
         // identical call in flight (those whose own call never ran).
         var ran = false
-        nonisolated(nonsending) func counted() async throws -> ExchangeResult {
+        nonisolated(nonsending) func counted() async throws -> Exchanged<ResponseBody> {
             ran = true
             gauges.active.increment()
             defer { gauges.active.decrement() }
             return try await exchange()
         }
-        nonisolated(nonsending) func send() async throws -> ExchangeResult {
+        nonisolated(nonsending) func send() async throws -> Exchanged<ResponseBody> {
             try await pool.withSlot(id, url: url, priority: priority, call: call, queuedGauge: gauges.queued, counted)
         }
-        let result: ExchangeResult
+        let result: Exchanged<ResponseBody>
         switch first {
         case .own?: return try await counted()
         case .leads?: return try await counted()

@@ -7,18 +7,18 @@ extension RequestExecutor {
     /// The response carrying `value`, decoded from `exchanged`'s body: timed, and told to the monitors.
     func makeResponse(
         _ value: DecodedValue,
-        _ exchanged: ExchangeResult,
+        _ exchanged: Exchanged<ResponseBody>,
         cacheInfo: CacheInfo,
         original: PreparedRequest,
         attempts: Int,
         start: Tick
     ) -> ErasedResponse {
-        let (sent, body) = (exchanged.sent, exchanged.body)
+        let (sent, body) = (exchanged.sent, exchanged.answer)
         let timing = Timing(startTick: start, firstByteTick: exchanged.firstByte, endTick: .now)
         tellMonitors(original, sent: sent, result: .success(body), timing: timing, attempts: attempts)
         return Response(
             value: value,
-            record: ResponseRecord(
+            storage: ResponseStorage(
                 request: sent,
                 status: body.status,
                 fields: body.fields,

@@ -49,7 +49,7 @@ extension RequestExecutor {
         let call = makeCall(request, prepared: prepared, start: start)
         let failure: @Sendable (any Error) -> CourierError = { [self] in timedOut($0, call) }
         // what the end reports, once the head has come: the answer and the attempts it took
-        let head = Locked<(answer: StreamedExchange, attempts: Int)?>(nil)
+        let head = Locked<(answer: Exchanged<TransportResponse>, attempts: Int)?>(nil)
         let (opened, lease) = try await pool.open(
             call,
             failure: failure,
@@ -59,22 +59,22 @@ extension RequestExecutor {
         ) { _ in
             try await drive(call) { sending in
                 try await open(call, sending)
-            } next: { answer in
-                guard let answer else { return }
-                do { for try await _ in answer.response.body {} } catch {}  // let the connection be reused
+            } next: { exchanged in
+                guard let exchanged else { return }
+                do { for try await _ in exchanged.answer.body {} } catch {}  // let the connection be reused
             }
         }
         head.withLock { $0 = opened }
-        let answer = opened.answer
-        call.log.responseHead(answer.status, answer.headers, for: answer.sent, since: start)
-        let body = LeasedBody(answer.response, stoppedBy: answer.cancellation, lease: lease, failure: failure)
+        let (sent, response) = (opened.answer.sent, opened.answer.answer)
+        call.log.responseHead(response.status, response.headers, for: sent, since: start)
+        let body = LeasedBody(response, lease: lease, failure: failure)
         return StreamedResponse(
-            url: answer.sent.url,
-            status: answer.status,
-            headers: answer.headers,
-            version: answer.response.version,
+            url: sent.url,
+            status: response.status,
+            headers: response.headers,
+            version: response.version,
             body: ByteStream(body),
-            isContentDecoded: answer.response.isContentDecoded
+            isContentDecoded: response.isContentDecoded
         )
     }
 
@@ -82,7 +82,7 @@ extension RequestExecutor {
     /// before it was told by the call's driver), the monitors.
     private func transferEnded(
         _ call: Call,
-        head: (answer: StreamedExchange, attempts: Int)?,
+        head: (answer: Exchanged<TransportResponse>, attempts: Int)?,
         status: HTTPResponse.Status?,
         failure: CourierError?,
         trace: RequestTrace?

@@ -63,7 +63,7 @@ struct RequestExecutor: Sendable {
                 request.accessories.isEmpty
                 ? nil
                 : Result<ResponseBody, CourierError>.success(
-                    ResponseBody(status: response.status, fields: response.record.fields, data: response.body)
+                    ResponseBody(status: response.status, fields: response.storage.fields, data: response.body)
                 )
             tell(request.accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
             trace?.finished(status: response.status, error: nil)
@@ -190,10 +190,10 @@ struct RequestExecutor: Sendable {
             var first: FirstCall? = first
             // The first attempt's outcome when it leads a call identical requests share: the pool hands it to them
             // as the attempt ends (`next`, or the end of the call), in a lock round trip it takes anyway.
-            var led: Result<ExchangeResult, any Error>?
+            var led: Result<Exchanged<ResponseBody>, any Error>?
             let (exchanged, attemptsMade) = try await drive(call) { sending in
                 requestTick = .now
-                let exchanged: ExchangeResult
+                let exchanged: Exchanged<ResponseBody>
                 do {
                     exchanged = try await fetch(call, id: id, first: first, sharing: key) {
                         try await exchange(call, sending)
@@ -203,7 +203,7 @@ struct RequestExecutor: Sendable {
                     throw error
                 }
                 if case .leads? = first { led = .success(exchanged) }
-                for monitor in configuration.monitors { monitor.didReceive(exchanged.body, for: exchanged.sent) }
+                for monitor in configuration.monitors { monitor.didReceive(exchanged.answer, for: exchanged.sent) }
                 return exchanged
             } next: { _ in
                 // The first attempt's slot is not held through a wait, a refresh or the next attempt.
@@ -224,29 +224,29 @@ struct RequestExecutor: Sendable {
                 (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: requestTime)
             }
             if configuration.cache != nil {
-                await invalidateAfterUnsafe(prepared, status: exchanged.body.status, headers: exchanged.body.headers)
+                await invalidateAfterUnsafe(prepared, status: exchanged.answer.status, headers: exchanged.answer.headers)
             }
             // RFC 9111 stores what the server says may be stored, an error status with explicit freshness too, so
             // the `http` policy stores before validation; the time-to-live policies keep only answers that pass it.
             let storesFirst = cacheStep?.decision.policy == .http
             if let cacheStep, storesFirst, !cacheInfo.wasRevalidated {
-                cacheInfo.wasStored = await cacheStep.store(exchanged.body, requestTime: requestTime)
+                cacheInfo.wasStored = await cacheStep.store(exchanged.answer, requestTime: requestTime)
             }
-            let received = exchanged.body  // what the cache keeps: the answer as the server sent it
+            let received = exchanged.answer  // what the cache keeps: the answer as the server sent it
             if request.hasInterceptors(under: configuration) {
-                exchanged = ExchangeResult(
+                exchanged = Exchanged(
                     sent: exchanged.sent,
-                    body: try await intercepted(received, request, exchanged.sent),
+                    answer: try await intercepted(received, request, exchanged.sent),
                     firstByte: exchanged.firstByte
                 )
             }
             try validate(
-                exchanged.body,
+                exchanged.answer,
                 for: exchanged.sent,
                 extra: request.validators,
                 usesSession: request.usesSessionValidators
             )
-            let value = try request.decode(exchanged.body)
+            let value = try request.decode(exchanged.answer)
             if let cacheStep, !storesFirst, !cacheInfo.wasRevalidated {
                 cacheInfo.wasStored = await cacheStep.store(received, requestTime: requestTime)
             }
