@@ -100,7 +100,9 @@ extension RequestPool {
         call: Call,
         orLead operation: nonisolated(nonsending) () async throws -> Exchanged<ResponseBody>
     ) async throws -> Exchanged<ResponseBody> {
-        let shared: Exchanged<ResponseBody>? = try await call.whileWaiting(on: FollowerWait(pool: self, key: key, id: id)) {
+        let shared: Exchanged<ResponseBody>? = try await call.whileWaiting(
+            on: FollowerWait(pool: self, key: key, id: id)
+        ) {
             try await withCheckedThrowingContinuation { (continuation: SharedCall.Follower) in
                 enum Role {
                     case leads
@@ -147,7 +149,11 @@ extension RequestPool {
     /// `result` and the call goes on (a wait, a refresh, another attempt): gives its slot back and hands the result
     /// to the requests that joined it, in one lock round trip. When `id`'s caller has gone meanwhile, its call is
     /// cancelled: the result went to the others, and nobody waits for the rest.
-    nonisolated func releaseSlot(_ id: RequestID, handingOver result: Result<Exchanged<ResponseBody>, any Error>, call: Call) {
+    nonisolated func releaseSlot(
+        _ id: RequestID,
+        handingOver result: Result<Exchanged<ResponseBody>, any Error>,
+        call: Call
+    ) {
         let (started, followers, callerLeft) = state.withLock { state in
             let started = state.releaseSlot(id)
             let (followers, callerLeft) = state.closeSharedCall(ledBy: id)

@@ -224,7 +224,11 @@ struct RequestExecutor: Sendable {
                 (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: requestTime)
             }
             if configuration.cache != nil {
-                await invalidateAfterUnsafe(prepared, status: exchanged.answer.status, headers: exchanged.answer.headers)
+                await invalidateAfterUnsafe(
+                    prepared,
+                    status: exchanged.answer.status,
+                    headers: exchanged.answer.headers
+                )
             }
             // RFC 9111 stores what the server says may be stored, an error status with explicit freshness too, so
             // the `http` policy stores before validation; the time-to-live policies keep only answers that pass it.
