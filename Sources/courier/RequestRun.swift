@@ -69,21 +69,19 @@ struct RequestRun {
 
     private var showsHead: Bool { options.include || options.headOnly || method == .head }
 
-    /// The answer through ``Session/stream(_:)``: the head as soon as it arrives, then the body chunk by chunk.
+    /// The answer through ``Session/stream(_:into:)``: the head as soon as it arrives, then each chunk written
+    /// where it arrives.
     private func streamed(
         _ request: Request<Data>,
         session: Session,
         destination: BodyDestination,
         limit: Int?
     ) async throws -> Answer {
-        let response = try await session.stream(request)
+        let sink = WriterSink { head in try start(head, destination: destination, decodes: true, limit: limit) }
+        let response = try await session.stream(request, into: sink)
         let head = ResponseHeadText(version: response.version, status: response.status, headers: response.headers)
-        var answer = Answer(head: head, url: response.url, fromCache: false, firstByte: .now, receivedBytes: 0)
-        var writer = try start(head, destination: destination, decodes: true, limit: limit)
-        for try await chunk in response.body { try writer.write(chunk) }
-        try writer.finish()
-        answer.receivedBytes = writer.receivedBytes
-        return answer
+        let received = try sink.finish()
+        return Answer(head: head, url: response.url, fromCache: false, firstByte: sink.firstByte, receivedBytes: received)
     }
 
     /// The answer read whole through ``Session/send(_:)``, so `--cache` can answer it or store it.

@@ -130,6 +130,26 @@ struct LeasedBody: AsyncSequence, Sendable {
 
     func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), lease: lease, failure: failure) }
 
+    /// Hands `head`, then the body's chunks, to `sink` (where the transport reads them, when it can), ending the
+    /// lease when the body ends or fails. What the sink throws is thrown as a ``SinkFailure``; the transfer ends
+    /// failed either way, and its exchange is stopped.
+    func deliver(_ head: StreamedResponse, into sink: any ResponseSink) async throws {
+        let watched = WatchedSink(sink)
+        do {
+            try watched.head(head)
+            await lease.call.waitWhileSuspended()
+            if lease.call.isCancelled { throw CourierError.cancelled() }
+            try await base.deliver(into: watched, suspension: lease.call)
+            lease.finish()
+        } catch {
+            let thrown = watched.thrown
+            lease.end(.failure(failure(thrown ?? error)))
+            lease.call.cancel()  // nothing reads the rest; a transport that ended already is not told
+            if let thrown { throw SinkFailure(thrown: thrown) }
+            throw failure(error)
+        }
+    }
+
     /// Reads the transport's body, ending the lease at its end or its first error.
     struct Iterator: AsyncIteratorProtocol {
         var base: ByteStream.AsyncIterator
@@ -154,4 +174,34 @@ struct LeasedBody: AsyncSequence, Sendable {
             }
         }
     }
+}
+
+/// A ``ResponseSink`` that remembers what it threw, so the caller gets the sink's own error back.
+private final class WatchedSink: ResponseSink {
+    private let base: any ResponseSink
+    private let failure = Locked<(any Error)?>(nil)
+
+    init(_ base: any ResponseSink) { self.base = base }
+
+    /// What the sink threw, if it did.
+    var thrown: (any Error)? { failure.withLock { $0 } }
+
+    func head(_ response: StreamedResponse) throws {
+        do { try base.head(response) } catch {
+            failure.withLock { $0 = error }
+            throw error
+        }
+    }
+
+    func write(_ chunk: ByteBuffer) throws {
+        do { try base.write(chunk) } catch {
+            failure.withLock { $0 = error }
+            throw error
+        }
+    }
+}
+
+/// What a ``ResponseSink`` threw, on its way out of the call that fed it: its caller gets `thrown` as it was.
+struct SinkFailure: Error {
+    let thrown: any Error
 }

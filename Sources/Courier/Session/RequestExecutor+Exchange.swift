@@ -34,16 +34,24 @@ extension RequestExecutor {
     /// response with its body still arriving; the transport bounds the exchange by the call's deadline. It runs in
     /// the caller's task: the call stops it through the exchange's ``TransportCancellation``, which stays in the
     /// call's cancel slot when the head has come, so the pool's controls and the deadline reach the body too.
+    ///
+    /// With `holdingBody`, a transport that can (``BodyHoldingTransport``) reads no chunk of a body until it is
+    /// first iterated or handed to a ``ResponseSink``.
     nonisolated(nonsending) func open(
         _ call: Call,
-        _ request: PreparedRequest
+        _ request: PreparedRequest,
+        holdingBody: Bool = false
     ) async throws -> Exchanged<TransportResponse> {
         // One for the redirects too: each exchange registers what stops it in place of the one before.
         let cancellation = TransportCancellation()
         call.install(cancellation)
+        let holding = holdingBody ? transport as? any BodyHoldingTransport : nil
         do {
             return try await following(call, request) { outgoing in
-                try await transport.send(outgoing, cancellation: cancellation)
+                if let holding {
+                    return try await holding.send(outgoing, cancellation: cancellation, holdingBody: true)
+                }
+                return try await transport.send(outgoing, cancellation: cancellation)
             } discard: { response in
                 for try await _ in response.body {}  // let the connection be reused
             }

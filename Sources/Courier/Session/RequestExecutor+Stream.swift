@@ -11,20 +11,26 @@ extension RequestExecutor {
     /// It is observed as a send is, over its whole life: its trace span, the accessories' stop, the metrics and the
     /// monitors' ``EventMonitor/didComplete(_:result:timing:)`` hear it when the body has been read, has failed, or
     /// was dropped (the outcome's body is empty: the caller read it).
+    ///
+    /// With a `sink`, the sink gets the head, then each chunk of the body where it arrives (see
+    /// ``Session/stream(_:into:)``), and this returns the head once the body has ended.
     nonisolated(nonsending) func stream(
         _ request: ErasedRequest,
-        known: ResolvedURL? = nil
+        known: ResolvedURL? = nil,
+        into sink: (any ResponseSink)? = nil
     ) async throws -> StreamedResponse {
         let start = Tick.now
         let trace = tracer.map { RequestTrace(tracer: $0, method: request.method) }
         var started: PreparedRequest?
         do {
             guard let trace else {
-                return try await open(request, known: known, start: start, trace: nil, started: &started)
+                return try await open(request, known: known, start: start, trace: nil, sink: sink, started: &started)
             }
             return try await trace.run {
-                try await open(request, known: known, start: start, trace: trace, started: &started)
+                try await open(request, known: known, start: start, trace: trace, sink: sink, started: &started)
             }
+        } catch let error as SinkFailure {
+            throw error.thrown  // the sink's own error, as it threw it; the transfer's end reported it
         } catch {
             let failure = userFacing(error)
             if started == nil {  // it never reached the pool, whose end reports the rest
@@ -36,12 +42,14 @@ extension RequestExecutor {
     }
 
     /// Prepares `request` (`started` holds it from then on) and opens it as a transfer, told to its accessories;
-    /// the transfer's end reports to the span, the accessories, the metrics and the monitors.
+    /// the transfer's end reports to the span, the accessories, the metrics and the monitors. With a `sink`, hands
+    /// the answer to it and returns when the body has ended.
     private nonisolated(nonsending) func open(
         _ request: ErasedRequest,
         known: ResolvedURL?,
         start: Tick,
         trace: RequestTrace?,
+        sink: (any ResponseSink)?,
         started: inout PreparedRequest?
     ) async throws -> StreamedResponse {
         let prepared = try await begin(request, known: known, start: start, trace: trace)
@@ -58,7 +66,7 @@ extension RequestExecutor {
             }
         ) { _ in
             try await drive(call) { sending in
-                try await open(call, sending)
+                try await open(call, sending, holdingBody: sink != nil)
             } next: { exchanged in
                 guard let exchanged else { return }
                 do { for try await _ in exchanged.answer.body {} } catch {}  // let the connection be reused
@@ -68,7 +76,7 @@ extension RequestExecutor {
         let (sent, response) = (opened.answer.sent, opened.answer.answer)
         call.log.responseHead(response.status, response.headers, for: sent, since: start)
         let body = LeasedBody(response, lease: lease, failure: failure)
-        return StreamedResponse(
+        var streamed = StreamedResponse(
             url: sent.url,
             status: response.status,
             headers: response.headers,
@@ -76,6 +84,10 @@ extension RequestExecutor {
             body: ByteStream(body),
             isContentDecoded: response.isContentDecoded
         )
+        guard let sink else { return streamed }
+        streamed.body = .empty
+        try await body.deliver(streamed, into: sink)
+        return streamed
     }
 
     /// Reports a transfer's end: to its span, its accessories, the metrics, and, when its head had come (a failure

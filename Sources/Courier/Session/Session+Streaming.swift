@@ -42,6 +42,35 @@ extension Session {
     }
 }
 
+extension Session {
+    /// Sends `request` as ``stream(_:)`` does and hands the answer to `sink`: its head, then each chunk of its body
+    /// where it arrives. With ``AsyncHTTPClientTransport`` the chunks go to the sink on the event loop that reads
+    /// the connection, so none waits for a task to be woken; with another transport, as this task reads them.
+    /// Returns the head (its `body` empty) once the body has ended.
+    ///
+    /// Only the delivered answer reaches the sink: a redirect's body or one a retry replaces is read past. What the
+    /// sink throws stops the exchange and is thrown here as it was thrown; the call ends failed at the monitors.
+    ///
+    /// ```swift
+    /// final class Counter: ResponseSink {
+    ///     let bytes = Mutex(0)
+    ///     func head(_ response: StreamedResponse) throws {}
+    ///     func write(_ chunk: ByteBuffer) throws { bytes.withLock { $0 += chunk.readableBytes } }
+    /// }
+    /// let counter = Counter()
+    /// let head = try await session.stream(Request<Data>.get("/big"), into: counter)
+    /// ```
+    @discardableResult
+    public nonisolated func stream(
+        _ request: Request<Data>,
+        into sink: some ResponseSink
+    ) async throws -> StreamedResponse {
+        let erased = request.erased
+        let (executor, known) = try executor(for: erased)
+        return try await executor.stream(erased, known: known, into: sink)
+    }
+}
+
 extension StreamedResponse {
     /// ``CourierError/Code/httpStatus`` for this answer's status, with its URL redacted: what a reader of a stream
     /// (events, JSON lines) throws when the status is not one it reads.

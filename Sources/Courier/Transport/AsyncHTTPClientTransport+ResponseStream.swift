@@ -5,12 +5,17 @@ import NIOCore
 import NIOHTTP1
 
 /// One exchange of ``AsyncHTTPClientTransport``: receives AsyncHTTPClient's delegate calls on the event loop,
-/// hands the head to the waiting caller, and feeds body parts into a backpressured async sequence.
+/// hands the head to the waiting caller, and feeds body parts into a backpressured async sequence, or, when the
+/// session hands the body to a ``ResponseSink``, to the sink as they arrive.
+///
+/// A held body (`holdsBody`) is not read until the session says where it goes: the future the head's callback
+/// returns stays pending until the body is first iterated or handed to a sink, so no chunk can go to the sequence
+/// that a sink was meant to get.
 ///
 /// The head (or how the exchange ended before it) goes to the caller under the lock; the continuation only wakes
 /// it. A continuation resumed before its task has suspended on it is taken up by the concurrency runtime with an
 /// atomic that ThreadSanitizer cannot see, so a value passed through it looks like a race (see ``Call/awaitAnswer(installing:starting:)``).
-final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducerDelegate {
+final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducerDelegate, SinkableBody {
     typealias Response = Void
     typealias Producer = NIOThrowingAsyncSequenceProducer<
         ByteBuffer, any Error, NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, ResponseStream
@@ -30,15 +35,27 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
         var earlyDemand = false
         /// The exchange has ended, and its caller or body reader has been told.
         var ended = false
+        /// A held body's future, which the head's callback returned: completed when the body is first read.
+        var gate: EventLoopPromise<Void>?
+        /// The sink the body goes to, and the call whose suspension holds it back.
+        var sink: (sink: any ResponseSink, suspension: Call)?
+        /// What the sink threw, which the exchange ends with.
+        var sinkFailure: (any Error)?
+        /// The caller waiting for a sunk body's end.
+        var sinkWaiter: CheckedContinuation<Void, Never>?
+        /// How the exchange ended, once it has.
+        var outcome: Result<Void, any Error>?
     }
 
     private let state = Locked(State())
     private let timeouts: Timeouts
     private let url: URL
+    private let holdsBody: Bool
 
-    init(timeouts: Timeouts, url: URL) {
+    init(timeouts: Timeouts, url: URL, holdsBody: Bool = false) {
         self.timeouts = timeouts
         self.url = url
+        self.holdsBody = holdsBody
     }
 
     // MARK: Caller side
@@ -72,6 +89,25 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
         task?.cancel()
     }
 
+    /// Lets a held body be read as a sequence: what its first iteration does.
+    func readBody() {
+        state.withLock { $0.gate.take() }?.succeed()
+    }
+
+    func deliver(into sink: any ResponseSink, suspension: Call) async throws {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let (gate, endedAlready) = state.withLock { state in
+                guard state.outcome == nil else { return (nil as EventLoopPromise<Void>?, true) }
+                state.sink = (sink, suspension)
+                state.sinkWaiter = continuation
+                return (state.gate.take(), false)
+            }
+            if endedAlready { continuation.resume() } else { gate?.succeed() }
+        }
+        // The outcome goes under the lock, which also orders the sink's last write before the caller reads it back.
+        try state.withLock { $0.outcome }?.get()
+    }
+
     // MARK: HTTPClientResponseDelegate (on the task's event loop)
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
@@ -88,16 +124,26 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
             url: url,
             version: head.version
         )
+        let gate = holdsBody ? task.eventLoop.makePromise(of: Void.self) : nil
         state.withLock { state in
             state.source = produced.source
-            state.head = .success(response)
+            state.head = .success(holdsBody ? response.holding(self) : response)
+            state.gate = gate
             return state.headWaiter.take()
         }?.resume()
-        return task.eventLoop.makeSucceededVoidFuture()
+        return gate?.futureResult ?? task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        guard let source = state.withLock({ $0.source }) else { return task.eventLoop.makeSucceededVoidFuture() }
+        let (source, sink) = state.withLock { ($0.source, $0.sink) }
+        if let sink {
+            do { try sink.sink.write(buffer) } catch {
+                state.withLock { $0.sinkFailure = error }
+                return task.eventLoop.makeFailedFuture(error)
+            }
+            return sink.suspension.notSuspended(on: task.eventLoop)
+        }
+        guard let source else { return task.eventLoop.makeSucceededVoidFuture() }
         switch source.yield(buffer) {
         case .produceMore, .dropped:
             return task.eventLoop.makeSucceededVoidFuture()
@@ -136,27 +182,39 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
         end(failure: AsyncHTTPClientTransport.translate(error, timeouts: timeouts, url: url))
     }
 
-    /// Tells the caller waiting for the head, or else the body's reader, how the exchange ended; only the first
-    /// end counts.
+    /// Tells the caller waiting for the head, or else the body's reader or sink, how the exchange ended; only the
+    /// first end counts. A sink's own error is the end's, as the sink threw it.
     private func end(failure: (any Error)?) {
-        let ending = state.withLock {
-            state -> (CheckedContinuation<Void, Never>?, Producer.Source?, EventLoopPromise<Void>?)? in
+        let ending = state.withLock { state -> Ending? in
             guard !state.ended else { return nil }
             state.ended = true
-            defer { state.demand = nil }
-            guard let headWaiter = state.headWaiter.take() else { return (nil, state.source, state.demand) }
-            state.head = .failure(failure ?? CourierError.noResponse())
-            return (headWaiter, nil, state.demand)
+            let failure = state.sinkFailure ?? failure
+            state.outcome = failure.map { .failure($0) } ?? .success(())
+            var ending = Ending(failure: failure, demand: state.demand.take(), gate: state.gate.take())
+            if let headWaiter = state.headWaiter.take() {
+                state.head = .failure(failure ?? CourierError.noResponse())
+                ending.waiter = headWaiter
+            } else {
+                (ending.source, ending.waiter) = (state.source, state.sinkWaiter.take())
+            }
+            return ending
         }
-        guard let (headWaiter, source, demand) = ending else { return }
-        if let headWaiter {
-            headWaiter.resume()
-        } else if let failure {
-            source?.finish(failure)
-        } else {
-            source?.finish()
-        }
-        demand?.succeed()
+        guard let ending else { return }
+        if let failure = ending.failure { ending.source?.finish(failure) } else { ending.source?.finish() }
+        ending.demand?.succeed()
+        ending.gate?.succeed()  // nothing reads a body that ended, and a promise must not be dropped pending
+        ending.waiter?.resume()
+    }
+
+    /// What an end completes outside the lock.
+    private struct Ending {
+        var failure: (any Error)?
+        var demand: EventLoopPromise<Void>?
+        var gate: EventLoopPromise<Void>?
+        /// The body's sequence, when no caller waits for the head.
+        var source: Producer.Source?
+        /// The caller waiting for the head, or for a sunk body's end.
+        var waiter: CheckedContinuation<Void, Never>?
     }
 
     // MARK: NIOAsyncSequenceProducerDelegate (the consumer's side)
@@ -175,6 +233,29 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
 
     func didTerminate() {
         cancel()  // the consumer stopped reading or was cancelled: stop the request
+    }
+}
+
+extension TransportResponse {
+    /// This response, whose body is held by `stream` until it is first read: iterating it lets the chunks flow,
+    /// and a sink can have them instead (``ByteStream/sinkable``).
+    fileprivate func holding(_ stream: ResponseStream) -> TransportResponse {
+        var held = self
+        held.body = ByteStream(OpeningBody(base: body, stream: stream))
+        held.body.sinkable = stream
+        return held
+    }
+}
+
+/// A held body: its first iteration lets the chunks flow.
+private struct OpeningBody: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let base: ByteStream
+    let stream: ResponseStream
+
+    func makeAsyncIterator() -> ByteStream.AsyncIterator {
+        stream.readBody()
+        return base.makeAsyncIterator()
     }
 }
 
@@ -199,3 +280,5 @@ struct TranslatingBody<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable 
         }
     }
 }
+
+extension AsyncHTTPClientTransport: BodyHoldingTransport {}

@@ -100,10 +100,18 @@ public final class AsyncHTTPClientTransport: Transport {
     /// Sends the request; see ``Transport/send(_:cancellation:)``.
     public func send(_ request: PreparedRequest, cancellation: TransportCancellation) async throws -> TransportResponse
     {
+        try await send(request, cancellation: cancellation, holdingBody: false)
+    }
+
+    func send(
+        _ request: PreparedRequest,
+        cancellation: TransportCancellation,
+        holdingBody: Bool
+    ) async throws -> TransportResponse {
         try await exchange(request) { client, target in
             let outgoing = try target.request(body: request.body, idle: request.timeouts.readIdle)
             let deadline = NIODeadline.now() + TimeAmount(Tick.now.duration(to: request.deadlineTick))
-            let stream = ResponseStream(timeouts: request.timeouts, url: request.url)
+            let stream = ResponseStream(timeouts: request.timeouts, url: request.url, holdsBody: holdingBody)
             // Until the body has been read: the head's wait and the body's both end when the stream is cancelled.
             cancellation.onCancel { stream.cancel() }
             await withCheckedContinuation { continuation in
