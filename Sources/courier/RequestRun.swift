@@ -81,7 +81,13 @@ struct RequestRun {
         let response = try await session.stream(request, into: sink)
         let head = ResponseHeadText(version: response.version, status: response.status, headers: response.headers)
         let received = try sink.finish()
-        return Answer(head: head, url: response.url, fromCache: false, firstByte: sink.firstByte, receivedBytes: received)
+        return Answer(
+            head: head,
+            url: response.url,
+            fromCache: false,
+            firstByte: sink.firstByte,
+            receivedBytes: received
+        )
     }
 
     /// The answer read whole through ``Session/send(_:)``, so `--cache` can answer it or store it.
