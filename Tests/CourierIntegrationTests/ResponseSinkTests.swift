@@ -114,6 +114,25 @@ struct ResponseSinkTests {
         }
     }
 
+    /// Cancelling the caller's task stops a body going to a sink (a paused download is such a task).
+    @Test func cancellingTheCallersTaskStopsABodyGoingToASink() async throws {
+        try await withServerSession { session, _ in
+            let sink = KeepingSink()
+            let delivered = Task {
+                try await session.stream(
+                    Request<Data>.get("/drip", query: ["size": 100, "interval": 50]),
+                    into: sink
+                )
+            }
+            await eventually("the first chunk arrives") { sink.all.writes > 0 }
+            delivered.cancel()
+            let error = await courierError { _ = try await delivered.value }
+            #expect(error?.code == .cancelled)
+            #expect(sink.all.writes < 100)
+            await eventually("the pool empties") { await session.pool.isEmpty }
+        }
+    }
+
     /// The pool's controls reach a body going to a sink, as they reach one read as a sequence.
     @Test func cancellingByTagStopsABodyGoingToASink() async throws {
         try await withServerSession { session, _ in

@@ -139,7 +139,13 @@ struct LeasedBody: AsyncSequence, Sendable {
             try watched.head(head)
             await lease.call.waitWhileSuspended()
             if lease.call.isCancelled { throw CourierError.cancelled() }
-            try await base.deliver(into: watched, suspension: lease.call)
+            // The caller's task is not suspended on the body as a reader of a sequence is, so its cancellation
+            // is passed on here.
+            try await withTaskCancellationHandler {
+                try await base.deliver(into: watched, suspension: lease.call)
+            } onCancel: {
+                lease.call.cancel()
+            }
             lease.finish()
         } catch {
             let thrown = watched.thrown
