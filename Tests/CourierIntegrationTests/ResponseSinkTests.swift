@@ -94,6 +94,19 @@ struct ResponseSinkTests {
         }
     }
 
+    /// Bytes that arrived before the connection broke reach the sink before the failure does, even when they all came
+    /// before the sink was handed the body (a resumed download keeps them).
+    @Test func aBodyCutShortReachesTheSinkUpToTheCut() async throws {
+        try await withServerSession { session, _ in
+            let sink = KeepingSink()
+            let error = await courierError {
+                try await session.stream(Request<Data>.get("/file/1000000?cut=70000"), into: sink)
+            }
+            #expect(error?.code == .connectionClosed)
+            #expect(sink.all.body == ServerFiles.data(count: 70_000))
+        }
+    }
+
     /// What the sink throws stops the exchange and comes back as it was thrown; the session goes on serving.
     @Test func aSinkThatThrowsStopsTheCallWithItsOwnError() async throws {
         let monitor = RecordingMonitor()

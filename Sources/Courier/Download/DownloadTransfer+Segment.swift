@@ -48,109 +48,51 @@ extension DownloadTransfer {
         _ machine: inout CallStateMachine
     ) async throws -> CallStateMachine.Action {
         let before = live.segment(index).written
-        let body: (bytes: ByteStream, offset: Int64)?
-        do { body = try await askForMissing(index, part) } catch let error as CourierError {
-            return machine.failed(error)
-        }
-        _ = machine.reading()
-        do {
-            if let body { try await write(body.bytes, segment: index, from: body.offset, part) }
-            let segment = live.segment(index)
-            if segment.isDone { return machine.bodyEnded() }
-            if segment.end == nil {
-                live.finishOpenEnded(index)  // a body without a length ends when the server says so
-                return machine.bodyEnded()
-            }
-            throw CourierError(
-                code: .connectionClosed,
-                message: "the body ended at byte \(segment.next) of \(segment.end ?? 0)"
-            )
+        let writer = SegmentWriter(self, segment: index, part: part)
+        var failure: CourierError?
+        do { try await fetch(writer) } catch is SegmentWriter.Whole {
+            // every byte asked for is written; the rest was not
         } catch let error as CourierError {
+            failure = error
+        }
+        guard writer.isReading else { return machine.failed(failure ?? CourierError.noResponse()) }
+        _ = machine.reading()
+        if let failure = failure ?? unfinished(index) {
             // Progress resets the count only when the next attempt keeps it.
             if options.resumable, live.segment(index).written > before { machine.progressed() }
-            return machine.bodyFailed(error)
+            return machine.bodyFailed(failure)
+        }
+        return machine.bodyEnded()
+    }
+
+    /// Sends `writer`'s request and hands it the answer: where the chunks arrive when no bandwidth limit has to be
+    /// waited for (a sink, see ``Session/stream(_:into:)``), else chunk by chunk in this task, each once the limits
+    /// let it through.
+    private func fetch(_ writer: SegmentWriter) async throws {
+        guard !limits.isEmpty else {
+            try await session.stream(writer.request, into: writer)
+            return
+        }
+        let response = try await session.stream(writer.request)
+        try writer.head(response)
+        for try await chunk in response.body {
+            for limit in limits { try await limit.take(chunk.readableBytes) }
+            try writer.write(chunk)
         }
     }
 
-    /// Asks for what segment `index` still misses and judges the answer by its range: the body to write from the
-    /// byte it starts at, or `nil` when nothing is missing after all.
-    private func askForMissing(_ index: Int, _ part: PartFile) async throws -> (bytes: ByteStream, offset: Int64)? {
-        let record = live.snapshot()
-        let segment = record.segments[index]
-        let range = segment.missing
-        var request = options.request(.get, url)
-        if range.isPartial {
-            request = request.header("Range", range.header)
-            if let ifRange = record.validator.ifRange { request = request.header("If-Range", ifRange) }
-        }
-        let response = try await session.stream(request)
-        let isKnown = record.totalLength != nil || record.validator != EntityValidator()
-        let answer = RangeAnswer.decide(
-            request: range,
-            status: response.status,
-            headers: response.headers,
-            known: isKnown ? record.validator : nil,
-            knownLength: record.totalLength,
-            localLength: segment.next
-        )
-        switch answer {
-        case .write(let offset, let length):
-            if !isKnown { live.adopt(validator: EntityValidator(response.headers), totalLength: length) }
-            return (response.body, offset)
-        case .replace(let length):
-            guard record.segments.count == 1 else {
-                throw RestartSignal(
-                    reason: "the server sent the whole file to a segment request; going on with one connection",
-                    dropsSegments: true
-                )
-            }
-            try startOver(part)
-            live.adopt(validator: EntityValidator(response.headers), totalLength: length)
-            notify(.restarted(reason: "the server answered the resume request with the whole file (HTTP 200)"))
-            return (response.body, 0)
-        case .restart:
-            throw RestartSignal(
-                reason: "the server's answer (HTTP \(response.status.code)) does not continue the partial file"
-            )
-        case .complete(let length):
-            live.complete(index, length: length)
+    /// Why segment `index` is not whole after its body ended, or `nil` when it is; a body without a length ends the
+    /// segment when the server says so.
+    private func unfinished(_ index: Int) -> CourierError? {
+        let segment = live.segment(index)
+        if segment.isDone { return nil }
+        if segment.end == nil {
+            live.finishOpenEnded(index)
             return nil
-        case .fail(let error) where error.code == .httpStatus:
-            // Said with the URL that answered (redacted), so a failed download names what it asked for.
-            throw CourierError.httpStatus(
-                response.status,
-                bodyPreview: nil,
-                url: Redactor.standard.redact(url: response.url)
-            )
-        case .fail(let error):
-            throw error
         }
-    }
-
-    /// Writes `body` at `offset` onwards, never past the segment's end, counting every byte written.
-    private func write(_ body: ByteStream, segment index: Int, from offset: Int64, _ part: PartFile) async throws {
-        let metrics = CourierMetrics(factory: session.currentConfiguration.metricsFactory)
-        var position = offset
-        let end = live.segment(index).end
-        var chunks = body.makeAsyncIterator()
-        while var chunk = try await chunks.next() {
-            if let end, position + Int64(chunk.readableBytes) > end {
-                chunk = chunk.getSlice(at: chunk.readerIndex, length: Int(end - position)) ?? chunk
-            }
-            let count = chunk.readableBytes
-            for limit in limits { try await limit.take(count) }
-            try part.write(chunk, at: position)
-            position += Int64(count)
-            live.advance(index, by: Int64(count))
-            metrics.downloaded(count)
-            if let end, position >= end {
-                // The segment is whole. Its answer ends here too when the server sent what was asked, and reading
-                // that end lets the exchange end as read, not as a body dropped (which the monitors, the metrics and
-                // the span heard as a cancel); a server that sends more is stopped here. The bytes are written, so
-                // whatever this read meets cannot fail the segment.
-                _ = try? await chunks.next()
-                break
-            }
-        }
+        return CourierError(
+            code: .connectionClosed,
+            message: "the body ended at byte \(segment.next) of \(segment.end ?? 0)"
+        )
     }
 }

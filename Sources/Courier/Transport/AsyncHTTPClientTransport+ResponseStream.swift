@@ -8,9 +8,9 @@ import NIOHTTP1
 /// hands the head to the waiting caller, and feeds body parts into a backpressured async sequence, or, when the
 /// session hands the body to a ``ResponseSink``, to the sink as they arrive.
 ///
-/// A held body (`holdsBody`) is not read until the session says where it goes: the future the head's callback
-/// returns stays pending until the body is first iterated or handed to a sink, so no chunk can go to the sequence
-/// that a sink was meant to get.
+/// A held body (`holdsBody`) waits for the session to say where it goes: until the body is first iterated or
+/// handed to a sink, its first chunks are kept here (then AsyncHTTPClient is held back), so none goes to the
+/// sequence that a sink was meant to get, and none is lost when the connection fails meanwhile.
 ///
 /// The head (or how the exchange ended before it) goes to the caller under the lock; the continuation only wakes
 /// it. A continuation resumed before its task has suspended on it is taken up by the concurrency runtime with an
@@ -35,10 +35,10 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
         var earlyDemand = false
         /// The exchange has ended, and its caller or body reader has been told.
         var ended = false
-        /// A held body's future, which the head's callback returned: completed when the body is first read.
-        var gate: EventLoopPromise<Void>?
-        /// The sink the body goes to, and the call whose suspension holds it back.
-        var sink: (sink: any ResponseSink, suspension: Call)?
+        /// Where the body's chunks go.
+        var destination = Destination.sequence
+        /// The loop the exchange runs on, once the head has come: where a held body's destination is set.
+        var loop: (any EventLoop)?
         /// What the sink threw, which the exchange ends with.
         var sinkFailure: (any Error)?
         /// The caller waiting for a sunk body's end.
@@ -46,6 +46,28 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
         /// How the exchange ended, once it has.
         var outcome: Result<Void, any Error>?
     }
+
+    /// Where the body's chunks go.
+    private enum Destination {
+        /// Into the async sequence its reader iterates.
+        case sequence
+        /// Nowhere yet: a held body's first chunks, kept until the session says.
+        case undecided([ByteBuffer])
+        /// To a sink, as they arrive; `suspension` holds the next one back.
+        case sink(any ResponseSink, suspension: Call)
+    }
+
+    /// What one arriving chunk does.
+    private enum Route {
+        /// It was kept, with the future that holds AsyncHTTPClient back once enough are.
+        case kept(EventLoopFuture<Void>?)
+        case sink(any ResponseSink, Call)
+        case sequence(Producer.Source?)
+    }
+
+    /// How many chunks a held body keeps before AsyncHTTPClient is held back (below the sequence's high watermark,
+    /// so they all fit in it).
+    private static let heldChunks = 16
 
     private let state = Locked(State())
     private let timeouts: Timeouts
@@ -91,21 +113,52 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
 
     /// Lets a held body be read as a sequence: what its first iteration does.
     func readBody() {
-        state.withLock { $0.gate.take() }?.succeed()
+        state.withLock { $0.loop }?.execute { self.decide(.sequence) }
     }
 
     func deliver(into sink: any ResponseSink, suspension: Call) async throws {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let (gate, endedAlready) = state.withLock { state in
-                guard state.outcome == nil else { return (nil as EventLoopPromise<Void>?, true) }
-                state.sink = (sink, suspension)
+            let loop = state.withLock { state in
                 state.sinkWaiter = continuation
-                return (state.gate.take(), false)
+                return state.loop
             }
-            if endedAlready { continuation.resume() } else { gate?.succeed() }
+            guard let loop else { return continuation.resume() }  // never: a body exists once its head has come
+            loop.execute { self.decide(.sink(sink, suspension: suspension)) }
         }
         // The outcome goes under the lock, which also orders the sink's last write before the caller reads it back.
-        try state.withLock { $0.outcome }?.get()
+        let outcome = state.withLock { state in state.sinkFailure.map { .failure($0) } ?? state.outcome }
+        try (outcome ?? .failure(CourierError.noResponse())).get()
+    }
+
+    /// Sends a held body's kept chunks, then the rest, to `destination`; on the loop, so no chunk can arrive in
+    /// between. A body whose destination was set already keeps it.
+    private func decide(_ destination: Destination) {
+        let decided = state.withLock { state -> (parts: [ByteBuffer], demand: EventLoopPromise<Void>?, ended: Bool)? in
+            guard case .undecided(let parts) = state.destination else { return nil }
+            state.destination = destination
+            return (parts, state.demand.take(), state.outcome != nil)
+        }
+        guard let decided else { return }
+        defer { decided.demand?.succeed() }
+        switch destination {
+        case .sink(let sink, _):
+            for part in decided.parts {
+                do { try sink.write(part) } catch {
+                    state.withLock { $0.sinkFailure = error }
+                    if !decided.ended { return cancel() }  // the end then wakes the caller
+                    break
+                }
+            }
+            if decided.ended { state.withLock { $0.sinkWaiter.take() }?.resume() }
+        case .sequence, .undecided:
+            let source = state.withLock { $0.source }
+            for part in decided.parts { _ = source?.yield(part) }
+            guard decided.ended else { return }
+            switch state.withLock({ $0.outcome }) {
+            case .failure(let failure)?: source?.finish(failure)
+            default: source?.finish()
+            }
+        }
     }
 
     // MARK: HTTPClientResponseDelegate (on the task's event loop)
@@ -124,26 +177,45 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
             url: url,
             version: head.version
         )
-        let gate = holdsBody ? task.eventLoop.makePromise(of: Void.self) : nil
         state.withLock { state in
             state.source = produced.source
             state.head = .success(holdsBody ? response.holding(self) : response)
-            state.gate = gate
+            if holdsBody { (state.destination, state.loop) = (.undecided([]), task.eventLoop) }
             return state.headWaiter.take()
         }?.resume()
-        return gate?.futureResult ?? task.eventLoop.makeSucceededVoidFuture()
+        return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let (source, sink) = state.withLock { ($0.source, $0.sink) }
-        if let sink {
-            do { try sink.sink.write(buffer) } catch {
+        let route = state.withLock { state -> Route in
+            switch state.destination {
+            case .sequence: return .sequence(state.source)
+            case .sink(let sink, let suspension): return .sink(sink, suspension)
+            case .undecided(var parts):
+                state.destination = .sequence  // so the kept chunks are not copied while one more goes in
+                parts.append(buffer)
+                state.destination = .undecided(parts)
+                guard parts.count >= Self.heldChunks else { return .kept(nil) }
+                let demand = task.eventLoop.makePromise(of: Void.self)
+                state.demand = demand
+                return .kept(demand.futureResult)
+            }
+        }
+        let source: Producer.Source
+        switch route {
+        case .kept(let held):
+            return held ?? task.eventLoop.makeSucceededVoidFuture()
+        case .sink(let sink, let suspension):
+            do { try sink.write(buffer) } catch {
                 state.withLock { $0.sinkFailure = error }
                 return task.eventLoop.makeFailedFuture(error)
             }
-            return sink.suspension.notSuspended(on: task.eventLoop)
+            return suspension.notSuspended(on: task.eventLoop)
+        case .sequence(let producing?):
+            source = producing
+        case .sequence(nil):
+            return task.eventLoop.makeSucceededVoidFuture()
         }
-        guard let source else { return task.eventLoop.makeSucceededVoidFuture() }
         switch source.yield(buffer) {
         case .produceMore, .dropped:
             return task.eventLoop.makeSucceededVoidFuture()
@@ -190,19 +262,22 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
             state.ended = true
             let failure = state.sinkFailure ?? failure
             state.outcome = failure.map { .failure($0) } ?? .success(())
-            var ending = Ending(failure: failure, demand: state.demand.take(), gate: state.gate.take())
+            var ending = Ending(failure: failure, demand: state.demand.take())
             if let headWaiter = state.headWaiter.take() {
                 state.head = .failure(failure ?? CourierError.noResponse())
                 ending.waiter = headWaiter
-            } else {
-                (ending.source, ending.waiter) = (state.source, state.sinkWaiter.take())
+                return ending
+            }
+            switch state.destination {
+            case .sequence: ending.source = state.source
+            case .sink: ending.waiter = state.sinkWaiter.take()
+            case .undecided: break  // the kept chunks, then the end, go where the session says
             }
             return ending
         }
         guard let ending else { return }
         if let failure = ending.failure { ending.source?.finish(failure) } else { ending.source?.finish() }
-        ending.demand?.succeed()
-        ending.gate?.succeed()  // nothing reads a body that ended, and a promise must not be dropped pending
+        ending.demand?.succeed()  // a promise must not be dropped pending; nothing more arrives
         ending.waiter?.resume()
     }
 
@@ -210,7 +285,6 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
     private struct Ending {
         var failure: (any Error)?
         var demand: EventLoopPromise<Void>?
-        var gate: EventLoopPromise<Void>?
         /// The body's sequence, when no caller waits for the head.
         var source: Producer.Source?
         /// The caller waiting for the head, or for a sunk body's end.
@@ -237,8 +311,8 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
 }
 
 extension TransportResponse {
-    /// This response, whose body is held by `stream` until it is first read: iterating it lets the chunks flow,
-    /// and a sink can have them instead (``ByteStream/sinkable``).
+    /// This response, whose body `stream` holds until it is first read: iterating it lets the chunks flow, and a
+    /// sink can have them instead (``ByteStream/sinkable``).
     fileprivate func holding(_ stream: ResponseStream) -> TransportResponse {
         var held = self
         held.body = ByteStream(OpeningBody(base: body, stream: stream))
