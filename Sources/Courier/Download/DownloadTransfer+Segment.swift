@@ -65,14 +65,9 @@ extension DownloadTransfer {
         return machine.bodyEnded()
     }
 
-    /// Sends `writer`'s request and hands it the answer: where the chunks arrive when no bandwidth limit has to be
-    /// waited for (a sink, see ``Session/stream(_:into:)``), else chunk by chunk in this task, each once the limits
-    /// let it through.
+    /// Sends `writer`'s request and hands it the answer: the head, then each chunk once the bandwidth limits let
+    /// it through.
     private func fetch(_ writer: SegmentWriter) async throws {
-        guard !limits.isEmpty else {
-            try await session.stream(writer.request, into: writer)
-            return
-        }
         let response = try await session.stream(writer.request)
         try writer.head(response)
         for try await chunk in response.body {

@@ -2,14 +2,14 @@ import Foundation
 import HTTPTypes
 import NIOCore
 
-/// One attempt at a download's segment, as a ``ResponseSink``: it asks for the bytes the segment still misses,
-/// judges the answer's head by its range (``RangeAnswer``), and writes the body in place where it arrives, never
-/// past the segment's end, counting every byte written.
+/// One attempt at a download's segment: it asks for the bytes the segment still misses, judges the answer's head by
+/// its range (``RangeAnswer``), and writes the body in place, never past the segment's end, counting every byte
+/// written.
 ///
-/// `@unchecked Sendable`: the session calls a sink one call after another, never at once (``ResponseSink``'s
-/// promise), and the transfer reads ``isReading`` only once the call has returned, which the session orders after
-/// the last write.
-final class SegmentWriter: ResponseSink, @unchecked Sendable {
+/// It is fed in the segment's task, not as a ``ResponseSink`` on the event loop: there the loop would read the
+/// socket and write the file in turn, where in the task the two run side by side. `download-1g` measured both on
+/// 2026-11-28: 1,160 and 1,486 MB/s written in the task, 1,062 and 1,087 on the loop.
+final class SegmentWriter {
     /// The segment is whole and the server sends on: the exchange stops here, with every byte asked for written.
     struct Whole: Error {}
 
