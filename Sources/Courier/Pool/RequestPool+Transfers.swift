@@ -118,11 +118,14 @@ struct LeasedBody: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
 
     private let base: ByteStream
+    /// The transport's body, when it can hand its chunks to a sink where they arrive.
+    private let sinkable: (any SinkableBody)?
     private let lease: PoolLease
     private let failure: @Sendable (any Error) -> CourierError
 
     init(_ response: TransportResponse, lease: PoolLease, failure: @escaping @Sendable (any Error) -> CourierError) {
         base = response.body
+        sinkable = response.sinkable
         self.lease = lease
         self.failure = failure
         lease.delivered(response.status)
@@ -142,7 +145,11 @@ struct LeasedBody: AsyncSequence, Sendable {
             // The caller's task is not suspended on the body as a reader of a sequence is, so its cancellation
             // is passed on here.
             try await withTaskCancellationHandler {
-                try await base.deliver(into: watched, suspension: lease.call)
+                if let sinkable {
+                    try await sinkable.deliver(into: watched, suspension: lease.call)
+                } else {
+                    for try await chunk in base { try watched.write(chunk) }
+                }
             } onCancel: {
                 lease.call.cancel()
             }

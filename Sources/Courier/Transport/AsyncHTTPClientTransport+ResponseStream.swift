@@ -312,11 +312,11 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
 
 extension TransportResponse {
     /// This response, whose body `stream` holds until it is first read: iterating it lets the chunks flow, and a
-    /// sink can have them instead (``ByteStream/sinkable``).
+    /// sink can have them instead (``sinkable``).
     fileprivate func holding(_ stream: ResponseStream) -> TransportResponse {
         var held = self
         held.body = ByteStream(OpeningBody(base: body, stream: stream))
-        held.body.sinkable = stream
+        held.sinkable = stream
         return held
     }
 }

@@ -12,8 +12,6 @@ public struct ByteStream: AsyncSequence, Sendable {
     /// Whether every iteration starts again from the first byte, so a request body can be sent again (a retry,
     /// a 307 or 308 redirect).
     public let isReplayable: Bool
-    /// The transport's body behind this stream when it can hand its chunks to a sink where they arrive.
-    var sinkable: (any SinkableBody)?
 
     /// Wraps any sendable sequence of `ByteBuffer`s. Pass `replayable: true` only when each iteration of `source`
     /// yields the same bytes from the start (as an array does, or an OpenAPI `HTTPBody` that allows multiple

@@ -20,7 +20,7 @@ public protocol ResponseSink: AnyObject, Sendable {
 
 /// A transport's body that can hand its chunks to a ``ResponseSink`` where they arrive, instead of through an
 /// async sequence.
-protocol SinkableBody: Sendable {
+protocol SinkableBody: AnyObject, Sendable {
     /// Hands every chunk of the body to `sink`, in order, and returns when the body has ended; throws how it failed
     /// (the sink's own error as the sink threw it). While `suspension` is suspended, no chunk is read.
     func deliver(into sink: any ResponseSink, suspension: Call) async throws
@@ -30,19 +30,10 @@ protocol SinkableBody: Sendable {
 /// or handed to a ``ResponseSink`` (``SinkableBody``).
 protocol BodyHoldingTransport: Transport {
     /// Sends `request` as ``Transport/send(_:cancellation:)`` does; with `holdingBody`, the body's chunks wait for
-    /// its first reader, and its ``ByteStream`` can hand them to a sink (``ByteStream/sinkable``).
+    /// its first reader, and the response can hand them to a sink (``TransportResponse/sinkable``).
     func send(
         _ request: PreparedRequest,
         cancellation: TransportCancellation,
         holdingBody: Bool
     ) async throws -> TransportResponse
-}
-
-extension ByteStream {
-    /// Hands every chunk to `sink`: where it arrives when the transport's body can (``sinkable``), else as this
-    /// stream is read, in the calling task.
-    func deliver(into sink: any ResponseSink, suspension: Call) async throws {
-        if let sinkable { return try await sinkable.deliver(into: sink, suspension: suspension) }
-        for try await chunk in self { try sink.write(chunk) }
-    }
 }

@@ -58,6 +58,8 @@ public struct TransportResponse: Sendable {
     /// The HTTP version that carried the answer, as `HTTP/1.1` or `HTTP/2`; `nil` when the transport does not
     /// say.
     public var version: String?
+    /// The transport's body when it can hand its chunks to a sink where they arrive, instead of through ``body``.
+    var sinkable: (any SinkableBody)?
     /// Creates a response.
     public init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteStream, isContentDecoded: Bool = false) {
         self.status = status
