@@ -138,7 +138,16 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
             state.destination = destination
             return (parts, state.demand.take(), state.outcome != nil)
         }
-        guard let decided else { return }
+        guard let decided else {
+            // Only a body read as a sequence before it was handed to a sink gets here: its caller must not wait.
+            guard case .sink = destination else { return }
+            let waiter = state.withLock { state in
+                state.sinkFailure = CourierError(code: .invalidState, message: "the body was read before the sink")
+                return state.sinkWaiter.take()
+            }
+            waiter?.resume()
+            return
+        }
         defer { decided.demand?.succeed() }
         switch destination {
         case .sink(let sink, _):
