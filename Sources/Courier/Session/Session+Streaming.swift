@@ -52,6 +52,8 @@ extension Session {
     /// sink throws stops the exchange and is thrown here as it was thrown; the call ends failed at the monitors.
     ///
     /// ```swift
+    /// import NIOCore
+    ///
     /// // The session calls a sink one call after another, never at once, and returns after its last write,
     /// // so the count needs no lock.
     /// final class Counter: ResponseSink, @unchecked Sendable {
