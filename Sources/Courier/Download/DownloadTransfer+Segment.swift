@@ -57,6 +57,8 @@ extension DownloadTransfer {
         }
         guard writer.isReading else { return machine.failed(failure ?? CourierError.noResponse()) }
         _ = machine.reading()
+        // A segment whose bytes are all written is whole, whatever the rest of its answer met.
+        if live.segment(index).isDone { return machine.bodyEnded() }
         if let failure = failure ?? unfinished(index) {
             // Progress resets the count only when the next attempt keeps it.
             if options.resumable, live.segment(index).written > before { machine.progressed() }
@@ -76,11 +78,10 @@ extension DownloadTransfer {
         }
     }
 
-    /// Why segment `index` is not whole after its body ended, or `nil` when it is; a body without a length ends the
-    /// segment when the server says so.
+    /// Why segment `index`, not whole, fell short when its body ended; `nil` for a body without a length, which ends
+    /// the segment when the server says so.
     private func unfinished(_ index: Int) -> CourierError? {
         let segment = live.segment(index)
-        if segment.isDone { return nil }
         if segment.end == nil {
             live.finishOpenEnded(index)
             return nil
