@@ -146,6 +146,29 @@ struct ResponseSinkTests {
         }
     }
 
+    /// Suspended by its id, a body going to a sink gives it nothing more (past the chunk already on its way) until it
+    /// is resumed, with either transport; then the body goes on whole.
+    @Test(arguments: [false, true])
+    func aSuspendedCallWritesNothingToItsSinkUntilResumed(urlSession: Bool) async throws {
+        try await withServerSession(transport: urlSession ? URLSessionTransport() : nil) { session, _ in
+            let sink = KeepingSink()
+            let delivered = Task {
+                try await session.stream(Request<Data>.get("/drip", query: ["size": 20, "interval": 20]), into: sink)
+            }
+            await eventually("the first chunk arrives") { sink.all.writes > 0 }
+            let id = try #require(await session.pool.snapshot().first?.id)
+            #expect(await session.pool.suspend(id))
+            try await Task.sleep(for: .milliseconds(100))  // the chunk already asked for lands
+            let held = sink.all.body.count
+            try await Task.sleep(for: .milliseconds(300))  // unsuspended, the server would send 15 bytes more
+            #expect(sink.all.body.count == held, "a suspended call wrote to its sink")
+            #expect(held < 20)
+            #expect(await session.pool.resume(id))
+            _ = try await delivered.value
+            #expect(sink.all.body.count == 20)
+        }
+    }
+
     /// The pool's controls reach a body going to a sink, as they reach one read as a sequence.
     @Test func cancellingByTagStopsABodyGoingToASink() async throws {
         try await withServerSession { session, _ in

@@ -148,7 +148,8 @@ struct LeasedBody: AsyncSequence, Sendable {
                 if let sinkable {
                     try await sinkable.deliver(into: watched, suspension: lease.call)
                 } else {
-                    for try await chunk in base { try watched.write(chunk) }
+                    // Through this body's own iterator: it holds each chunk back while the call is suspended.
+                    for try await chunk in self { try watched.write(chunk) }
                 }
             } onCancel: {
                 lease.call.cancel()
