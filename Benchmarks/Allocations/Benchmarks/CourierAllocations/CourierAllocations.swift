@@ -35,9 +35,10 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(try await (first.value, second.value))
     }
 
-    // How many reads a megabyte takes, and so how many chunks and buffers, depends on the machine's load: under a
-    // busy machine's load the counts rose by 3.5 %, hence the wider tolerance.
-    loopbackBenchmark("stream-1mib", tolerance: 10) { session in
+    // How many reads a megabyte takes, and so how many chunks and buffers, depends on the machine's load: CI's
+    // machine once counted 11 % more objects than this one did for the same commit (2,905 against 2,619 at
+    // a832480), hence the wider tolerance.
+    loopbackBenchmark("stream-1mib", tolerance: 15) { session in
         let response = try await session.stream(Request<Data>.get("/bytes/1048576"))
         var received = 0
         for try await chunk in response.body { received += chunk.readableBytes }
