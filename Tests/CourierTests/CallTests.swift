@@ -15,7 +15,7 @@ extension Call {
             start: .now,
             limits: ResponseLimits(),
             cookies: [.send, .store],
-            log: DebugLog(configuration: Configuration())
+            log: nil
         )
     }
 }

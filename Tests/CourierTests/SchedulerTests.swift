@@ -236,7 +236,7 @@ struct PoolStateTests {
             start: .now,
             limits: ResponseLimits(),
             cookies: [.send, .store],
-            log: DebugLog(configuration: Configuration())
+            log: nil
         )
     }
 

@@ -20,7 +20,7 @@ final class SegmentWriter {
     private let part: PartFile
     /// The record as it was when the request was made, which the answer is judged against.
     private let record: ResumeRecord
-    private let metrics: CourierMetrics
+    private let metrics: CourierMetrics?
     /// Where the next byte goes, once the head said so; `nil` while there is nothing to write (before the head, or
     /// when nothing was missing after all, whose answer is read past).
     private var position: Int64?
@@ -108,6 +108,6 @@ final class SegmentWriter {
         try part.write(chunk, at: position)
         self.position = position + Int64(count)
         transfer.live.advance(index, by: Int64(count))
-        metrics.downloaded(count)
+        metrics?.downloaded(count)
     }
 }

@@ -13,26 +13,27 @@ struct CourierMetrics: Sendable {
     private typealias Metric = TelemetryNames.Metric
     private typealias Attribute = TelemetryNames.Attribute
 
-    /// `nil` when metrics go nowhere (no backend bootstrapped): every call is then skipped, not just discarded.
-    private let factory: (any MetricsFactory)?
+    private let factory: any MetricsFactory
     private let counters = Instruments<Counter>()
     private let timers = Instruments<CoreMetrics.Timer>()
     private let recorders = Instruments<Recorder>()
     private let meters = Instruments<Meter>()
 
-    init(factory: (any MetricsFactory)?) {
+    /// The instruments of `factory`, else of the process's `MetricsSystem`; nil when metrics go nowhere (no
+    /// backend bootstrapped), so a call holds none and every record is skipped, not just discarded.
+    init?(factory: (any MetricsFactory)?) {
         let chosen = factory ?? MetricsSystem.factory
-        self.factory = chosen is NOOPMetricsHandler ? nil : chosen
+        guard !(chosen is NOOPMetricsHandler) else { return nil }
+        self.factory = chosen
     }
 
-    private func counter(_ label: String, _ dimensions: [(String, String)] = [], factory: any MetricsFactory) -> Counter
-    {
+    private func counter(_ label: String, _ dimensions: [(String, String)] = []) -> Counter {
         counters.instrument(InstrumentKey(label: label, dimensions: dimensions)) {
             Counter(label: label, dimensions: dimensions, factory: factory)
         }
     }
 
-    private func histogram(_ label: String, _ dimensions: [(String, String)], factory: any MetricsFactory) -> Recorder {
+    private func histogram(_ label: String, _ dimensions: [(String, String)]) -> Recorder {
         recorders.instrument(InstrumentKey(label: label, dimensions: dimensions)) {
             Recorder(label: label, dimensions: dimensions, aggregate: true, factory: factory)
         }
@@ -48,7 +49,6 @@ struct CourierMetrics: Sendable {
         sentBytes: Int64?,
         receivedBytes: Int?
     ) {
-        guard let factory else { return }
         var dimensions = [(Attribute.requestMethod, method.rawValue)]
         if let url, let host = url.host(percentEncoded: false) {
             dimensions.append((Attribute.serverAddress, host))
@@ -67,17 +67,15 @@ struct CourierMetrics: Sendable {
             )
         }.recordNanoseconds(duration.clampedNanoseconds)
         if let sentBytes, sentBytes > 0 {
-            histogram(Metric.requestBodySize, dimensions, factory: factory).record(sentBytes)
+            histogram(Metric.requestBodySize, dimensions).record(sentBytes)
         }
         if let receivedBytes {
-            histogram(Metric.responseBodySize, dimensions, factory: factory).record(receivedBytes)
+            histogram(Metric.responseBodySize, dimensions).record(receivedBytes)
         }
     }
 
-    /// The in-flight and queued gauges of `url`'s server (`server.address`, `server.port`); `nil` when metrics go
-    /// nowhere, so a call without them pays nothing.
-    func poolGauges(for url: URL) -> (active: Meter, queued: Meter)? {
-        guard let factory else { return nil }
+    /// The in-flight and queued gauges of `url`'s server (`server.address`, `server.port`).
+    func poolGauges(for url: URL) -> (active: Meter, queued: Meter) {
         let host = url.host(percentEncoded: false) ?? ""
         let dimensions = [
             (Attribute.serverAddress, host),
@@ -93,32 +91,27 @@ struct CourierMetrics: Sendable {
 
     /// Counts a call answered by an identical call in flight instead of a call of its own.
     func coalesced() {
-        guard let factory else { return }
-        counter(Metric.coalescedCalls, factory: factory).increment()
+        counter(Metric.coalescedCalls).increment()
     }
 
     /// Counts a retry.
     func retry(method: HTTPRequest.Method) {
-        guard let factory else { return }
-        counter(Metric.retries, [(Attribute.requestMethod, method.rawValue)], factory: factory).increment()
+        counter(Metric.retries, [(Attribute.requestMethod, method.rawValue)]).increment()
     }
 
     /// Counts an answer from the cache (fresh, stale, or revalidated).
     func cacheHit() {
-        guard let factory else { return }
-        counter(Metric.cacheHits, factory: factory).increment()
+        counter(Metric.cacheHits).increment()
     }
 
     /// Counts a cacheable request the cache could not answer.
     func cacheMiss() {
-        guard let factory else { return }
-        counter(Metric.cacheMisses, factory: factory).increment()
+        counter(Metric.cacheMisses).increment()
     }
 
     /// Counts bytes a download wrote.
     func downloaded(_ bytes: Int) {
-        guard let factory else { return }
-        counter(Metric.downloadBytes, factory: factory).increment(by: Int64(bytes))
+        counter(Metric.downloadBytes).increment(by: Int64(bytes))
     }
 }
 

@@ -18,23 +18,22 @@ private let callIDs = Atomic<UInt64>(1)
 struct DebugLog {
     private let logger: Logger
     private let redactor: Redactor
-    let enabled: Bool
     /// The call this log's messages belong to; 0 for a session's shared log (see ``forCall()``).
     private var callID: UInt64 = 0
     private static let previewLimit = 1024
 
-    init(configuration: Configuration) {
+    /// The session's log, or nil while debug logging is off (neither ``Configuration/debugLogging`` nor a logger at
+    /// `.debug`): a call then holds no log and pays nothing for one.
+    init?(configuration: Configuration) {
         var logger = configuration.logger
         if configuration.debugLogging { logger.logLevel = min(logger.logLevel, .debug) }
+        guard logger.logLevel <= .debug else { return nil }
         self.logger = logger
         self.redactor = configuration.redactor
-        self.enabled = configuration.debugLogging || logger.logLevel <= .debug
     }
 
-    /// This log for one call, with a number of its own in every message's metadata; itself while debug logging is
-    /// off, so a call that logs nothing pays nothing.
+    /// This log for one call, with a number of its own in every message's metadata.
     func forCall() -> DebugLog {
-        guard enabled else { return self }
         var log = self
         log.callID = callIDs.wrappingAdd(1, ordering: .relaxed).oldValue
         return log
@@ -61,7 +60,6 @@ struct DebugLog {
     }
 
     func request(_ request: PreparedRequest) {
-        guard enabled else { return }
         var lines = ["→ \(request.method.rawValue) \(redactor.redact(url: request.url))"]
         if !request.headers.isEmpty { lines.append(redactor.redact(request.headers)) }
         switch request.body {
@@ -76,7 +74,6 @@ struct DebugLog {
 
     /// Logs a response read whole; `since` is when the request started (the clock is read only when logging).
     func response(_ body: ResponseBody, for request: PreparedRequest, since start: Tick) {
-        guard enabled else { return }
         var lines = head(body.status, body.headers, for: request, since: start)
         if let preview = BodyPreview.text(body.data, limit: Self.previewLimit) {
             lines.append(redactor.redact(body: preview))
@@ -94,7 +91,6 @@ struct DebugLog {
         for request: PreparedRequest,
         since start: Tick
     ) {
-        guard enabled else { return }
         logger.debug(
             "\((head(status, headers, for: request, since: start) + ["<body streamed to the caller>"]).joined(separator: "\n"))",
             metadata: metadata(request, status: status, duration: start.duration(to: .now))
@@ -116,14 +112,12 @@ struct DebugLog {
     }
 
     func redirect(from request: PreparedRequest, status: HTTPResponse.Status, to url: URL) {
-        guard enabled else { return }
         var metadata = metadata(request, status: status)
         metadata["courier.redirect.location"] = "\(redactor.redact(url: url))"
         logger.debug("↪ redirected", metadata: metadata)
     }
 
     func retry(_ request: PreparedRequest, attempt: Int, delay: Duration, error: CourierError) {
-        guard enabled else { return }
         var metadata = metadata(request, status: error.status, attempt: attempt + 1)
         metadata["courier.retry.delay"] = "\(delay.formattedSeconds)"
         metadata[TelemetryNames.Attribute.errorType] =
@@ -132,7 +126,6 @@ struct DebugLog {
     }
 
     func failure(_ request: PreparedRequest, _ error: CourierError, duration: Duration) {
-        guard enabled else { return }
         var metadata = metadata(request, status: error.status, duration: duration)
         metadata[TelemetryNames.Attribute.errorType] =
             "\(TelemetryNames.errorType(status: error.status, failure: error) ?? "")"

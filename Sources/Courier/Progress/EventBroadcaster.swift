@@ -15,8 +15,8 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
 
     private let state = Locked(State())
     /// How many subscribers there are, readable without the lock: most owners have none, and then ``yield(_:)``
-    /// returns at once instead of taking the lock on every request.
-    private let subscriberCount = Atomic<Int>(0)
+    /// returns at once instead of taking the lock on every request (and an owner can skip building the element).
+    let subscriberCount = Atomic<Int>(0)
     private let replaysLatest: Bool
     private let bufferLimit: Int?
 

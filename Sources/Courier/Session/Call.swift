@@ -40,7 +40,7 @@ final class Call: Sendable {
     /// Whether the call sends and stores cookies.
     let cookies: CookieHandling
     /// The session's debug log, with this call's id when the log is on.
-    let log: DebugLog
+    let log: DebugLog?
 
     fileprivate enum Wait {
         case idle
@@ -74,7 +74,7 @@ final class Call: Sendable {
         start: Tick,
         limits: ResponseLimits,
         cookies: CookieHandling,
-        log: DebugLog
+        log: DebugLog?
     ) {
         self.request = request
         self.prepared = prepared

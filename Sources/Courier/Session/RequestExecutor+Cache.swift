@@ -11,7 +11,7 @@ struct CacheStep: Sendable {
     let decision: CacheDecision
     /// The entry a conditional request revalidates; a 304 turns into its body.
     var revalidating: CacheEntry?
-    private let metrics: CourierMetrics
+    private let metrics: CourierMetrics?
 
     init?(snapshot: SessionSnapshot, policy: CachePolicy, request: PreparedRequest) {
         guard let cache = snapshot.configuration.cache, policy.usesCache,
@@ -32,13 +32,13 @@ struct CacheStep: Sendable {
     /// Counts an answer from the cache, in its statistics and the metrics.
     func recordHit() {
         cache.recordHit()
-        metrics.cacheHit()
+        metrics?.cacheHit()
     }
 
     /// Counts a request the cache could not answer, in its statistics and the metrics.
     func recordMiss() {
         cache.recordMiss()
-        metrics.cacheMiss()
+        metrics?.cacheMiss()
     }
 
     /// Headers that make the caller's request conditional: the cache stays out of its way.

@@ -23,7 +23,7 @@ extension RequestExecutor {
                 try await wholeBodyFetch.fetch(outgoing, reading: reading, call: call)
             } discard: { _ in
             }
-            call.log.response(exchanged.answer, for: exchanged.sent, since: call.start)
+            call.log?.response(exchanged.answer, for: exchanged.sent, since: call.start)
             return exchanged
         } catch {
             throw timedOut(error, call)
@@ -81,7 +81,7 @@ extension RequestExecutor {
             let resend = tracer.flatMap { ResendSpan.start($0, for: sending) }
             if let tracer { sending.addTraceContext(tracer: tracer, span: resend) }
             for monitor in configuration.monitors { monitor.willSend(sending) }
-            call.log.request(sending)
+            call.log?.request(sending)
             let answer: Answer
             do {
                 answer =
@@ -117,7 +117,7 @@ extension RequestExecutor {
             case .deliver:
                 return Exchanged(sent: current, answer: answer, firstByte: firstByte)
             case .follow(let method, let url, let dropsBody, let stripsCredentials):
-                call.log.redirect(from: current, status: answer.status, to: url)
+                call.log?.redirect(from: current, status: answer.status, to: url)
                 for monitor in configuration.monitors { monitor.willRedirect(current, status: answer.status, to: url) }
                 try await discard(answer)
                 current.method = method
@@ -194,7 +194,7 @@ extension RequestExecutor {
         _ exchange: nonisolated(nonsending) () async throws -> Exchanged<ResponseBody>
     ) async throws -> Exchanged<ResponseBody> {
         let (url, priority) = (call.prepared.url, call.request.priority)
-        guard let gauges = metrics.poolGauges(for: url) else {
+        guard let gauges = metrics?.poolGauges(for: url) else {
             nonisolated(nonsending) func send() async throws -> Exchanged<ResponseBody> {
                 try await pool.withSlot(id, url: url, priority: priority, call: call, exchange)
             }
@@ -228,7 +228,7 @@ extension RequestExecutor {
             guard let key else { return try await send() }
             result = try await pool.shared(key, by: id, call: call, send)
         }
-        if !ran { metrics.coalesced() }
+        if !ran { metrics?.coalesced() }
         return result
     }
 }

@@ -40,7 +40,7 @@ extension RequestExecutor {
     /// Logs the failure and tells the monitors the call ended with it after `attempts` attempts.
     func complete(_ call: Call, _ failure: CourierError, attempts: Int) {
         let timing = Timing(startTick: call.start, firstByteTick: nil, endTick: .now)
-        call.log.failure(call.prepared, failure, duration: timing.total)
+        call.log?.failure(call.prepared, failure, duration: timing.total)
         tellMonitors(call.prepared, sent: call.prepared, result: .failure(failure), timing: timing, attempts: attempts)
     }
 
@@ -83,7 +83,7 @@ extension RequestExecutor {
         sentBytes: Int64?,
         receivedBytes: Int? = nil
     ) {
-        metrics.request(
+        metrics?.request(
             method: method,
             url: url,
             status: status,

@@ -74,7 +74,7 @@ extension RequestExecutor {
         }
         head.withLock { $0 = opened }
         let (sent, response) = (opened.answer.sent, opened.answer.answer)
-        call.log.responseHead(response.status, response.headers, for: sent, since: start)
+        call.log?.responseHead(response.status, response.headers, for: sent, since: start)
         let body = LeasedBody(response, lease: lease, failure: failure)
         var streamed = StreamedResponse(
             url: sent.url,

@@ -27,7 +27,7 @@ struct RequestExecutor: Sendable {
     /// in ``RequestPreparation``.
     var configuration: Configuration { snapshot.configuration }
     var tracer: (any Tracer)? { snapshot.tracer }
-    var metrics: CourierMetrics { snapshot.metrics }
+    var metrics: CourierMetrics? { snapshot.metrics }
 
     /// Runs `request` from start to end: prepares it, answers it from the cache or sends it through the pool
     /// (``network(_:prepared:cacheStep:start:)``), and reports the outcome to the trace, the accessories and the
@@ -160,7 +160,7 @@ struct RequestExecutor: Sendable {
             start: start,
             limits: limits(for: request),
             cookies: request.cookieHandling(under: snapshot),
-            log: snapshot.debugLog.forCall()
+            log: snapshot.debugLog?.forCall()
         )
     }
 
@@ -184,7 +184,7 @@ struct RequestExecutor: Sendable {
         var exchanged = try await pool.track(
             call,
             sharing: key,
-            queuedGauge: metrics.poolGauges(for: prepared.url)?.queued,
+            queuedGauge: metrics?.poolGauges(for: prepared.url).queued,
             failure: { timedOut($0, call) }
         ) { id, first in
             var first: FirstCall? = first
@@ -295,7 +295,7 @@ struct RequestExecutor: Sendable {
             switch action {
             case .exchange, .resend:
                 if case .resend = action {
-                    call.log.retry(prepared, attempt: machine.attempt, delay: .zero, error: failure ?? .cancelled())
+                    call.log?.retry(prepared, attempt: machine.attempt, delay: .zero, error: failure ?? .cancelled())
                 }
                 var answer: Answer?
                 do {
@@ -357,8 +357,8 @@ struct RequestExecutor: Sendable {
         for monitor in configuration.monitors {
             monitor.willRetry(call.prepared, attempt: attempt, delay: delay, error: error)
         }
-        metrics.retry(method: call.prepared.method)
-        call.log.retry(call.prepared, attempt: attempt, delay: delay, error: error)
+        metrics?.retry(method: call.prepared.method)
+        call.log?.retry(call.prepared, attempt: attempt, delay: delay, error: error)
         try await CancellableSleep.sleep(for: delay, call: call)
     }
 

@@ -8,9 +8,9 @@ final class SessionSnapshot: Sendable {
     let configuration: Configuration
     /// The configured tracer, else the process's when it is not the no-op one.
     let tracer: (any Tracer)?
-    let metrics: CourierMetrics
-    /// The debug log every request of this configuration writes to.
-    let debugLog: DebugLog
+    let metrics: CourierMetrics?
+    /// The debug log every request of this configuration writes to; nil while debug logging is off.
+    let debugLog: DebugLog?
     /// The default headers as a request gets them: with `Accept-Encoding` when the session decompresses and the
     /// defaults do not name one, so a request adds no field of its own.
     let defaultFields: HTTPFields
