@@ -134,7 +134,7 @@ public final class Batch<Value: Sendable>: Sendable {
                 result,
                 at: index,
                 stopOnFailure: stops,
-                publish: broadcaster.yield
+                publish: { broadcaster.yield($0) }
             )
             while !deliveries.isEmpty {
                 for (delivered, item) in deliveries { await deliver(delivered, item) }

@@ -64,7 +64,7 @@ extension RequestPool {
             try await call.whileWaiting(on: SlotWait(pool: self, id: id)) { try await waitForSlot(id) }
             queueing = .started(state.withLock { $0.markRunning(id, coalesced: false) })
         }
-        if case .started(let info?) = queueing { announce(.started(info)) }
+        if case .started(let info?) = queueing { broadcaster.yield(.started(info)) }
     }
 
     @inline(never)  // a wait that few requests meet: its continuation's metadata stays out of the callers' frames

@@ -26,7 +26,7 @@ extension RequestPool {
             return (id, watcher, state.markRunning(id, coalesced: false))
         }
         if let watcher { Self.watchDeadlines(state, watcher) }
-        if let started { announce(.started(started)) }
+        if let started { broadcaster.yield(.started(started)) }
         let lease = PoolLease(pool: self, id: id, call: call, ended: ended)
         do {
             let head = try await withTaskCancellationHandler {
@@ -46,9 +46,9 @@ extension RequestPool {
     nonisolated func endTransfer(_ id: RequestID, _ outcome: Result<HTTPResponse.Status, CourierError>) {
         guard let info = end(id) else { return }  // it left, and was told
         switch outcome {
-        case .success(let status): announce(.finished(info, status))
+        case .success(let status): broadcaster.yield(.finished(info, status))
         case .failure(let failure):
-            announce(failure.code == .cancelled ? .cancelled(info) : .failed(info, failure))
+            broadcaster.yield(failure.code == .cancelled ? .cancelled(info) : .failed(info, failure))
         }
     }
 }

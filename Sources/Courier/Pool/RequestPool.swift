@@ -1,7 +1,6 @@
 import CoreMetrics
 public import Foundation
 public import HTTPTypes
-import Synchronization
 
 /// Every request a ``Session`` has in flight: what runs and what waits, and the controls over them (WYNetwork's
 /// request management, HLNetworking's observers, RBEFireworks' suspend).
@@ -23,13 +22,6 @@ public actor RequestPool {
 
     init(scheduling: SchedulingOptions) {
         state = Locked(PoolState(scheduling: scheduling))
-    }
-
-    /// Tells the subscribers of ``events`` `event`, which is built only when there is one: most sessions have
-    /// none, and a request then pays one atomic load per event.
-    nonisolated func announce(_ event: @autoclosure () -> PoolEvent) {
-        guard broadcaster.subscriberCount.load(ordering: .acquiring) > 0 else { return }
-        broadcaster.yield(event())
     }
 
     // MARK: Queries
@@ -166,7 +158,7 @@ public actor RequestPool {
         guard let entry = state.withLock({ $0.suspend(id) }) else { return false }
         entry.listeners?.tell { $0.requestWillSuspend($1) }
         entry.call.suspend()
-        announce(.suspended(entry.info))
+        broadcaster.yield(.suspended(entry.info))
         return true
     }
 
@@ -177,7 +169,7 @@ public actor RequestPool {
         entry.call.resume()
         Self.wake(started)
         entry.listeners?.tell { $0.requestDidResume($1) }
-        announce(.resumed(entry.info))
+        broadcaster.yield(.resumed(entry.info))
         return true
     }
 
@@ -249,12 +241,12 @@ public actor RequestPool {
         } catch {
             let failure = failure(error)
             guard let info = end(id) else { throw CourierError.cancelled() }  // it left, and was told
-            announce(failure.code == .cancelled ? .cancelled(info) : .failed(info, failure))
+            broadcaster.yield(failure.code == .cancelled ? .cancelled(info) : .failed(info, failure))
             throw failure
         }
         // A call it led and delivered from its first attempt goes to the requests that joined it in the same round trip.
         guard let info = end(id, handingOver: .success(response)) else { throw CourierError.cancelled() }
-        announce(.finished(info, response.status))
+        broadcaster.yield(.finished(info, response.status))
         return response
     }
 
@@ -302,12 +294,12 @@ public actor RequestPool {
         guard let departure = state.withLock({ $0.leave(id) }) else { return }
         departure.listeners?.tell { $0.requestWillCancel($1) }
         if departure.cancelsRequest { departure.call.cancel() }
-        announce(.cancelled(departure.info))
+        broadcaster.yield(.cancelled(departure.info))
     }
 
     /// Tells the subscribers that `info`'s request started (it joined an identical request's call).
     nonisolated func reportStarted(_ info: PooledRequest) {
-        announce(.started(info))
+        broadcaster.yield(.started(info))
     }
 
     /// Resumes the requests that start now, each waiting for its slot.

@@ -15,8 +15,8 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
 
     private let state = Locked(State())
     /// How many subscribers there are, readable without the lock: most owners have none, and then ``yield(_:)``
-    /// returns at once instead of taking the lock on every request (and an owner can skip building the element).
-    let subscriberCount = Atomic<Int>(0)
+    /// returns at once instead of taking the lock on every request.
+    private let subscriberCount = Atomic<Int>(0)
     private let replaysLatest: Bool
     private let bufferLimit: Int?
 
@@ -57,11 +57,13 @@ package final class EventBroadcaster<Element: Sendable>: Sendable {
         return stream
     }
 
-    /// Sends `element` to every subscriber.
-    package func yield(_ element: Element) {
+    /// Sends `element` to every subscriber. It is built only when it goes somewhere: most owners (a session's
+    /// pool) have no subscriber, and then an event costs one atomic load.
+    package func yield(_ element: @autoclosure () -> Element) {
         // Without subscribers (checked without the lock) only a replayed latest element matters; a subscriber
         // arriving meanwhile starts after this element either way.
         guard replaysLatest || subscriberCount.load(ordering: .acquiring) > 0 else { return }
+        let element = element()
         // Yield under the lock so every subscriber sees the elements in the same order.
         state.withLock { state in
             guard !state.isFinished else { return }

@@ -39,7 +39,7 @@ final class Call: Sendable {
     let limits: ResponseLimits
     /// Whether the call sends and stores cookies.
     let cookies: CookieHandling
-    /// The session's debug log, with this call's id when the log is on.
+    /// The session's debug log with this call's id; nil while debug logging is off.
     let log: DebugLog?
 
     fileprivate enum Wait {
