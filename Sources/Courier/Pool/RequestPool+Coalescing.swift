@@ -60,7 +60,7 @@ struct CoalescingKey: Hashable, Sendable {
 struct SharedCall {
     /// A follower's wait: the call's result, or `nil` when it leads the call from now on (the call ended before it
     /// joined, or its leader ended before running it).
-    typealias Follower = CheckedContinuation<Exchanged<ResponseBody>?, any Error>
+    typealias Follower = CheckedContinuation<ResponseBody?, any Error>
 
     let leader: RequestID
     var followers: [RequestID: Follower] = [:]
@@ -77,8 +77,8 @@ extension RequestPool {
         _ key: CoalescingKey,
         by id: RequestID,
         call: Call,
-        _ operation: nonisolated(nonsending) () async throws -> Exchanged<ResponseBody>
-    ) async throws -> Exchanged<ResponseBody> {
+        _ operation: nonisolated(nonsending) () async throws -> ResponseBody
+    ) async throws -> ResponseBody {
         // The usual case, no identical call in flight, leads at once, without a continuation to wait on.
         let leadsAtOnce = state.withLock { state -> Bool in
             guard state.calls[key] == nil, state.cancelledFollowers.isEmpty || !state.cancelledFollowers.contains(id)
@@ -98,9 +98,9 @@ extension RequestPool {
         _ key: CoalescingKey,
         by id: RequestID,
         call: Call,
-        orLead operation: nonisolated(nonsending) () async throws -> Exchanged<ResponseBody>
-    ) async throws -> Exchanged<ResponseBody> {
-        let shared: Exchanged<ResponseBody>? = try await call.whileWaiting(
+        orLead operation: nonisolated(nonsending) () async throws -> ResponseBody
+    ) async throws -> ResponseBody {
+        let shared: ResponseBody? = try await call.whileWaiting(
             on: FollowerWait(pool: self, key: key, id: id)
         ) {
             try await withCheckedThrowingContinuation { (continuation: SharedCall.Follower) in
@@ -135,9 +135,9 @@ extension RequestPool {
     nonisolated(nonsending) func runShared(
         _ key: CoalescingKey,
         by id: RequestID,
-        _ operation: nonisolated(nonsending) () async throws -> Exchanged<ResponseBody>
-    ) async throws -> Exchanged<ResponseBody> {
-        let result: Result<Exchanged<ResponseBody>, any Error>
+        _ operation: nonisolated(nonsending) () async throws -> ResponseBody
+    ) async throws -> ResponseBody {
+        let result: Result<ResponseBody, any Error>
         do { result = .success(try await operation()) } catch { result = .failure(error) }
         let (followers, callerLeft) = state.withLock { $0.closeSharedCall(key, ledBy: id) }
         for follower in followers { follower.resume(with: result.map { $0 }) }
@@ -151,7 +151,7 @@ extension RequestPool {
     /// cancelled: the result went to the others, and nobody waits for the rest.
     nonisolated func releaseSlot(
         _ id: RequestID,
-        handingOver result: Result<Exchanged<ResponseBody>, any Error>,
+        handingOver result: Result<ResponseBody, any Error>,
         call: Call
     ) {
         let (started, followers, callerLeft) = state.withLock { state in

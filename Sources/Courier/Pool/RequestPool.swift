@@ -204,9 +204,9 @@ public actor RequestPool {
         sharing key: CoalescingKey? = nil,
         queuedGauge: Meter? = nil,
         failure: (any Error) -> CourierError,
-        _ operation: nonisolated(nonsending) (RequestID, FirstCall) async throws -> Exchanged<ResponseBody>
+        _ operation: nonisolated(nonsending) (RequestID, FirstCall) async throws -> ResponseBody
     )
-        async throws -> Exchanged<ResponseBody>
+        async throws -> ResponseBody
     {
         let url = call.prepared.url
         let priority = call.request.priority
@@ -220,7 +220,7 @@ public actor RequestPool {
             )
         }
         if let watcher { Self.watchDeadlines(state, watcher) }
-        let response: Exchanged<ResponseBody>  // no Result in between: matching one copied the whole answer
+        let response: ResponseBody  // no Result in between: matching one copied the whole answer
         do {
             response = try await withTaskCancellationHandler {
                 if let admission {
@@ -263,7 +263,7 @@ public actor RequestPool {
     /// it get `result`.
     nonisolated func end(
         _ id: RequestID,
-        handingOver result: Result<Exchanged<ResponseBody>, any Error>? = nil
+        handingOver result: Result<ResponseBody, any Error>? = nil
     ) -> PooledRequest? {
         let (info, handover, started, followers) = state.withLock { state in
             let started = state.releaseSlot(id)

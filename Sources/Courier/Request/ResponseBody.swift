@@ -14,6 +14,11 @@ public struct ResponseBody: Sendable {
     private(set) var fields: ResponseFields
     /// The body bytes, already decompressed.
     public var data: Data
+    /// The request this answered as it was finally sent (after redirects), and when its head arrived: set by the
+    /// session on every answer it reads from the network (so a caller sharing another's call gets that call's),
+    /// `nil` on one made elsewhere (an interceptor's, the cache's, a test's).
+    var sent: PreparedRequest?
+    var firstByte: Tick?
 
     /// Creates a body value; transports and tests use it, sessions build it themselves.
     public init(status: HTTPResponse.Status, headers: HTTPFields, data: Data) {

@@ -61,7 +61,7 @@ final class Call: Sendable {
     /// `answerIsHandedOver`; the caller reads it once, after it has seen the flag, and then takes the flag back.
     /// One exchange at a time uses it, and each exchange ends exactly once (``finish(_:of:)``), so no two threads
     /// touch it at the same time.
-    private nonisolated(unsafe) var handedOver: Result<CollectedAnswer, any Error>?
+    private nonisolated(unsafe) var handedOver: Result<ResponseBody, any Error>?
     /// Set (releasing) by the loop once `handedOver` is written, taken back (acquiring) by the caller before it
     /// reads it: the edge between the two that ThreadSanitizer can see, where the continuation's is the runtime's.
     private let answerIsHandedOver = Atomic<Bool>(false)
@@ -212,7 +212,7 @@ final class Call: Sendable {
     nonisolated(nonsending) func awaitAnswer(
         installing cancellable: (any RequestCancellable)? = nil,
         starting start: () -> Void
-    ) async -> Result<CollectedAnswer, any Error> {
+    ) async -> Result<ResponseBody, any Error> {
         await withUnsafeContinuation { continuation in
             let cancelledAlready = state.withLock { state in
                 state.waiter = continuation
@@ -232,7 +232,7 @@ final class Call: Sendable {
 
     /// The exchange ended with `answer` (called once per exchange, on the loop); `task`, what cancelled it, is no
     /// longer waited on.
-    func finish(_ answer: Result<CollectedAnswer, any Error>, of task: any RequestCancellable) {
+    func finish(_ answer: Result<ResponseBody, any Error>, of task: any RequestCancellable) {
         handedOver = answer
         answerIsHandedOver.store(true, ordering: .releasing)
         state.withLock { state in

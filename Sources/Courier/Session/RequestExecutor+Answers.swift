@@ -15,17 +15,19 @@ extension RequestExecutor {
         return nil
     }
 
-    /// `body` after every interceptor of `request`, in order: the session's, then its own.
+    /// `body` after every interceptor of `request`, in order: the session's, then its own. What the session noted
+    /// on `body` (the request it answered, when its head came) stays on the result: it answers the same request.
     func intercepted(
         _ body: ResponseBody,
         _ request: ErasedRequest,
         _ sent: PreparedRequest
     ) async throws -> ResponseBody {
-        var body = body
+        var result = body
         for interceptor in configuration.responseInterceptors + request.interceptors {
-            body = try await interceptor.intercept(body, for: sent)
+            result = try await interceptor.intercept(result, for: sent)
         }
-        return body
+        (result.sent, result.firstByte) = (body.sent, body.firstByte)
+        return result
     }
 
     /// A response built from an answer that did not come through the pool (the cache's, or an interceptor's):

@@ -59,12 +59,12 @@ struct CacheStep: Sendable {
 
     /// A 304 to a conditional request becomes the stored body with the 304's headers merged in, and the
     /// refreshed entry is stored. Anything else passes through.
-    func merge(_ exchanged: Exchanged<ResponseBody>, requestTime: Date) async -> (Exchanged<ResponseBody>, CacheInfo) {
-        guard exchanged.answer.status.code == 304, let revalidating else { return (exchanged, .network) }
+    func merge(_ answer: ResponseBody, requestTime: Date) async -> (ResponseBody, CacheInfo) {
+        guard answer.status.code == 304, let revalidating else { return (answer, .network) }
         let now = Date()
         let refreshed = decision.revalidated(
             revalidating,
-            notModified: exchanged.answer.headers,
+            notModified: answer.headers,
             requestTime: requestTime,
             responseTime: now
         )
@@ -74,12 +74,12 @@ struct CacheStep: Sendable {
         let age = refreshed.age(at: now)
         var headers = refreshed.headers
         headers[.age] = Self.ageField(age)
-        let body = ResponseBody(
+        var merged = ResponseBody(
             status: HTTPResponse.Status(code: refreshed.status),
             headers: headers,
             data: refreshed.body
         )
-        let merged = Exchanged(sent: exchanged.sent, answer: body, firstByte: exchanged.firstByte)
+        (merged.sent, merged.firstByte) = (answer.sent, answer.firstByte)
         return (merged, CacheInfo(isFromCache: true, age: age, wasRevalidated: true, wasStored: true))
     }
 

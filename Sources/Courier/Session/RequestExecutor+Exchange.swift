@@ -12,19 +12,19 @@ extension RequestExecutor {
     nonisolated(nonsending) func exchange(
         _ call: Call,
         _ request: PreparedRequest
-    ) async throws -> Exchanged<ResponseBody> {
+    ) async throws -> ResponseBody {
         let reading = BodyReading(
             limits: call.limits,
             decompresses: configuration.decompressesResponses,
             meter: ProgressMeter.receiving
         )
         do {
-            let exchanged = try await following(call, request) { outgoing in
+            let answer = try await following(call, request) { outgoing in
                 try await wholeBodyFetch.fetch(outgoing, reading: reading, call: call)
             } discard: { _ in
             }
-            call.log?.response(exchanged.answer, for: exchanged.sent, since: call.start)
-            return exchanged
+            call.log?.response(answer, for: answer.sent ?? request, since: call.start)
+            return answer
         } catch {
             throw timedOut(error, call)
         }
@@ -41,7 +41,7 @@ extension RequestExecutor {
         _ call: Call,
         _ request: PreparedRequest,
         holdingBody: Bool = false
-    ) async throws -> Exchanged<TransportResponse> {
+    ) async throws -> TransportResponse {
         // One for the redirects too: each exchange registers what stops it in place of the one before.
         let cancellation = TransportCancellation()
         call.install(cancellation)
@@ -62,7 +62,7 @@ extension RequestExecutor {
     }
 
     /// Sends `request` with `send`, following redirects (`discard` lets a redirect's answer go), and returns the
-    /// request as finally sent with its answer and when its head arrived. Inlined into its two callers, so the
+    /// final answer, noted with the request as finally sent and when its head arrived. Inlined into its two callers, so the
     /// answer reaches them without a frame of its own and `send` runs in theirs.
     @inline(__always)
     private nonisolated(nonsending) func following<Answer: ResponseHead>(
@@ -70,7 +70,7 @@ extension RequestExecutor {
         _ request: PreparedRequest,
         send: nonisolated(nonsending) (PreparedRequest) async throws -> Answer,
         discard: nonisolated(nonsending) (Answer) async throws -> Void
-    ) async throws -> Exchanged<Answer> {
+    ) async throws -> Answer {
         var current = request
         var redirects: RedirectState?  // made at the first 3xx: an answer that is not one decides nothing
         while true {
@@ -82,7 +82,7 @@ extension RequestExecutor {
             if let tracer { sending.addTraceContext(tracer: tracer, span: resend) }
             for monitor in configuration.monitors { monitor.willSend(sending) }
             call.log?.request(sending)
-            let answer: Answer
+            var answer: Answer
             do {
                 answer =
                     if configuration.waitsForConnectivity == nil {
@@ -95,13 +95,14 @@ extension RequestExecutor {
                 throw error
             }
             if let resend { RequestTrace.finish(resend, status: answer.status, error: nil) }
-            let firstByte = Tick.now
+            answer.firstByte = .now
             for monitor in configuration.monitors { monitor.didSend(sending) }
             if configuration.cookieJar != nil {
                 await storeCookies(from: answer.headers, for: sending.url, handling: call.cookies)
             }
             guard answer.status.kind == .redirection else {
-                return Exchanged(sent: current, answer: answer, firstByte: firstByte)
+                answer.sent = current
+                return answer
             }
             var redirecting =
                 redirects ?? RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
@@ -115,7 +116,8 @@ extension RequestExecutor {
             redirects = redirecting
             switch action {
             case .deliver:
-                return Exchanged(sent: current, answer: answer, firstByte: firstByte)
+                answer.sent = current
+                return answer
             case .follow(let method, let url, let dropsBody, let stripsCredentials):
                 call.log?.redirect(from: current, status: answer.status, to: url)
                 for monitor in configuration.monitors { monitor.willRedirect(current, status: answer.status, to: url) }
@@ -136,26 +138,17 @@ extension RequestExecutor {
     }
 }
 
-/// What one attempt brought back: the request as finally sent (after redirects), its answer (a body read whole, or
-/// one still arriving), and when its head arrived. The pool hands one read whole on to every caller of a coalesced
-/// call.
-struct Exchanged<Answer: ResponseHead & Sendable>: ResponseHead, Sendable {
-    let sent: PreparedRequest
-    let answer: Answer
-    let firstByte: Tick
-
-    var status: HTTPResponse.Status { answer.status }
-    var headers: HTTPFields { answer.headers }
-    func value(of name: HTTPField.Name) -> String? { answer.value(of: name) }
-}
-
-/// A response's status and headers, whatever carries its body.
+/// A response's status and headers, whatever carries its body, and what the session notes on it as it arrives.
 protocol ResponseHead {
     var status: HTTPResponse.Status { get }
     var headers: HTTPFields { get }
     /// The value of one field, as `headers[name]` reads it; a body read whole reads it without converting its
     /// head (see ``ResponseFields``).
     func value(of name: HTTPField.Name) -> String?
+    /// The request this answered as finally sent (after redirects); set as the exchange ends.
+    var sent: PreparedRequest? { get set }
+    /// When the head arrived; set as the exchange ends.
+    var firstByte: Tick? { get set }
 }
 
 extension TransportResponse: ResponseHead {
@@ -191,11 +184,11 @@ extension RequestExecutor {
         id: RequestID,
         first: FirstCall?,
         sharing key: CoalescingKey?,
-        _ exchange: nonisolated(nonsending) () async throws -> Exchanged<ResponseBody>
-    ) async throws -> Exchanged<ResponseBody> {
+        _ exchange: nonisolated(nonsending) () async throws -> ResponseBody
+    ) async throws -> ResponseBody {
         let (url, priority) = (call.prepared.url, call.request.priority)
         guard let gauges = metrics?.poolGauges(for: url) else {
-            nonisolated(nonsending) func send() async throws -> Exchanged<ResponseBody> {
+            nonisolated(nonsending) func send() async throws -> ResponseBody {
                 try await pool.withSlot(id, url: url, priority: priority, call: call, exchange)
             }
             switch first {
@@ -210,16 +203,16 @@ extension RequestExecutor {
         // The same with metrics: the server's in-flight and queued gauges, and a count of calls answered by an
         // identical call in flight (those whose own call never ran).
         var ran = false
-        nonisolated(nonsending) func counted() async throws -> Exchanged<ResponseBody> {
+        nonisolated(nonsending) func counted() async throws -> ResponseBody {
             ran = true
             gauges.active.increment()
             defer { gauges.active.decrement() }
             return try await exchange()
         }
-        nonisolated(nonsending) func send() async throws -> Exchanged<ResponseBody> {
+        nonisolated(nonsending) func send() async throws -> ResponseBody {
             try await pool.withSlot(id, url: url, priority: priority, call: call, queuedGauge: gauges.queued, counted)
         }
-        let result: Exchanged<ResponseBody>
+        let result: ResponseBody
         switch first {
         case .own?: return try await counted()
         case .leads?: return try await counted()

@@ -4,17 +4,18 @@ import HTTPTypes
 /// How a call ends: its response built and timed, its failure made the caller's, and both told to the monitors, the log
 /// and the metrics.
 extension RequestExecutor {
-    /// The response carrying `value`, decoded from `exchanged`'s body: timed, and told to the monitors.
+    /// The response carrying `value`, decoded from `body`, the answer `call` ended with after `attempts` attempts:
+    /// timed, and told to the monitors.
     func makeResponse(
         _ value: DecodedValue,
-        _ exchanged: Exchanged<ResponseBody>,
+        _ body: ResponseBody,
         cacheInfo: CacheInfo,
-        original: PreparedRequest,
-        attempts: Int,
-        start: Tick
+        call: Call,
+        attempts: Int
     ) -> ErasedResponse {
-        let (sent, body) = (exchanged.sent, exchanged.answer)
-        let timing = Timing(startTick: start, firstByteTick: exchanged.firstByte, endTick: .now)
+        // `sent` is set on every answer from the network
+        let (original, sent) = (call.prepared, body.sent ?? call.prepared)
+        let timing = Timing(startTick: call.start, firstByteTick: body.firstByte, endTick: .now)
         tellMonitors(original, sent: sent, result: .success(body), timing: timing, attempts: attempts)
         return Response(
             value: value,

@@ -57,7 +57,7 @@ extension RequestExecutor {
         let call = makeCall(request, prepared: prepared, start: start)
         let failure: @Sendable (any Error) -> CourierError = { [self] in timedOut($0, call) }
         // what the end reports, once the head has come: the answer and the attempts it took
-        let head = Locked<(answer: Exchanged<TransportResponse>, attempts: Int)?>(nil)
+        let head = Locked<(answer: TransportResponse, attempts: Int)?>(nil)
         let (opened, lease) = try await pool.open(
             call,
             failure: failure,
@@ -69,11 +69,12 @@ extension RequestExecutor {
                 try await open(call, sending, holdingBody: sink != nil)
             } next: { exchanged in
                 guard let exchanged else { return }
-                do { for try await _ in exchanged.answer.body {} } catch {}  // let the connection be reused
+                do { for try await _ in exchanged.body {} } catch {}  // let the connection be reused
             }
         }
         head.withLock { $0 = opened }
-        let (sent, response) = (opened.answer.sent, opened.answer.answer)
+        let response = opened.answer
+        let sent = response.sent ?? prepared  // set on every answer the exchange returns
         call.log?.responseHead(response.status, response.headers, for: sent, since: start)
         let body = LeasedBody(response, lease: lease, failure: failure)
         var streamed = StreamedResponse(
@@ -94,7 +95,7 @@ extension RequestExecutor {
     /// before it was told by the call's driver), the monitors.
     private func transferEnded(
         _ call: Call,
-        head: (answer: Exchanged<TransportResponse>, attempts: Int)?,
+        head: (answer: TransportResponse, attempts: Int)?,
         status: HTTPResponse.Status?,
         failure: CourierError?,
         trace: RequestTrace?
@@ -118,7 +119,7 @@ extension RequestExecutor {
             let timing = Timing(startTick: call.start, firstByteTick: nil, endTick: .now)
             tellMonitors(
                 call.prepared,
-                sent: head.answer.sent,
+                sent: head.answer.sent ?? call.prepared,
                 result: outcome,
                 timing: timing,
                 attempts: head.attempts

@@ -190,10 +190,10 @@ struct RequestExecutor: Sendable {
             var first: FirstCall? = first
             // The first attempt's outcome when it leads a call identical requests share: the pool hands it to them
             // as the attempt ends (`next`, or the end of the call), in a lock round trip it takes anyway.
-            var led: Result<Exchanged<ResponseBody>, any Error>?
+            var led: Result<ResponseBody, any Error>?
             let (exchanged, attemptsMade) = try await drive(call) { sending in
                 requestTick = .now
-                let exchanged: Exchanged<ResponseBody>
+                let exchanged: ResponseBody
                 do {
                     exchanged = try await fetch(call, id: id, first: first, sharing: key) {
                         try await exchange(call, sending)
@@ -203,7 +203,7 @@ struct RequestExecutor: Sendable {
                     throw error
                 }
                 if case .leads? = first { led = .success(exchanged) }
-                for monitor in configuration.monitors { monitor.didReceive(exchanged.answer, for: exchanged.sent) }
+                for monitor in configuration.monitors { monitor.didReceive(exchanged, for: exchanged.sent ?? sending) }
                 return exchanged
             } next: { _ in
                 // The first attempt's slot is not held through a wait, a refresh or the next attempt.
@@ -224,44 +224,25 @@ struct RequestExecutor: Sendable {
                 (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: requestTime)
             }
             if configuration.cache != nil {
-                await invalidateAfterUnsafe(
-                    prepared,
-                    status: exchanged.answer.status,
-                    headers: exchanged.answer.headers
-                )
+                await invalidateAfterUnsafe(prepared, status: exchanged.status, headers: exchanged.headers)
             }
             // RFC 9111 stores what the server says may be stored, an error status with explicit freshness too, so
             // the `http` policy stores before validation; the time-to-live policies keep only answers that pass it.
             let storesFirst = cacheStep?.decision.policy == .http
             if let cacheStep, storesFirst, !cacheInfo.wasRevalidated {
-                cacheInfo.wasStored = await cacheStep.store(exchanged.answer, requestTime: requestTime)
+                cacheInfo.wasStored = await cacheStep.store(exchanged, requestTime: requestTime)
             }
-            let received = exchanged.answer  // what the cache keeps: the answer as the server sent it
+            let received = exchanged  // what the cache keeps: the answer as the server sent it
+            let sent = received.sent ?? prepared  // set on every answer from the network
             if request.hasInterceptors(under: configuration) {
-                exchanged = Exchanged(
-                    sent: exchanged.sent,
-                    answer: try await intercepted(received, request, exchanged.sent),
-                    firstByte: exchanged.firstByte
-                )
+                exchanged = try await intercepted(received, request, sent)
             }
-            try validate(
-                exchanged.answer,
-                for: exchanged.sent,
-                extra: request.validators,
-                usesSession: request.usesSessionValidators
-            )
-            let value = try request.decode(exchanged.answer)
+            try validate(exchanged, for: sent, extra: request.validators, usesSession: request.usesSessionValidators)
+            let value = try request.decode(exchanged)
             if let cacheStep, !storesFirst, !cacheInfo.wasRevalidated {
                 cacheInfo.wasStored = await cacheStep.store(received, requestTime: requestTime)
             }
-            return makeResponse(
-                value,
-                exchanged,
-                cacheInfo: cacheInfo,
-                original: prepared,
-                attempts: attempts,
-                start: start
-            )
+            return makeResponse(value, exchanged, cacheInfo: cacheInfo, call: call, attempts: attempts)
         } catch {
             let failure = Self.normalize(error)
             complete(call, failure, attempts: attempts)

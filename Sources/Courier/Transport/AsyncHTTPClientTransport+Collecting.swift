@@ -42,7 +42,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
             )
             /// Starts AsyncHTTPClient's task. Started on the loop, the delegate stands for it in the call's cancel slot;
             /// otherwise the task itself goes in, here.
-            @Sendable func execute(onLoop: Bool) -> HTTPClient.Task<CollectedAnswer> {
+            @Sendable func execute(onLoop: Bool) -> HTTPClient.Task<ResponseBody> {
                 // not .delegateAndChannel: see the lanes
                 let task = client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: loop))
                 let installed: any RequestCancellable = onLoop ? delegate : task
@@ -63,7 +63,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
                 }
                 return task
             }
-            let ended: Result<CollectedAnswer, any Error>
+            let ended: Result<ResponseBody, any Error>
             if target.startsFromLoop {
                 // Started on the loop, the task lives there: the delegate stands for it in the call's cancel slot,
                 // installed in the same lock round trip as the caller's wait, and a cancel reaches it through the loop.
@@ -77,26 +77,12 @@ extension AsyncHTTPClientTransport: CollectingTransport {
             } else {
                 ended = await call.awaitAnswer { _ = execute(onLoop: false) }
             }
-            let answer = try ended.get()
-            // The status becomes Courier's here, off the loop; the fields only when they are read.
-            return ResponseBody(
-                status: AsyncHTTPClientTransport.status(answer.head.status),
-                fields: ResponseFields(arrived: answer.head.headers),
-                data: BodyAccumulator.data(answer.body)
-            )
+            return try ended.get()
         }
     }
 }
 
 extension HTTPClient.Task: RequestCancellable {}
-
-/// A response collected on the event loop: its head, and its body as it was kept (`nil` when there was none). The
-/// caller makes the body `Data` and the head `HTTPFields`, in its own task, so the loop, which an HTTP/2
-/// connection's many streams share, does no more than read the answer.
-struct CollectedAnswer: Sendable {
-    var head: HTTPResponseHead
-    var body: ByteBuffer?
-}
 
 /// Collects one response in AsyncHTTPClient's delegate callbacks, all on the connection's event loop: checks the
 /// head, decompresses and bounds the body as it arrives, and fails the request as soon as a limit is passed.
@@ -105,7 +91,7 @@ struct CollectedAnswer: Sendable {
 /// Started on its loop, it also stands for AsyncHTTPClient's task in the call's cancel slot: it is there before the
 /// task exists, and its ``cancel()`` reaches the task through the loop, where both live.
 final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
-    typealias Response = CollectedAnswer
+    typealias Response = ResponseBody
 
     /// What is read so far, once the head has arrived.
     private struct Collected {
@@ -116,7 +102,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
     /// What lives on the loop: the answer read so far, and the task that reads it.
     private struct OnLoop {
         var collected: Collected?
-        var task: HTTPClient.Task<CollectedAnswer>?
+        var task: HTTPClient.Task<ResponseBody>?
         var isCancelled = false
         var hasEnded = false
     }
@@ -145,7 +131,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
     }
 
     /// Starts the task with `execute` (on the loop), unless the exchange was cancelled first: then `false`.
-    func start(_ execute: () -> HTTPClient.Task<CollectedAnswer>) -> Bool {
+    func start(_ execute: () -> HTTPClient.Task<ResponseBody>) -> Bool {
         guard !onLoop.value.isCancelled else { return false }
         let task = execute()
         // A task that ended at once (its future already complete) is not kept: nothing would let it go.
@@ -167,7 +153,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
         }
     }
 
-    func didReceiveHead(task: HTTPClient.Task<CollectedAnswer>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+    func didReceiveHead(task: HTTPClient.Task<ResponseBody>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         do {
             let framing = Self.framing(head.headers)
             let body = try BodyAccumulator(
@@ -187,7 +173,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
         }
     }
 
-    func didReceiveBodyPart(task: HTTPClient.Task<CollectedAnswer>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+    func didReceiveBodyPart(task: HTTPClient.Task<ResponseBody>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         do {
             try onLoop.value.collected?.body.append(buffer)
             return call.notSuspended(on: task.eventLoop)
@@ -196,7 +182,7 @@ final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
         }
     }
 
-    func didFinishRequest(task: HTTPClient.Task<CollectedAnswer>) throws -> CollectedAnswer {
+    func didFinishRequest(task: HTTPClient.Task<ResponseBody>) throws -> ResponseBody {
         try response()
     }
 
@@ -206,16 +192,21 @@ final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
     /// request body has not yet reported its end (the server answered as the last bytes went out). AsyncHTTPClient
     /// closes the connection, fails writing the request's end with `requestStreamCancelled`, and fails only the
     /// task's future; every part of the answer had gone through the delegate by then. Call it on the loop.
-    func answerBeforeTheBodyEnded() throws -> CollectedAnswer {
+    func answerBeforeTheBodyEnded() throws -> ResponseBody {
         guard onLoop.value.collected != nil else { throw HTTPClientError.requestStreamCancelled }
         return try response()
     }
 
-    private func response() throws -> CollectedAnswer {
+    private func response() throws -> ResponseBody {
         guard let collected = onLoop.value.collected.take() else {
             throw CourierError.noResponse()
         }
-        return CollectedAnswer(head: collected.head, body: try collected.body.finishBuffer())
+        // The fields are kept as they came, made `HTTPFields` only when read (see ``ResponseFields``).
+        return ResponseBody(
+            status: AsyncHTTPClientTransport.status(collected.head.status),
+            fields: ResponseFields(arrived: collected.head.headers),
+            data: BodyAccumulator.data(try collected.body.finishBuffer())
+        )
     }
 
     /// `Content-Length` and the `Content-Encoding` values (joined with ", ", as `HTTPFields` joins them), found

@@ -60,6 +60,10 @@ public struct TransportResponse: Sendable {
     public var version: String?
     /// The transport's body when it can hand its chunks to a sink where they arrive, instead of through ``body``.
     var sinkable: (any SinkableBody)?
+    /// The request this answered as it was finally sent (after redirects), and when its head arrived: set by the
+    /// session as it reads the answer, `nil` until then.
+    var sent: PreparedRequest?
+    var firstByte: Tick?
     /// Creates a response.
     public init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteStream, isContentDecoded: Bool = false) {
         self.status = status
