@@ -110,4 +110,32 @@ struct URLBuilderTests {
         _ = state.update { $0.decompressesResponses.toggle() }
         #expect(state.resolvedCount == 0)
     }
+
+    /// A path's TLS policy and proxy are chosen as it resolves, under the configuration of the time, and chosen
+    /// again under a new one; a request carries the path's.
+    @Test func aResolvedPathCarriesItsTLSPolicyAndProxy() async throws {
+        let state = SessionState(configuration)
+        func preparation(_ path: String) throws -> RequestPreparation {
+            let (snapshot, known) = try state.current(resolving: path)
+            return RequestPreparation(snapshot: snapshot, start: .now, state: state, known: known)
+        }
+        let proxy = Proxy.http(host: "127.0.0.1", port: 3128)
+        let loose = TLSPolicy(validatesDomainName: false)
+        _ = state.update {
+            $0.proxies = ProxySettings(all: proxy, bypass: ["other.example.com"])
+            $0.tls = TLSSettings(hosts: ["api.example.com": loose])
+        }
+        for path in ["/a", "/a", "https://other.example.com/b"] {
+            let resolved = try preparation(path).resolve(path)
+            let isOther = path.hasPrefix("https://other")
+            #expect(resolved.proxy == (isOther ? nil : proxy))
+            #expect(resolved.tls == (isOther ? .standard : loose))
+        }
+        #expect(try state.current(resolving: "/a").known?.proxy == proxy)  // kept, not chosen again
+        let prepared = try await preparation("/a").prepare(Request<Data>.get("/a").erased)
+        #expect(prepared.proxy == proxy && prepared.tls == loose)
+        _ = state.update { $0.proxies = .none }
+        let resolved = try preparation("/a").resolve("/a")
+        #expect(resolved.proxy == nil && resolved.tls == loose)
+    }
 }

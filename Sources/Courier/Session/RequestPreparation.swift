@@ -44,28 +44,30 @@ struct RequestPreparation {
         return adapted
     }
 
-    /// The request as prepared from its parts, with how the transport sends it and its URL's facts (worked out here
-    /// when the path's were not kept), which the pool and the transport read.
+    /// The request as prepared from its parts, with how the transport sends it and its URL's facts, which the pool
+    /// and the transport read: those `resolved` kept for its path (a query appended since changes neither scheme
+    /// nor host), else worked out here.
     private func prepared(
         _ request: ErasedRequest,
         url: URL,
-        facts: URLFacts?,
+        resolved: ResolvedURL?,
         headers: HTTPFields,
         body: PreparedBody
     ) -> PreparedRequest {
         let timeouts = configuration.timeouts.applying(request.timeouts)
+        let route = resolved.map { (tls: $0.tls, proxy: $0.proxy) } ?? configuration.route(for: url)
         return PreparedRequest(
             method: request.method,
             url: url,
-            facts: facts ?? URLFacts(url),
+            facts: resolved?.facts ?? URLFacts(url),
             headers: headers,
             body: body,
             tag: request.tag,
             userInfo: request.userInfo,
             timeouts: timeouts,
             deadline: start + timeouts.total,
-            tls: configuration.tls.policy(for: url),
-            proxy: configuration.proxies.proxy(for: url),
+            tls: route.tls,
+            proxy: route.proxy,
             httpVersion: configuration.httpVersion
         )
     }
@@ -85,7 +87,7 @@ struct RequestPreparation {
         return prepared(
             request,
             url: URLBuilder.appending(request.query, to: url),
-            facts: nil,
+            resolved: nil,
             headers: headers,
             body: body
         )
@@ -97,17 +99,17 @@ struct RequestPreparation {
     func resolve(_ path: String) throws -> ResolvedURL {
         if let known { return known }
         let url = try URLBuilder.resolve(path: path, bases: URLBuilder.Bases(), configuration: snapshot.configuration)
-        let resolved = ResolvedURL(url: url, facts: URLFacts(url))
+        let resolved = ResolvedURL(url, under: configuration)
         state.remember(resolved, for: path, under: snapshot)
         return resolved
     }
 
     private func prepareConfigured(_ request: ErasedRequest) throws -> PreparedRequest {
         var url: URL
-        var facts: URLFacts?  // the query appended below changes neither scheme nor host
+        var resolved: ResolvedURL?  // the query appended below changes neither scheme nor host
         if request.resolvesAgainstConfiguredBases {
-            let resolved = try resolve(request.path)
-            (url, facts) = (resolved.url, resolved.facts)
+            let path = try resolve(request.path)
+            (url, resolved) = (path.url, path)
         } else {
             let bases = URLBuilder.Bases(
                 requestBase: request.baseURL,
@@ -147,8 +149,8 @@ struct RequestPreparation {
         url = URLBuilder.appending(query, to: url)
 
         var headers = request.includesDefaultHeaders ? snapshot.defaultFields : HTTPFields()
-        if facts?.hasUserInfo ?? (url.user(percentEncoded: true) != nil) {
-            (url, facts) = (Self.movingCredentials(of: url, into: &headers), nil)
+        if resolved?.facts.hasUserInfo ?? (url.user(percentEncoded: true) != nil) {
+            (url, resolved) = (Self.movingCredentials(of: url, into: &headers), nil)
         }
         // The defaults alone already carry `Accept-Encoding` (see ``SessionSnapshot/defaultFields``): the usual
         // request, with no fields of its own, looks nothing up.
@@ -166,7 +168,7 @@ struct RequestPreparation {
         if request.leavesCredentialsOut {
             for name in configuration.redirects.crossOriginStrippedHeaders { headers[name] = nil }
         }
-        return prepared(request, url: url, facts: facts, headers: headers, body: try bodyDescription.prepare())
+        return prepared(request, url: url, resolved: resolved, headers: headers, body: try bodyDescription.prepare())
     }
 
     /// `url` without its `user:password@`, which goes into `headers` as `Authorization: Basic` (as curl sends it)
@@ -211,7 +213,13 @@ extension PreparedRequest {
     /// Chooses the TLS policy and the proxy for ``url`` under `configuration` again: after an adapter or a redirect
     /// changed the URL.
     mutating func route(under configuration: Configuration) {
-        tls = configuration.tls.policy(for: url)
-        proxy = configuration.proxies.proxy(for: url)
+        (tls, proxy) = configuration.route(for: url)
+    }
+}
+
+extension Configuration {
+    /// The TLS policy and the proxy a request to `url` is sent with.
+    func route(for url: URL) -> (tls: TLSPolicy, proxy: Proxy?) {
+        (tls.policy(for: url), proxies.proxy(for: url))
     }
 }

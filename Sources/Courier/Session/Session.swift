@@ -171,8 +171,18 @@ final class SessionState: Sendable {
     }
 }
 
-/// A URL a request path resolved to against the configured bases, with its facts.
+/// A URL a request path resolved to against the configured bases, with its facts and how it is sent under that
+/// configuration (its TLS policy and its proxy): worked out once per path, not for every request.
 struct ResolvedURL: Sendable {
     let url: URL
     let facts: URLFacts
+    let tls: TLSPolicy
+    let proxy: Proxy?
+
+    /// `url` with what the request path reads of it under `configuration`.
+    init(_ url: URL, under configuration: Configuration) {
+        self.url = url
+        facts = URLFacts(url)
+        (tls, proxy) = configuration.route(for: url)
+    }
 }
