@@ -20,18 +20,3 @@ public enum RequestPriority: Int, Sendable, Hashable, Comparable, CaseIterable, 
         }
     }
 }
-
-/// Identifies one request in a ``RequestPool`` for as long as it is in flight.
-public struct RequestID: Hashable, Sendable, Comparable, CustomStringConvertible {
-    /// The number, unique within one pool.
-    public let rawValue: UInt64
-
-    /// Wraps a number; pools hand these out.
-    public init(rawValue: UInt64) { self.rawValue = rawValue }
-
-    /// Orders by creation.
-    public static func < (lhs: RequestID, rhs: RequestID) -> Bool { lhs.rawValue < rhs.rawValue }
-
-    /// `#12`.
-    public var description: String { "#\(rawValue)" }
-}

@@ -218,9 +218,9 @@ struct RequestExecutor: Sendable {
             return exchanged
         }
         do {
-            let requestTime = requestTick.date
+            let requestTime = cacheStep.map { _ in requestTick.date }  // a wall-clock time only for the cache
             var cacheInfo = CacheInfo.network
-            if let cacheStep {
+            if let cacheStep, let requestTime {
                 (exchanged, cacheInfo) = await cacheStep.merge(exchanged, requestTime: requestTime)
             }
             if configuration.cache != nil {
@@ -229,7 +229,7 @@ struct RequestExecutor: Sendable {
             // RFC 9111 stores what the server says may be stored, an error status with explicit freshness too, so
             // the `http` policy stores before validation; the time-to-live policies keep only answers that pass it.
             let storesFirst = cacheStep?.decision.policy == .http
-            if let cacheStep, storesFirst, !cacheInfo.wasRevalidated {
+            if let cacheStep, let requestTime, storesFirst, !cacheInfo.wasRevalidated {
                 cacheInfo.wasStored = await cacheStep.store(exchanged, requestTime: requestTime)
             }
             let received = exchanged  // what the cache keeps: the answer as the server sent it
@@ -239,7 +239,7 @@ struct RequestExecutor: Sendable {
             }
             try validate(exchanged, for: sent, extra: request.validators, usesSession: request.usesSessionValidators)
             let value = try request.decode(exchanged)
-            if let cacheStep, !storesFirst, !cacheInfo.wasRevalidated {
+            if let cacheStep, let requestTime, !storesFirst, !cacheInfo.wasRevalidated {
                 cacheInfo.wasStored = await cacheStep.store(received, requestTime: requestTime)
             }
             return makeResponse(value, exchanged, cacheInfo: cacheInfo, call: call, attempts: attempts)
