@@ -34,6 +34,58 @@ struct CallStateMachineTests {
         #expect(machine.failed(reset).failure?.code == .connectionReset)
     }
 
+    /// Each 3xx is an event: the machine says which request goes next, with credentials stripped when the hop
+    /// leaves the origin, or that the answer stands.
+    @Test func redirectsAreEventsTheMachineAnswersWithTheNextHop() throws {
+        var machine = CallStateMachine(post, hasRetryRule: false, deadline: deadline)
+        _ = machine.start()
+        let policy = RedirectPolicy()
+        let first = try machine.redirected(post, status: .seeOther, location: "/y", under: policy)
+        let here = URL(string: "https://h.example.com/y")!
+        #expect(first == .follow(method: .get, url: here, dropsBody: true, stripsCredentials: false))
+        var hop = post
+        (hop.method, hop.url) = (.get, here)
+        let there = URL(string: "https://other.example.com/z")!
+        let second = try machine.redirected(
+            hop,
+            status: .temporaryRedirect,
+            location: there.absoluteString,
+            under: policy
+        )
+        #expect(second == .follow(method: .get, url: there, dropsBody: false, stripsCredentials: true))
+        #expect(try machine.redirected(hop, status: .notModified, location: "/w", under: policy) == .deliver)
+        #expect(try machine.redirected(hop, status: .found, location: nil, under: policy) == .deliver)
+        #expect(machine.answered(.ok, retryAfter: nil, refusedGeneration: nil).is(.deliver))
+
+        var unfollowed = CallStateMachine(get, hasRetryRule: false, deadline: deadline)
+        _ = unfollowed.start()
+        #expect(try unfollowed.redirected(get, status: .found, location: "/n", under: .none) == .deliver)
+    }
+
+    /// A redirect that cannot be followed is the attempt's failure, offered to the rule like any other; the next
+    /// attempt starts again from the call's request, its hops not counted against it.
+    @Test func aRetryStartsItsRedirectsAgainFromTheCallsRequest() throws {
+        var machine = CallStateMachine(get, hasRetryRule: true, deadline: deadline)
+        _ = machine.start()
+        let policy = RedirectPolicy(maxHops: 1)
+        #expect(try machine.redirected(get, status: .found, location: "/one", under: policy) != .deliver)
+        var hop = get
+        hop.url = URL(string: "https://h.example.com/one")!
+        let tooMany = #expect(throws: CourierError.self) {
+            try machine.redirected(hop, status: .found, location: "/two", under: policy)
+        }
+        #expect(tooMany?.code == .tooManyRedirects)
+        #expect(machine.failed(try #require(tooMany)).askedAbout?.code == .tooManyRedirects)
+        #expect(machine.ruleAnswered(.retry(after: .zero), now: now).delay == .zero)
+        #expect(machine.slept().is(.exchange))
+        // the same first hop again: neither a loop nor one too many
+        #expect(try machine.redirected(get, status: .found, location: "/one", under: policy) != .deliver)
+        let loop = #expect(throws: CourierError.self) {
+            try machine.redirected(hop, status: .found, location: "/x", under: RedirectPolicy())
+        }
+        #expect(loop?.code == .redirectLoop, "the visited requests are the attempt's")
+    }
+
     @Test func aStaleConnectionIsResentOnceAtOnceWithoutARule() {
         var machine = CallStateMachine(get, hasRetryRule: false, deadline: deadline)
         _ = machine.start()

@@ -2,8 +2,8 @@ import HTTPTypes
 
 /// The decisions of one call, from its first attempt to its end, for every kind of call: a send, a stream, an
 /// upload, each exchange of a download, and the retries of a download's segment and of a resumable upload, whose
-/// attempts continue from where the last one got to. It takes what happened (an answer arrived, the exchange
-/// failed, the body ended or broke, the call made progress, the wait is over, the credential was refreshed, the
+/// attempts continue from where the last one got to. It takes what happened (a redirect arrived, an answer
+/// arrived, the exchange failed, the body ended or broke, the call made progress, the wait is over, the credential was refreshed, the
 /// retry rule answered) and says what to do next; ``RequestExecutor``'s driver does it for a request, the
 /// download's transfer and the resumable upload for theirs. It calls nobody: no I/O, no clock of its own (events carry the time), and not the retry rule
 /// either, whose answer (which may take a budget's lock and a random number) the driver asks for when the machine
@@ -63,6 +63,9 @@ struct CallStateMachine {
     /// The refreshes this call asked for.
     private(set) var refreshes = 0
     private var resentStale = false
+    /// The redirects followed in the attempt under way: made at its first 3xx (an answer that is not one decides
+    /// nothing), dropped when the next attempt or a resend starts again from the call's request.
+    private var redirects: RedirectState?
     private let request: PreparedRequest
     /// Whether the call has a retry rule to ask.
     private let hasRetryRule: Bool
@@ -89,6 +92,33 @@ struct CallStateMachine {
         state = .exchanging
         attempt = 1
         return .exchange
+    }
+
+    /// An answer of 3xx to `sent` (the attempt's request, or the hop before) arrived during the attempt: whether to
+    /// follow it, and how, under `policy`, or to take it as the attempt's answer (then report it with
+    /// ``answered(_:retryAfter:refusedGeneration:)``). A redirect that cannot be followed (a loop, one hop too many,
+    /// a location that is not an http(s) URL) is thrown: the attempt's failure, to report with ``failed(_:)``.
+    /// Credentials are to be stripped from a hop that leaves the origin; the next attempt starts again from the
+    /// call's request, with no hop counted.
+    mutating func redirected(
+        _ sent: PreparedRequest,
+        status: HTTPResponse.Status,
+        location: @autoclosure () -> String?,
+        under policy: RedirectPolicy
+    ) throws -> RedirectAction {
+        guard case .exchanging = state else {
+            assertionFailure("redirected in state \(state)")
+            throw CourierError(code: .invalidState, message: "the call's driver reported a redirect in state \(state)")
+        }
+        var following = redirects ?? RedirectState(policy: policy, initial: request.method, url: request.url)
+        defer { redirects = following }
+        return try following.next(
+            method: sent.method,
+            url: sent.url,
+            status: status,
+            location: location(),
+            bodyIsReplayable: sent.body.isReplayable
+        )
     }
 
     /// The attempt's final answer arrived (redirects followed). `refusedGeneration` is the generation of the
@@ -143,6 +173,7 @@ struct CallStateMachine {
         if error.code == .cancelled { return fail(error) }
         if error.isStaleConnection, !resentStale, request.isIdempotent, request.body.isReplayable {
             resentStale = true
+            redirects = nil
             return .resend
         }
         return hasRetryRule ? ask(error, delivers: false) : fail(error)
@@ -224,6 +255,7 @@ struct CallStateMachine {
 
     private mutating func nextAttempt() -> Action {
         state = .exchanging
+        redirects = nil
         attempt += 1
         return .exchange
     }

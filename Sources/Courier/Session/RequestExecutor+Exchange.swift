@@ -5,13 +5,14 @@ import Logging
 
 /// One exchange on the wire: the request sent, redirects followed, the answer read.
 extension RequestExecutor {
-    /// Sends `request` (the call's request as this attempt signs it), following redirects, and reads each answer's
-    /// body whole where it arrives; the pool bounds the exchange by the call's deadline, through the call. A
+    /// Sends `request` (the call's request as this attempt signs it), following the redirects `machine` decides,
+    /// and reads each answer's body whole where it arrives; the pool bounds the exchange by the call's deadline, through the call. A
     /// cancellation at the deadline is thrown as the total timeout here, inside the call, so requests sharing it
     /// hear the timeout too.
     nonisolated(nonsending) func exchange(
         _ call: Call,
-        _ request: PreparedRequest
+        _ request: PreparedRequest,
+        _ machine: inout CallStateMachine
     ) async throws -> ResponseBody {
         let reading = BodyReading(
             limits: call.limits,
@@ -19,7 +20,7 @@ extension RequestExecutor {
             meter: ProgressMeter.receiving
         )
         do {
-            let answer = try await following(call, request) { outgoing in
+            let answer = try await following(call, request, &machine) { outgoing in
                 try await wholeBodyFetch.fetch(outgoing, reading: reading, call: call)
             } discard: { _ in
             }
@@ -30,8 +31,8 @@ extension RequestExecutor {
         }
     }
 
-    /// Sends `request` (the call's request as this attempt signs it), following redirects, and returns the final
-    /// response with its body still arriving; the transport bounds the exchange by the call's deadline. It runs in
+    /// Sends `request` (the call's request as this attempt signs it), following the redirects `machine` decides,
+    /// and returns the final response with its body still arriving; the transport bounds the exchange by the call's deadline. It runs in
     /// the caller's task: the call stops it through the exchange's ``TransportCancellation``, which stays in the
     /// call's cancel slot when the head has come, so the pool's controls and the deadline reach the body too.
     ///
@@ -40,6 +41,7 @@ extension RequestExecutor {
     nonisolated(nonsending) func open(
         _ call: Call,
         _ request: PreparedRequest,
+        machine: inout CallStateMachine,
         holdingBody: Bool = false
     ) async throws -> TransportResponse {
         // One for the redirects too: each exchange registers what stops it in place of the one before.
@@ -47,7 +49,7 @@ extension RequestExecutor {
         call.install(cancellation)
         let holding = holdingBody ? transport as? any BodyHoldingTransport : nil
         do {
-            return try await following(call, request) { outgoing in
+            return try await following(call, request, &machine) { outgoing in
                 if let holding {
                     return try await holding.send(outgoing, cancellation: cancellation, holdingBody: true)
                 }
@@ -61,18 +63,19 @@ extension RequestExecutor {
         }
     }
 
-    /// Sends `request` with `send`, following redirects (`discard` lets a redirect's answer go), and returns the
-    /// final answer, noted with the request as finally sent and when its head arrived. Inlined into its two callers, so the
+    /// Sends `request` with `send`, following the redirects the call's `machine` decides (each 3xx is an event it
+    /// answers; `discard` lets a followed redirect's answer go), and returns the attempt's answer, noted with the
+    /// request as finally sent and when its head arrived. Inlined into its two callers, so the
     /// answer reaches them without a frame of its own and `send` runs in theirs.
     @inline(__always)
     private nonisolated(nonsending) func following<Answer: ResponseHead>(
         _ call: Call,
         _ request: PreparedRequest,
+        _ machine: inout CallStateMachine,
         send: nonisolated(nonsending) (PreparedRequest) async throws -> Answer,
         discard: nonisolated(nonsending) (Answer) async throws -> Void
     ) async throws -> Answer {
         var current = request
-        var redirects: RedirectState?  // made at the first 3xx: an answer that is not one decides nothing
         while true {
             // Each step a request does without (cookies, tracing, waiting for connectivity) is skipped here, not
             // entered: every async call copies the request into a frame of its own.
@@ -104,16 +107,12 @@ extension RequestExecutor {
                 answer.sent = current
                 return answer
             }
-            var redirecting =
-                redirects ?? RedirectState(policy: configuration.redirects, initial: request.method, url: request.url)
-            let action = try redirecting.next(
-                method: current.method,
-                url: current.url,
+            let action = try machine.redirected(
+                current,
                 status: answer.status,
                 location: answer.value(of: .location),
-                bodyIsReplayable: current.body.isReplayable
+                under: configuration.redirects
             )
-            redirects = redirecting
             switch action {
             case .deliver:
                 answer.sent = current

@@ -65,8 +65,8 @@ extension RequestExecutor {
                 transferEnded(call, head: head.withLock { $0 }, status: status, failure: failure, trace: trace)
             }
         ) { _ in
-            try await drive(call) { sending in
-                try await open(call, sending, holdingBody: sink != nil)
+            try await drive(call) { sending, machine in
+                try await open(call, sending, machine: &machine, holdingBody: sink != nil)
             } next: { exchanged in
                 guard let exchanged else { return }
                 do { for try await _ in exchanged.body {} } catch {}  // let the connection be reused

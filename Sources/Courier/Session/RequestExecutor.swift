@@ -191,12 +191,12 @@ struct RequestExecutor: Sendable {
             // The first attempt's outcome when it leads a call identical requests share: the pool hands it to them
             // as the attempt ends (`next`, or the end of the call), in a lock round trip it takes anyway.
             var led: Result<ResponseBody, any Error>?
-            let (exchanged, attemptsMade) = try await drive(call) { sending in
+            let (exchanged, attemptsMade) = try await drive(call) { sending, machine in
                 requestTick = .now
                 let exchanged: ResponseBody
                 do {
                     exchanged = try await fetch(call, id: id, first: first, sharing: key) {
-                        try await exchange(call, sending)
+                        try await exchange(call, sending, &machine)
                     }
                 } catch {
                     if case .leads? = first { led = .failure(error) }
@@ -260,7 +260,7 @@ struct RequestExecutor: Sendable {
     @inline(__always)
     nonisolated(nonsending) func drive<Answer: ResponseHead>(
         _ call: Call,
-        attempt: nonisolated(nonsending) (PreparedRequest) async throws -> Answer,
+        attempt: nonisolated(nonsending) (PreparedRequest, inout CallStateMachine) async throws -> Answer,
         next: nonisolated(nonsending) (Answer?) async -> Void
     ) async throws -> (answer: Answer, attempts: Int) {
         let (request, prepared) = (call.request, call.prepared)
@@ -282,7 +282,7 @@ struct RequestExecutor: Sendable {
                 do {
                     var sending = prepared
                     if let credentials { generation = credentials.apply(to: &sending) }
-                    let received = try await attempt(sending)
+                    let received = try await attempt(sending, &machine)
                     let refused =
                         credentials?.isRefusal(received.status, headers: received.headers) == true ? generation : nil
                     let retryAfter = received.value(of: .retryAfter)
