@@ -3,8 +3,8 @@ import HTTPTypes
 /// The decisions of one call, from its first attempt to its end, for every kind of call: a send, a stream, an
 /// upload, each exchange of a download, and the retries of a download's segment and of a resumable upload, whose
 /// attempts continue from where the last one got to. It takes what happened (a redirect arrived, an answer
-/// arrived, the exchange failed, the body ended or broke, the call made progress, the wait is over, the credential was refreshed, the
-/// retry rule answered) and says what to do next; ``RequestExecutor``'s driver does it for a request, the
+/// arrived, the exchange failed, the body ended or broke, the call made progress, the wait is over, the
+/// credential was refreshed, the retry rule answered) and says what to do next; ``RequestExecutor``'s driver does it for a request, the
 /// download's transfer and the resumable upload for theirs. It calls nobody: no I/O, no clock of its own (events carry the time), and not the retry rule
 /// either, whose answer (which may take a budget's lock and a random number) the driver asks for when the machine
 /// says so and feeds back as an event. Its tests feed it events one by one, in the style of AsyncHTTPClient's
@@ -95,7 +95,7 @@ struct CallStateMachine {
     }
 
     /// An answer of 3xx to `sent` (the attempt's request, or the hop before) arrived during the attempt: whether to
-    /// follow it, and how, under `policy`, or to take it as the attempt's answer (then report it with
+    /// follow it, and how, under `policy` (as the attempt's first 3xx found it), or to take it as the attempt's answer (then report it with
     /// ``answered(_:retryAfter:refusedGeneration:)``). A redirect that cannot be followed (a loop, one hop too many,
     /// a location that is not an http(s) URL) is thrown: the attempt's failure, to report with ``failed(_:)``.
     /// Credentials are to be stripped from a hop that leaves the origin; the next attempt starts again from the

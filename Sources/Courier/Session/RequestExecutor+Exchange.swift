@@ -6,9 +6,9 @@ import Logging
 /// One exchange on the wire: the request sent, redirects followed, the answer read.
 extension RequestExecutor {
     /// Sends `request` (the call's request as this attempt signs it), following the redirects `machine` decides,
-    /// and reads each answer's body whole where it arrives; the pool bounds the exchange by the call's deadline, through the call. A
-    /// cancellation at the deadline is thrown as the total timeout here, inside the call, so requests sharing it
-    /// hear the timeout too.
+    /// and reads each answer's body whole where it arrives; the pool bounds the exchange by the call's deadline,
+    /// through the call. A cancellation at the deadline is thrown as the total timeout here, inside the call, so
+    /// requests sharing it hear the timeout too.
     nonisolated(nonsending) func exchange(
         _ call: Call,
         _ request: PreparedRequest,
@@ -32,9 +32,10 @@ extension RequestExecutor {
     }
 
     /// Sends `request` (the call's request as this attempt signs it), following the redirects `machine` decides,
-    /// and returns the final response with its body still arriving; the transport bounds the exchange by the call's deadline. It runs in
-    /// the caller's task: the call stops it through the exchange's ``TransportCancellation``, which stays in the
-    /// call's cancel slot when the head has come, so the pool's controls and the deadline reach the body too.
+    /// and returns the final response with its body still arriving; the transport bounds the exchange by the
+    /// call's deadline. It runs in the caller's task: the call stops it through the exchange's
+    /// ``TransportCancellation``, which stays in the call's cancel slot when the head has come, so the pool's
+    /// controls and the deadline reach the body too.
     ///
     /// With `holdingBody`, a transport that can (``BodyHoldingTransport``) reads no chunk of a body until it is
     /// first iterated or handed to a ``ResponseSink``.
@@ -65,8 +66,8 @@ extension RequestExecutor {
 
     /// Sends `request` with `send`, following the redirects the call's `machine` decides (each 3xx is an event it
     /// answers; `discard` lets a followed redirect's answer go), and returns the attempt's answer, noted with the
-    /// request as finally sent and when its head arrived. Inlined into its two callers, so the
-    /// answer reaches them without a frame of its own and `send` runs in theirs.
+    /// request as finally sent and when its head arrived. Inlined into its two callers, so the answer reaches them
+    /// without a frame of its own and `send` runs in theirs.
     @inline(__always)
     private nonisolated(nonsending) func following<Answer: ResponseHead>(
         _ call: Call,
