@@ -86,6 +86,33 @@ struct CallStateMachineTests {
         #expect(loop?.code == .redirectLoop, "the visited requests are the attempt's")
     }
 
+    /// The pool's decision at registration is the first attempt's role: as the attempt ends without delivering,
+    /// the machine says what it gives back (the slot, and a led call's outcome to the requests sharing it); a
+    /// later attempt has no role and asks for a slot of its own.
+    @Test func theFirstAttemptPlaysThePoolsRoleAndTheNextOnesAskForTheirOwnSlot() throws {
+        let key = try #require(CoalescingKey(get, varyingHeaders: []))
+        var leader = CallStateMachine(get, hasRetryRule: true, deadline: deadline)
+        #expect(leader.start(as: .leads(key)).is(.exchange))
+        #expect(leader.role.map { if case .leads = $0 { true } else { false } } == true)
+        #expect(leader.failed(CourierError(code: .timeout, message: "t")).askedAbout != nil)
+        #expect(leader.ruleAnswered(.retry(after: .zero), now: now).delay == .zero)
+        #expect(leader.attemptLeft() == .handOver, "the followers hear the failure as the slot goes back")
+        #expect(leader.role == nil)
+        #expect(leader.slept().is(.exchange))
+        #expect(leader.attemptLeft() == .nothing, "the second attempt took its slot through the pool itself")
+
+        var own = CallStateMachine(get, hasRetryRule: false, deadline: deadline)
+        _ = own.start(as: .own)
+        #expect(own.failed(stale).is(.resend))
+        #expect(own.attemptLeft() == .releaseSlot, "a resend asks for a slot again")
+
+        var follower = CallStateMachine(get, hasRetryRule: false, deadline: deadline)
+        _ = follower.start(as: .follows(key))
+        #expect(follower.answered(.ok, retryAfter: nil, refusedGeneration: nil).is(.deliver))
+        #expect(follower.attemptLeft() == .nothing, "a follower holds no slot")
+        #expect(CallStateMachine(get, hasRetryRule: false, deadline: deadline).role == nil, "queued, no role yet")
+    }
+
     @Test func aStaleConnectionIsResentOnceAtOnceWithoutARule() {
         var machine = CallStateMachine(get, hasRetryRule: false, deadline: deadline)
         _ = machine.start()

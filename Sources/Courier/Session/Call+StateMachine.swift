@@ -10,6 +10,10 @@ import HTTPTypes
 /// says so and feeds back as an event. Its tests feed it events one by one, in the style of AsyncHTTPClient's
 /// `Transaction+StateMachine`.
 ///
+/// It also keeps the call's part in the pool: queued until its first attempt, which plays the role the pool gave it
+/// as it registered (a call of its own, leading a call identical requests share, or following one); as an attempt
+/// ends without delivering, the machine says what it gives back (``attemptLeft()``).
+///
 /// A call that turns on no optional step runs the same machine with nothing to decide: its first answer is
 /// delivered, its first failure is its end, unless the pooled connection it met was stale.
 struct CallStateMachine {
@@ -38,8 +42,21 @@ struct CallStateMachine {
         case fail(CourierError)
     }
 
+    /// What the driver does with the slot and the shared call of an attempt that ended without delivering
+    /// (``CallStateMachine/attemptLeft()``).
+    enum Leaving: Equatable {
+        /// Nothing: it followed another request's call, held no slot, or already gave it back.
+        case nothing
+        /// Give the slot back: the next attempt asks for one of its own.
+        case releaseSlot
+        /// Give the slot back and hand the attempt's outcome to the identical requests that share the call it led.
+        case handOver
+    }
+
     private enum State {
-        case idle, exchanging, waiting, refreshing, finished
+        /// In the pool, before its first attempt: waiting for a slot, or for the call it follows.
+        case queued
+        case exchanging, waiting, refreshing, finished
         /// The answer was delivered and its body is being read.
         case delivered
         /// The retry rule is asked about an error status (`delivers`: its answer is delivered when the rule says
@@ -51,7 +68,11 @@ struct CallStateMachine {
     /// a credential that expired twice during a long call, never a loop against a server that refuses them all.
     static let refreshLimit = 2
 
-    private var state = State.idle
+    private var state = State.queued
+    /// The call's part in the pool for the attempt under way, as the pool decided it at registration: its own
+    /// call, leading a call identical requests share, or following one. Only the first attempt has one; a later
+    /// attempt asks for its own slot (and shares by its key, if any). `nil` for a call outside the pool.
+    private(set) var role: FirstCall?
     /// The attempt under way, 1 for the first; a resend on a fresh connection is not another.
     private(set) var attempt = 0
     /// The last attempt before the call's latest progress (see ``progressed()``).
@@ -86,9 +107,10 @@ struct CallStateMachine {
         self.init(request, hasRetryRule: true, deadline: .distantFuture)
     }
 
-    /// The call starts.
-    mutating func start() -> Action {
-        guard case .idle = state else { return invalid("start") }
+    /// The call starts, in `role` when the pool tracks it.
+    mutating func start(as role: FirstCall? = nil) -> Action {
+        guard case .queued = state else { return invalid("start") }
+        self.role = role
         state = .exchanging
         attempt = 1
         return .exchange
@@ -152,6 +174,17 @@ struct CallStateMachine {
         attemptBeforeProgress = attempt - 1
     }
 
+    /// The attempt under way ended without delivering (a failure, or an answer that is not final): what to give
+    /// back before the machine's next step. Its role ends with it.
+    mutating func attemptLeft() -> Leaving {
+        defer { role = nil }
+        switch role {
+        case .own?: return .releaseSlot
+        case .leads?: return .handOver
+        case .follows?, nil: return .nothing
+        }
+    }
+
     /// The delivered answer's body was read to its end.
     mutating func bodyEnded() -> Action {
         guard case .delivered = state else { return invalid("bodyEnded") }
@@ -174,7 +207,7 @@ struct CallStateMachine {
         if error.isStaleConnection, !resentStale, request.isIdempotent, request.body.isReplayable {
             resentStale = true
             redirects = nil
-            return .resend
+            return .resend  // as any attempt that does not deliver, it leaves its role (attemptLeft)
         }
         return hasRetryRule ? ask(error, delivers: false) : fail(error)
     }

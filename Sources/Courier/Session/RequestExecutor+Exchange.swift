@@ -174,15 +174,15 @@ extension RequestExecutor {
         return CoalescingKey(prepared, varyingHeaders: scheduling.coalescingHeaders)
     }
 
-    /// Runs one attempt's `exchange`: the call `first` says (the first attempt's, decided as the request
-    /// registered), or else once the pool gives the request a slot, or by sharing the call of an identical request
+    /// Runs one attempt's `exchange`: as the call machine's `role` says (only the first attempt has one, the pool's
+    /// decision as the request registered), or else once the pool gives the request a slot, or by sharing the call of an identical request
     /// in flight (same `key`). The shared call runs with the settings (timeouts, limits) of the request that
     /// started it.
     @inline(__always)
     nonisolated(nonsending) func fetch(
         _ call: Call,
         id: RequestID,
-        first: FirstCall?,
+        role: FirstCall?,
         sharing key: CoalescingKey?,
         _ exchange: nonisolated(nonsending) () async throws -> ResponseBody
     ) async throws -> ResponseBody {
@@ -191,7 +191,7 @@ extension RequestExecutor {
             nonisolated(nonsending) func send() async throws -> ResponseBody {
                 try await pool.withSlot(id, url: url, priority: priority, call: call, exchange)
             }
-            switch first {
+            switch role {
             case .own?: return try await exchange()
             case .leads?: return try await exchange()  // the pool hands its outcome on as the attempt ends
             case .follows(let key)?: return try await pool.follow(key, by: id, call: call, orLead: send)
@@ -213,7 +213,7 @@ extension RequestExecutor {
             try await pool.withSlot(id, url: url, priority: priority, call: call, queuedGauge: gauges.queued, counted)
         }
         let result: ResponseBody
-        switch first {
+        switch role {
         case .own?: return try await counted()
         case .leads?: return try await counted()
         case .follows(let key)?: result = try await pool.follow(key, by: id, call: call, orLead: send)

@@ -67,7 +67,7 @@ extension RequestExecutor {
         ) { _ in
             try await drive(call) { sending, machine in
                 try await open(call, sending, machine: &machine, holdingBody: sink != nil)
-            } next: { exchanged in
+            } next: { exchanged, _ in  // the stream holds its slot until its body ends
                 guard let exchanged else { return }
                 do { for try await _ in exchanged.body {} } catch {}  // let the connection be reused
             }

@@ -187,32 +187,33 @@ struct RequestExecutor: Sendable {
             queuedGauge: metrics?.poolGauges(for: prepared.url).queued,
             failure: { timedOut($0, call) }
         ) { id, first in
-            var first: FirstCall? = first
             // The first attempt's outcome when it leads a call identical requests share: the pool hands it to them
             // as the attempt ends (`next`, or the end of the call), in a lock round trip it takes anyway.
             var led: Result<ResponseBody, any Error>?
-            let (exchanged, attemptsMade) = try await drive(call) { sending, machine in
+            let (exchanged, attemptsMade) = try await drive(call, as: first) { sending, machine in
                 requestTick = .now
+                let role = machine.role
+                let leads = if case .leads? = role { true } else { false }
                 let exchanged: ResponseBody
                 do {
-                    exchanged = try await fetch(call, id: id, first: first, sharing: key) {
+                    exchanged = try await fetch(call, id: id, role: role, sharing: key) {
                         try await exchange(call, sending, &machine)
                     }
                 } catch {
-                    if case .leads? = first { led = .failure(error) }
+                    if leads { led = .failure(error) }
                     throw error
                 }
-                if case .leads? = first { led = .success(exchanged) }
+                if leads { led = .success(exchanged) }
                 for monitor in configuration.monitors { monitor.didReceive(exchanged, for: exchanged.sent ?? sending) }
                 return exchanged
-            } next: { _ in
+            } next: { _, leaving in
                 // The first attempt's slot is not held through a wait, a refresh or the next attempt.
-                if let outcome = led {
-                    pool.releaseSlot(id, handingOver: outcome, call: call)
-                } else if first?.takesSlot == true {
-                    pool.releaseSlot(id)
+                switch (leaving, led) {
+                case (.handOver, let outcome?): pool.releaseSlot(id, handingOver: outcome, call: call)
+                case (.handOver, nil), (.releaseSlot, _): pool.releaseSlot(id)
+                case (.nothing, _): break
                 }
-                (first, led) = (nil, nil)
+                led = nil
             }
             attempts = attemptsMade
             return exchanged
@@ -252,16 +253,18 @@ struct RequestExecutor: Sendable {
 
     /// The driver of the call's ``CallStateMachine``, for every kind of call: does what the machine says (an
     /// attempt, a resend, a wait, a credential refresh) and tells it what happened, until it delivers an answer
-    /// or fails. `attempt` makes one attempt with the request as signed for it; `next` lets an answer that is not
-    /// delivered go (and gives back what the attempt held) before the machine's next step.
+    /// or fails. `role` is the call's part in the pool, which its first attempt plays. `attempt` makes one attempt
+    /// with the request as signed for it; `next` lets an answer that is not delivered go, and gives back what the
+    /// machine says the attempt held, before the machine's next step.
     ///
     /// Inlined into its callers, so each attempt runs in their frame and a call that decides nothing pays no
     /// frame for the machine.
     @inline(__always)
     nonisolated(nonsending) func drive<Answer: ResponseHead>(
         _ call: Call,
+        as role: FirstCall? = nil,
         attempt: nonisolated(nonsending) (PreparedRequest, inout CallStateMachine) async throws -> Answer,
-        next: nonisolated(nonsending) (Answer?) async -> Void
+        next: nonisolated(nonsending) (Answer?, CallStateMachine.Leaving) async -> Void
     ) async throws -> (answer: Answer, attempts: Int) {
         let (request, prepared) = (call.request, call.prepared)
         let retrier = request.retryPolicy ?? configuration.retryPolicy
@@ -271,7 +274,7 @@ struct RequestExecutor: Sendable {
         var generation = 0  // of the credential the attempt carries
         // what ended the last attempt, for the retry's log line (none made on the way of a success)
         var failure: CourierError?
-        var action = machine.start()
+        var action = machine.start(as: role)
         while true {
             switch action {
             case .exchange, .resend:
@@ -299,7 +302,7 @@ struct RequestExecutor: Sendable {
                     action = machine.failed(ended)
                     action = machine.asking(retrier, about: prepared, action)
                 }
-                await next(answer)
+                await next(answer, machine.attemptLeft())
             case .wait(let delay):
                 do {
                     try await pause(call, attempt: machine.attempt, delay: delay, error: failure ?? .cancelled())
