@@ -23,16 +23,18 @@ extension AsyncHTTPClientTransport: CollectingTransport {
         reading: BodyReading,
         call: Call
     ) async throws -> ResponseBody {
-        try await exchange(request) { client, target in
+        try await exchange(request) { client, bodiless, startsFromLoop in
             let loop = client.eventLoopGroup.next()  // the lane's one loop
             // Only a body that is written chunk by chunk can still be going out when the answer comes.
             let earlyAnswer: EarlyAnswer? = AsyncHTTPClientTransport.writesInChunks(request.body) ? EarlyAnswer() : nil
-            let outgoing = try target.request(
-                body: request.body,
+            var withBody = bodiless
+            withBody.body = AsyncHTTPClientTransport.body(
+                request.body,
                 idle: request.timeouts.readIdle,
                 suspension: call,
                 earlyAnswer: earlyAnswer
             )
+            let outgoing = withBody  // a constant, for the task's closures
             let delegate = CollectingDelegate(
                 method: request.method,
                 reading: reading,
@@ -64,7 +66,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
                 return task
             }
             let ended: Result<ResponseBody, any Error>
-            if target.startsFromLoop {
+            if startsFromLoop {
                 // Started on the loop, the task lives there: the delegate stands for it in the call's cancel slot,
                 // installed in the same lock round trip as the caller's wait, and a cancel reaches it through the loop.
                 ended = await call.awaitAnswer(installing: delegate) {

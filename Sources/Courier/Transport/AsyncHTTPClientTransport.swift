@@ -108,8 +108,9 @@ public final class AsyncHTTPClientTransport: Transport {
         cancellation: TransportCancellation,
         holdingBody: Bool
     ) async throws -> TransportResponse {
-        try await exchange(request) { client, target in
-            let outgoing = try target.request(body: request.body, idle: request.timeouts.readIdle)
+        try await exchange(request) { client, bodiless, _ in
+            var outgoing = bodiless
+            outgoing.body = Self.body(request.body, idle: request.timeouts.readIdle)
             let deadline = NIODeadline.now() + TimeAmount(Tick.now.duration(to: request.deadlineTick))
             let stream = ResponseStream(timeouts: request.timeouts, url: request.url, holdsBody: holdingBody)
             // Until the body has been read: the head's wait and the body's both end when the stream is cancelled.
@@ -126,40 +127,15 @@ public final class AsyncHTTPClientTransport: Transport {
         }
     }
 
-    /// Where and what to send, in AsyncHTTPClient's terms.
-    struct Target {
-        var url: URL
-        var method: HTTPMethod
-        var headers: HTTPHeaders
-        var tls: TLSConfiguration?
-        /// Whether a request read whole starts from its lane's loop, which saves a hop; not when it may go over
-        /// HTTP/2, whose one connection's loop carries every stream to the host and is busy enough.
-        var startsFromLoop = true
-
-        /// AsyncHTTPClient's request, with `body`; given the parsed URL, so AsyncHTTPClient does not parse it again.
-        func request(
-            body: PreparedBody,
-            idle: Duration,
-            suspension: Call? = nil,
-            earlyAnswer: EarlyAnswer? = nil
-        ) throws -> HTTPClient.Request {
-            try HTTPClient.Request(
-                url: url,
-                method: method,
-                headers: headers,
-                body: AsyncHTTPClientTransport.body(body, idle: idle, suspension: suspension, earlyAnswer: earlyAnswer),
-                tlsConfiguration: tls
-            )
-        }
-    }
-
-    /// Routes `request`, picks its client, and runs `send` with them; translates what `send` throws, and
-    /// reports a relay's own reason for giving up when it has one. Inlined, so `send` runs in its caller's frame
+    /// Routes `request`, picks its client, and runs `send` with them and AsyncHTTPClient's form of the request (its
+    /// body for `send` to set), and whether a request read whole starts from its lane's loop, which saves a hop
+    /// (not when it may go over HTTP/2, whose one connection's loop carries every stream to the host and is busy
+    /// enough); translates what `send` throws, and reports a relay's own reason for giving up when it has one. Inlined, so `send` runs in its caller's frame
     /// instead of two frames of their own.
     @inline(__always)
     nonisolated(nonsending) func exchange<Answer>(
         _ request: PreparedRequest,
-        _ send: nonisolated(nonsending) (HTTPClient, Target) async throws -> Answer
+        _ send: nonisolated(nonsending) (HTTPClient, HTTPClient.Request, _ startsFromLoop: Bool) async throws -> Answer
     )
         async throws -> Answer
     {
@@ -186,9 +162,7 @@ public final class AsyncHTTPClientTransport: Transport {
                 )
             )
         do {
-            var target = try Self.target(request, route: route)
-            target.startsFromLoop = !lane.mayMultiplex
-            return try await send(client, target)
+            return try await send(client, try Self.clientRequest(request, route: route), !lane.mayMultiplex)
         } catch {
             // A relay that gave up on the server (a pin mismatch, a failed handshake, a proxy's refusal) knows why.
             if case .relayed(let relay) = route, let failure = relay.takeFailure() { throw failure }
@@ -211,7 +185,10 @@ public final class AsyncHTTPClientTransport: Transport {
     }
 
     /// Where and what AsyncHTTPClient sends for `request` along `route`.
-    private static func target(_ request: PreparedRequest, route: ConnectionRouting.Route) throws -> Target {
+    private static func clientRequest(
+        _ request: PreparedRequest,
+        route: ConnectionRouting.Route
+    ) throws -> HTTPClient.Request {
         var headers = HTTPHeaders()
         headers.reserveCapacity(request.headers.count)
         for field in request.headers { headers.add(name: field.name.rawName, value: field.value) }
@@ -234,11 +211,12 @@ public final class AsyncHTTPClientTransport: Transport {
                 headers.add(name: "host", value: request.url.port.map { "\(shownHost):\($0)" } ?? shownHost)
             }
         }
-        return Target(
+        // Given the parsed URL, so AsyncHTTPClient does not parse it again.
+        return try HTTPClient.Request(
             url: url,
             method: HTTPMethod(rawValue: request.method.rawValue),
             headers: headers,
-            tls: tlsConfiguration
+            tlsConfiguration: tlsConfiguration
         )
     }
 
