@@ -37,7 +37,7 @@ struct Tick: Comparable, Hashable, Sendable {
     var instant: ContinuousClock.Instant { Self.origin + .nanoseconds(nanoseconds) }
 
     /// This tick on the wall clock: now, less the time since the tick.
-    var date: Date { Date(timeIntervalSinceNow: -duration(to: .now).seconds) }
+    var date: Date { Date(timeIntervalSinceNow: -Double(Tick.now.nanoseconds &- nanoseconds) / 1e9) }
 
     /// How long from this tick to `other` (negative when `other` is earlier).
     func duration(to other: Tick) -> Duration { .nanoseconds(other.nanoseconds &- nanoseconds) }
