@@ -89,11 +89,10 @@ struct CallStateMachineTests {
     /// The pool's decision at registration is the first attempt's role: as the attempt ends without delivering,
     /// the machine says what it gives back (the slot, and a led call's outcome to the requests sharing it); a
     /// later attempt has no role and asks for a slot of its own.
-    @Test func theFirstAttemptPlaysThePoolsRoleAndTheNextOnesAskForTheirOwnSlot() throws {
-        let key = try #require(CoalescingKey(get, varyingHeaders: []))
+    @Test func theFirstAttemptPlaysThePoolsRoleAndTheNextOnesAskForTheirOwnSlot() {
         var leader = CallStateMachine(get, hasRetryRule: true, deadline: deadline)
-        #expect(leader.start(as: .leads(key)).is(.exchange))
-        #expect(leader.role.map { if case .leads = $0 { true } else { false } } == true)
+        #expect(leader.start(as: .leads).is(.exchange))
+        #expect(leader.role == .leads)
         #expect(leader.failed(CourierError(code: .timeout, message: "t")).askedAbout != nil)
         #expect(leader.ruleAnswered(.retry(after: .zero), now: now).delay == .zero)
         #expect(leader.attemptLeft() == .handOver, "the followers hear the failure as the slot goes back")
@@ -107,7 +106,7 @@ struct CallStateMachineTests {
         #expect(own.attemptLeft() == .releaseSlot, "a resend asks for a slot again")
 
         var follower = CallStateMachine(get, hasRetryRule: false, deadline: deadline)
-        _ = follower.start(as: .follows(key))
+        _ = follower.start(as: .follows)
         #expect(follower.answered(.ok, retryAfter: nil, refusedGeneration: nil).is(.deliver))
         #expect(follower.attemptLeft() == .nothing, "a follower holds no slot")
         #expect(CallStateMachine(get, hasRetryRule: false, deadline: deadline).role == nil, "queued, no role yet")

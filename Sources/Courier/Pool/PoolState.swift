@@ -7,14 +7,15 @@ enum SlotWaiter {
     case cancelledBeforeWaiting
 }
 
-/// How a request makes its first call, decided as it registers with the pool.
+/// How a request makes its first call, decided as it registers with the pool (by its sharing key, which its
+/// caller keeps).
 enum FirstCall: Sendable {
     /// A call of its own, with the slot it was given.
     case own
     /// A call of its own, with the slot it was given, that identical requests (same key) share.
-    case leads(CoalescingKey)
+    case leads
     /// It waits for the call an identical request has in flight, without a slot.
-    case follows(CoalescingKey)
+    case follows
 
     /// Whether it takes a slot as it registers.
     var takesSlot: Bool {
@@ -207,9 +208,9 @@ struct PoolState {
     /// (same `key`), or makes one of its own, which identical requests may share when it has a `key`.
     mutating func firstCall(_ id: RequestID, sharing key: CoalescingKey?) -> FirstCall {
         guard let key else { return .own }
-        if calls[key] != nil { return .follows(key) }
+        if calls[key] != nil { return .follows }
         lead(key, by: id)
-        return .leads(key)
+        return .leads
     }
 
     /// Where a request asking for a slot stands.

@@ -194,7 +194,9 @@ extension RequestExecutor {
             switch role {
             case .own?: return try await exchange()
             case .leads?: return try await exchange()  // the pool hands its outcome on as the attempt ends
-            case .follows(let key)?: return try await pool.follow(key, by: id, call: call, orLead: send)
+            case .follows?:
+                guard let key else { return try await send() }  // the pool gives the role by the key
+                return try await pool.follow(key, by: id, call: call, orLead: send)
             case nil:
                 guard let key else { return try await send() }
                 return try await pool.shared(key, by: id, call: call, send)
@@ -216,7 +218,9 @@ extension RequestExecutor {
         switch role {
         case .own?: return try await counted()
         case .leads?: return try await counted()
-        case .follows(let key)?: result = try await pool.follow(key, by: id, call: call, orLead: send)
+        case .follows?:
+            guard let key else { return try await send() }
+            result = try await pool.follow(key, by: id, call: call, orLead: send)
         case nil:
             guard let key else { return try await send() }
             result = try await pool.shared(key, by: id, call: call, send)
