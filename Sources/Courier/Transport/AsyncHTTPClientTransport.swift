@@ -130,8 +130,8 @@ public final class AsyncHTTPClientTransport: Transport {
     /// Routes `request`, picks its client, and runs `send` with them and AsyncHTTPClient's form of the request (its
     /// body for `send` to set), and whether a request read whole starts from its lane's loop, which saves a hop
     /// (not when it may go over HTTP/2, whose one connection's loop carries every stream to the host and is busy
-    /// enough); translates what `send` throws, and reports a relay's own reason for giving up when it has one. Inlined, so `send` runs in its caller's frame
-    /// instead of two frames of their own.
+    /// enough); translates what `send` throws, and reports a relay's own reason for giving up when it has one.
+    /// Inlined, so `send` runs in its caller's frame instead of two frames of their own.
     @inline(__always)
     nonisolated(nonsending) func exchange<Answer>(
         _ request: PreparedRequest,
