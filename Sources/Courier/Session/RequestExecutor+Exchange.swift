@@ -176,8 +176,8 @@ extension RequestExecutor {
 
     /// Runs one attempt's `exchange`: as the call machine's `role` says (only the first attempt has one, the
     /// pool's decision as the request registered), or else once the pool gives the request a slot, or by sharing
-    /// the call of an identical request in flight (same `key`). The shared call runs with the settings (timeouts, limits) of the request that
-    /// started it.
+    /// the call of an identical request in flight (same `key`). The shared call runs with the settings (timeouts,
+    /// limits) of the request that started it.
     @inline(__always)
     nonisolated(nonsending) func fetch(
         _ call: Call,
