@@ -264,10 +264,8 @@ extension EventStreamTests {
                     seen.append("dropped")
                 case .reconnected: seen.append("reconnected")
                 }
-                if let reconnected = seen.firstIndex(of: "reconnected"), seen[(reconnected + 1)...].contains("dropped")
-                {
-                    break
-                }
+                let reconnection = seen.firstIndex(of: "reconnected")
+                if let reconnection, seen[(reconnection + 1)...].contains("dropped") { break }
             }
             #expect(seen.first == "dropped", "\(seen)")
             let reconnected = try #require(seen.firstIndex(of: "reconnected"), "\(seen)")
