@@ -106,7 +106,9 @@ struct ConnectionHandler {
                     multipart: multipart?.summary()
                 )
                 state.recordHit(request.path)
-                state.record(SeenRequest(request.head, path: request.path, bodyLength: request.bodyLength))
+                state.record(
+                    SeenRequest(request.head, path: request.path, bodyLength: request.bodyLength, body: request.body)
+                )
                 let keepAlive = try await Routes(state: state).respond(to: request, writer: writer)
                 try await writer.end()
                 if !keepAlive || !requestHead.isKeepAlive { return }

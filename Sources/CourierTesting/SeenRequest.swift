@@ -1,4 +1,5 @@
 import Courier
+import NIOCore
 import NIOHTTP1
 
 /// A request as ``TestServer`` saw it arrive: its head and how long its body was.
@@ -18,15 +19,24 @@ public struct SeenRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// The body's length in bytes.
     public var bodyLength: Int
+    /// The body's first bytes (up to ``keptBodyBytes``), as they arrived.
+    public var body: [UInt8]
 
-    init(_ head: HTTPRequestHead, path: String, bodyLength: Int) {
+    /// How many of a body's bytes a seen request keeps.
+    public static let keptBodyBytes = 64 << 10
+
+    init(_ head: HTTPRequestHead, path: String, bodyLength: Int, body: ByteBuffer = ByteBuffer()) {
         method = head.method.rawValue
         self.path = path
         uri = head.uri
         version = head.version.text
         headers = head.headers.map { ($0.name, $0.value) }
         self.bodyLength = bodyLength
+        self.body = body.getBytes(at: body.readerIndex, length: min(body.readableBytes, Self.keptBodyBytes)) ?? []
     }
+
+    /// The kept body as UTF-8 text.
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
 
     /// The first value of the header `name` (any case).
     public func header(_ name: String) -> String? {

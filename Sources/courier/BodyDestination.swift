@@ -27,6 +27,9 @@ final class BodyDestination {
     private let device: String?
     private var isOpen = true
 
+    /// Whether the body goes to a path given with `-o` (a file, or a device such as `/dev/null`).
+    var isFile: Bool { file != nil || device != nil }
+
     /// Writes to standard output; a closed pipe is a write error (``Output/ignoreBrokenPipes()``).
     static func standardOutput() -> BodyDestination {
         BodyDestination(descriptor: STDOUT_FILENO, file: nil)

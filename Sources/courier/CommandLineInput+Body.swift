@@ -52,15 +52,19 @@ extension CommandLineInput {
         return fields
     }
 
-    /// The UTF-8 text of `path` (`-` reads standard input); an ``InputFailure`` when it cannot be read.
-    static func readText(_ path: String) throws -> String {
-        let data: Data
+    /// The bytes of `path` (`-` reads standard input), read whole; an ``InputFailure`` when it cannot be read.
+    static func readData(_ path: String) throws -> Data {
         do {
-            data =
-                path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(filePath: path))
+            return path == "-"
+                ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(filePath: path))
         } catch {
             throw InputFailure(path: path, reason: Self.reason(error))
         }
+    }
+
+    /// The UTF-8 text of `path` (`-` reads standard input); an ``InputFailure`` when it cannot be read.
+    static func readText(_ path: String) throws -> String {
+        let data = try readData(path)
         guard let text = String(data: data, encoding: .utf8) else {
             throw InputFailure(path: path, reason: "it is not UTF-8 text")
         }

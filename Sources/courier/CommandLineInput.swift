@@ -20,16 +20,27 @@ enum CommandLineInput {
 
     /// `key=value` pairs as parameters; a repeated key collects its values into an array.
     static func parameters(_ pairs: [String]) throws -> Parameters {
-        var parameters = Parameters()
-        for pair in pairs {
+        try parameters(named: namedValues(pairs))
+    }
+
+    /// `key=value` pairs split at their first `=`.
+    static func namedValues(_ pairs: [String]) throws -> [(name: String, value: String)] {
+        try pairs.map { pair in
             guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
                 throw CourierError(
                     code: .invalidParameter,
                     message: "parameter \"\(CourierError.printable(pair))\" is not of the form key=value"
                 )
             }
-            let key = String(pair[..<equals])
-            let value = ParameterValue.string(String(pair[pair.index(after: equals)...]))
+            return (String(pair[..<equals]), String(pair[pair.index(after: equals)...]))
+        }
+    }
+
+    /// Named values as parameters; a repeated name collects its values into an array.
+    static func parameters(named pairs: [(name: String, value: String)]) throws -> Parameters {
+        var parameters = Parameters()
+        for (key, text) in pairs {
+            let value = ParameterValue.string(text)
             switch parameters[key] {
             case nil: parameters[key] = value
             case .array(let values)?: parameters[key] = .array(values + [value])

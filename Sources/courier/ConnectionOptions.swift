@@ -39,6 +39,7 @@ struct ConnectionOptions: ParsableArguments {
     var userAgent: String?
 
     @Option(
+        name: [.customShort("x"), .long],
         help: ArgumentHelp(
             "Go through this proxy: http://[user:password@]host[:port] or socks5://host[:port]. "
                 + "Without it, http_proxy, https_proxy, all_proxy and no_proxy apply (never to loopback).",
@@ -87,10 +88,12 @@ struct ConnectionOptions: ParsableArguments {
     var http11 = false
 
     @Option(
+        name: [.customShort("m"), .customLong("max-time"), .customLong("timeout")],
         help: ArgumentHelp(
             "The longest a request may take, in seconds: connecting, sending and reading the answer to its "
-                + "last byte, redirects and retries included (curl's --max-time). Default: 30 for a request; "
-                + "none for upload and download, which end on silence (--read-timeout).",
+                + "last byte, redirects and retries included (curl's --max-time). Default: none for get and its "
+                + "siblings, upload and download, which end on silence (--read-timeout), as curl; 30 for batch "
+                + "and queue work.",
             valueName: "seconds"
         )
     )
@@ -133,6 +136,9 @@ struct ConnectionOptions: ParsableArguments {
         help: "Follow redirects: the default, accepted for curl's habit."
     )
     var followsRedirects = false
+
+    @Flag(help: "Ask for a compressed answer and decode it: the default, accepted for curl's habit.")
+    var compressed = false
 
     func validate() throws {
         if http2 && http11 { throw ValidationError("--http2 and --http1.1 cannot be combined") }
@@ -220,7 +226,8 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     /// The `Authorization` value `-u` or `--oauth2-bearer` asks for; a `-u` without a password asks for one on the
-    /// terminal, without echo (and uses an empty one when there is no terminal, as curl does).
+    /// terminal, without echo, and is a usage error when there is no terminal to ask on (never an empty password
+    /// sent silently).
     private func authorization() throws -> String? {
         if let bearer {
             return try UsageError.parsing("--oauth2-bearer") {
@@ -230,10 +237,13 @@ struct ConnectionOptions: ParsableArguments {
         guard let user else { return nil }
         var credentials = user
         if !user.contains(":") {
-            let password =
-                isatty(STDIN_FILENO) != 0
-                ? getpass("Enter the password for '\(user)': ").map { String(cString: $0) } : nil
-            credentials += ":" + (password ?? "")
+            guard isatty(STDIN_FILENO) != 0, let password = getpass("Enter the password for '\(user)': ") else {
+                throw UsageError(
+                    option: "-u",
+                    message: "no password given and no terminal to ask for one on: write -u user:password"
+                )
+            }
+            credentials += ":" + String(cString: password)
         }
         return "Basic " + Data(credentials.utf8).base64EncodedString()
     }

@@ -23,8 +23,10 @@ struct CourierCLI: AsyncParsableCommand {
               courier serve --port 8080
               courier demo
               courier 127.0.0.1:8080/echo       (a URL first means get)
+              courier -sS -X PUT 127.0.0.1:8080/echo -d a=1 -f
+              courier POST 127.0.0.1:8080/echo name=ada age:=42 q==swift X-Trace:7
 
-            Exit codes (curl's numbers where curl has them):
+            Exit codes (curl's: any answer is 0 unless -f or --check-status asks):
             """
         ) + "\n" + ExitStatus.table,
         version: Courier.version,
@@ -35,17 +37,16 @@ struct CourierCLI: AsyncParsableCommand {
         ]
     )
 
-    /// Reads a first word that is a URL as `get URL` (xh's habit), refuses one that names no subcommand with a
-    /// suggestion (exit 64), then parses as usual.
+    /// Reads the line as curl and xh users write it (``CommandLineGrammar``: a URL, an option or a method word
+    /// first means the request command), refuses a first word that names no subcommand with a suggestion (exit 64),
+    /// then parses as usual.
     static func main() async {
         Output.ignoreBrokenPipes()
-        let names = configuration.subcommands.map { $0._commandName } + ["help"]
-        var arguments = Array(CommandLine.arguments.dropFirst())
-        if let first = arguments.first, UnknownCommand.looksLikeURL(first, among: names) {
-            arguments.insert("get", at: 0)
-        } else if let first = arguments.first, let message = UnknownCommand.message(for: first, among: names) {
+        let names = configuration.subcommands.map { $0._commandName }
+        let arguments = CommandLineGrammar.normalized(Array(CommandLine.arguments.dropFirst()), commands: names)
+        if let first = arguments.first, let message = UnknownCommand.message(for: first, among: names + ["help"]) {
             Output.stderr(message)
-            Foundation.exit(64)
+            Foundation.exit(ExitStatus.usage.rawValue)
         }
         await main(arguments)
     }

@@ -3,15 +3,19 @@ import Courier
 import Foundation
 import HTTPTypes
 
-/// The exit codes of `courier`, in one table: the help text and the README list them from here, and each failure
-/// class keeps curl's number where curl has one, so a script written for curl reads them the same way.
+/// The exit codes of `courier`, in one table: the help text and the README list them from here. They are curl's
+/// numbers, so a script written for curl reads them the same way: any answer is a success unless `-f` (22) or xh's
+/// `--check-status` (3, 4, 5) asks otherwise. A usage error is 64 (sysexits' `EX_USAGE`, swift-argument-parser's
+/// own code for a bad option) rather than curl's 2, which curl also uses for a failure to start.
 enum ExitStatus: Int32, CaseIterable {
     case success = 0
     case failure = 1
+    case redirectStatus = 3
     case clientError = 4
     case serverError = 5
     case unresolvedHost = 6
     case couldNotConnect = 7
+    case httpError = 22
     case writeError = 23
     case readError = 26
     case timeout = 28
@@ -25,15 +29,17 @@ enum ExitStatus: Int32, CaseIterable {
     /// What the code means, as the help text and the README say it.
     var meaning: String {
         switch self {
-        case .success: "success: a 2xx answer, or the command did its work"
+        case .success: "success: an answer of any status (as curl), or the command did its work"
         case .failure: "any other failure, told in one line on stderr"
-        case .clientError: "a 4xx answer"
-        case .serverError: "a 5xx answer"
+        case .redirectStatus: "--check-status: a 3xx answer (a redirect not followed)"
+        case .clientError: "--check-status: a 4xx answer"
+        case .serverError: "--check-status: a 5xx answer"
         case .unresolvedHost: "the host name did not resolve"
         case .couldNotConnect: "could not connect (refused, unreachable)"
+        case .httpError: "-f and a 4xx or 5xx answer; download, upload: a 4xx or 5xx refusal"
         case .writeError: "could not write the output (-o, a download, stdout)"
         case .readError: "could not read an input file (@FILE, a list, an upload)"
-        case .timeout: "a timeout (--timeout, --read-timeout, --connect-timeout)"
+        case .timeout: "a timeout (-m, --read-timeout, --connect-timeout)"
         case .tls: "the TLS handshake or the certificate check failed"
         case .tooManyRedirects: "too many redirects (--max-redirs) or a redirect loop"
         case .badContentEncoding: "the body's Content-Encoding could not be decoded"
@@ -49,14 +55,18 @@ enum ExitStatus: Int32, CaseIterable {
             .joined(separator: "\n")
     }
 
-    /// The status a 4xx or 5xx answer ends with; `nil` for any other.
-    static func of(status code: Int) -> ExitStatus? {
+    /// The status xh's `--check-status` gives an answer: 3, 4 or 5 for a 3xx, 4xx or 5xx; `nil` for any other.
+    static func checked(status code: Int) -> ExitStatus? {
         switch code {
+        case 300..<400: .redirectStatus
         case 400..<500: .clientError
         case 500..<1000: .serverError
         default: nil
         }
     }
+
+    /// Whether `-f` (and a transfer command) fails on this status: a 4xx or a 5xx.
+    static func isError(status code: Int) -> Bool { code >= 400 }
 
     /// The status `error` ends the process with.
     static func of(_ error: any Error) -> ExitStatus {
@@ -81,7 +91,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .unreadableBody: .readError
         case .decompression: .badContentEncoding
         case .bodyTooLarge: .bodyTooLarge
-        case .httpStatus: error.status.flatMap { of(status: $0.code) } ?? .failure
+        case .httpStatus: .httpError
         default: .failure
         }
     }

@@ -3,8 +3,9 @@ import Courier
 import Foundation
 import HTTPTypes
 
-/// `courier get|post|put|delete|patch|head URL`: one request; the body to stdout (or `-o`) as it arrives, `HTTP
-/// <code>` to stderr.
+/// `courier get|post|put|delete|patch|head URL`: one request; `HTTP <code>` to stderr as the answer starts, then
+/// the body to stdout (or `-o`) as it arrives. `get` is also the bare `courier URL`, whose method is curl's default:
+/// POST when a body is given.
 protocol MethodCommand: AsyncParsableCommand {
     /// The method this subcommand sends.
     static var method: HTTPRequest.Method { get }
@@ -18,15 +19,17 @@ extension MethodCommand {
         let name = method.rawValue.lowercased()
         return CommandConfiguration(
             commandName: name,
-            abstract: "Send a \(method.rawValue) request.",
+            abstract: method == .get
+                ? "Send a request: GET, or POST when a body is given (-X sets any method)."
+                : "Send a \(method.rawValue) request.",
             discussion: "Example:\n  courier \(name) \(arguments)"
         )
     }
 
     func run() async throws {
         let (options, method) = (self.options, Self.method)
-        try await Output.exitOnFailure {
-            let status = try await RequestRun(options: options, method: method).run()
+        try await Output.exitOnFailure(reportsErrors: options.show.reportsErrors) {
+            let status = try await RequestRun(options: options, command: method).run()
             if status != .success { throw status.exitCode }
         }
     }

@@ -36,10 +36,12 @@ enum Output {
     static func ignoreBrokenPipes() { signal(SIGPIPE, SIG_IGN) }
 
     /// Runs `body`; any error but an exit code becomes one line on stderr (a ``CourierError`` prints as
-    /// `code: message`) and the exit code ``ExitStatus`` gives it. With `cancelsOnSignal`, SIGINT and SIGTERM
+    /// `code: message`; none under `-s` without `-S`, `reportsErrors` false) and the exit code ``ExitStatus`` gives
+    /// it. With `cancelsOnSignal`, SIGINT and SIGTERM
     /// cancel `body`, which cleans up as a cancelled task does, and the command ends with 130.
     static func exitOnFailure(
         cancelsOnSignal: Bool = true,
+        reportsErrors: Bool = true,
         _ body: @escaping @Sendable () async throws -> Void
     ) async throws {
         let interrupted = Locked(false)
@@ -61,7 +63,7 @@ enum Output {
             throw exit
         } catch {
             let failure: any Error = error is Interrupted || !interrupted.withLock({ $0 }) ? error : Interrupted()
-            if (failure as? OutputFailure)?.isClosedPipe != true { stderr("courier: \(failure)") }
+            if reportsErrors, (failure as? OutputFailure)?.isClosedPipe != true { stderr("courier: \(failure)") }
             throw ExitStatus.of(failure).exitCode
         }
     }

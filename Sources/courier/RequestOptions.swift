@@ -4,11 +4,30 @@ import Foundation
 import HTTPTypes
 import Logging
 
-/// The options of `get`, `post`, `put`, `delete`, `patch` and `head`: what to send, how to show the answer, and
-/// the connection options every request command shares.
+/// The options of `get`, `post`, `put`, `delete`, `patch` and `head`, in curl's and xh's grammar: the URL, xh's
+/// request items after it, what to send, how to show the answer, and the connection options every request command
+/// shares. Options go anywhere on the line.
 struct RequestOptions: ParsableArguments {
     @Argument(help: "The URL to request (http or https; without a scheme, http:// is assumed).")
     var url: String
+
+    @Argument(
+        help: ArgumentHelp(
+            "xh's request items: name==value (query), Name:value (header), name=value (JSON field), "
+                + "name:=json (raw JSON field), name@FILE (a file, sent as a multipart form).",
+            valueName: "item"
+        )
+    )
+    var items: [String] = []
+
+    @Option(
+        name: [.customShort("X"), .customLong("request")],
+        help: ArgumentHelp(
+            "The method to send, whatever the command or the body (curl's -X; xh's is a capitalised first word).",
+            valueName: "method"
+        )
+    )
+    var method: String?
 
     @Option(
         name: .customLong("param"),
@@ -16,138 +35,88 @@ struct RequestOptions: ParsableArguments {
     )
     var params: [String] = []
 
-    @Option(
-        name: [.customShort("d"), .customLong("data")],
-        help: ArgumentHelp(
-            "A raw body: the text itself, @FILE (streamed from disk) or @- (standard input, streamed); "
-                + "sent as application/x-www-form-urlencoded unless -H says otherwise.",
-            valueName: "data"
-        )
-    )
-    var data: String?
+    @OptionGroup var body: BodyOptions
 
-    @Option(
-        help: ArgumentHelp(
-            "A JSON body: the text itself (checked to be JSON), @FILE or @-; sends Content-Type and "
-                + "Accept application/json (unless -H sets Accept).",
-            valueName: "json"
-        )
-    )
-    var json: String?
-
-    @Option(
-        help: ArgumentHelp(
-            "A form field, key=value (key=@FILE or key=@- takes the value from a file or standard input), "
-                + "sent as application/x-www-form-urlencoded. Repeatable.",
-            valueName: "key=value"
-        )
-    )
-    var form: [String] = []
-
-    @Option(
-        name: .shortAndLong,
-        help: "Write the body to FILE, through a temporary file renamed into place when whole."
-    )
-    var output: String?
-
-    @Flag(
-        name: [.customShort("i"), .customLong("include")],
-        help: "Print the status line and the headers before the body."
-    )
-    var include = false
-
-    @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and print the status line and the headers.")
-    var headOnly = false
-
-    @Flag(name: .shortAndLong, help: "Print no status line and no progress.")
-    var silent = false
-
-    @Option(
-        name: [.customShort("w"), .customLong("write-out")],
-        help: ArgumentHelp(
-            "Print FORMAT on stdout after the transfer; it may use %{\(WriteOut.variables.joined(separator: "}, %{"))}, "
-                + "\\n and \\t.",
-            valueName: "format"
-        )
-    )
-    var writeOut: String?
-
-    @Option(
-        help: ArgumentHelp(
-            "How to show a body on a terminal: none, format (re-indent JSON), colors, or all (the default on a "
-                + "terminal; NO_COLOR turns colours off). Output into a pipe or a file is the bytes as received.",
-            valueName: "style"
-        )
-    )
-    var pretty: String?
-
-    @Option(
-        help: ArgumentHelp(
-            "Fail (exit 63) when the body is larger than SIZE, such as 10M; a body read whole (--cache) is "
-                + "limited to 256 MiB in any case.",
-            valueName: "size"
-        )
-    )
-    var maxFilesize: String?
-
-    @Flag(name: .shortAndLong, help: "Log the request and response (credentials redacted) to stderr.")
-    var verbose = false
+    @OptionGroup var show: OutputOptions
 
     @OptionGroup var cache: CacheArguments
 
     @OptionGroup var connection: ConnectionOptions
 
     func validate() throws {
-        if [data != nil, json != nil, !form.isEmpty].filter({ $0 }).count > 1 {
-            throw ValidationError("-d, --json and --form each give the body: use one of them")
+        if let method, HTTPRequest.Method(method) == nil {
+            throw ValidationError("-X: \"\(CourierError.printable(method, limit: 40))\" is not an HTTP method")
         }
-        if let pretty, OutputStyle(named: pretty) == nil {
-            throw ValidationError("--pretty must be one of none, format, colors, all")
+        let items: RequestItems
+        do { items = try RequestItems(self.items) } catch let error as UsageError {
+            throw ValidationError(error.description)
         }
-        if let writeOut {
-            do { _ = try WriteOut(writeOut) } catch let error as UsageError { throw ValidationError(error.description) }
+        if items.givesBody, body.givesBody {
+            throw ValidationError("request items and -d, --json or --form each give the body: use one of them")
         }
-        if headOnly, data != nil || json != nil || !form.isEmpty {
+        if show.headOnly, body.givesBody || items.givesBody, !body.dataInQuery {
             throw ValidationError("-I sends HEAD, which carries no body")
         }
     }
 
-    /// The request these options describe; `defaults` are the session's default headers (so `--json` leaves an
-    /// `Accept` given with `-H` alone).
-    func request(method: HTTPRequest.Method, defaults: HTTPFields) throws -> Request<Data> {
-        let target = try UsageError.parsing("URL") { try CommandLineInput.url(url) }
-        let query = try UsageError.parsing("--param") { try CommandLineInput.parameters(params) }
-        var request = Request<Data>(method: headOnly ? .head : method, path: target.absoluteString, query: query)
-        if let data {
-            request.body = try CommandLineInput.body(
-                data,
-                option: "-d",
-                contentType: "application/x-www-form-urlencoded"
-            )
+    /// The method to send: `-X`; `-I`'s HEAD; the command's own unless it is `get`, whose default is curl's and xh's
+    /// (POST when a body is given, GET otherwise or with `-G`).
+    func method(for command: HTTPRequest.Method, givesBody: Bool) -> HTTPRequest.Method {
+        if let method, let explicit = HTTPRequest.Method(method) { return explicit }
+        if show.headOnly { return .head }
+        guard command == .get else { return command }
+        return givesBody && !body.dataInQuery ? .post : .get
+    }
+
+    /// The request these options describe for `command`; `defaults` are the session's default headers (so `--json`
+    /// leaves an `Accept` given with `-H` alone).
+    func request(command: HTTPRequest.Method, defaults: HTTPFields) throws -> Request<Data> {
+        let items = try RequestItems(items)
+        var target = try UsageError.parsing("URL") { try CommandLineInput.url(url) }
+        let dataParts = body.dataParts
+        if body.dataInQuery, !dataParts.isEmpty {
+            let data = String(decoding: try CurlData.joined(dataParts), as: UTF8.self)
+            let separator = target.query == nil ? "?" : "&"
+            target = try UsageError.parsing("-G") { try CommandLineInput.url(target.absoluteString + separator + data) }
         }
-        if let json {
+        let query = try UsageError.parsing("--param") {
+            try CommandLineInput.parameters(named: CommandLineInput.namedValues(params) + items.query)
+        }
+        let givesBody = body.givesBody || items.givesBody
+        var request = Request<Data>(
+            method: method(for: command, givesBody: givesBody),
+            path: target.absoluteString,
+            query: query
+        )
+        if !dataParts.isEmpty, !body.dataInQuery { request.body = try CurlData.body(dataParts) }
+        if let json = body.json {
             request.body = try CommandLineInput.body(json, option: "--json", contentType: "application/json")
             if defaults[.accept] == nil { request.headers[.accept] = "application/json" }
         }
-        if !form.isEmpty { request.body = .form(try CommandLineInput.formFields(form)) }
+        if !body.form.isEmpty { request.body = .form(try CommandLineInput.formFields(body.form)) }
+        if let itemBody = try items.body() {
+            request.body = itemBody
+            if defaults[.accept] == nil, itemBody.contentType == "application/json" {
+                request.headers[.accept] = "application/json, */*;q=0.5"
+            }
+        }
         return request
     }
 
-    /// The session configuration: no status validation (the CLI reports the status itself), logs on stderr.
+    /// The session configuration: no status validation (the CLI reports the status itself), logs on stderr, no
+    /// total timeout unless `-m` gives one (curl has none), and the request items' headers beside `-H`'s.
     func configuration() throws -> Configuration {
         var configuration = Configuration {
             $0.validators = []
             $0.logger = Logger(label: "courier") { StreamLogHandler.standardError(label: $0) }  // stdout holds the body
-            $0.logger.logLevel = verbose ? .debug : .warning
-            $0.debugLogging = verbose
+            $0.logger.logLevel = show.verbose ? .debug : .warning
+            $0.debugLogging = show.verbose
+            $0.timeouts.total = Timeouts.noLimit
         }
         try cache.apply(to: &configuration)
+        var connection = self.connection
+        connection.headers += try RequestItems(items).headers
         return try connection.configuration(configuration)
-    }
-
-    /// The most body bytes `--max-filesize` allows; `nil` without it.
-    func bodyLimit() throws -> Int? {
-        try maxFilesize.map { size in try UsageError.parsing("--max-filesize") { try CommandLineInput.byteSize(size) } }
     }
 }
 

@@ -7,19 +7,29 @@ import NIOCore
 import Glibc
 #endif
 
-/// One run of `get` and its siblings: sends the request, shows the head when asked (`-i`, `-I`, `head`), writes the
-/// body as it arrives, then the status line on stderr and `-w`'s text, and says which exit status the answer
-/// earns. With `--cache` the answer is read whole through the session's cache; otherwise it streams, so any size
-/// runs in flat memory.
+/// One run of `get` and its siblings: sends the request, shows the status line (stderr) or the head (`-i`, `-I`,
+/// `head`) as the answer starts, so on a terminal they come before the body, writes the body as it arrives, then
+/// `-w`'s text (also after a failure), and says which exit status the answer earns. With `--cache` the answer is
+/// read whole through the session's cache; otherwise it streams, so any size runs in flat memory.
 struct RequestRun {
     let options: RequestOptions
-    let method: HTTPRequest.Method
+    /// The command's own method (`get` for the bare `courier URL`).
+    let command: HTTPRequest.Method
 
-    /// What the answer looked like, for the status line and `-w`.
+    /// How the answer's body comes: streamed as it arrives (still encoded), or whole through the session (decoded,
+    /// perhaps from the cache).
+    private enum Delivery {
+        case streamed
+        case whole(fromCache: Bool)
+
+        var isStreamed: Bool { if case .streamed = self { true } else { false } }
+        var isFromCache: Bool { if case .whole(fromCache: true) = self { true } else { false } }
+    }
+
+    /// What the answer looked like, for `-w`.
     private struct Answer {
         var head: ResponseHeadText
         var url: URL
-        var fromCache: Bool
         var firstByte: ContinuousClock.Instant
         var receivedBytes: Int64
     }
@@ -29,28 +39,43 @@ struct RequestRun {
         var configuration = try options.configuration()
         let redirects = RedirectCounter()
         configuration.monitors.append(redirects)
-        let request = try options.request(method: method, defaults: configuration.defaultHeaders)
-        let limit = try options.bodyLimit()
-        let writeOut = try options.writeOut.map(WriteOut.init)
-        let destination = try options.output.map(BodyDestination.file) ?? BodyDestination.standardOutput()
+        let request = try options.request(command: command, defaults: configuration.defaultHeaders)
+        let limit = try options.show.bodyLimit()
+        let writeOut = try options.show.writeOut.map(WriteOut.init)
+        let target = try UsageError.parsing("URL") { try CommandLineInput.url(options.url) }
+        let destination = try options.show.outputPath(for: target).map(BodyDestination.file) ?? .standardOutput()
+        let seenHead = Locked<(head: ResponseHeadText, at: ContinuousClock.Instant)?>(nil)
         let answer: Answer
         do {
             answer = try await withSession(configuration) { session in
-                if options.cache.cache != nil {
-                    try await whole(request, session: session, destination: destination, limit: limit)
-                } else {
-                    try await streamed(request, session: session, destination: destination, limit: limit)
+                let heads = { (head: ResponseHeadText, delivery: Delivery) throws -> BodyWriter in
+                    seenHead.withLock { $0 = (head, .now) }
+                    return try begin(head, delivery: delivery, destination: destination, limit: limit)
                 }
+                return options.cache.cache != nil
+                    ? try await whole(request, session: session, destination: destination, heads: heads)
+                    : try await streamed(request, session: session, heads: heads)
             }
             try destination.finish()
         } catch {
             destination.abandon()
+            if let writeOut {
+                let seen = seenHead.withLock { $0 }
+                let facts = WriteOut.Facts(
+                    statusCode: seen?.head.status.code ?? 0,
+                    totalSeconds: start.duration(to: .now).seconds,
+                    startTransferSeconds: seen.map { start.duration(to: $0.at).seconds } ?? 0,
+                    downloadedBytes: 0,
+                    effectiveURL: target.absoluteString,
+                    redirects: redirects.followed,
+                    contentType: seen?.head.headers[.contentType] ?? "",
+                    httpVersion: ""
+                )
+                try? Output.stdoutText(writeOut.text(facts))
+            }
             throw error
         }
         let status = answer.head.status
-        if !options.silent && !showsHead {
-            Output.stderr("HTTP \(status.code)\(answer.fromCache ? " (cache)" : "")")
-        }
         if let writeOut {
             let facts = WriteOut.Facts(
                 statusCode: status.code,
@@ -64,30 +89,27 @@ struct RequestRun {
             )
             try Output.stdoutText(writeOut.text(facts))
         }
-        return ExitStatus.of(status: status.code) ?? .success
+        guard options.show.checkStatus, let checked = ExitStatus.checked(status: status.code) else { return .success }
+        if options.show.reportsErrors {
+            Output.stderr("courier: warning: HTTP \(status.code) \(status.reasonPhrase)")
+        }
+        return checked
     }
 
-    private var showsHead: Bool { options.include || options.headOnly || method == .head }
+    private var showsHead: Bool { options.show.include || options.show.headOnly || command == .head }
 
     /// The answer through ``Session/stream(_:into:)``: the head as soon as it arrives, then each chunk written
     /// where it arrives.
     private func streamed(
         _ request: Request<Data>,
         session: Session,
-        destination: BodyDestination,
-        limit: Int?
+        heads: @escaping (ResponseHeadText, Delivery) throws -> BodyWriter
     ) async throws -> Answer {
-        let sink = WriterSink { head in try start(head, destination: destination, decodes: true, limit: limit) }
+        let sink = WriterSink { head in try heads(head, .streamed) }
         let response = try await session.stream(request, into: sink)
         let head = ResponseHeadText(version: response.version, status: response.status, headers: response.headers)
         let received = try sink.finish()
-        return Answer(
-            head: head,
-            url: response.url,
-            fromCache: false,
-            firstByte: sink.firstByte,
-            receivedBytes: received
-        )
+        return Answer(head: head, url: response.url, firstByte: sink.firstByte, receivedBytes: received)
     }
 
     /// The answer read whole through ``Session/send(_:)``, so `--cache` can answer it or store it.
@@ -95,40 +117,48 @@ struct RequestRun {
         _ request: Request<Data>,
         session: Session,
         destination: BodyDestination,
-        limit: Int?
+        heads: (ResponseHeadText, Delivery) throws -> BodyWriter
     ) async throws -> Answer {
         let response = try await session.send(request)
         let head = ResponseHeadText(version: nil, status: response.status, headers: response.headers)
-        var writer = try start(head, destination: destination, decodes: false, limit: limit)
+        var writer = try heads(head, .whole(fromCache: response.isFromCache))
         try writer.write(ByteBuffer(bytes: response.body))
         try writer.finish()
         return Answer(
             head: head,
             url: response.url,
-            fromCache: response.isFromCache,
             firstByte: response.timing.firstByte ?? .now,
             receivedBytes: Int64(response.body.count)
         )
     }
 
-    /// Shows the head when asked and returns the writer for the body.
-    private func start(
+    /// The answer has started: fails it under `-f` when it is a 4xx or 5xx (no body is written), shows the status
+    /// line or the head, writes `-D`'s file, and returns the writer for the body.
+    private func begin(
         _ head: ResponseHeadText,
+        delivery: Delivery,
         destination: BodyDestination,
-        decodes: Bool,
         limit: Int?
     ) throws -> BodyWriter {
-        let style = OutputStyle.choose(options.pretty, onTerminal: destination.isTerminal)
+        if options.show.fail, ExitStatus.isError(status: head.status.code) {
+            throw CourierError.httpStatus(head.status, bodyPreview: nil)
+        }
+        if let dumpHeader = options.show.dumpHeader {
+            try HeaderDump.write(head.text(colours: false, onTerminal: false), to: dumpHeader)
+        }
+        let style = OutputStyle.choose(options.show.pretty, onTerminal: destination.isTerminal)
         if showsHead {
             try BodyDestination.standardOutput().write(
                 head.text(colours: style.colours, onTerminal: isatty(STDOUT_FILENO) != 0)
             )
+        } else if !options.show.silent {
+            Output.stderr("HTTP \(head.status.code)\(delivery.isFromCache ? " (cache)" : "")")
         }
-        let showsProgress = options.output != nil && !options.silent && isatty(STDERR_FILENO) != 0
+        let showsProgress = destination.isFile && !options.show.silent && isatty(STDERR_FILENO) != 0
         return try BodyWriter(
             destination: destination,
             headers: head.headers,
-            decodes: decodes,
+            decodes: delivery.isStreamed,
             limit: limit,
             style: style,
             showsProgress: showsProgress

@@ -121,7 +121,7 @@ struct UploadCommand: AsyncParsableCommand {
         }
         try Output.stdout(response.data)
         Output.stderr("HTTP \(response.status.code)")
-        if let status = ExitStatus.of(status: response.status.code) { throw status.exitCode }
+        if ExitStatus.isError(status: response.status.code) { throw ExitStatus.httpError.exitCode }
     }
 
     private func upload() async throws {
@@ -158,6 +158,6 @@ struct UploadCommand: AsyncParsableCommand {
         }
         try Output.stdout(response.body)
         Output.stderr("HTTP \(response.status.code)")
-        if let status = ExitStatus.of(status: response.status.code) { throw status.exitCode }
+        if ExitStatus.isError(status: response.status.code) { throw ExitStatus.httpError.exitCode }
     }
 }

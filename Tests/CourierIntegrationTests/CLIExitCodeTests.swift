@@ -12,14 +12,19 @@ struct CLIExitCodeTests {
             let cases: [(arguments: [String], status: Int32)] = [
                 (["get", url("/small")], 0),
                 (["get", url("/fault/reset")], 1),
-                (["get", url("/status/404")], 4),
-                (["get", url("/status/503")], 5),
+                (["get", url("/status/404")], 0),
+                (["get", url("/status/404"), "-f"], 22),
+                (["--check-status", url("/redirect/1"), "--max-redirs", "0"], 3),
+                (["--check-status", url("/status/404")], 4),
+                (["--check-status", url("/status/503")], 5),
+                (["download", url("/status/404"), "-o", directory.appending(path: "never").path()], 22),
                 (["get", "http://courier..invalid/x"], 6),
                 (["get", "http://127.0.0.1:1/x"], 7),
                 (["post", url("/echo"), "-d", "@" + directory.appending(path: "missing").path()], 26),
                 // A body whose reads fail is an input failure (it said 23, a write error, before).
                 (["post", url("/echo"), "-d", "@/proc/self/mem"], 26),
                 (["get", url("/delay/5000"), "--timeout", "0.3"], 28),
+                (["get", url("/delay/5000"), "-m", "0.3"], 28),
                 (["get", url("/redirect-loop")], 47),
                 (["get", url("/redirect/3"), "--max-redirs", "1"], 47),
                 (["get", url("/fault/bad-gzip")], 61),
@@ -81,7 +86,7 @@ struct CLIExitCodeTests {
                 rows[code] = words[1].trimmingCharacters(in: .whitespaces)
             }
         }
-        #expect(rows.keys.sorted() == [0, 1, 4, 5, 6, 7, 23, 26, 28, 35, 47, 61, 63, 64, 130], "\(table)")
+        #expect(rows.keys.sorted() == [0, 1, 3, 4, 5, 6, 7, 22, 23, 26, 28, 35, 47, 61, 63, 64, 130], "\(table)")
         for (code, meaning) in rows {
             #expect(readme.contains("\n| \(code) | \(meaning) |"), "the README lacks | \(code) | \(meaning) |")
         }

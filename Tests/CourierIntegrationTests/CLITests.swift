@@ -206,12 +206,28 @@ struct CLITests {
         }
     }
 
-    @Test func httpErrorsExitNonZeroWithTheStatus() async throws {
+    /// Any answer is a success, as in curl; `-f` makes a 4xx or 5xx exit 22 with no body written, and xh's
+    /// `--check-status` exits 3, 4 or 5 after writing it.
+    @Test func httpErrorsExitZeroUnlessFailOrCheckStatusAsks() async throws {
         try await withTestServer { server in
             let notFound = try await CLI.run(["get", server.url("/status/404").absoluteString])
-            #expect(notFound.status == 4 && notFound.stderr == "HTTP 404\n" && notFound.stdout == "status 404")
-            let serverError = try await CLI.run(["get", server.url("/status/503").absoluteString])
-            #expect(serverError.status == 5)
+            #expect(notFound.status == 0 && notFound.stderr == "HTTP 404\n" && notFound.stdout == "status 404")
+            let failed = try await CLI.run(["get", server.url("/status/404").absoluteString, "-f"])
+            #expect(failed.status == 22 && failed.stdout.isEmpty, "\(failed)")
+            #expect(failed.stderr.contains("courier: httpStatus: HTTP 404 Not Found"), "\(failed.stderr)")
+            let quiet = try await CLI.run(["-sf", server.url("/status/404").absoluteString])
+            #expect(quiet.status == 22 && quiet.stdout.isEmpty && quiet.stderr.isEmpty, "\(quiet)")
+            let shown = try await CLI.run(["-sSf", server.url("/status/503").absoluteString])
+            #expect(shown.status == 22 && shown.stderr.contains("503"), "\(shown)")
+            let found = try await CLI.run(["-f", server.url("/status/200").absoluteString])
+            #expect(found.status == 0, "\(found)")
+            for (code, status) in [(503, 5), (404, 4), (302, 3), (200, 0)] as [(Int, Int32)] {
+                let checked = try await CLI.run(
+                    ["--check-status", server.url("/status/\(code)").absoluteString, "--max-redirs", "0"]
+                )
+                #expect(checked.status == status, "\(code): \(checked)")
+                if code >= 400 { #expect(checked.stdout == "status \(code)", "the body is still written") }
+            }
         }
     }
 
@@ -336,13 +352,13 @@ struct CLITests {
         )
     }
 
-    @Test func onATerminalTheStatusLineStandsOnItsOwnLine() async throws {
+    @Test func onATerminalTheStatusLineComesBeforeTheBody() async throws {
         try await withTestServer { server in
-            // /json's body does not end in a newline; on a terminal the status must not stick to it.
+            // As xh shows an answer: the status line first, on its own line, then the body.
             let shown = try await CLI.run(["get", server.url("/json").absoluteString], onTerminal: true)
             #expect(
-                shown.status == 0 && shown.stdout.hasSuffix("}\r\nHTTP 200\r\n"),
-                "\(shown.stdout.suffix(40).debugDescription)"
+                shown.status == 0 && shown.stdout.hasPrefix("HTTP 200\r\n{") && shown.stdout.hasSuffix("}\r\n"),
+                "\(shown.stdout.prefix(40).debugDescription)"
             )
             // Into a pipe or a file the body stays byte for byte what the server sent.
             let piped = try await CLI.run(["get", server.url("/json").absoluteString])

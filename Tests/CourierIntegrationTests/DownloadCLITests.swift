@@ -51,7 +51,7 @@ struct DownloadCLITests {
             let missing = directory.appendingPathComponent("404")
             let notFound = try await CLI.run(["download", server.url("/status/404").absoluteString, "-o", missing.path])
             #expect(
-                notFound.status == 4 && notFound.stderr.contains("404") && notFound.stderr.contains("/status/404"),
+                notFound.status == 22 && notFound.stderr.contains("404") && notFound.stderr.contains("/status/404"),
                 "\(notFound.stderr)"
             )
             #expect(!notFound.stderr.contains("0 B, 0 B/s"))

@@ -94,7 +94,7 @@ public struct DownloadOptions: Sendable, Hashable {
     func request(_ method: HTTPRequest.Method, _ url: URL) -> Request<Data> {
         var request = Request<Data>(method: method, path: url.absoluteString)
         for field in headers { request.headers.append(field) }
-        request.timeouts = TimeoutOverrides(readIdle: idleTimeout, total: .seconds(365 * 86_400))
+        request.timeouts = TimeoutOverrides(readIdle: idleTimeout, total: Timeouts.noLimit)
         // The transfer asks the download's own rule after each failed exchange, since only it can resume from
         // the byte it reached; the exchange itself is not retried (a stale connection is still sent again).
         request.retryPolicy = RetryPolicy(maxAttempts: 1)

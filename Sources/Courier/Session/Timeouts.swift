@@ -9,6 +9,10 @@ public struct Timeouts: Sendable, Hashable {
     /// The whole request, from sending to the last body byte, redirects included.
     public var total: Duration
 
+    /// A total with no practical limit (a year), for transfers that end on silence (``readIdle``) rather than on a
+    /// clock, as curl's do without `--max-time`: a download, an upload, the CLI's requests.
+    public static let noLimit = Duration.seconds(365 * 86_400)
+
     /// Creates timeouts; each defaults to 30 seconds.
     public init(connect: Duration = .seconds(30), readIdle: Duration = .seconds(30), total: Duration = .seconds(30)) {
         self.connect = connect

@@ -1,0 +1,80 @@
+import ArgumentParser
+import Courier
+import Foundation
+
+/// What a request command sends as its body, in curl's words: the `-d` family (joined with `&` in the order typed),
+/// `--json`, `--form`, and `-G`, which puts the `-d` data in the query instead.
+struct BodyOptions: ParsableArguments {
+    @Option(
+        name: [.customShort("d"), .customLong("data")],
+        help: ArgumentHelp(
+            "Data to send, as curl's -d: the text itself, @FILE (its line breaks removed) or @- (standard input); "
+                + "repeated, joined with &. Sent as application/x-www-form-urlencoded unless -H says otherwise, "
+                + "and makes the default method POST.",
+            valueName: "data"
+        )
+    )
+    var data: [PlacedArgument] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "Data as -d, but @FILE is sent byte for byte (streamed from disk when it is the only data).",
+            valueName: "data"
+        )
+    )
+    var dataBinary: [PlacedArgument] = []
+
+    @Option(help: ArgumentHelp("Data as -d, with no special meaning for @.", valueName: "data"))
+    var dataRaw: [PlacedArgument] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "Data to percent-encode, as curl's: content, =content, name=content, @FILE or name@FILE.",
+            valueName: "data"
+        )
+    )
+    var dataUrlencode: [PlacedArgument] = []
+
+    @Flag(
+        name: [.customShort("G"), .customLong("get")],
+        help: "Send the -d data in the query of a GET instead of a body, as curl's -G."
+    )
+    var dataInQuery = false
+
+    @Option(
+        help: ArgumentHelp(
+            "A JSON body: the text itself (checked to be JSON), @FILE or @-; sends Content-Type and "
+                + "Accept application/json (unless -H sets Accept).",
+            valueName: "json"
+        )
+    )
+    var json: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "A form field, key=value (key=@FILE or key=@- takes the value from a file or standard input), "
+                + "sent as application/x-www-form-urlencoded. Repeatable.",
+            valueName: "key=value"
+        )
+    )
+    var form: [String] = []
+
+    /// The `-d` family's values in the order they were typed.
+    var dataParts: [CurlData.Part] {
+        (data.map { ($0, CurlData.Kind.text) } + dataBinary.map { ($0, .binary) } + dataRaw.map { ($0, .raw) }
+            + dataUrlencode.map { ($0, .urlencode) })
+            .sorted { $0.0.place < $1.0.place }
+            .map { CurlData.Part(kind: $0.1, text: $0.0.text) }
+    }
+
+    /// Whether any option gives a body (or, with `-G`, a query).
+    var givesBody: Bool { !dataParts.isEmpty || json != nil || !form.isEmpty }
+
+    func validate() throws {
+        let kinds = [!dataParts.isEmpty, json != nil, !form.isEmpty].filter { $0 }.count
+        if kinds > 1 { throw ValidationError("-d, --json and --form each give the body: use one of them") }
+        if dataInQuery, json != nil || !form.isEmpty {
+            throw ValidationError("-G puts -d data in the query; --json and --form are bodies")
+        }
+    }
+}

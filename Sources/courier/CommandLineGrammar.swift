@@ -1,0 +1,36 @@
+import HTTPTypes
+
+/// The first words of a command line as curl and xh users type them, turned into the subcommand swift-argument-parser
+/// dispatches on. A line that names a command goes through as it is; otherwise the request command (`get`) runs it:
+///
+/// - `courier URL …`, `courier -s URL …`, `courier -X PUT URL …`: options anywhere, as curl takes them;
+/// - `courier POST URL …` (xh's method word, in capitals): the method as `-X` would give it.
+///
+/// `get` is the command with a default method, as curl and xh have one: GET, or POST when a body is given.
+enum CommandLineGrammar {
+    /// The arguments to parse for `arguments` as typed (without the program's name); `commands` are the
+    /// subcommands' names.
+    static func normalized(_ arguments: [String], commands: [String]) -> [String] {
+        guard let first = arguments.first else { return arguments }
+        if commands.contains(first)
+            || ["help", "-h", "--help", "--version", "--generate-completion-script"]
+                .contains(first)
+        {
+            return arguments
+        }
+        if let method = methodWord(first), arguments.count > 1 {
+            return ["get", "-X", method.rawValue] + arguments.dropFirst()
+        }
+        if first.hasPrefix("-") || UnknownCommand.looksLikeURL(first, among: commands) {
+            return ["get"] + arguments
+        }
+        return arguments
+    }
+
+    /// The method `word` names when it is written as xh writes one (`GET`, `POST`, `PROPFIND`: capital letters
+    /// only, a valid method token); `nil` for anything else, so `courier get` stays the command.
+    static func methodWord(_ word: String) -> HTTPRequest.Method? {
+        guard !word.isEmpty, word.count <= 20, word.allSatisfy({ $0.isASCII && $0.isUppercase }) else { return nil }
+        return HTTPRequest.Method(word)
+    }
+}

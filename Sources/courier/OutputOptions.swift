@@ -1,0 +1,110 @@
+import ArgumentParser
+import Courier
+import Foundation
+
+/// How a request command shows its answer and what its exit status says of it, in curl's and xh's words.
+struct OutputOptions: ParsableArguments {
+    @Option(
+        name: .shortAndLong,
+        help: "Write the body to FILE, through a temporary file renamed into place when whole; - is standard output."
+    )
+    var output: String?
+
+    @Flag(
+        name: [.customShort("O"), .customLong("remote-name")],
+        help: "Write the body to a file named as the URL's last path segment, in the current folder."
+    )
+    var remoteName = false
+
+    @Option(
+        name: [.customShort("D"), .customLong("dump-header")],
+        help: ArgumentHelp("Write the status line and the headers to FILE (- for standard output).", valueName: "file")
+    )
+    var dumpHeader: String?
+
+    @Flag(
+        name: [.customShort("i"), .customLong("include")],
+        help: "Print the status line and the headers before the body."
+    )
+    var include = false
+
+    @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and print the status line and the headers.")
+    var headOnly = false
+
+    @Flag(name: .shortAndLong, help: "Print no status line, no progress and no error message (see -S).")
+    var silent = false
+
+    @Flag(name: [.customShort("S"), .customLong("show-error")], help: "With -s, still print an error message.")
+    var showError = false
+
+    @Flag(
+        name: [.customShort("f"), .customLong("fail")],
+        help: "Fail with exit 22 on a 4xx or 5xx answer, writing no body (curl's -f)."
+    )
+    var fail = false
+
+    @Flag(help: "Exit 3, 4 or 5 on a 3xx, 4xx or 5xx answer (xh's --check-status); the body is still written.")
+    var checkStatus = false
+
+    @Option(
+        name: [.customShort("w"), .customLong("write-out")],
+        help: ArgumentHelp(
+            "Print FORMAT on stdout after the transfer, failed or not (http_code 000 when no answer came); it may use "
+                + "%{\(WriteOut.variables.joined(separator: "}, %{"))}, \\n and \\t.",
+            valueName: "format"
+        )
+    )
+    var writeOut: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "How to show a body on a terminal: none, format (re-indent JSON), colors, or all (the default on a "
+                + "terminal; NO_COLOR turns colours off). Output into a pipe or a file is the bytes as received.",
+            valueName: "style"
+        )
+    )
+    var pretty: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Fail (exit 63) when the body is larger than SIZE, such as 10M; a body read whole (--cache) is "
+                + "limited to 256 MiB in any case.",
+            valueName: "size"
+        )
+    )
+    var maxFilesize: String?
+
+    @Flag(name: .shortAndLong, help: "Log the request and response (credentials redacted) to stderr.")
+    var verbose = false
+
+    func validate() throws {
+        if let pretty, OutputStyle(named: pretty) == nil {
+            throw ValidationError("--pretty must be one of none, format, colors, all")
+        }
+        if let writeOut {
+            do { _ = try WriteOut(writeOut) } catch let error as UsageError { throw ValidationError(error.description) }
+        }
+        if output != nil && remoteName { throw ValidationError("-o and -O each name the output: use one of them") }
+        if fail && checkStatus { throw ValidationError("-f and --check-status cannot be combined") }
+    }
+
+    /// Whether a failure is told on stderr: always, unless `-s` without `-S`.
+    var reportsErrors: Bool { !silent || showError }
+
+    /// The most body bytes `--max-filesize` allows; `nil` without it.
+    func bodyLimit() throws -> Int? {
+        try maxFilesize.map { size in try UsageError.parsing("--max-filesize") { try CommandLineInput.byteSize(size) } }
+    }
+
+    /// The file the body goes to (`-o FILE`, or `-O`'s name from `url`); `nil` for standard output.
+    func outputPath(for url: URL) throws -> String? {
+        if remoteName {
+            let name = url.lastPathComponent
+            guard !name.isEmpty, name != "/", name != ".", name != ".." else {
+                throw UsageError(option: "-O", message: "the URL has no file name in its path; use -o FILE")
+            }
+            return name
+        }
+        return output == "-" ? nil : output
+    }
+}

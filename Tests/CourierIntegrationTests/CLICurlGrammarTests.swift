@@ -1,0 +1,236 @@
+import CourierTesting
+import Foundation
+import Testing
+
+/// curl on this machine, when there is one (`.ci/run` installs it).
+let curlPath: String? = ["/usr/bin/curl", "/usr/local/bin/curl", "/bin/curl"].first {
+    FileManager.default.isExecutableFile(atPath: $0)
+}
+
+/// What a server received, in the parts two clients given the same command line must agree on.
+private struct Received: Equatable, CustomStringConvertible {
+    var method: String
+    var uri: String
+    var body: String
+    var fields: [String: String]
+
+    /// The last request `server` saw at `path`, with the headers the command lines below set or imply.
+    init?(_ server: TestServer, path: String = "/echo") {
+        guard let seen = server.requests(path).last else { return nil }
+        method = seen.method
+        uri = seen.uri
+        body = seen.bodyText
+        fields = [:]
+        for name in ["content-type", "authorization", "x-trace", "user-agent", "accept"] {
+            if let value = seen.header(name) { fields[name] = value }
+        }
+    }
+
+    var description: String { "\(method) \(uri) \(fields) body \(body.debugDescription)" }
+}
+
+@Suite("courier speaks curl's and xh's language, checked from the server's side", .timeLimit(.minutes(4)))
+struct CLICurlGrammarTests {
+    /// Options anywhere on the line, a method from -X or a capitalised first word, and the rule curl and xh share:
+    /// a body makes the default method POST.
+    @Test func optionsGoAnywhereAndABodyMakesAPost() async throws {
+        try await withTestServer { server in
+            let url = server.url("/echo").absoluteString
+            let cases: [(arguments: [String], method: String)] = [
+                (["-s", url], "GET"),
+                (["-I", url], "HEAD"),
+                ([url, "-d", "a=1"], "POST"),
+                (["get", url, "-d", "a=1"], "POST"),
+                (["-d", "a=1", url], "POST"),
+                (["-X", "PUT", url, "-d", "a=1"], "PUT"),
+                ([url, "-sS", "-X", "DELETE"], "DELETE"),
+                (["POST", url], "POST"),
+                (["PATCH", url, "name=ada"], "PATCH"),
+                (["put", url, "-d", "a=1"], "PUT"),
+                (["-G", url, "-d", "a=1"], "GET"),
+                ([url, "name=ada"], "POST"),
+                ([url, "q==swift"], "GET"),
+            ]
+            for (arguments, method) in cases {
+                let outcome = try await CLI.run(arguments)
+                #expect(outcome.status == 0, "\(arguments): \(outcome.stderr)")
+                #expect(server.requests("/echo").last?.method == method, "\(arguments)")
+            }
+            let refused = try await CLI.run(["-X", "NOT A METHOD", url])
+            #expect(refused.status == 64 && refused.stderr.contains("-X"), "\(refused.stderr)")
+        }
+    }
+
+    /// xh's request items: query, header, JSON string and raw JSON fields, fields from files, a file that makes
+    /// the body a multipart form, and items that are none of these refused by name.
+    @Test func xhRequestItems() async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-items")
+        let note = directory.appending(path: "note.txt")
+        try Data("a note\n".utf8).write(to: note)
+        try await withTestServer { server in
+            let url = server.url("/echo").absoluteString
+            let json = try await CLI.run([
+                "POST", url, "name=ada", "age:=42", "tags:=[1,2]", "q==swift", "X-Trace:7", "User-Agent:",
+                #"path\:x=a/b"#, "text=@" + note.path(),
+            ])
+            #expect(json.status == 0, "\(json.stderr)")
+            let seen = try #require(server.requests("/echo").last)
+            #expect(seen.method == "POST" && seen.uri == "/echo?q=swift")
+            #expect(seen.header("x-trace") == "7" && seen.header("user-agent") == nil)
+            #expect(seen.header("content-type") == "application/json")
+            #expect(seen.header("accept") == "application/json, */*;q=0.5")
+            #expect(seen.bodyText == #"{"name":"ada","age":42,"tags":[1,2],"path:x":"a/b","text":"a note\n"}"#)
+
+            let form = try await CLI.run([server.url("/multipart").absoluteString, "doc@" + note.path(), "kind=text"])
+            #expect(form.status == 0 && form.stdout.contains("note.txt") && form.stdout.contains("kind"), "\(form)")
+            #expect(
+                server.requests("/multipart").last?.header("content-type")?.hasPrefix("multipart/form-data") == true
+            )
+
+            for (item, says) in [
+                ("nothing-here", "is not one of"), ("age:=forty", "not valid JSON"), ("a[b]=1", "nested JSON"),
+            ] {
+                let bad = try await CLI.run([url, item])
+                #expect(bad.status == 64 && bad.stderr.contains(says), "\(item): \(bad.stderr)")
+            }
+            let mixed = try await CLI.run([url, "doc@" + note.path(), "n:=1"])
+            #expect(mixed.status == 64 && mixed.stderr.contains("form"), "\(mixed.stderr)")
+            let both = try await CLI.run([url, "a=1", "-d", "b=2"])
+            #expect(both.status == 64, "\(both.stderr)")
+        }
+    }
+
+    /// curl's `-d` family: joined with `&` in the order typed, `-d @FILE` without line breaks, `--data-binary`
+    /// byte for byte, `--data-raw` with no `@`, `--data-urlencode`'s forms, and `-G` into the query.
+    @Test func theDataFamilyAsCurlJoinsIt() async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-data")
+        let lines = directory.appending(path: "lines.txt")
+        try Data("a=1\r\nb=2\n".utf8).write(to: lines)
+        try await withTestServer { server in
+            let url = server.url("/echo").absoluteString
+            let cases: [(arguments: [String], uri: String, body: String)] = [
+                (["-d", "a=1", "--data-raw", "@b", "-d", "c=3"], "/echo", "a=1&@b&c=3"),
+                (["-d", "@" + lines.path()], "/echo", "a=1b=2"),
+                (["--data-binary", "@" + lines.path()], "/echo", "a=1\r\nb=2\n"),
+                (
+                    ["--data-urlencode", "q=a b&c", "--data-urlencode", "=x/y", "--data-urlencode", "é"], "/echo",
+                    "q=a+b%26c&x%2Fy&%C3%A9"
+                ),
+                (["--data-urlencode", "file@" + lines.path()], "/echo", "file=a%3D1%0D%0Ab%3D2%0A"),
+                (["-G", "-d", "a=1", "--data-urlencode", "q=a b"], "/echo?a=1&q=a+b", ""),
+            ]
+            for (arguments, uri, body) in cases {
+                let outcome = try await CLI.run([url] + arguments)
+                let seen = server.requests("/echo").last
+                #expect(outcome.status == 0, "\(arguments): \(outcome.stderr)")
+                #expect(
+                    seen?.uri == uri && seen?.bodyText == body,
+                    "\(arguments): \(String(describing: seen?.bodyText))"
+                )
+            }
+            let streamed = try await CLI.run([url, "-d", "@" + lines.path()])
+            #expect(streamed.status == 0 && server.requests("/echo").last?.header("content-length") == "6")
+        }
+    }
+
+    /// The output flags: `-o -`, `-O`, `-D FILE` and `-D -`, `-w` after a failure (`http_code` 000), `-s` that
+    /// hides errors and `-S` that shows them again.
+    @Test func outputFlagsAsCurlHasThem() async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-output")
+        try await withTestServer { server in
+            let toStdout = try await CLI.run(["-s", server.url("/small").absoluteString, "-o", "-"])
+            #expect(toStdout.status == 0 && toStdout.stdout.utf8.count == 1024)
+            #expect(!FileManager.default.fileExists(atPath: "-"))
+
+            let named = try await CLI.run(
+                [
+                    "sh", "-c", "cd \"$0\" && exec \"$1\" -s -O \"$2\"", directory.path(), CLI.executable().path,
+                    server.url("/file/500").absoluteString,
+                ],
+                program: "/usr/bin/env"
+            )
+            #expect(named.status == 0, "\(named.stderr)")
+            #expect(FileManager.default.contents(atPath: directory.appending(path: "500").path())?.count == 500)
+            let noName = try await CLI.run(["-O", server.url("/").absoluteString])
+            #expect(noName.status == 64 && noName.stderr.contains("-O"), "\(noName.stderr)")
+
+            let headers = directory.appending(path: "headers.txt")
+            let dumped = try await CLI.run(["-s", "-D", headers.path(), server.url("/small").absoluteString])
+            let text = try String(contentsOf: headers, encoding: .utf8)
+            #expect(
+                dumped.status == 0 && text.hasPrefix("HTTP/1.1 200 OK\r\n") && text.hasSuffix("\r\n\r\n"),
+                "\(text)"
+            )
+            let dumpedOut = try await CLI.run(["-s", "-D", "-", "-o", "/dev/null", server.url("/small").absoluteString])
+            #expect(dumpedOut.stdout.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(dumpedOut.stdout)")
+
+            let refused = try await CLI.run(["http://127.0.0.1:1/x", "-w", "%{http_code} %{url_effective}\n"])
+            #expect(refused.status == 7 && refused.stdout == "000 http://127.0.0.1:1/x\n", "\(refused.stdout)")
+            let quiet = try await CLI.run(["-s", "http://127.0.0.1:1/x"])
+            #expect(quiet.status == 7 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+            let shown = try await CLI.run(["-sS", "http://127.0.0.1:1/x"])
+            #expect(shown.status == 7 && shown.stderr.hasPrefix("courier: "), "\(shown.stderr)")
+        }
+    }
+
+    /// The same command line through curl and through courier: the server receives the same method, target,
+    /// body and headers, and both exit with the same code (and print the same `-w` text).
+    @Test(.enabled(if: curlPath != nil, "curl is not installed"))
+    func curlAndCourierSendTheSame() async throws {
+        let curl = try #require(curlPath)
+        let directory = try newTemporaryDirectory(prefix: "courier-vs-curl")
+        let lines = directory.appending(path: "lines.txt")
+        try Data("a=1\r\nb=2\n".utf8).write(to: lines)
+        try await withTestServer { server in
+            let url = server.url("/echo").absoluteString
+            let lines: [[String]] = [
+                ["-d", "a=1", url],
+                [url, "-d", "a=1", "-d", "b=2"],
+                ["-X", "PUT", url, "-d", "x"],
+                ["-X", "DELETE", url],
+                ["-I", url],
+                ["-G", url + "?x=1", "-d", "a=1", "--data-urlencode", "q=hello world"],
+                ["-d", "@" + lines.path(), url],
+                ["--data-binary", "@" + lines.path(), url],
+                ["--data-raw", "@x", url],
+                ["--data-urlencode", "name@" + lines.path(), url],
+                ["--data-urlencode", "=a b", "--data-urlencode", "a b", url],
+                ["-d", "a=1", "-H", "Content-Type: text/plain", url],
+                ["-H", "X-Trace: 7", "-A", "agent/1", url],
+                ["-u", "ada:s3cret", url],
+                ["--json", #"{"a":1}"#, url],
+                ["-sS", "-L", "--max-redirs", "3", "-m", "10", "-o", "/dev/null", url],
+            ]
+            for line in lines {
+                let byCurl = try await CLI.run(["-s", "-o", "/dev/null"] + line, program: curl)
+                let curlSaw = Received(server)
+                let byCourier = try await CLI.run(["-s", "-o", "/dev/null"] + line)
+                let courierSaw = Received(server)
+                #expect(byCurl.status == 0 && byCourier.status == 0, "\(line): \(byCurl.stderr) \(byCourier.stderr)")
+                var expected = curlSaw
+                if line.contains("-A") == false { expected?.fields["user-agent"] = courierSaw?.fields["user-agent"] }
+                if line.contains("--json") == false {
+                    expected?.fields["accept"] = courierSaw?.fields["accept"]  // curl sends */* of its own
+                }
+                #expect(courierSaw == expected, "\(line)\n  curl:    \(String(describing: curlSaw))")
+            }
+
+            let outcomes: [[String]] = [
+                ["-s", server.url("/status/404").absoluteString, "-w", "%{http_code}"],
+                ["-sf", server.url("/status/404").absoluteString, "-w", "%{http_code}"],
+                ["-s", "http://127.0.0.1:1/x", "-w", "%{http_code}"],
+                ["-s", "-m", "0.3", server.url("/delay/3000").absoluteString, "-w", "%{http_code}"],
+                ["-s", server.url("/small").absoluteString, "-o", "-"],
+            ]
+            for line in outcomes {
+                let byCurl = try await CLI.run(line, program: curl)
+                let byCourier = try await CLI.run(line)
+                #expect(
+                    byCourier.status == byCurl.status,
+                    "\(line): curl \(byCurl.status), courier \(byCourier.status)"
+                )
+                #expect(byCourier.stdout == byCurl.stdout, "\(line): curl \(byCurl.stdout.debugDescription)")
+            }
+        }
+    }
+}
