@@ -3,7 +3,7 @@ import Courier
 import Foundation
 
 /// What a request command sends as its body, in curl's words: the `-d` family (joined with `&` in the order typed),
-/// `--json`, `--form`, and `-G`, which puts the `-d` data in the query instead.
+/// `--json`, `-F` (a multipart form), and `-G`, which puts the `-d` data in the query instead.
 struct BodyOptions: ParsableArguments {
     @Option(
         name: [.customShort("d"), .customLong("data")],
@@ -51,10 +51,11 @@ struct BodyOptions: ParsableArguments {
     var json: String?
 
     @Option(
+        name: [.customShort("F"), .customLong("form")],
         help: ArgumentHelp(
-            "A form field, key=value (key=@FILE or key=@- takes the value from a file or standard input), "
-                + "sent as application/x-www-form-urlencoded. Repeatable.",
-            valueName: "key=value"
+            "A part of a multipart/form-data body, as curl's -F: name=value, name=@FILE (a file, streamed; "
+                + ";type=TYPE and ;filename=NAME may follow) or name=<FILE (a field read from a file). Repeatable.",
+            valueName: "name=value"
         )
     )
     var form: [String] = []
@@ -72,9 +73,9 @@ struct BodyOptions: ParsableArguments {
 
     func validate() throws {
         let kinds = [!dataParts.isEmpty, json != nil, !form.isEmpty].filter { $0 }.count
-        if kinds > 1 { throw ValidationError("-d, --json and --form each give the body: use one of them") }
+        if kinds > 1 { throw ValidationError("-d, --json and -F each give the body: use one of them") }
         if dataInQuery, json != nil || !form.isEmpty {
-            throw ValidationError("-G puts -d data in the query; --json and --form are bodies")
+            throw ValidationError("-G puts -d data in the query; --json and -F are bodies")
         }
     }
 }

@@ -33,25 +33,6 @@ extension CommandLineInput {
         try streamed(path) { _ in contentType }
     }
 
-    /// `--form` pairs as parameters; `key=@FILE` and `key=@-` take the value from a file or standard input (read
-    /// whole: a form value is encoded as one piece).
-    static func formFields(_ pairs: [String]) throws -> Parameters {
-        var literal: [String] = []
-        var fromFiles: [(key: String, path: String)] = []
-        for pair in pairs {
-            if let equals = pair.firstIndex(of: "="), equals != pair.startIndex,
-                pair[pair.index(after: equals)...].hasPrefix("@")
-            {
-                fromFiles.append((String(pair[..<equals]), String(pair[pair.index(equals, offsetBy: 2)...])))
-            } else {
-                literal.append(pair)
-            }
-        }
-        var fields = try UsageError.parsing("--form") { try parameters(literal) }
-        for (key, path) in fromFiles { fields[key] = .string(try readText(path)) }
-        return fields
-    }
-
     /// The bytes of `path` (`-` reads standard input), read whole; an ``InputFailure`` when it cannot be read.
     static func readData(_ path: String) throws -> Data {
         do {

@@ -113,6 +113,8 @@ struct UsageError: Error, CustomStringConvertible {
             throw UsageError(option: option, message: error.message)
         } catch let error as UsageError {
             throw error
+        } catch let error as InputFailure {
+            throw error  // a file that cannot be read is told as such (26), whichever option named it
         } catch {
             throw UsageError(option: option, message: "\(error)")
         }

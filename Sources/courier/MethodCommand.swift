@@ -54,7 +54,7 @@ struct Post: MethodCommand {
 struct Put: MethodCommand {
     static let method = HTTPRequest.Method.put
     static let configuration: CommandConfiguration = methodConfiguration(
-        example: "http://127.0.0.1:8080/echo -d @body.bin"
+        example: "http://127.0.0.1:8080/echo --data-binary @body.bin"
     )
     @OptionGroup var options: RequestOptions
 }

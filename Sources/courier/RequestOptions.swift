@@ -31,7 +31,7 @@ struct RequestOptions: ParsableArguments {
 
     @Option(
         name: .customLong("param"),
-        help: "A query parameter (a body parameter with --form), key=value. Repeatable."
+        help: "A query parameter, key=value (encoded). Repeatable."
     )
     var params: [String] = []
 
@@ -52,7 +52,7 @@ struct RequestOptions: ParsableArguments {
             throw ValidationError(error.description)
         }
         if items.givesBody, body.givesBody {
-            throw ValidationError("request items and -d, --json or --form each give the body: use one of them")
+            throw ValidationError("request items and -d, --json or -F each give the body: use one of them")
         }
         if show.headOnly, body.givesBody || items.givesBody, !body.dataInQuery {
             throw ValidationError("-I sends HEAD, which carries no body")
@@ -93,7 +93,7 @@ struct RequestOptions: ParsableArguments {
             request.body = try CommandLineInput.body(json, option: "--json", contentType: "application/json")
             if defaults[.accept] == nil { request.headers[.accept] = "application/json" }
         }
-        if !body.form.isEmpty { request.body = .form(try CommandLineInput.formFields(body.form)) }
+        if !body.form.isEmpty { request.body = try CurlForm.body(body.form) }
         if let itemBody = try items.body() {
             request.body = itemBody
             if defaults[.accept] == nil, itemBody.contentType == "application/json" {

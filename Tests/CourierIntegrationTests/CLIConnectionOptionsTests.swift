@@ -61,7 +61,9 @@ struct CLIConnectionOptionsTests {
             #expect(last?.header("cookie") == "matrix=\(command)", "--cookie-jar: \(outcome.stderr)")
 
             try await withTestProxy(.http(credentials: nil)) { proxy in
-                outcome = try await run(command, echo, ["--proxy", "http://127.0.0.1:\(proxy.port)"], in: directory)
+                // curl's -x on the request command, the long name on the others: one option under two names.
+                let flag = command == .get ? "-x" : "--proxy"
+                outcome = try await run(command, echo, [flag, "http://127.0.0.1:\(proxy.port)"], in: directory)
                 #expect(
                     outcome.status == 0 && proxy.tunnels.contains("127.0.0.1:\(server.port)"),
                     "--proxy: \(outcome.stderr)"

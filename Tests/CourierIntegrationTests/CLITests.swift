@@ -180,8 +180,8 @@ struct CLITests {
                 post.status == 0 && post.stdout.contains(#""body":"{\"a\":1}""#)
                     && post.stdout.contains(#""method":"POST""#)
             )
-            let put = try await CLI.run(["put", echo, "--form", "name=ada", "--form", "x=a b"])
-            #expect(put.status == 0 && put.stdout.contains(#""body":"name=ada&x=a%20b""#))
+            let put = try await CLI.run(["put", echo, "--data-urlencode", "name=ada", "--data-urlencode", "x=a b"])
+            #expect(put.status == 0 && put.stdout.contains(#""body":"name=ada&x=a+b""#) && put.stdout.contains("PUT"))
             for method in ["delete", "patch"] {
                 let outcome = try await CLI.run([method, echo])
                 #expect(outcome.status == 0 && outcome.stdout.contains(#""method":"\#(method.uppercased())""#))
