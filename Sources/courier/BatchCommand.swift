@@ -17,7 +17,7 @@ struct BatchCommand: AsyncParsableCommand {
             answer, 1 otherwise, 64 for a usage error.
             Example:
               courier batch urls.txt --concurrency 16 --fail-fast
-              courier batch urls.txt --cache cache-else-network --cookie-jar jar.json
+              courier batch urls.txt --cache cache-else-network -b jar.txt -c jar.txt
             """
         )
     )

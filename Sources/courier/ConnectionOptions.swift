@@ -74,8 +74,20 @@ struct ConnectionOptions: ParsableArguments {
     var insecure = false
 
     @Option(
+        name: [.customShort("b"), .customLong("cookie")],
         help: ArgumentHelp(
-            "Send the cookies in FILE and save the ones the server sets back to it (created if missing).",
+            "Cookies to send, as curl's -b: 'name=value; name2=value2' as written, or a cookie FILE (curl's "
+                + "Netscape format; a missing one holds none) whose cookies go where they match.",
+            valueName: "data|file"
+        )
+    )
+    var cookie: String?
+
+    @Option(
+        name: [.customShort("c"), .customLong("cookie-jar")],
+        help: ArgumentHelp(
+            "Save every cookie (those -b read and those the server sets) to FILE in curl's Netscape format; "
+                + "-b FILE -c FILE carries cookies from one run to the next.",
             valueName: "file"
         )
     )
@@ -199,7 +211,7 @@ struct ConnectionOptions: ParsableArguments {
         configuration.proxies = try UsageError.parsing("--proxy") {
             try proxy.map { ProxySettings(all: try Proxy(url: $0)) } ?? ProxySettings.environment()
         }
-        if let cookieJar { configuration.cookieJar = try CookieJar(file: URL(filePath: cookieJar)) }
+        try CurlCookies.apply(cookie: cookie, jar: cookieJar, to: &configuration)
         if let seconds = try seconds(timeout, "--timeout") { configuration.timeouts.total = seconds }
         if let seconds = try seconds(readTimeout, "--read-timeout") { configuration.timeouts.readIdle = seconds }
         if let seconds = try seconds(connectTimeout, "--connect-timeout") { configuration.timeouts.connect = seconds }

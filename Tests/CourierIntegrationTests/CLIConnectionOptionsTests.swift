@@ -53,12 +53,14 @@ struct CLIConnectionOptionsTests {
             outcome = try await run(command, echo, ["--connect-timeout", "5"], in: directory)
             #expect(outcome.status == 0 && last != nil, "--connect-timeout: \(outcome.stderr)")
 
-            let jar = directory.appending(path: "jar.json").path()
+            let jar = directory.appending(path: "cookies.txt").path()
             _ = try await CLI.run([
                 "get", server.url("/set-cookies?matrix=\(command)").absoluteString, "--cookie-jar", jar,
             ])
-            outcome = try await run(command, echo, ["--cookie-jar", jar], in: directory)
-            #expect(last?.header("cookie") == "matrix=\(command)", "--cookie-jar: \(outcome.stderr)")
+            outcome = try await run(command, echo, ["-b", jar], in: directory)
+            #expect(last?.header("cookie") == "matrix=\(command)", "-b after -c: \(outcome.stderr)")
+            outcome = try await run(command, echo, ["-b", "a=1; b=2"], in: directory)
+            #expect(last?.header("cookie") == "a=1; b=2", "-b with data: \(outcome.stderr)")
 
             try await withTestProxy(.http(credentials: nil)) { proxy in
                 // curl's -x on the request command, the long name on the others: one option under two names.

@@ -199,6 +199,47 @@ struct CLICurlGrammarTests {
         }
     }
 
+    /// curl's cookie files: `-c` writes what curl writes, `-b FILE` reads what curl wrote (and curl reads what
+    /// courier wrote), `-b 'a=1'` is a header as written, a missing `-b` file holds no cookies.
+    @Test(.enabled(if: curlPath != nil, "curl is not installed"))
+    func cookieFilesAsCurlReadsAndWritesThem() async throws {
+        let curl = try #require(curlPath)
+        let directory = try newTemporaryDirectory(prefix: "courier-cookies")
+        let (byCurl, byCourier) = (directory.appending(path: "curl.txt"), directory.appending(path: "courier.txt"))
+        try await withTestServer { server in
+            let setting = server.url("/set-cookies").absoluteString + "?a=1&b=2"
+            _ = try await CLI.run(["-s", "-o", "/dev/null", "-c", byCurl.path(), setting], program: curl)
+            let wrote = try await CLI.run(["-s", "-o", "/dev/null", "-c", byCourier.path(), setting])
+            #expect(wrote.status == 0, "\(wrote.stderr)")
+            let cookieLines = { (file: URL) in
+                Set(try String(contentsOf: file, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") })
+            }
+            #expect(try cookieLines(byCourier) == cookieLines(byCurl))
+            #expect(try String(contentsOf: byCourier, encoding: .utf8).hasPrefix("# Netscape HTTP Cookie File\n"))
+
+            let echo = server.url("/echo").absoluteString
+            let cookiePairs = { Set((server.requests("/echo").last?.header("cookie") ?? "").split(separator: "; ")) }
+            for (program, file) in [(curl, byCourier), ("courier", byCurl)] {
+                let sent = try await CLI.run(["-s", "-o", "/dev/null", "-b", file.path(), echo], program: program)
+                #expect(sent.status == 0 && cookiePairs() == ["a=1", "b=2"], "\(program) -b \(file.lastPathComponent)")
+            }
+            for program in [curl, "courier"] {
+                _ = try await CLI.run(["-s", "-o", "/dev/null", "-b", "x=1; y=2", echo], program: program)
+                #expect(server.requests("/echo").last?.header("cookie") == "x=1; y=2", "\(program)")
+                let none = directory.appending(path: "none.txt").path()
+                let missing = try await CLI.run(["-s", "-o", "/dev/null", "-b", none, echo], program: program)
+                #expect(missing.status == 0 && server.requests("/echo").last?.header("cookie") == nil, "\(program)")
+            }
+
+            // -b FILE -c FILE carries cookies from one run to the next, those read and those set.
+            let both = directory.appending(path: "both.txt").path()
+            _ = try await CLI.run(["-s", "-b", both, "-c", both, server.url("/set-cookies?c=3").absoluteString])
+            _ = try await CLI.run(["-s", "-b", both, "-c", both, server.url("/set-cookies?d=4").absoluteString])
+            _ = try await CLI.run(["-s", "-b", both, echo])
+            #expect(cookiePairs() == ["c=3", "d=4"])
+        }
+    }
+
     /// `/multipart`'s summary without the form's byte counts, which differ by the boundaries' lengths.
     private static func withoutByteCounts(_ text: String) -> String {
         text.replacing(/"(decodedBytes|receivedBytes)":[0-9]+,?/, with: "")

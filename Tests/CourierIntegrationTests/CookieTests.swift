@@ -131,8 +131,10 @@ struct CookieTests {
         #expect(try String(contentsOf: file, encoding: .utf8) == "not json")  // left as it was
     }
 
+    /// curl's way: `-c` saves the cookies to a file, `-b` sends them from it on the next run; a file of other
+    /// text holds no cookies (its lines are skipped, as curl skips them).
     @Test func theCLIKeepsCookiesInAJarFileBetweenRuns() async throws {
-        let jar = try newTemporaryDirectory(prefix: "courier-cookies").appending(path: "jar.json").path(
+        let jar = try newTemporaryDirectory(prefix: "courier-cookies").appending(path: "cookies.txt").path(
             percentEncoded: false
         )
         try await withTestServer { server in
@@ -140,12 +142,11 @@ struct CookieTests {
                 "get", server.url("/set-cookies?user=ada").absoluteString, "--cookie-jar", jar,
             ])
             #expect(first.status == 0, "\(first.stderr)")
-            let second = try await CLI.run(["get", server.url("/echo").absoluteString, "--cookie-jar", jar])
+            let second = try await CLI.run(["get", server.url("/echo").absoluteString, "-b", jar])
             #expect(second.stdout.contains(#""cookie":["user=ada"]"#), "\(second.stdout)")
+            try Data("[{".utf8).write(to: URL(filePath: jar))
+            let other = try await CLI.run(["get", server.url("/echo").absoluteString, "-b", jar])
+            #expect(other.status == 0 && !other.stdout.contains("cookie"), "\(other.stdout)")
         }
-        try Data("[{".utf8).write(to: URL(filePath: jar))
-        let corrupt = try await CLI.run(["get", "http://127.0.0.1:9/", "--cookie-jar", jar])
-        #expect(corrupt.status != 0)
-        #expect(corrupt.stderr.contains("is not a Courier cookie jar"))
     }
 }

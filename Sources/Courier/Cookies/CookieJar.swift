@@ -13,11 +13,20 @@ public import Foundation
 /// Expired cookies are dropped when read or saved. Session cookies (no expiry) are saved too, as curl's
 /// cookie jar does, so a later process can carry on with them.
 public actor CookieJar {
+    /// How a jar's file is written.
+    public enum FileFormat: Sendable {
+        /// Courier's own: a JSON array of ``Cookie``s, which keeps every attribute.
+        case json
+        /// curl's cookie file (``NetscapeCookieFile``), which curl, wget and other tools read and write.
+        case netscape
+    }
+
     private var cookies: [Cookie.Key: Cookie] = [:]
     /// The creation time of the newest cookie: each new one is created after it, so cookies set by one response
     /// are ordered as the response listed them (RFC 6265 §5.4 step 2) and no two ever tie.
     private var latestCreation = Date.distantPast
     private let file: URL?
+    private let format: FileFormat
     /// At most this many cookies are kept; the oldest go first.
     private let capacity: Int
 
@@ -25,6 +34,7 @@ public actor CookieJar {
     /// is left as it is.
     public init(file: URL? = nil, capacity: Int = 3000) throws {
         self.file = file
+        format = .json
         self.capacity = max(1, capacity)
         guard let file, FileManager.default.fileExists(atPath: file.path(percentEncoded: false)) else { return }
         let stored: [Cookie]
@@ -43,6 +53,25 @@ public actor CookieJar {
         for cookie in stored where !cookie.isExpired(at: now) {
             cookies[cookie.key] = cookie
             latestCreation = max(latestCreation, cookie.created)
+        }
+    }
+
+    /// Creates a jar holding `cookies` (those that are unsafe or expired are left out) that saves itself to `file`
+    /// in `format` on every change, and at once when it starts with a cookie: curl's `-b FILE -c FILE`, where
+    /// the cookies come from one file and go to another.
+    public init(cookies: [Cookie], savingTo file: URL?, format: FileFormat, capacity: Int = 3000) throws {
+        self.file = file
+        self.format = format
+        self.capacity = max(1, capacity)
+        let now = Date()
+        var kept: [Cookie.Key: Cookie] = [:]
+        for cookie in cookies where Self.isStorable(cookie) && !cookie.isExpired(at: now) {
+            kept[cookie.key] = cookie
+            latestCreation = max(latestCreation, cookie.created)
+        }
+        self.cookies = kept
+        if let file, !kept.isEmpty {
+            try Self.write(kept.values.sorted(by: Self.olderFirst), to: file, format: format)
         }
     }
 
@@ -86,10 +115,7 @@ public actor CookieJar {
     /// Throws ``CourierError/Code/invalidParameter`` when the name or value could break a `Cookie` header (a
     /// control character, a `;`, an `=` in the name) or both are empty.
     public func set(_ cookie: Cookie) throws {
-        guard !(cookie.name.isEmpty && cookie.value.isEmpty), CookieRules.isClean(cookie.name),
-            !cookie.name.contains("="), CookieRules.isClean(cookie.value),
-            cookie.name.utf8.count + cookie.value.utf8.count <= CookieRules.maximumSize, !cookie.domain.isEmpty
-        else {
+        guard Self.isStorable(cookie) else {
             throw CourierError(
                 code: .invalidParameter,
                 message:
@@ -99,6 +125,14 @@ public actor CookieJar {
         latestCreation = max(latestCreation, cookie.created)
         insert(cookie)
         try save()
+    }
+
+    /// Whether `cookie` cannot break a `Cookie` header: clean name and value, no `=` in the name, not both empty,
+    /// within the size limit, with a domain.
+    private static func isStorable(_ cookie: Cookie) -> Bool {
+        !(cookie.name.isEmpty && cookie.value.isEmpty) && CookieRules.isClean(cookie.name)
+            && !cookie.name.contains("=") && CookieRules.isClean(cookie.value)
+            && cookie.name.utf8.count + cookie.value.utf8.count <= CookieRules.maximumSize && !cookie.domain.isEmpty
     }
 
     /// Deletes cookies with `name`, on `domain` when given; returns how many went.
@@ -153,11 +187,21 @@ public actor CookieJar {
     /// Writes the jar to its file atomically (a reader sees the old jar or the new one, never half of either).
     private func save() throws {
         guard let file else { return }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = .secondsSince1970
+        try Self.write(all, to: file, format: format)
+    }
+
+    /// Writes `cookies` to `file` in `format`, atomically.
+    private static func write(_ cookies: [Cookie], to file: URL, format: FileFormat) throws {
         do {
-            try AtomicFile.write(try encoder.encode(all), to: file)
+            switch format {
+            case .json:
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                encoder.dateEncodingStrategy = .secondsSince1970
+                try AtomicFile.write(try encoder.encode(cookies), to: file)
+            case .netscape:
+                try AtomicFile.write(Data(NetscapeCookieFile.text(of: cookies).utf8), to: file)
+            }
         } catch {
             throw CourierError(
                 code: .fileAccess,

@@ -158,6 +158,7 @@ struct RequestPreparation {
         if ownFields {
             for name in Set(request.headers.map(\.name)) { headers[values: name] = request.headers[values: name] }
             try Self.overlay(rawHeaders: request.rawHeaders, onto: &headers)
+            headers.joinCookieFields()
         }
         if !bodyDescription.isEmpty, !headers.contains(.contentType), let type = bodyDescription.contentType {
             headers[.contentType] = type

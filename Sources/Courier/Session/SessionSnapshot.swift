@@ -25,6 +25,7 @@ final class SessionSnapshot: Sendable {
         if configuration.decompressesResponses, fields[.acceptEncoding] == nil {
             fields[.acceptEncoding] = Self.acceptedEncodings
         }
+        fields.joinCookieFields()
         self.defaultFields = fields
     }
 

@@ -22,3 +22,15 @@ extension HTTPFields {
         append(contentsOf: fields)
     }
 }
+
+extension HTTPFields {
+    /// The `Cookie` fields as one, joined with "; ": HTTP/1.1 allows a single Cookie header (RFC 6265 §5.4), and
+    /// HTTPFields' subscript splits a value set through it (`headers[.cookie] = "a=1; b=2"`) into one field per
+    /// pair. Nothing changes when there is one field or none.
+    mutating func joinCookieFields() {
+        let values = self[values: .cookie]
+        guard values.count > 1 else { return }
+        self[values: .cookie] = []
+        append(HTTPField(name: .cookie, value: values.joined(separator: "; ")))
+    }
+}
