@@ -57,6 +57,17 @@ final class BodyDestination {
         return try temporaryFile(replacing: try SymbolicLink.target(of: path))
     }
 
+    /// Appends to the file at `path` (curl's `-C -`, which goes on from the bytes already there): no temporary
+    /// file, and what was appended stays when the transfer fails, since it continues the file's bytes.
+    static func appending(to path: String) throws -> BodyDestination {
+        signal(SIGXFSZ, SIG_IGN)
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw OutputFailure(message: "cannot write \"\(path)\": \(String(cString: strerror(errno)))")
+        }
+        return BodyDestination(descriptor: descriptor, file: nil, device: path)
+    }
+
     /// A temporary file beside the regular file (or the place for one) at `path`.
     private static func temporaryFile(replacing path: String) throws -> BodyDestination {
         let target = URL(filePath: path)

@@ -81,6 +81,29 @@ enum CommandLineInput {
         return url
     }
 
+    /// curl's `--resolve HOST:PORT:ADDR` as the host name and the numeric address its connections go to (an IPv6
+    /// address may be bracketed). curl's wildcard host, address lists and `+` entries are refused by name.
+    static func hostAddress(_ entry: String) throws -> (host: String, address: String) {
+        let refuse = { (reason: String) in
+            CourierError(code: .invalidParameter, message: "\"\(CourierError.printable(entry, limit: 80))\" \(reason)")
+        }
+        let parts = entry.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, !parts[0].isEmpty else { throw refuse("is not HOST:PORT:ADDR") }
+        guard !parts[0].hasPrefix("+"), parts[0] != "*" else {
+            throw refuse("uses a form of curl's --resolve that courier does not take (a '+' entry or the '*' host)")
+        }
+        guard let port = Int(parts[1]), (1...65_535).contains(port) else { throw refuse("has no port from 1 to 65535") }
+        var address = parts[2]
+        if address.hasPrefix("["), address.hasSuffix("]") { address = String(address.dropFirst().dropLast()) }
+        guard !address.contains(",") else { throw refuse("lists several addresses; give one") }
+        var ipv4 = in_addr()
+        var ipv6 = in6_addr()
+        guard inet_pton(AF_INET, address, &ipv4) == 1 || inet_pton(AF_INET6, address, &ipv6) == 1 else {
+            throw refuse("does not end in a numeric IPv4 or IPv6 address")
+        }
+        return (parts[0].lowercased(), address)
+    }
+
     /// Seconds as a duration; rejects negative, zero and non-numbers.
     static func seconds(_ text: String) throws -> Duration {
         guard let value = Double(text), value > 0, value.isFinite, value < 1e9 else {

@@ -93,6 +93,16 @@ struct ConnectionOptions: ParsableArguments {
     )
     var cookieJar: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Connect to ADDR for HOST, as curl's --resolve: the request and the certificate check keep the name. "
+                + "The address serves every port of HOST (AsyncHTTPClient maps names, not names and ports). "
+                + "Repeatable.",
+            valueName: "host:port:addr"
+        )
+    )
+    var resolve: [String] = []
+
     @Flag(help: "Offer HTTP/2 on https URLs; the server chooses through ALPN (the default, made explicit).")
     var http2 = false
 
@@ -212,6 +222,10 @@ struct ConnectionOptions: ParsableArguments {
             try proxy.map { ProxySettings(all: try Proxy(url: $0)) } ?? ProxySettings.environment()
         }
         try CurlCookies.apply(cookie: cookie, jar: cookieJar, to: &configuration)
+        for entry in resolve {
+            let (host, address) = try UsageError.parsing("--resolve") { try CommandLineInput.hostAddress(entry) }
+            configuration.hostAddresses[host] = address
+        }
         if let seconds = try seconds(timeout, "--timeout") { configuration.timeouts.total = seconds }
         if let seconds = try seconds(readTimeout, "--read-timeout") { configuration.timeouts.readIdle = seconds }
         if let seconds = try seconds(connectTimeout, "--connect-timeout") { configuration.timeouts.connect = seconds }

@@ -18,6 +18,7 @@ enum ExitStatus: Int32, CaseIterable {
     case httpError = 22
     case writeError = 23
     case readError = 26
+    case resumeRefused = 33
     case timeout = 28
     case tls = 35
     case tooManyRedirects = 47
@@ -39,6 +40,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .httpError: "-f and a 4xx or 5xx answer; download, upload: a 4xx or 5xx refusal"
         case .writeError: "could not write the output (-o, a download, stdout)"
         case .readError: "could not read an input file (@FILE, a list, an upload)"
+        case .resumeRefused: "-C -: the server sent the whole body, or another range, not the rest"
         case .timeout: "a timeout (-m, --read-timeout, --connect-timeout)"
         case .tls: "the TLS handshake or the certificate check failed"
         case .tooManyRedirects: "too many redirects (--max-redirs) or a redirect loop"
@@ -75,6 +77,7 @@ enum ExitStatus: Int32, CaseIterable {
         case is InputFailure: return .readError
         case is OutputFailure: return .writeError
         case is Interrupted: return .interrupted
+        case is ResumeRefused: return .resumeRefused
         case let error as CourierError: return of(error)
         default: return .failure
         }
@@ -150,6 +153,11 @@ struct OutputFailure: Error, CustomStringConvertible {
             isClosedPipe: errno == EPIPE
         )
     }
+}
+
+/// `-C -` asked for the rest of a file and the server sent something else: exit 33, the file left as it was.
+struct ResumeRefused: Error, CustomStringConvertible {
+    let description: String
 }
 
 /// The process got SIGINT or SIGTERM while working: exit 130.

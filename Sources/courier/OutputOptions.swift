@@ -17,6 +17,15 @@ struct OutputOptions: ParsableArguments {
     var remoteName = false
 
     @Option(
+        name: [.customShort("C"), .customLong("continue-at")],
+        help: ArgumentHelp(
+            "With -, go on from the size of the -o (or -O) file: ask for the rest and append it, as curl's -C -.",
+            valueName: "-"
+        )
+    )
+    var continueAt: String?
+
+    @Option(
         name: [.customShort("D"), .customLong("dump-header")],
         help: ArgumentHelp("Write the status line and the headers to FILE (- for standard output).", valueName: "file")
     )
@@ -86,6 +95,12 @@ struct OutputOptions: ParsableArguments {
         }
         if output != nil && remoteName { throw ValidationError("-o and -O each name the output: use one of them") }
         if fail && checkStatus { throw ValidationError("-f and --check-status cannot be combined") }
+        if let continueAt, continueAt != "-" {
+            throw ValidationError("-C takes - (go on from the size of the -o file); courier takes no other offset")
+        }
+        if continueAt != nil, output == nil || output == "-", !remoteName {
+            throw ValidationError("-C - goes on from the -o (or -O) file: name one")
+        }
     }
 
     /// Whether a failure is told on stderr: always, unless `-s` without `-S`.

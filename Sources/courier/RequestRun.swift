@@ -39,18 +39,28 @@ struct RequestRun {
         var configuration = try options.configuration()
         let redirects = RedirectCounter()
         configuration.monitors.append(redirects)
-        let request = try options.request(command: command, defaults: configuration.defaultHeaders)
+        var request = try options.request(command: command, defaults: configuration.defaultHeaders)
         let limit = try options.show.bodyLimit()
         let writeOut = try options.show.writeOut.map(WriteOut.init)
         let target = try UsageError.parsing("URL") { try CommandLineInput.url(options.url) }
-        let destination = try options.show.outputPath(for: target).map(BodyDestination.file) ?? .standardOutput()
+        let path = try options.show.outputPath(for: target)
+        let resume = options.show.continueAt != nil ? path.map(CurlResume.init) : nil
+        if let range = resume?.range { request.headers[.range] = range }
+        let destination =
+            try resume?.destination() ?? path.map(BodyDestination.file) ?? .standardOutput()
         let seenHead = Locked<(head: ResponseHeadText, at: ContinuousClock.Instant)?>(nil)
         let answer: Answer
         do {
             answer = try await withSession(configuration) { session in
                 let heads = { (head: ResponseHeadText, delivery: Delivery) throws -> BodyWriter in
                     seenHead.withLock { $0 = (head, .now) }
-                    return try begin(head, delivery: delivery, destination: destination, limit: limit)
+                    let continues = try resume?.continues(with: head) ?? true
+                    return try begin(
+                        head,
+                        delivery: delivery,
+                        destination: continues ? destination : try .file("/dev/null"),
+                        limit: limit
+                    )
                 }
                 return options.cache.cache != nil
                     ? try await whole(request, session: session, destination: destination, heads: heads)

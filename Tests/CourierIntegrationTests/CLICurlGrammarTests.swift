@@ -240,6 +240,77 @@ struct CLICurlGrammarTests {
         }
     }
 
+    /// curl's `-C -`: the rest of a partial `-o` file appended (206), a whole one left alone (416, exit 0), a
+    /// server that sends the whole body refused with 33 and the file unchanged, a missing file fetched whole; the
+    /// same through curl, byte for byte and code for code.
+    @Test func continueAtGoesOnFromTheFile() async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-continue")
+        try await withTestServer { server in
+            let wholeFile = directory.appending(path: "whole.bin")
+            _ = try await CLI.run(["-s", "-o", wholeFile.path(), server.url("/file/100000").absoluteString])
+            let whole = try Data(contentsOf: wholeFile)
+            var programs = ["courier"]
+            if let curlPath { programs.append(curlPath) }
+            for program in programs {
+                let file = directory.appending(path: "part-\(programs.firstIndex(of: program) ?? 0).bin")
+                try whole.prefix(40_000).write(to: file)
+                let resumed = try await CLI.run(
+                    ["-s", "-C", "-", "-o", file.path(), server.url("/file/100000").absoluteString],
+                    program: program
+                )
+                #expect(resumed.status == 0 && FileManager.default.contents(atPath: file.path()) == whole, "\(program)")
+                #expect(server.requests("/file/100000").last?.header("range") == "bytes=40000-", "\(program)")
+                let again = try await CLI.run(
+                    ["-s", "-C", "-", "-o", file.path(), server.url("/file/100000").absoluteString],
+                    program: program
+                )
+                #expect(again.status == 0 && FileManager.default.contents(atPath: file.path()) == whole, "\(program)")
+
+                try whole.prefix(400).write(to: file)
+                let refused = try await CLI.run(
+                    ["-s", "-C", "-", "-o", file.path(), server.url("/small").absoluteString],
+                    program: program
+                )
+                #expect(refused.status == 33, "\(program): \(refused.stderr)")
+                #expect(FileManager.default.contents(atPath: file.path()) == whole.prefix(400), "\(program)")
+
+                try FileManager.default.removeItem(at: file)
+                let fresh = try await CLI.run(
+                    ["-s", "-C", "-", "-o", file.path(), server.url("/file/100000").absoluteString],
+                    program: program
+                )
+                #expect(fresh.status == 0 && FileManager.default.contents(atPath: file.path()) == whole, "\(program)")
+            }
+            let offset = try await CLI.run(["-C", "100", "-o", "x", server.url("/small").absoluteString])
+            #expect(offset.status == 64 && offset.stderr.contains("-C takes -"), "\(offset.stderr)")
+        }
+    }
+
+    /// curl's `--resolve HOST:PORT:ADDR`: the connection goes to the address, the request keeps the name (its
+    /// `Host` as curl sends it); the forms courier does not take are refused by name.
+    @Test func resolveSendsANameToAnAddress() async throws {
+        try await withTestServer { server in
+            let url = "http://courier.invalid:\(server.port)/echo"
+            let entry = "courier.invalid:\(server.port):127.0.0.1"
+            var programs = ["courier"]
+            if let curlPath { programs.append(curlPath) }
+            for program in programs {
+                let outcome = try await CLI.run(["-s", "-o", "/dev/null", "--resolve", entry, url], program: program)
+                let seen = server.requests("/echo").last
+                #expect(outcome.status == 0, "\(program): \(outcome.stderr)")
+                #expect(seen?.header("host") == "courier.invalid:\(server.port)", "\(program)")
+            }
+            for (bad, says) in [
+                ("courier.invalid:80", "HOST:PORT:ADDR"), ("courier.invalid:0:127.0.0.1", "port"),
+                ("*:80:127.0.0.1", "does not take"), ("courier.invalid:80:localhost", "numeric"),
+                ("courier.invalid:80:127.0.0.1,127.0.0.2", "several"),
+            ] {
+                let refused = try await CLI.run(["--resolve", bad, url])
+                #expect(refused.status == 64 && refused.stderr.contains(says), "\(bad): \(refused.stderr)")
+            }
+        }
+    }
+
     /// `/multipart`'s summary without the form's byte counts, which differ by the boundaries' lengths.
     private static func withoutByteCounts(_ text: String) -> String {
         text.replacing(/"(decodedBytes|receivedBytes)":[0-9]+,?/, with: "")

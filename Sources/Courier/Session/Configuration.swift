@@ -97,6 +97,11 @@ public struct Configuration: Sendable {
     /// Which proxy each request goes through; none by default (``ProxySettings/environment(_:)`` reads
     /// `http_proxy`, `https_proxy` and `no_proxy`).
     public var proxies: ProxySettings
+    /// Host names whose connections go to another address, as curl's `--resolve` sends them (`["example.com":
+    /// "127.0.0.1"]`): the request, its `Host` and the certificate check keep the name. Applied by the transport a
+    /// session makes for itself (AsyncHTTPClient's `dnsOverride`, which maps a name for all its ports); a
+    /// transport you pass applies its own settings. Empty by default.
+    public var hostAddresses: [String: String]
     /// Where cookies are kept; `nil` (the default) neither sends nor stores any.
     public var cookieJar: CookieJar?
     /// Whether the jar's cookies are sent with requests and `Set-Cookie` answers stored in it (both by default).
@@ -132,6 +137,7 @@ public struct Configuration: Sendable {
         redirects = RedirectPolicy()
         limits = ResponseLimits()
         decompressesResponses = true
+        hostAddresses = [:]
         logger = Logger(label: "courier")
         debugLogging = false
         redactor = .standard

@@ -27,10 +27,10 @@ public actor Session {
     let refreshes = BackgroundWork<CacheKey>()
 
     /// Creates a session; without a transport it uses ``AsyncHTTPClientTransport``, logging to the configuration's
-    /// logger. Call ``shutdown()`` when done.
+    /// logger and sending its ``Configuration/hostAddresses`` where they say. Call ``shutdown()`` when done.
     public init(configuration: Configuration = Configuration(), transport: (any Transport)? = nil) {
         self.state = SessionState(configuration)
-        let transport = transport ?? AsyncHTTPClientTransport(logger: configuration.logger)
+        let transport = transport ?? AsyncHTTPClientTransport(for: configuration)
         self.transport = transport
         self.wholeBodyFetch = WholeBodyFetch(transport)
         self.pool = RequestPool(scheduling: configuration.scheduling)

@@ -65,6 +65,14 @@ public final class AsyncHTTPClientTransport: Transport {
         firstClients = (0..<lanes.count).map { _ in FirstClient() }
     }
 
+    /// The transport a session makes for itself from its `configuration`: AsyncHTTPClient's defaults, the
+    /// configuration's host addresses as its `dnsOverride`, TLS warnings to the configuration's logger.
+    convenience init(for configuration: Configuration) {
+        var client = HTTPClient.Configuration()
+        client.dnsOverride = configuration.hostAddresses
+        self.init(configuration: client, logger: configuration.logger)
+    }
+
     /// Creates a transport that sends every request through your `client` (`HTTPClient.shared`, or one your
     /// server made) and never shuts it down: ``shutdown()`` leaves it as it found it.
     ///
