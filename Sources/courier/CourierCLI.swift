@@ -48,6 +48,16 @@ struct CourierCLI: AsyncParsableCommand {
             Output.stderr(message)
             Foundation.exit(ExitStatus.usage.rawValue)
         }
+        let requestCommands: [any MethodCommand.Type] = [
+            Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self,
+        ]
+        let requestCommandNames = requestCommands.map { $0._commandName }
+        if let first = arguments.first, requestCommandNames.contains(first),
+            let message = CurlFlagsElsewhere.message(for: Array(arguments.dropFirst()))
+        {
+            Output.stderr(message)
+            Foundation.exit(ExitStatus.usage.rawValue)
+        }
         await main(arguments)
     }
 }

@@ -58,6 +58,13 @@ struct CLICurlGrammarTests {
             }
             let refused = try await CLI.run(["-X", "NOT A METHOD", url])
             #expect(refused.status == 64 && refused.stderr.contains("-X"), "\(refused.stderr)")
+            // A curl flag courier gives no meaning is refused with what to write instead, and nothing is sent.
+            let seen = server.requests("/echo").count
+            for flag in ["-T", "--range=0-9", "-Z", "--limit-rate"] {
+                let other = try await CLI.run([url, flag, "x"])
+                #expect(other.status == 64 && other.stderr.contains("has no meaning here"), "\(flag): \(other.stderr)")
+            }
+            #expect(server.requests("/echo").count == seen)
         }
     }
 
