@@ -247,6 +247,27 @@ struct CLICurlGrammarTests {
         }
     }
 
+    /// curl's `-x`: through a SOCKS5 proxy (which curl and courier both tunnel through; an HTTP proxy curl would
+    /// send a plain `http` request to in absolute form, where courier opens a tunnel), the server receives the
+    /// same request, and the proxy opens one tunnel for each.
+    @Test(.enabled(if: curlPath != nil, "curl is not installed"))
+    func proxyAsCurlUsesIt() async throws {
+        let curl = try #require(curlPath)
+        try await withTestServer { server in
+            try await withTestProxy(.socks5(credentials: nil)) { proxy in
+                let line = ["-s", "-o", "/dev/null", "-x", "socks5://127.0.0.1:\(proxy.port)", "-d", "a=1"]
+                _ = try await CLI.run(line + [server.url("/echo").absoluteString], program: curl)
+                var expected = Received(server)
+                let outcome = try await CLI.run(line + [server.url("/echo").absoluteString])
+                let received = Received(server)
+                expected?.fields["user-agent"] = received?.fields["user-agent"]
+                expected?.fields["accept"] = received?.fields["accept"]
+                #expect(outcome.status == 0 && received == expected, "\(outcome.stderr)")
+                #expect(proxy.tunnels.count == 2, "\(proxy.tunnels)")
+            }
+        }
+    }
+
     /// curl's `-C -`: the rest of a partial `-o` file appended (206), a whole one left alone (416, exit 0), a
     /// server that sends the whole body refused with 33 and the file unchanged, a missing file fetched whole; the
     /// same through curl, byte for byte and code for code.
