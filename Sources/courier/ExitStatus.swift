@@ -22,6 +22,7 @@ enum ExitStatus: Int32, CaseIterable {
     case timeout = 28
     case tls = 35
     case tooManyRedirects = 47
+    case untrustedCertificate = 60
     case badContentEncoding = 61
     case bodyTooLarge = 63
     case usage = 64
@@ -42,11 +43,12 @@ enum ExitStatus: Int32, CaseIterable {
         case .readError: "could not read an input file (@FILE, a list, an upload)"
         case .resumeRefused: "-C -: the server sent the whole body, or another range, not the rest"
         case .timeout: "a timeout (-m, --read-timeout, --connect-timeout)"
-        case .tls: "the TLS handshake or the certificate check failed"
+        case .tls: "the TLS handshake failed (refused, a pin that does not match)"
         case .tooManyRedirects: "too many redirects (--max-redirs) or a redirect loop"
         case .badContentEncoding: "the body's Content-Encoding could not be decoded"
         case .bodyTooLarge: "the body is larger than --max-filesize"
         case .usage: "a usage error: a bad command, option or value (named)"
+        case .untrustedCertificate: "the certificate check failed (an unknown CA, expired, another host's)"
         case .interrupted: "interrupted (Ctrl-C, SIGTERM); no half file is left"
         }
     }
@@ -88,7 +90,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .connectionFailed: error.isUnresolvedHost ? .unresolvedHost : .couldNotConnect
         case .offline: .couldNotConnect
         case .timeout: .timeout
-        case .tls: .tls
+        case .tls: error.isUntrustedCertificate ? .untrustedCertificate : .tls
         case .tooManyRedirects, .redirectLoop: .tooManyRedirects
         case .fileAccess, .diskFull: .writeError
         case .unreadableBody: .readError

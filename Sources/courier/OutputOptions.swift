@@ -6,7 +6,10 @@ import Foundation
 struct OutputOptions: ParsableArguments {
     @Option(
         name: .shortAndLong,
-        help: "Write the body to FILE, through a temporary file renamed into place when whole; - is standard output."
+        help: ArgumentHelp(
+            "Write the body to FILE, through a temporary file renamed into place when whole; - is standard output.",
+            valueName: "file"
+        )
     )
     var output: String?
 

@@ -268,6 +268,35 @@ struct CLICurlGrammarTests {
         }
     }
 
+    /// curl's `--cacert` and `-k` against the HTTPS loopback server: the server receives the same request from
+    /// both, and an untrusted certificate with neither fails both before anything is sent.
+    @Test(.enabled(if: curlPath != nil, "curl is not installed"))
+    func tlsFlagsAsCurlUsesThem() async throws {
+        let curl = try #require(curlPath)
+        let authority = try TestCertificateAuthority()
+        let directory = try newTemporaryDirectory(prefix: "courier-tls-curl")
+        let caFile = directory.appending(path: "ca.pem").path(percentEncoded: false)
+        try Data(authority.certificatePEM.utf8).write(to: URL(filePath: caFile))
+        try await withTestServer(tls: .init(identity: try authority.issue())) { server in
+            let url = server.url("/echo").absoluteString
+            for flags in [["--cacert", caFile], ["-k"]] {
+                let line = ["-s", "-o", "/dev/null", "-d", "a=1"] + flags + [url]
+                let byCurl = try await CLI.run(line, program: curl)
+                var expected = Received(server)
+                let byCourier = try await CLI.run(line)
+                let received = Received(server)
+                expected?.fields["user-agent"] = received?.fields["user-agent"]
+                expected?.fields["accept"] = received?.fields["accept"]
+                #expect(byCurl.status == 0 && byCourier.status == 0 && received == expected, "\(flags)")
+            }
+            let seen = server.requests("/echo").count
+            let byCurl = try await CLI.run(["-s", url], program: curl)
+            let byCourier = try await CLI.run(["-s", url])
+            #expect(byCurl.status == 60 && byCourier.status == 60, "curl \(byCurl.status), courier \(byCourier.status)")
+            #expect(server.requests("/echo").count == seen)
+        }
+    }
+
     /// curl's `-C -`: the rest of a partial `-o` file appended (206), a whole one left alone (416, exit 0), a
     /// server that sends the whole body refused with 33 and the file unchanged, a missing file fetched whole; the
     /// same through curl, byte for byte and code for code.

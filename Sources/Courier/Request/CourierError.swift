@@ -167,6 +167,9 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     /// Whether a ``Code/connectionFailed`` failure happened before any connection was tried: the host name did
     /// not resolve (a CLI tells it apart, as curl's exit code 6 does).
     public var isUnresolvedHost = false
+    /// Whether a ``Code/tls`` failure is the server's certificate failing the check (untrusted, expired, or for
+    /// another host) rather than the handshake itself (a CLI tells it apart, as curl's exit code 60 does).
+    public var isUntrustedCertificate = false
 
     /// Creates an error; prefer the static factories such as ``invalidURL(_:reason:)``.
     public init(code: Code, message: String, underlying: (any Error)? = nil) {

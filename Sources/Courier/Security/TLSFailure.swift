@@ -8,10 +8,13 @@ enum TLSFailure {
         if let error = error as? CourierError { return error }
         let text = "\(error)"
         let reason: String
+        var isUntrusted = false
         if let extra = error as? NIOSSLExtraError, extra == .failedToValidateHostname {
             reason = "its certificate does not name this host"
+            isUntrusted = true
         } else if text.contains("CERTIFICATE_VERIFY_FAILED") {
             reason = "its certificate could not be verified (untrusted, expired, or for another host)"
+            isUntrusted = true
         } else if text.contains("TLSV1_ALERT") || text.contains("SSLV3_ALERT") {
             reason = "the server refused the handshake (\(Self.alert(in: text)))"
         } else if let ssl = error as? NIOSSLError, ssl == .uncleanShutdown {
@@ -23,7 +26,9 @@ enum TLSFailure {
         } else {
             reason = text
         }
-        return CourierError(code: .tls, message: "TLS with \(host) failed: \(reason)", underlying: error)
+        var failure = CourierError(code: .tls, message: "TLS with \(host) failed: \(reason)", underlying: error)
+        failure.isUntrustedCertificate = isUntrusted
+        return failure
     }
 
     /// The alert name in a BoringSSL error text, such as `TLSV1_ALERT_UNKNOWN_CA` or
