@@ -56,12 +56,12 @@ struct QueueWorkOptionsTests {
                 )
                 #expect(outcome.status == 0 && last?.version == "HTTP/1.1", "--connect-timeout: \(outcome.stderr)")
 
-                let jar = directory.appending(path: "jar.json").path()
+                let jar = directory.appending(path: "cookies.txt").path()
                 _ = try await FleetCLI.run([
                     "get", server.url("/set-cookies?matrix=queue").absoluteString, "--cookie-jar", jar,
                 ])
-                outcome = try await work(echo, ["--cookie-jar", jar], database: database, in: directory)
-                #expect(last?.header("cookie") == "matrix=queue", "--cookie-jar: \(outcome.stderr)")
+                outcome = try await work(echo, ["-b", jar], database: database, in: directory)
+                #expect(last?.header("cookie") == "matrix=queue", "-b after -c: \(outcome.stderr)")
 
                 try await withTestProxy(.http(credentials: nil)) { proxy in
                     outcome = try await work(
