@@ -56,7 +56,7 @@ enum CurlData {
         case .text, .binary:
             guard part.text.hasPrefix("@") else { return Data(part.text.utf8) }
             let data = try CommandLineInput.readData(String(part.text.dropFirst()))
-            return part.kind == .text ? data.filter { $0 != 10 && $0 != 13 } : data
+            return part.kind == .text ? data.filter { !isLineBreak($0) } : data
         case .urlencode: return Data(try urlencoded(part.text).utf8)
         }
     }
@@ -114,16 +114,19 @@ enum CurlData {
                 throw InputFailure(path: path, reason: "\(error)")
             }
             if chunk.isEmpty { return kept }
-            kept += Int64(chunk.count - chunk.reduce(0) { $0 + ($1 == 10 || $1 == 13 ? 1 : 0) })
+            kept += Int64(chunk.count - chunk.reduce(0) { $0 + (isLineBreak($1) ? 1 : 0) })
         }
     }
+
+    /// Whether `byte` is a carriage return or a newline, which `-d @FILE` leaves out.
+    private static func isLineBreak(_ byte: UInt8) -> Bool { byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") }
 
     /// A chunk without its carriage returns and newlines (`-d @FILE`).
     @Sendable private static func withoutLineBreaks(_ chunk: ByteBuffer) -> ByteBuffer {
         var kept = ByteBuffer()
         kept.reserveCapacity(chunk.readableBytes)
         chunk.withUnsafeReadableBytes { bytes in
-            for byte in bytes where byte != 10 && byte != 13 { kept.writeInteger(byte) }
+            for byte in bytes where !isLineBreak(byte) { kept.writeInteger(byte) }
         }
         return kept
     }

@@ -15,10 +15,29 @@ import Foundation
 /// The first separator in the item decides, the longest at its place; a backslash makes the next character
 /// ordinary (`a\:b=c` is the field `a:b`).
 struct RequestItems {
-    /// A body field's value.
+    /// A body field's value; one from a file is read when the body is made, so parsing the items reads nothing
+    /// (and `name=@-` reads standard input once).
     enum Value {
         case string(String)
+        case stringFromFile(path: String)
         case json(String)
+        case jsonFromFile(path: String)
+
+        var isJSON: Bool {
+            switch self {
+            case .json, .jsonFromFile: true
+            case .string, .stringFromFile: false
+            }
+        }
+
+        /// The value as text, read from its file when it comes from one (checked to be JSON for a JSON field).
+        func text(name: String) throws -> String {
+            switch self {
+            case .string(let text), .json(let text): text
+            case .stringFromFile(let path): try CommandLineInput.readText(path)
+            case .jsonFromFile(let path): try checkedJSON(CommandLineInput.readText(path), name: name)
+            }
+        }
     }
 
     private(set) var query: [(name: String, value: String)] = []
@@ -31,7 +50,7 @@ struct RequestItems {
 
     init(_ items: [String]) throws {
         for item in items { try add(item) }
-        if !files.isEmpty, let raw = fields.first(where: { if case .json = $0.value { true } else { false } }) {
+        if !files.isEmpty, let raw = fields.first(where: \.value.isJSON) {
             throw UsageError(
                 option: "request item",
                 message: "\(CourierError.printable(raw.name)):= is a JSON field, but a file item makes the body a form"
@@ -46,9 +65,7 @@ struct RequestItems {
     func body() throws -> RequestBody? {
         if !files.isEmpty {
             var form = MultipartFormData()
-            for field in fields {
-                if case .string(let value) = field.value { try form.append(field: field.name, value: value) }
-            }
+            for field in fields { try form.append(field: field.name, value: field.value.text(name: field.name)) }
             for file in files {
                 try CommandLineInput.checkReadable(file.path)
                 try form.append(file: URL(filePath: file.path), name: file.name)
@@ -57,12 +74,8 @@ struct RequestItems {
         }
         guard !fields.isEmpty else { return nil }
         let members = try fields.map { field in
-            let value =
-                switch field.value {
-                case .string(let text): try jsonString(text)
-                case .json(let text): text
-                }
-            return try jsonString(field.name) + ":" + value
+            let text = try field.value.text(name: field.name)
+            return try jsonString(field.name) + ":" + (field.value.isJSON ? text : jsonString(text))
         }
         return .bytes(Data(("{" + members.joined(separator: ",") + "}").utf8), contentType: "application/json")
     }
@@ -80,9 +93,9 @@ struct RequestItems {
         case ":": headers.append(value.isEmpty ? name + ":" : name + ": " + value)
         case ";": headers.append(name + ": ")
         case "=": fields.append((name, .string(value)))
-        case "=@": fields.append((name, .string(try CommandLineInput.readText(value))))
-        case ":=": fields.append((name, .json(try Self.checkedJSON(value, name: name))))
-        case ":=@": fields.append((name, .json(try Self.checkedJSON(CommandLineInput.readText(value), name: name))))
+        case "=@": fields.append((name, .stringFromFile(path: value)))
+        case ":=": fields.append((name, .json(try checkedJSON(value, name: name))))
+        case ":=@": fields.append((name, .jsonFromFile(path: value)))
         default: files.append((name, value))
         }
         if name.contains("[") && (separator == "=" || separator == ":=") {
@@ -114,17 +127,18 @@ struct RequestItems {
         return nil
     }
 
-    private static func checkedJSON(_ text: String, name: String) throws -> String {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (try? JSONSerialization.jsonObject(with: Data(trimmed.utf8), options: [.fragmentsAllowed])) != nil else {
-            throw UsageError(option: "\(CourierError.printable(name)):=", message: "the value is not valid JSON")
-        }
-        return trimmed
-    }
-
     private func jsonString(_ text: String) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .withoutEscapingSlashes
         return String(decoding: try encoder.encode(text), as: UTF8.self)
     }
+}
+
+/// `text` trimmed, once it is checked to be JSON; a usage error naming the `name:=` item otherwise.
+private func checkedJSON(_ text: String, name: String) throws -> String {
+    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    guard (try? JSONSerialization.jsonObject(with: Data(trimmed.utf8), options: [.fragmentsAllowed])) != nil else {
+        throw UsageError(option: "\(CourierError.printable(name)):=", message: "the value is not valid JSON")
+    }
+    return trimmed
 }

@@ -46,8 +46,7 @@ struct RequestRun {
         let path = try options.show.outputPath(for: target)
         let resume = options.show.continueAt != nil ? path.map(CurlResume.init) : nil
         if let range = resume?.range { request.headers[.range] = range }
-        let destination =
-            try resume?.destination() ?? path.map(BodyDestination.file) ?? .standardOutput()
+        let destination = try resume?.destination() ?? path.map(BodyDestination.file) ?? .standardOutput()
         let seenHead = Locked<(head: ResponseHeadText, at: ContinuousClock.Instant)?>(nil)
         let answer: Answer
         do {
@@ -63,7 +62,7 @@ struct RequestRun {
                     )
                 }
                 return options.cache.cache != nil
-                    ? try await whole(request, session: session, destination: destination, heads: heads)
+                    ? try await whole(request, session: session, heads: heads)
                     : try await streamed(request, session: session, heads: heads)
             }
             try destination.finish()
@@ -126,7 +125,6 @@ struct RequestRun {
     private func whole(
         _ request: Request<Data>,
         session: Session,
-        destination: BodyDestination,
         heads: (ResponseHeadText, Delivery) throws -> BodyWriter
     ) async throws -> Answer {
         let response = try await session.send(request)

@@ -27,6 +27,16 @@ private struct Received: Equatable, CustomStringConvertible {
     }
 
     var description: String { "\(method) \(uri) \(fields) body \(body.debugDescription)" }
+
+    /// What curl's request becomes once the fields each client fills in by itself are taken from courier's
+    /// (`other`): the `User-Agent` unless `line` sets one (`-A`), and the `Accept` unless `--json` sets it (curl
+    /// sends `*/*` of its own).
+    func withClientDefaults(of other: Received?, for line: [String]) -> Received {
+        var expected = self
+        if !line.contains("-A") { expected.fields["user-agent"] = other?.fields["user-agent"] }
+        if !line.contains("--json") { expected.fields["accept"] = other?.fields["accept"] }
+        return expected
+    }
 }
 
 @Suite("courier speaks curl's and xh's language, checked from the server's side", .timeLimit(.minutes(4)))
@@ -257,11 +267,10 @@ struct CLICurlGrammarTests {
             try await withTestProxy(.socks5(credentials: nil)) { proxy in
                 let line = ["-s", "-o", "/dev/null", "-x", "socks5://127.0.0.1:\(proxy.port)", "-d", "a=1"]
                 _ = try await CLI.run(line + [server.url("/echo").absoluteString], program: curl)
-                var expected = Received(server)
+                let curlSaw = Received(server)
                 let outcome = try await CLI.run(line + [server.url("/echo").absoluteString])
                 let received = Received(server)
-                expected?.fields["user-agent"] = received?.fields["user-agent"]
-                expected?.fields["accept"] = received?.fields["accept"]
+                let expected = curlSaw?.withClientDefaults(of: received, for: line)
                 #expect(outcome.status == 0 && received == expected, "\(outcome.stderr)")
                 #expect(proxy.tunnels.count == 2, "\(proxy.tunnels)")
             }
@@ -282,11 +291,10 @@ struct CLICurlGrammarTests {
             for flags in [["--cacert", caFile], ["-k"]] {
                 let line = ["-s", "-o", "/dev/null", "-d", "a=1"] + flags + [url]
                 let byCurl = try await CLI.run(line, program: curl)
-                var expected = Received(server)
+                let curlSaw = Received(server)
                 let byCourier = try await CLI.run(line)
                 let received = Received(server)
-                expected?.fields["user-agent"] = received?.fields["user-agent"]
-                expected?.fields["accept"] = received?.fields["accept"]
+                let expected = curlSaw?.withClientDefaults(of: received, for: line)
                 #expect(byCurl.status == 0 && byCourier.status == 0 && received == expected, "\(flags)")
             }
             let seen = server.requests("/echo").count
@@ -407,11 +415,7 @@ struct CLICurlGrammarTests {
                 let byCourier = try await CLI.run(["-s", "-o", "/dev/null"] + line)
                 let courierSaw = Received(server)
                 #expect(byCurl.status == 0 && byCourier.status == 0, "\(line): \(byCurl.stderr) \(byCourier.stderr)")
-                var expected = curlSaw
-                if line.contains("-A") == false { expected?.fields["user-agent"] = courierSaw?.fields["user-agent"] }
-                if line.contains("--json") == false {
-                    expected?.fields["accept"] = courierSaw?.fields["accept"]  // curl sends */* of its own
-                }
+                let expected = curlSaw?.withClientDefaults(of: courierSaw, for: line)
                 #expect(courierSaw == expected, "\(line)\n  curl:    \(String(describing: curlSaw))")
             }
 

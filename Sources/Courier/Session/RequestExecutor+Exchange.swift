@@ -237,10 +237,8 @@ extension RequestExecutor {
         guard let jar = configuration.cookieJar, handling.contains(.send),
             let cookies = await jar.headerValue(for: request.url)
         else { return }
-        // One field: HTTP/1.1 allows a single Cookie header (RFC 6265 §5.4), and HTTPFields' subscript would split it.
-        let combined = (request.headers[values: .cookie] + [cookies]).joined(separator: "; ")
-        request.headers[values: .cookie] = []
-        request.headers.append(HTTPField(name: .cookie, value: combined))
+        request.headers.append(HTTPField(name: .cookie, value: cookies))
+        request.headers.joinCookieFields()  // after the request's own, in one field
     }
 
     /// Stores the response's `Set-Cookie` headers when `handling` stores them. A jar that cannot save keeps them in memory; the failure is
