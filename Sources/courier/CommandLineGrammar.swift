@@ -4,7 +4,8 @@ import HTTPTypes
 /// dispatches on. A line that names a command goes through as it is; otherwise the request command (`get`) runs it:
 ///
 /// - `courier URL …`, `courier -s URL …`, `courier -X PUT URL …`: options anywhere, as curl takes them;
-/// - `courier POST URL …` (xh's method word, in capitals): the method as `-X` would give it.
+/// - `courier POST URL …` (xh's method word, in capitals), which the request command reads as the method, as it
+///   does after options (`courier -v POST URL`).
 ///
 /// `get` is the command with a default method, as curl and xh have one: GET, or POST when a body is given.
 enum CommandLineGrammar {
@@ -18,10 +19,9 @@ enum CommandLineGrammar {
         {
             return arguments
         }
-        if let method = methodWord(first), arguments.count > 1 {
-            return ["get", "-X", method.rawValue] + arguments.dropFirst()
-        }
-        if first.hasPrefix("-") || UnknownCommand.looksLikeURL(first, among: commands) {
+        if first.hasPrefix("-") || methodWord(first) != nil && arguments.count > 1
+            || UnknownCommand.looksLikeURL(first, among: commands)
+        {
             return ["get"] + arguments
         }
         return arguments

@@ -8,8 +8,14 @@ import Logging
 /// request items after it, what to send, how to show the answer, and the connection options every request command
 /// shares. Options go anywhere on the line.
 struct RequestOptions: ParsableArguments {
-    @Argument(help: "The URL to request (http or https; without a scheme, http:// is assumed).")
-    var url: String
+    @Argument(
+        help: ArgumentHelp(
+            "The URL to request (http or https; without a scheme, http:// is assumed), after xh's capitalised "
+                + "method word when one is given (courier -v POST URL).",
+            valueName: "url"
+        )
+    )
+    var firstWord: String
 
     @Argument(
         help: ArgumentHelp(
@@ -19,6 +25,18 @@ struct RequestOptions: ParsableArguments {
         )
     )
     var items: [String] = []
+
+    /// xh's `[METHOD] URL [ITEM]...`: the first word is the method when it is a capitalised method word and a URL
+    /// follows, wherever the options put it (`courier POST URL`, `courier -v POST URL`).
+    private var words: (method: HTTPRequest.Method?, url: String, items: [String]) {
+        if let method = CommandLineGrammar.methodWord(firstWord), let url = items.first {
+            return (method, url, Array(items.dropFirst()))
+        }
+        return (nil, firstWord, items)
+    }
+
+    /// The URL as typed.
+    var url: String { words.url }
 
     @Option(
         name: [.customShort("X"), .customLong("request")],
@@ -48,7 +66,7 @@ struct RequestOptions: ParsableArguments {
             throw ValidationError("-X: \"\(CourierError.printable(method, limit: 40))\" is not an HTTP method")
         }
         let items: RequestItems
-        do { items = try RequestItems(self.items) } catch let error as UsageError {
+        do { items = try RequestItems(words.items) } catch let error as UsageError {
             throw ValidationError(error.description)
         }
         if items.givesBody, body.givesBody {
@@ -59,10 +77,11 @@ struct RequestOptions: ParsableArguments {
         }
     }
 
-    /// The method to send: `-X`; `-I`'s HEAD; the command's own unless it is `get`, whose default is curl's and xh's
-    /// (POST when a body is given, GET otherwise or with `-G`).
+    /// The method to send: `-X`; xh's method word; `-I`'s HEAD; the command's own unless it is `get`, whose default
+    /// is curl's and xh's (POST when a body is given, GET otherwise or with `-G`).
     func method(for command: HTTPRequest.Method, givesBody: Bool) -> HTTPRequest.Method {
         if let method, let explicit = HTTPRequest.Method(method) { return explicit }
+        if let word = words.method { return word }
         if show.headOnly { return .head }
         guard command == .get else { return command }
         return givesBody && !body.dataInQuery ? .post : .get
@@ -71,7 +90,7 @@ struct RequestOptions: ParsableArguments {
     /// The request these options describe for `command`; `defaults` are the session's default headers (so `--json`
     /// leaves an `Accept` given with `-H` alone).
     func request(command: HTTPRequest.Method, defaults: HTTPFields) throws -> Request<Data> {
-        let items = try RequestItems(items)
+        let items = try RequestItems(words.items)
         var target = try UsageError.parsing("URL") { try CommandLineInput.url(url) }
         let dataParts = body.dataParts
         if body.dataInQuery, !dataParts.isEmpty {
@@ -115,7 +134,7 @@ struct RequestOptions: ParsableArguments {
         }
         try cache.apply(to: &configuration)
         var connection = self.connection
-        connection.headers += try RequestItems(items).headers
+        connection.headers += try RequestItems(words.items).headers
         return try connection.configuration(configuration)
     }
 }
