@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "CourierTesting", targets: ["CourierTesting"]),
         .library(name: "CourierOpenAPI", targets: ["CourierOpenAPI"]),
         .library(name: "CourierPostgres", targets: ["CourierPostgres"]),
+        .library(name: "CourierURLSession", targets: ["CourierURLSession"]),
         .executable(name: "courier", targets: ["courier"]),
         .executable(name: "courier-bench", targets: ["courier-bench"]),
     ],
@@ -118,6 +119,16 @@ let package = Package(
             dependencies: [
                 "Courier",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The URLSession transport on its own, so that nothing else links FoundationNetworking (and its libcurl).
+        .target(
+            name: "CourierURLSession",
+            dependencies: [
+                "Courier",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
@@ -215,6 +226,7 @@ let package = Package(
                 "Courier",
                 "CourierTesting",
                 "CourierOpenAPI",
+                "CourierURLSession",
                 .target(name: "CourierPostgres", condition: .when(traits: ["Postgres"])),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -253,6 +265,7 @@ let package = Package(
                 "CourierTesting",
                 "CourierTestSupport",
                 "CourierOpenAPI",
+                "CourierURLSession",
                 "DocExamples",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

@@ -1,6 +1,7 @@
 import Courier
 import CourierTestSupport
 import CourierTesting
+import CourierURLSession
 import Foundation
 import HTTPTypes
 import Testing

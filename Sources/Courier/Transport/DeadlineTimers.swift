@@ -1,6 +1,6 @@
 /// Deadlines of many exchanges under one sleeping task: what a transport that has no timer of its own (URLSession's
 /// per-request total) uses instead of a timer task per request. Built on the pool's ``DeadlineSchedule``.
-final class DeadlineTimers: Sendable {
+package final class DeadlineTimers: Sendable {
     /// One deadline that is still set.
     private struct Timer {
         let deadline: Tick
@@ -15,8 +15,11 @@ final class DeadlineTimers: Sendable {
 
     private let state = Locked(State())
 
+    /// Creates a set with no deadlines.
+    package init() {}
+
     /// Runs `action` at `deadline` unless ``cancel(_:)`` comes first; returns the token for that.
-    func add(_ deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> RequestID {
+    package func add(_ deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> RequestID {
         let (id, watcher) = state.withLock { state in
             state.nextID += 1
             let id = RequestID(rawValue: state.nextID)
@@ -43,7 +46,7 @@ final class DeadlineTimers: Sendable {
     }
 
     /// The deadline of `id` no longer matters (the exchange ended).
-    func cancel(_ id: RequestID) {
+    package func cancel(_ id: RequestID) {
         _ = state.withLock { $0.timers.removeValue(forKey: id) }
     }
 }

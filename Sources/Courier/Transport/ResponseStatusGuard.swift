@@ -54,7 +54,7 @@ package final class ResponseStatusGuard: ChannelInboundHandler, RemovableChannel
         return bytes.first != UInt8(ascii: "0")
     }
 
-    static func refusal(_ status: String) -> CourierError {
+    package static func refusal(_ status: String) -> CourierError {
         CourierError(
             code: .invalidResponse,
             message: "the server sent an invalid status code \(CourierError.printable(status))"

@@ -4,8 +4,8 @@ public import HTTPTypes
 /// body stream; it does not follow redirects, decompress, retry or validate — the session does those the
 /// same way for every transport.
 ///
-/// Courier ships ``AsyncHTTPClientTransport`` (the default), ``URLSessionTransport``, and, in
-/// `CourierTesting`, a stub transport for unit tests.
+/// Courier ships ``AsyncHTTPClientTransport`` (the default), `URLSessionTransport` in the `CourierURLSession`
+/// module, and, in `CourierTesting`, a stub transport for unit tests.
 ///
 /// The session stops an exchange through the ``TransportCancellation`` it hands to ``send(_:cancellation:)``, not
 /// through the calling task: its pool cancels requests whose caller's task it does not own (by id, tag or URL, at

@@ -1,3 +1,4 @@
+import Courier
 import Foundation
 import NIOCore
 
@@ -39,7 +40,7 @@ struct SpooledBody: Sendable {
             }
         } catch {
             spooled.remove()
-            throw RequestExecutor.normalize(error)  // the stream's own error, as the other transport reports it
+            throw CourierError.normalized(error)  // the stream's own error, as the other transport reports it
         }
         return spooled
     }

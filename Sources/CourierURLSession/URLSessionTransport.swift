@@ -1,3 +1,4 @@
+public import Courier
 import Foundation
 import HTTPTypes
 import NIOCore
@@ -35,7 +36,7 @@ public final class URLSessionTransport: Transport {
     /// Sends the request; see ``Transport/send(_:cancellation:)``.
     public func send(_ request: PreparedRequest, cancellation: TransportCancellation) async throws -> TransportResponse
     {
-        if let problem = request.urlFacts.portProblem {
+        if let problem = request.url.portProblem {
             throw CourierError.invalidURL(request.url.absoluteString, reason: problem)
         }
         var urlRequest = URLRequest(url: request.url)
