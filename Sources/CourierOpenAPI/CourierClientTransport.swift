@@ -1,8 +1,13 @@
 public import Courier
-public import Foundation
 public import HTTPTypes
 import NIOCore
 public import OpenAPIRuntime
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// A swift-openapi-runtime `ClientTransport` backed by a Courier ``/Courier/Session``, so a client made by
 /// swift-openapi-generator gets the session's pool, cache, retries, interceptors, TLS policies, cookies, metrics and tracing.

@@ -1,5 +1,10 @@
 public import Courier
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// One file to download through a ``DownloadQueue``: a row of `courier_download_jobs`.
 public struct DownloadJob: Sendable, Hashable, Identifiable {

@@ -1,6 +1,11 @@
 public import Courier
-public import Foundation
 import PostgresNIO
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// A download queue in PostgreSQL that any number of ``DownloadWorker``s, on one machine or many, work through
 /// together: each job is claimed by one worker at a time (`SELECT … FOR UPDATE SKIP LOCKED`) under a lease the
@@ -84,8 +89,7 @@ public final class DownloadQueue: Sendable {
     ) async throws -> Int64 {
         try URLBuilder.validate(url)
         let path = destination.standardizedFileURL.path(percentEncoded: false)
-        var isDirectory: ObjCBool = false
-        let isFolder = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+        let isFolder = FileManager.default.isDirectory(atPath: path)
         guard destination.isFileURL, !destination.hasDirectoryPath, !isFolder, path.hasPrefix("/") else {
             throw CourierError(
                 code: .invalidParameter,

@@ -1,7 +1,12 @@
 public import Courier
-public import Foundation
 import HTTPTypes
 public import ServiceLifecycle
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// A worker of a ``DownloadQueue``: claims jobs, downloads each with a ``/Courier/DownloadManager`` (resuming from a
 /// `.part` file another worker left), renews its lease while it does, and records the outcome once.
@@ -74,7 +79,8 @@ public actor DownloadWorker {
         self.concurrency = max(1, concurrency)
         self.lease = max(lease, .seconds(1))
         self.pollInterval = pollInterval
-        name = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UUID().uuidString.prefix(8).lowercased())"
+        name =
+            "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8).lowercased())"
         manager = try DownloadManager(
             session: session,
             configuration: .init(

@@ -1,7 +1,12 @@
 public import Courier
-import Foundation
 public import Logging
 import PostgresNIO
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A response cache store in PostgreSQL, shared by every process that uses the same database: what one instance
 /// of a service fetched, the others read. Put it where a ``/Courier/DiskCacheStore`` goes:

@@ -1,7 +1,12 @@
 import Courier
-import Foundation
 import NIOSSL
 public import PostgresNIO
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Where a database is, read from a connection URL as libpq writes it:
 /// `postgres://USER:PASSWORD@HOST:PORT/DATABASE?sslmode=disable|prefer|require`.
@@ -49,11 +54,13 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
             throw invalid("does not start with postgres://")
         }
         guard let host = components.host, !host.isEmpty else { throw invalid("names no host") }
-        guard let user = components.user?.removingPercentEncoding, !user.isEmpty else { throw invalid("names no user") }
+        guard let user = components.user.flatMap(PercentEncoding.decode), !user.isEmpty else {
+            throw invalid("names no user")
+        }
         if let port = components.port, !(1...65_535).contains(port) { throw invalid("has a port outside 1…65535") }
         let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         guard !path.contains("/") else { throw invalid("has more than a database name in its path") }
-        let database = path.isEmpty ? user : (path.removingPercentEncoding ?? path)
+        let database = path.isEmpty ? user : (PercentEncoding.decode(path) ?? path)
         switch components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "prefer" {
         case "disable": tls = .disable
         case "prefer", "allow": tls = .prefer
@@ -63,7 +70,7 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
         self.host = host
         self.port = components.port ?? 5432
         self.username = user
-        self.password = components.password?.removingPercentEncoding
+        self.password = components.password.flatMap(PercentEncoding.decode)
         self.database = database
         description = Self.withoutPassword(text)
     }
@@ -106,7 +113,7 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
 
     /// `text` with the password of its user part replaced by `***`, printable.
     static func withoutPassword(_ text: String) -> String {
-        guard let at = text.lastIndex(of: "@"), let schemeEnd = text.range(of: "://"), schemeEnd.upperBound < at,
+        guard let at = text.lastIndex(of: "@"), let schemeEnd = text.firstRange(of: "://"), schemeEnd.upperBound < at,
             let colon = text[schemeEnd.upperBound..<at].firstIndex(of: ":")
         else { return CourierError.printable(text) }
         return CourierError.printable(String(text[..<text.index(after: colon)]) + "***" + String(text[at...]))

@@ -1,6 +1,11 @@
 import Courier
-import Foundation
 import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `/cache/NAME`: a JSON answer whose caching headers the query sets, for cache tests. Each answer carries
 /// how many times the server produced a body for that path (`served`), so a test sees fresh from cached.

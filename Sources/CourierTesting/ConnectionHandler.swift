@@ -1,8 +1,21 @@
 import Courier
 import Crypto
-import Foundation
 import NIOCore
 import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One request as the server saw it: head, and a body summary (the first bytes, length and SHA-256).
 struct ServerRequest: Sendable {
@@ -12,7 +25,7 @@ struct ServerRequest: Sendable {
     var bodySHA256: String
     var path: String
     var query: [String: String]
-    /// For `/multipart`: what multipart-kit's parser found, part by part, as JSON.
+    /// For `/multipart`: what `MultipartStreamParser` found, part by part, as JSON.
     var multipart: String?
 
     /// The first value of a request header.

@@ -1,6 +1,11 @@
 import CompressNIO
-import Foundation
 import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `/events` and `/jsonl`: streams that arrive piece by piece, for server-sent events and JSON lines.
 ///

@@ -1,15 +1,39 @@
 import Courier
 import Crypto
-import Foundation
-import MultipartKit
 import NIOCore
 
-/// Parses a `multipart/form-data` body with multipart-kit's streaming parser as it arrives and keeps, per part,
-/// its headers, length and SHA-256 (and for a gzip part the length and SHA-256 of what it decodes to), so the
-/// server can describe a 1 GiB upload without holding it.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Parses a `multipart/form-data` body with ``MultipartStreamParser`` as it arrives and keeps, per part, its
+/// headers, length and SHA-256 (and for a gzip part the length and SHA-256 of what it decodes to), so the server
+/// can describe a 1 GiB upload without holding it.
 final class MultipartDigest {
-    private let parser: MultipartParser
-    private var parts: [[String: Any]] = []
+    /// What ``summary()`` writes of one part.
+    private struct Part: Encodable {
+        var name: String?
+        var filename: String?
+        var contentType: String?
+        var headers: [String]
+        var length: Int
+        var sha256: String
+        var decodedLength: Int?
+        var decodedSHA256: String?
+    }
+
+    /// What ``summary()`` writes: the parts, or the error that ended the parsing.
+    private struct Summary: Encodable {
+        var parts: [Part]?
+        var receivedBytes: Int?
+        var decodedBytes: Int?
+        var error: String?
+    }
+
+    private let parser: MultipartStreamParser
+    private var parts: [Part] = []
     private var headers: [(String, String)] = []
     private var hasher = SHA256()
     private var length = 0
@@ -18,15 +42,6 @@ final class MultipartDigest {
     private let inflater: BodyDecompressor?
     private var receivedBytes = 0
     private var decodedBytes = 0
-    /// Whether the parser is surely inside a part's content: it has handed out content of the current part, and
-    /// the body's last bytes hold neither the start of a delimiter nor a whole one the parser has not yet ended
-    /// the part on (it does when it reads the `--` or CR LF after it).
-    private var insideContent = false
-    /// The body's last bytes, across chunks: a delimiter and a few more.
-    private var tail: [UInt8] = []
-    private var contentSeen = false
-    /// CR LF `--` boundary: what ends a part's content.
-    private let delimiter: [UInt8]
 
     /// `nil` unless `contentType` is multipart with a boundary. A body sent with a `contentEncoding` (gzip or
     /// deflate) is inflated before it is parsed.
@@ -35,8 +50,7 @@ final class MultipartDigest {
         guard let contentType, contentType.lowercased().hasPrefix("multipart/"),
             let boundary = HeaderParameters.value("boundary", in: contentType), !boundary.isEmpty
         else { return nil }
-        parser = MultipartParser(boundary: boundary)
-        delimiter = Array("\r\n--\(boundary)".utf8)
+        parser = MultipartStreamParser(boundary: boundary)
         parser.onHeader = { [unowned self] name, value in
             headers.append((name, value))
             if name.lowercased() == "content-type", value.lowercased().hasPrefix("application/gzip") {
@@ -44,51 +58,11 @@ final class MultipartDigest {
             }
         }
         parser.onBody = { [unowned self] chunk in
-            contentSeen = true
             length += chunk.readableBytes
             chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
             gunzip?.update(chunk)
         }
         parser.onPartComplete = { [unowned self] in finishPart() }
-    }
-
-    /// While the parser is inside a part's content, hands it the content up to the next delimiter (or up to a
-    /// tail that may begin one) directly, and returns what the parser must still read. multipart-kit scans byte
-    /// by byte, which in a debug build runs at about 1 MB/s; content passes here at memory speed, and the parser
-    /// still reads every delimiter and header, so what is found does not change.
-    private func passThrough(_ chunk: ByteBuffer) -> ByteBuffer {
-        guard insideContent else { return chunk }
-        let contentLength = chunk.withUnsafeReadableBytes { bytes in
-            delimiter.withUnsafeBytes { delimiter in Self.contentLength(of: bytes, before: delimiter) }
-        }
-        var rest = chunk
-        guard contentLength > 0, var content = rest.readSlice(length: contentLength) else { return chunk }
-        parser.onBody(&content)
-        return rest
-    }
-
-    /// Keeps the body's last bytes in ``tail``. (Through raw bytes: `ByteBufferView.suffix` walks the whole
-    /// chunk, which in a debug build cost more than the parsing this file saves.)
-    private func keepTail(of chunk: ByteBuffer) {
-        let keep = delimiter.count + 8
-        chunk.withUnsafeReadableBytes { bytes in
-            tail = bytes.count >= keep ? Array(bytes[(bytes.count - keep)...]) : Array((tail + bytes).suffix(keep))
-        }
-    }
-
-    /// How many bytes of `bytes` come before the first whole `delimiter`, or else before the tail that could be
-    /// the start of one.
-    private static func contentLength(of bytes: UnsafeRawBufferPointer, before delimiter: UnsafeRawBufferPointer) -> Int
-    {
-        guard let base = bytes.baseAddress, let pattern = delimiter.baseAddress else { return 0 }
-        var start = 0
-        // every delimiter starts with CR
-        while start < bytes.count, let cr = memchr(base + start, 13, bytes.count - start) {
-            let position = base.distance(to: UnsafeRawPointer(cr))
-            if memcmp(cr, pattern, min(delimiter.count, bytes.count - position)) == 0 { return position }
-            start = position + 1
-        }
-        return bytes.count
     }
 
     /// Feeds the next bytes of the body.
@@ -101,52 +75,45 @@ final class MultipartDigest {
     private func parse(_ chunk: ByteBuffer) {
         guard failure == nil else { return }
         decodedBytes += chunk.readableBytes
-        keepTail(of: chunk)
-        let rest = passThrough(chunk)
-        guard rest.readableBytes > 0 else { return }
-        insideContent = false
-        do { try parser.execute(rest) } catch { failure = "the multipart body is malformed" }
-        // A delimiter, or the start of one, near the end: the next bytes go to the parser whole.
-        let tailIsContent = tail.withUnsafeBytes { bytes in
-            delimiter.withUnsafeBytes { delimiter in Self.contentLength(of: bytes, before: delimiter) == bytes.count }
-        }
-        insideContent = contentSeen && tailIsContent
+        do { try parser.execute(chunk) } catch { failure = "the multipart body is malformed" }
     }
 
     /// `{"parts": [{name, filename, contentType, headers, length, sha256, decodedLength?, decodedSHA256?}],
     /// "receivedBytes": on the wire, "decodedBytes": after the content coding}`.
     func summary() -> String {
-        let object: [String: Any] =
-            failure.map { ["error": $0] } ?? [
-                "parts": parts, "receivedBytes": receivedBytes, "decodedBytes": decodedBytes,
-            ]
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        let summary =
+            failure.map { Summary(error: $0) }
+            ?? Summary(parts: parts, receivedBytes: receivedBytes, decodedBytes: decodedBytes)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = (try? encoder.encode(summary)) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }
 
     private func finishPart() {
-        var part: [String: Any] = [
-            "length": length, "sha256": Hex.string(hasher.finalize()),
-            "headers": headers.map { "\($0.0): \($0.1)" },
-        ]
+        var part = Part(
+            headers: headers.map { "\($0.0): \($0.1)" },
+            length: length,
+            sha256: Hex.string(hasher.finalize())
+        )
         for (name, value) in headers {
             switch name.lowercased() {
             case "content-disposition":
-                for (key, parameter) in HeaderParameters.parse(value) where key == "name" || key == "filename" {
-                    part[key] = parameter
+                for (key, parameter) in HeaderParameters.parse(value) {
+                    if key == "name" { part.name = parameter }
+                    if key == "filename" { part.filename = parameter }
                 }
-            case "content-type": part["contentType"] = value
+            case "content-type": part.contentType = value
             default: break
             }
         }
         if let gunzip {
             let (decodedLength, decodedSHA256) = gunzip.finish()
-            part["decodedLength"] = decodedLength
-            part["decodedSHA256"] = decodedSHA256
+            part.decodedLength = decodedLength
+            part.decodedSHA256 = decodedSHA256
         }
         parts.append(part)
         headers = []
-        contentSeen = false
         hasher = SHA256()
         length = 0
         gunzip = nil

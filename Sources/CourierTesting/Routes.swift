@@ -1,9 +1,14 @@
 import CompressNIO
 import Courier
 import Crypto
-import Foundation
 import NIOCore
 import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The routes of ``TestServer``. Each returns whether the connection may serve another request.
 struct Routes {
@@ -42,8 +47,11 @@ struct Routes {
         case "users": try await user(request, parts, writer)
         case "login":
             // The README's chain: a token for the `user` of a JSON body, which `/me` then reads back.
-            let fields = try? JSONSerialization.jsonObject(with: Data(request.body.readableBytesView)) as? [String: Any]
-            let name = fields?["user"] as? String ?? "guest"
+            let fields = try? JSONDecoder().decode(
+                [String: ParameterValue].self,
+                from: Data(request.body.readableBytesView)
+            )
+            let name = fields?["user"].flatMap { if case .string(let name) = $0 { name } else { nil } } ?? "guest"
             try await writer.respond(contentType: "application/json", text: "{\"jwt\":\"jwt-\(name)\"}")
         case "me":
             let name = request.header("authorization").flatMap { $0.split(separator: "-", maxSplits: 1).last } ?? ""
@@ -151,29 +159,29 @@ struct Routes {
     private func echo(_ request: ServerRequest, _ writer: ResponseWriter) async throws {
         var headers: [String: [String]] = [:]
         for (name, value) in request.head.headers { headers[name.lowercased(), default: []].append(value) }
-        var object: [String: Any] = [
-            "method": request.head.method.rawValue,
-            "path": request.path,
-            "uri": request.head.uri,
-            "query": request.query,
-            "headers": headers,
+        var object: [String: ParameterValue] = [
+            "method": .string(request.head.method.rawValue),
+            "path": .string(request.path),
+            "uri": .string(request.head.uri),
+            "query": .object(request.query.mapValues(ParameterValue.string)),
+            "headers": .object(headers.mapValues { .array($0.map(ParameterValue.string)) }),
             // larger: length and hash only
-            "body": request.bodyLength <= 64 * 1024 ? String(buffer: request.body) : "",
-            "bodyLength": request.bodyLength,
-            "bodySHA256": request.bodySHA256,
+            "body": .string(request.bodyLength <= 64 * 1024 ? String(buffer: request.body) : ""),
+            "bodyLength": .int(request.bodyLength),
+            "bodySHA256": .string(request.bodySHA256),
         ]
         // A compressed request body (kept whole up to 8 MiB) is decoded, so a test can check what was meant.
         if let coding = request.header("Content-Encoding"), request.bodyLength <= ConnectionHandler.keptBodyBytes {
             var body = request.body
             let algorithm: CompressionAlgorithm? = coding == "gzip" ? .gzip() : coding == "deflate" ? .zlib() : nil
             if let algorithm, let decoded = try? body.decompress(with: algorithm) {
-                object["decodedLength"] = decoded.readableBytes
-                object["decodedSHA256"] = Hex.string(SHA256.hash(data: Data(decoded.readableBytesView)))
+                object["decodedLength"] = .int(decoded.readableBytes)
+                object["decodedSHA256"] = .string(Hex.string(SHA256.hash(data: Data(decoded.readableBytesView))))
             } else {
-                object["decodedLength"] = -1  // not a valid body in that coding
+                object["decodedLength"] = .int(-1)  // not a valid body in that coding
             }
         }
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        let data = try JSONEncoder.sorted.encode(object)
         try await writer.respond(
             headers: [("Content-Type", "application/json")],
             body: ByteBuffer(bytes: data),
@@ -263,8 +271,8 @@ struct Routes {
     /// fields it names (except `id`) in the answer. The user API the README's examples talk to.
     private func user(_ request: ServerRequest, _ parts: [String], _ writer: ResponseWriter) async throws {
         if parts.count == 1 {  // `/users`: the first three
-            let list = (1...3).map { ["id": $0, "name": "user \($0)"] as [String: Any] }
-            let json = try JSONSerialization.data(withJSONObject: list, options: [.sortedKeys])
+            let list = (1...3).map { ["id": ParameterValue.int($0), "name": .string("user \($0)")] }
+            let json = try JSONEncoder.sorted.encode(list)
             try await writer.respond(headers: [("Content-Type", "application/json")], body: ByteBuffer(bytes: json))
             return
         }
@@ -272,13 +280,16 @@ struct Routes {
             try await writer.respond(status: 404, text: "no such user")
             return
         }
-        var user: [String: Any] = ["id": id, "name": "user \(id)"]
+        var user: [String: ParameterValue] = ["id": .int(id), "name": .string("user \(id)")]
         if request.head.method == .PATCH || request.head.method == .PUT,
-            let fields = try? JSONSerialization.jsonObject(with: Data(request.body.readableBytesView)) as? [String: Any]
+            let fields = try? JSONDecoder().decode(
+                [String: ParameterValue].self,
+                from: Data(request.body.readableBytesView)
+            )
         {
             user.merge(fields.filter { $0.key != "id" }) { $1 }
         }
-        let json = try JSONSerialization.data(withJSONObject: user, options: [.sortedKeys])
+        let json = try JSONEncoder.sorted.encode(user)
         try await writer.respond(headers: [("Content-Type", "application/json")], body: ByteBuffer(bytes: json))
     }
 

@@ -1,8 +1,13 @@
 import CompressNIO
 import Courier
 import Crypto
-public import Foundation
 public import NIOCore
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// The content the test server serves, generated so tests can compute what they should receive.
 public enum ServerFiles {

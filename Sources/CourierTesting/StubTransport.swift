@@ -1,7 +1,12 @@
 public import Courier
-public import Foundation
 public import HTTPTypes
 import NIOCore
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// A transport that answers from a closure, for unit tests of code that uses Courier: no sockets at all.
 ///

@@ -1,7 +1,12 @@
 import Crypto
-public import Foundation
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// A certificate authority made at run time, for TLS tests and demos: nothing is read from disk or the network.
 ///

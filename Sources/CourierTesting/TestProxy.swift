@@ -1,8 +1,13 @@
 import Courier
-import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A proxy on 127.0.0.1 for tests: an HTTP proxy that opens `CONNECT` tunnels, or a SOCKS5 proxy, each
 /// optionally demanding credentials. It only tunnels to loopback addresses and counts what it did.
@@ -140,7 +145,7 @@ private final class ConnectTunnel: ChannelInboundHandler, RemovableChannelHandle
             guard let colon = head.uri.lastIndex(of: ":"), let port = Int(head.uri[head.uri.index(after: colon)...]),
                 String(head.uri[..<colon]).isLoopbackHost
             else { return refuse(context, .forbidden) }
-            target = (String(head.uri[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
+            target = (head.uri[..<colon].trimming { $0 == "[" || $0 == "]" }, port)
         case .body: break
         case .end:
             guard let target else { return }

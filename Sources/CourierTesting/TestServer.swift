@@ -1,9 +1,14 @@
 import Courier
-public import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// A real HTTP/1.1 server on 127.0.0.1 for tests and demos, with routes that echo, redirect, compress, serve
 /// ranges, drip and inject faults (see ``TestServer`` routes in the docs). Every integration test uses it.

@@ -1,7 +1,12 @@
 import ArgumentParser
 import Courier
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `courier batch FILE`: many requests at once, one status line each in input order, then a summary.
 struct BatchCommand: AsyncParsableCommand {
@@ -81,7 +86,7 @@ struct BatchCommand: AsyncParsableCommand {
         }
         if let failure = outputFailure.withLock({ $0 }) { throw failure }
         let failed = progress.failed
-        let seconds = String(format: "%.2f", start.duration(to: .now).seconds)
+        let seconds = start.duration(to: .now).seconds.fixedText(2)
         Output.stderr(
             "\(requests.count) requests: \(requests.count - failed) succeeded, \(failed) failed in \(seconds) s"
         )

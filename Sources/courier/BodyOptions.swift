@@ -1,6 +1,11 @@
 import ArgumentParser
 import Courier
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a request command sends as its body, in curl's words: the `-d` family (joined with `&` in the order typed),
 /// `--json`, `-F` (a multipart form), and `-G`, which puts the `-d` data in the query instead.

@@ -1,6 +1,11 @@
 import ArgumentParser
 import Courier
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `courier cache stats|list URL|clear [URL]`: look into and empty the disk cache the request commands fill.
 struct CacheCommand: AsyncParsableCommand {
@@ -69,7 +74,7 @@ struct CacheCommand: AsyncParsableCommand {
                     "bodies: \(ByteCount.format(statistics.bytesBeforeCompression)), "
                         + "\(ByteCount.format(statistics.disk?.storedBodyBytes ?? 0)) as stored"
                 )
-                try Output.stdout("compression ratio: \(String(format: "%.2f", statistics.compressionRatio))")
+                try Output.stdout("compression ratio: \(statistics.compressionRatio.fixedText(2))")
             }
         }
     }
@@ -90,12 +95,11 @@ struct CacheCommand: AsyncParsableCommand {
                     if let url { await cache.entries(url: try CommandLineInput.url(url)) } else {
                         await cache.entries()
                     }
-                let formatter = ISO8601DateFormatter()
                 for entry in entries {
-                    let expiry = entry.expiresAt.map { "expires \(formatter.string(from: $0))" } ?? "no expiry"
+                    let expiry = entry.expiresAt.map { "expires \($0.formatted(.iso8601))" } ?? "no expiry"
                     try Output.stdout(
                         "\(entry.status) \(entry.method) \(Redactor.standard.redact(urlText: entry.url))  \(ByteCount.format(entry.bodyBytes)) "
-                            + "(\(ByteCount.format(entry.storedBytes)) on disk)  stored \(formatter.string(from: entry.storedAt)), \(expiry)"
+                            + "(\(ByteCount.format(entry.storedBytes)) on disk)  stored \(entry.storedAt.formatted(.iso8601)), \(expiry)"
                     )
                 }
                 Output.stderr("\(entries.count) \(entries.count == 1 ? "entry" : "entries")")

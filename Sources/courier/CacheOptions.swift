@@ -1,6 +1,11 @@
 import ArgumentParser
 import Courier
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `--cache POLICY [--ttl S] [--cache-dir DIR]`, shared by the request commands and `courier batch`.
 struct CacheArguments: ParsableArguments {

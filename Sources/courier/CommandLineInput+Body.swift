@@ -1,5 +1,17 @@
 import Courier
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension CommandLineInput {
     /// A body as curl's `-d` and `--json` take it: `@FILE` streams a file from disk (checked readable now, so a
@@ -36,8 +48,10 @@ extension CommandLineInput {
     /// The bytes of `path` (`-` reads standard input), read whole; an ``InputFailure`` when it cannot be read.
     static func readData(_ path: String) throws -> Data {
         do {
-            return path == "-"
-                ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(filePath: path))
+            guard path == "-" else { return try Data(contentsOf: URL(filePath: path)) }
+            var data = Data()
+            try FileReading.chunks(of: STDIN_FILENO, chunkSize: 1 << 16) { data.append(contentsOf: $0) }
+            return data
         } catch {
             throw InputFailure(path: path, reason: Self.reason(error))
         }
@@ -54,18 +68,18 @@ extension CommandLineInput {
 
     /// Throws an ``InputFailure`` unless `path` is a regular file this process can read.
     static func checkReadable(_ path: String) throws {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        guard FileManager.default.fileExists(atPath: path) else {
             throw InputFailure(path: path, reason: "no such file")
         }
-        guard !isDirectory.boolValue else { throw InputFailure(path: path, reason: "it is a directory") }
+        guard !FileManager.default.isDirectory(atPath: path) else {
+            throw InputFailure(path: path, reason: "it is a directory")
+        }
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw InputFailure(path: path, reason: "permission denied")
         }
     }
 
     private static func reason(_ error: any Error) -> String {
-        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-        return underlying.map { String(cString: strerror(Int32($0.code))) } ?? error.localizedDescription
+        SystemErrorText.describe(error)
     }
 }

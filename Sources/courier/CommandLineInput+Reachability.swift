@@ -1,10 +1,15 @@
 import Courier
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension CommandLineInput {
     /// A reachability target: `HOST`, `HOST:PORT`, `[IPv6]:PORT`, or a URL (its port, else 80 or 443 by scheme).
     static func reachabilityTarget(_ text: String) throws -> (host: String, port: Int) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingSpaces()
         func invalid() -> CourierError {
             CourierError(
                 code: .invalidParameter,

@@ -1,5 +1,10 @@
 import Courier
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension CommandLineInput {
     /// A TLS policy from curl's options: `--cacert FILE`, `--cert FILE` with `--key FILE`, `--pin sha256/BASE64`

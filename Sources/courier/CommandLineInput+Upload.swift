@@ -1,11 +1,16 @@
 import Courier
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension CommandLineInput {
     /// `none`, `gzip`, `deflate` (optionally `gzip:LEVEL`), `adaptive` or `target:SIZE` as a compression
     /// setting; `nil` for `none`. Named codings compress any size; `adaptive` keeps the 150 KB floor.
     static func payloadCompression(_ text: String) throws -> PayloadCompression? {
-        let lower = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let lower = text.trimmingSpaces().lowercased()
         let (name, argument) =
             lower.firstIndex(of: ":").map { (String(lower[..<$0]), String(lower[lower.index(after: $0)...])) } ?? (
                 lower, nil

@@ -1,6 +1,18 @@
 import Courier
-import Foundation
 import HTTPTypes
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Parsers for request parts written as text, as on a command line (`-H 'K: V'`, `--param k=v`, `--json '{…}'`).
 /// Each rejects bad input with a ``CourierError`` that says what was wrong, and never echoes a header value.
@@ -14,7 +26,7 @@ enum CommandLineInput {
             )
         }
         let name = String(line[..<colon])
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+        let value = line[line.index(after: colon)...].trimmingOWS()
         return try HeaderValidation.field(name: name, value: value)
     }
 
@@ -53,7 +65,7 @@ enum CommandLineInput {
     /// JSON text as a body, checked to be valid JSON first.
     static func jsonBody(_ text: String) throws -> RequestBody {
         let data = Data(text.utf8)
-        do { _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) } catch {
+        guard ParameterValue.isJSON(data) else {
             throw CourierError(code: .encoding, message: "the JSON body is not valid JSON")
         }
         return .bytes(data, contentType: "application/json")
@@ -65,7 +77,7 @@ enum CommandLineInput {
         try URLBuilder.validateCharacters(text)
         if let url = URLBuilder.absoluteURL(text) { return url }
         guard !text.contains("://") else { throw CourierError.invalidURL(text) }
-        if let slashes = text.range(of: "//"), text[..<slashes.lowerBound].allSatisfy({ $0.isLetter }),
+        if let slashes = text.firstRange(of: "//"), text[..<slashes.lowerBound].allSatisfy({ $0.isLetter }),
             !text[..<slashes.lowerBound].isEmpty
         {
             let suggestion = text[..<slashes.lowerBound] + "://" + text[slashes.upperBound...]
@@ -141,7 +153,7 @@ enum CommandLineInput {
 
     /// A positive byte count written with an optional K/M/G factor and then one of `suffixes`; `nil` if it is not one.
     private static func byteCount(_ text: String, suffixes: [String]) -> Int? {
-        var number = text.trimmingCharacters(in: .whitespaces).lowercased()
+        var number = text.trimmingSpaces().lowercased()
         for suffix in suffixes where number.hasSuffix(suffix) { number.removeLast(suffix.count) }
         if number.hasSuffix("ki") || number.hasSuffix("mi") || number.hasSuffix("gi") { number.removeLast() }
         var factor = 1.0
@@ -201,7 +213,7 @@ enum CommandLineInput {
     /// written on Windows), without blank lines and `#` comments.
     private static func listLines(_ text: String) -> [(number: Int, text: String)] {
         text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().compactMap { index, line in
-            let trimmed = line.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
+            let trimmed = line.trimming { $0 == "\r" || ($0.isWhitespace && !$0.isNewline) }
             return trimmed.isEmpty || trimmed.hasPrefix("#") ? nil : (index + 1, trimmed)
         }
     }

@@ -1,7 +1,19 @@
-import Foundation
 import Logging
 import ServiceLifecycle
 import UnixSignals
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// How the long-running commands (`serve`, `download`, `queue work`, `reachability --watch`) run: their parts as
 /// swift-service-lifecycle services in one `ServiceGroup`, the command's own work last. SIGINT or SIGTERM shuts

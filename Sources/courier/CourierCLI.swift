@@ -1,6 +1,18 @@
 import ArgumentParser
 import Courier
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `courier`: a curl-like tool built on the Courier library. Parsing and printing only.
 @main
@@ -46,7 +58,7 @@ struct CourierCLI: AsyncParsableCommand {
         let arguments = CommandLineGrammar.normalized(Array(CommandLine.arguments.dropFirst()), commands: names)
         if let first = arguments.first, let message = UnknownCommand.message(for: first, among: names + ["help"]) {
             Output.stderr(message)
-            Foundation.exit(ExitStatus.usage.rawValue)
+            exitProcess(ExitStatus.usage.rawValue)
         }
         let requestCommands: [any MethodCommand.Type] = [
             Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self,
@@ -56,8 +68,11 @@ struct CourierCLI: AsyncParsableCommand {
             let message = CurlFlagsElsewhere.message(for: Array(arguments.dropFirst()))
         {
             Output.stderr(message)
-            Foundation.exit(ExitStatus.usage.rawValue)
+            exitProcess(ExitStatus.usage.rawValue)
         }
         await main(arguments)
     }
 }
+
+/// The C library's `exit`, under a name the command's own `exit(withError:)` does not hide.
+private func exitProcess(_ code: Int32) -> Never { exit(code) }

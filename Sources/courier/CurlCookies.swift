@@ -1,6 +1,11 @@
 import Courier
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// curl's `-b` and `-c`: cookies sent as written or read from a cookie file, and every cookie saved to a file,
 /// both in curl's Netscape format (``NetscapeCookieFile``), so curl and courier can share one.

@@ -1,6 +1,11 @@
 import Courier
-import Foundation
 import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// curl's `-d` family turned into what it sends: one value streams (a file from disk, standard input), several are
 /// read and joined with `&` in the order typed, as curl joins them.
@@ -80,21 +85,7 @@ enum CurlData {
     /// `bytes` with a space as `+` and every other byte but the unreserved ones (`A-Z a-z 0-9 - . _ ~`) as `%XX`,
     /// as curl's `--data-urlencode` encodes a form value.
     static func percentEncoded(_ bytes: Data) -> String {
-        var text = ""
-        text.reserveCapacity(bytes.count)
-        for byte in bytes {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                text.unicodeScalars.append(Unicode.Scalar(byte))
-            case UInt8(ascii: " "):
-                text += "+"
-            default:
-                text += String(format: "%%%02X", byte)
-            }
-        }
-        return text
+        PercentEncoding.encode(bytes: bytes, keeping: PercentEncoding.isUnreserved, spaceAsPlus: true)
     }
 
     /// How many bytes of the regular file at `url` are neither carriage returns nor newlines, read in chunks, so
@@ -103,19 +94,15 @@ enum CurlData {
     private static func keptLength(of url: URL) throws -> Int64? {
         guard let size = FileChunks.readableSize(of: url), size > 0 else { return nil }
         let path = url.path(percentEncoded: false)
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw InputFailure(path: path, reason: "it cannot be opened")
-        }
-        defer { try? handle.close() }
         var kept: Int64 = 0
-        while true {
-            let chunk: Data
-            do { chunk = try handle.read(upToCount: 1 << 16) ?? Data() } catch {
-                throw InputFailure(path: path, reason: "\(error)")
+        do {
+            try FileReading.chunks(ofFileAt: path, chunkSize: 1 << 16) { chunk in
+                kept += Int64(chunk.count - chunk.reduce(0) { $0 + (isLineBreak($1) ? 1 : 0) })
             }
-            if chunk.isEmpty { return kept }
-            kept += Int64(chunk.count - chunk.reduce(0) { $0 + (isLineBreak($1) ? 1 : 0) })
+        } catch {
+            throw InputFailure(path: path, reason: "\(error)")
         }
+        return kept
     }
 
     /// Whether `byte` is a carriage return or a newline, which `-d @FILE` leaves out.

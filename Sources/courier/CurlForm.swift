@@ -1,5 +1,10 @@
 import Courier
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// curl's `-F`/`--form`: a `multipart/form-data` body, one part per value, as curl writes them:
 ///

@@ -1,6 +1,11 @@
 import Courier
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// curl's `-C -`: the `-o` file's size is where the transfer goes on from. The request asks for the rest
 /// (`Range: bytes=SIZE-`) and a `206` whose range starts there is appended; a `416` means the file is whole already

@@ -1,8 +1,13 @@
 import ArgumentParser
 import Courier
 import CourierTesting
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `courier demo`: an offline tour. It starts the loopback server and shows, step by step, what the library does.
 struct Demo: AsyncParsableCommand {
@@ -86,7 +91,7 @@ struct DemoTour {
                 let body = echo.value["body"]?.stringValue ?? ""
                 return (
                     body == #"{"age":36,"name":"ada"}"#,
-                    "server saw \(body) in \(echo.timing.total.formatted(.units(allowed: [.milliseconds])))"
+                    "server saw \(body) in \(echo.timing.total.formattedSeconds)"
                 )
             }
             await check("Default parameters and headers; the cURL export hides the token") {
@@ -147,7 +152,7 @@ struct DemoTour {
                 }
                 return (
                     error.code == .cancelled,
-                    "\(error) \(elapsed.formatted(.units(allowed: [.milliseconds]))) after cancel()"
+                    "\(error) \(elapsed.formattedSeconds) after cancel()"
                 )
             }
             await check("A batch runs requests together and keeps their order") {

@@ -1,7 +1,12 @@
 import Courier
 import CourierTesting
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension DemoTour {
     /// The cache's part of the tour: a hit, a 304 revalidation, a fallback when the server fails, and the
@@ -58,6 +63,6 @@ extension DemoTour {
     }
 
     private static func age(_ response: Response<Data>) -> String {
-        (response.cacheInfo.age ?? .zero).formatted(.units(allowed: [.seconds, .milliseconds], width: .abbreviated))
+        (response.cacheInfo.age ?? .zero).formattedSeconds
     }
 }

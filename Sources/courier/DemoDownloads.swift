@@ -1,6 +1,11 @@
 import Courier
 import CourierTesting
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension DemoTour {
     /// The download manager's part of the tour: a download paused half way and resumed from its partial file,

@@ -1,8 +1,13 @@
 import Courier
 import CourierTesting
-import Foundation
 import HTTPTypes
 import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension DemoTour {
     /// The network edges: a public-key pin checked on the connection itself, HTTP/2 multiplexing, cookies, a

@@ -1,7 +1,12 @@
 import Courier
 import CourierTesting
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension DemoTour {
     /// The upload part of the tour: a multipart form compressed on the fly (the server parses it and checks

@@ -1,7 +1,12 @@
 import ArgumentParser
 import Courier
-import Foundation
 import ServiceLifecycle
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -241,7 +246,7 @@ struct DownloadCommand: AsyncParsableCommand {
         }
         progress.cancel()
         printer.end()
-        let seconds = String(format: "%.2f", start.duration(to: .now).seconds)
+        let seconds = start.duration(to: .now).seconds.fixedText(2)
         Output.stderr(
             "\(urls.count) download\(urls.count == 1 ? "" : "s"): \(urls.count - failed) completed, \(failed) failed in \(seconds) s"
         )

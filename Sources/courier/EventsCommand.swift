@@ -1,6 +1,11 @@
 import ArgumentParser
 import Courier
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -120,7 +125,7 @@ struct EventsCommand: AsyncParsableCommand {
     /// A wait as a person reads it: `250 ms`, `3 s`.
     static func seconds(_ duration: Duration) -> String {
         let milliseconds = milliseconds(duration)
-        return milliseconds < 1000 ? "\(milliseconds) ms" : String(format: "%.3g s", Double(milliseconds) / 1000)
+        return milliseconds < 1000 ? "\(milliseconds) ms" : "\((Double(milliseconds) / 1000).significantText(3)) s"
     }
 
     /// A `retry` time as the stream sent it, in whole milliseconds (it came as a count of them, so nothing is lost).

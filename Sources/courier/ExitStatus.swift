@@ -1,7 +1,19 @@
 import ArgumentParser
 import Courier
-import Foundation
 import HTTPTypes
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The exit codes of `courier`, in one table: the help text and the README list them from here. They are curl's
 /// numbers, so a script written for curl reads them the same way: any answer is a success unless `-f` (22) or xh's
@@ -55,8 +67,10 @@ enum ExitStatus: Int32, CaseIterable {
 
     /// The table as the help text shows it.
     static var table: String {
-        allCases.map { "  \(String($0.rawValue).padding(toLength: 4, withPad: " ", startingAt: 0))\($0.meaning)" }
-            .joined(separator: "\n")
+        allCases.map {
+            "  \(String($0.rawValue) + String(repeating: " ", count: max(0, 4 - String($0.rawValue).count)))\($0.meaning)"
+        }
+        .joined(separator: "\n")
     }
 
     /// The status xh's `--check-status` gives an answer: 3, 4 or 5 for a 3xx, 4xx or 5xx; `nil` for any other.
@@ -151,7 +165,7 @@ struct OutputFailure: Error, CustomStringConvertible {
     /// Standard output failed with `errno`.
     static func standardOutput(errno: Int32) -> OutputFailure {
         OutputFailure(
-            message: "cannot write to standard output: \(String(cString: strerror(errno)))",
+            message: "cannot write to standard output: \(SystemErrorText.text(of: errno))",
             isClosedPipe: errno == EPIPE
         )
     }

@@ -1,6 +1,11 @@
 import Courier
-import Foundation
 import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if Postgres
 import CourierPostgres

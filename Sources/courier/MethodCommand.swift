@@ -1,7 +1,12 @@
 import ArgumentParser
 import Courier
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `courier get|post|put|delete|patch|head URL`: one request; `HTTP <code>` to stderr as the answer starts, then
 /// the body to stdout (or `-o`) as it arrives. `get` is also the bare `courier URL`, whose method is curl's default:

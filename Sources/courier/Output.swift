@@ -1,7 +1,12 @@
 import ArgumentParser
 import Courier
-import Foundation
 import UnixSignals
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,11 @@
 import ArgumentParser
 import Courier
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How a request command shows its answer and what its exit status says of it, in curl's and xh's words.
 struct OutputOptions: ParsableArguments {

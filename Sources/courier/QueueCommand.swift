@@ -1,7 +1,12 @@
 import ArgumentParser
 import Courier
-import Foundation
 import ServiceLifecycle
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if Postgres
 import CourierPostgres

@@ -1,6 +1,11 @@
 import ArgumentParser
 import Courier
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `courier reachability HOST[:PORT] [--watch]`: whether a host's port accepts connections, now or as it changes.
 struct ReachabilityCommand: AsyncParsableCommand {

@@ -1,6 +1,11 @@
 import Courier
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Counts the redirects a command's requests followed, for `%{num_redirects}`.
 final class RedirectCounter: EventMonitor {

@@ -1,5 +1,10 @@
 import Courier
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// xh's (and HTTPie's) request items, the words after the URL: each is a name, a separator and a value.
 ///
@@ -136,8 +141,8 @@ struct RequestItems {
 
 /// `text` trimmed, once it is checked to be JSON; a usage error naming the `name:=` item otherwise.
 private func checkedJSON(_ text: String, name: String) throws -> String {
-    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-    guard (try? JSONSerialization.jsonObject(with: Data(trimmed.utf8), options: [.fragmentsAllowed])) != nil else {
+    let trimmed = text.trimmingWhitespace()
+    guard ParameterValue.isJSON(Data(trimmed.utf8)) else {
         throw UsageError(option: "\(CourierError.printable(name)):=", message: "the value is not valid JSON")
     }
     return trimmed

@@ -1,8 +1,13 @@
 import ArgumentParser
 import Courier
-import Foundation
 import HTTPTypes
 import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The options of `get`, `post`, `put`, `delete`, `patch` and `head`, in curl's and xh's grammar: the URL, xh's
 /// request items after it, what to send, how to show the answer, and the connection options every request command

@@ -1,7 +1,12 @@
 import Courier
-import Foundation
 import HTTPTypes
 import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc

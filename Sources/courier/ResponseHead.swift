@@ -1,6 +1,11 @@
 import Courier
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// What the CLI shows of an answer before its body: the status line and the headers (`-i`, `-I`, `head`), coloured
 /// as xh colours them when asked.

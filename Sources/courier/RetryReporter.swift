@@ -1,5 +1,10 @@
 import Courier
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Tells each retry on stderr, as aria2 does: `retry 1/3 after 250 ms: connection refused by …`.
 struct RetryReporter: EventMonitor {

@@ -1,8 +1,20 @@
 import ArgumentParser
 import CourierTesting
-import Foundation
 import NIOCore
 import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `courier serve`: runs the loopback test server for trying things by hand.
 struct Serve: AsyncParsableCommand {

@@ -1,6 +1,11 @@
 import ArgumentParser
 import Courier
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A first argument that names no subcommand (`courier gett URL`): told as such, with the nearest name, instead
 /// of swift-argument-parser's "unexpected arguments".

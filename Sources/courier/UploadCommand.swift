@@ -1,7 +1,12 @@
 import ArgumentParser
 import Courier
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `courier upload`: a multipart form or a raw file, streamed from disk, optionally compressed, with progress.
 struct UploadCommand: AsyncParsableCommand {

@@ -1,6 +1,11 @@
 import Courier
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// `--retries` and redirects for `courier upload`. The library's ``Session/upload(_:)`` streams the body to count
 /// its bytes, so it never sends a body twice; the command's bodies are files and forms, which it can read again

@@ -1,4 +1,10 @@
+import Courier
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// curl's `-w/--write-out FORMAT`: text printed to stdout after the transfer, with `%{variable}` replaced by a
 /// fact about it and `\n`, `\r`, `\t` and `\\` by what they stand for. A name it does not know is a usage error.
@@ -79,9 +85,11 @@ struct WriteOut {
 
     private static func value(_ name: String, _ facts: Facts) -> String {
         switch name {
-        case "http_code", "response_code": String(format: "%03d", facts.statusCode)
-        case "time_total": String(format: "%.6f", facts.totalSeconds)
-        case "time_starttransfer": String(format: "%.6f", facts.startTransferSeconds)
+        case "http_code", "response_code":
+            (facts.statusCode < 100 ? String(repeating: "0", count: facts.statusCode < 10 ? 2 : 1) : "")
+                + String(facts.statusCode)
+        case "time_total": facts.totalSeconds.fixedText(6)
+        case "time_starttransfer": facts.startTransferSeconds.fixedText(6)
         case "size_download": String(facts.downloadedBytes)
         case "url_effective": facts.effectiveURL
         case "num_redirects": String(facts.redirects)

@@ -79,7 +79,7 @@ struct MultipartTests {
         }
     }
 
-    @Test func anEncodableValueIsSentWithMultipartKitsEncoder() async throws {
+    @Test func anEncodableValueIsSentAsNamedFields() async throws {
         struct Profile: Encodable, Sendable {
             var name: String
             var age: Int

@@ -78,7 +78,7 @@ struct CapturingHandler: LogHandler {
     }
 }
 
-/// What the test server's `/multipart` answers: each part as multipart-kit's parser found it, and the body's
+/// What the test server's `/multipart` answers: each part as the server's multipart parser found it, and the body's
 /// size on the wire and after its content coding.
 struct MultipartAnswer: Decodable {
     struct Part: Decodable {

@@ -1,6 +1,11 @@
 import CompressNIO
-public import Foundation
 import NIOCore
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// How the disk store compresses bodies with zlib. Bodies that would not shrink are stored as they are: small
 /// ones, already-compressed content types, and those whose first 64 KiB compress poorly.

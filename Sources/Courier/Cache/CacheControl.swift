@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The `Cache-Control` directives of a request or a response (RFC 9111 §5.2), parsed leniently: unknown
 /// directives are skipped, a malformed number makes its directive absent (or, for `max-age`, stale: §4.2.1).
@@ -52,11 +57,11 @@ struct CacheControl: Sendable, Hashable {
     static func directives(_ value: String) -> [(name: String, argument: String?)] {
         var result: [(String, String?)] = []
         for member in FieldList.members(value) {
-            let part = member.trimmingCharacters(in: .whitespaces)
+            let part = member.trimmingSpaces()
             guard !part.isEmpty else { continue }
             if let equals = part.firstIndex(of: "=") {
-                let name = part[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-                var argument = part[part.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+                let name = part[..<equals].trimmingSpaces().lowercased()
+                var argument = part[part.index(after: equals)...].trimmingSpaces()
                 if argument.count >= 2, argument.hasPrefix("\""), argument.hasSuffix("\"") {
                     argument = String(argument.dropFirst().dropLast())
                 }

@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Every cache decision for one request under one policy, without I/O: what to do before the network, what to
 /// store after it, how a 304 updates an entry, and when a failure may be answered from the cache. The executor
@@ -208,7 +213,7 @@ struct CacheDecision {
     static func storable(_ headers: HTTPFields) -> HTTPFields {
         let named = Set(
             headers[values: .connection].flatMap { $0.split(separator: ",") }
-                .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                .map { $0.trimmingSpaces().lowercased() }
         )
         guard named.isEmpty == false || headers.contains(where: { isHopByHop($0.name) }) else { return headers }
         return HTTPFields(headers.filter { !isHopByHop($0.name) && !named.contains($0.name.canonicalName) })
@@ -292,7 +297,7 @@ struct CacheDecision {
     static func normalized(_ lines: [String], name: String) -> String {
         var members = lines.flatMap(FieldList.members).map { member in
             member.split(separator: ";", omittingEmptySubsequences: false)
-                .map { $0.trimmingCharacters(in: [" ", "\t"]) }.joined(separator: ";")
+                .map { $0.trimmingOWS() }.joined(separator: ";")
         }.filter { !$0.isEmpty }
         if caseInsensitiveFields.contains(name) { members = members.map { $0.lowercased() } }
         if name == "accept-encoding" { members.sort() }
@@ -306,7 +311,7 @@ struct CacheDecision {
     /// Lowercased names in `Vary`; `nil` for `*`.
     static func varyNames(_ headers: HTTPFields) -> [String]? {
         let names = headers[values: .vary].flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+            .map { $0.trimmingSpaces().lowercased() }.filter { !$0.isEmpty }
         return names.contains("*") ? nil : names
     }
 }

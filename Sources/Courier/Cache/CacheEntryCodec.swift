@@ -1,7 +1,12 @@
 package import Crypto
-package import Foundation
 package import HTTPTypes
 import NIOCore
+
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
+package import Foundation
+#endif
 
 /// The disk store's file format for one entry:
 ///

@@ -1,6 +1,11 @@
 import Crypto
-public import Foundation
 public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// What identifies a cached answer: the cache's namespace, the method, the URL (scheme and host lowercased, the
 /// query byte for byte), and a digest of the body when there is one. The request headers a response varies on (`Vary`) are checked

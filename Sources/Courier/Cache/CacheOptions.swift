@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How a ``ResponseCache`` keys and admits entries.
 public struct CacheOptions: Sendable {

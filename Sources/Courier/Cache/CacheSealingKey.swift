@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -36,7 +41,7 @@ enum CacheSealingKey {
         guard rename(temp, path) == 0 else {
             throw CourierError(
                 code: .fileAccess,
-                message: "cannot store the cache's key in \(directory.path): \(String(cString: strerror(errno)))"
+                message: "cannot store the cache's key in \(directory.path): \(SystemErrorText.text(of: errno))"
             )
         }
         return key

@@ -1,6 +1,11 @@
 import Crypto
-public import Foundation
 public import Logging
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -82,7 +87,7 @@ public actor DiskCacheStore: CacheStorage {
         } catch {
             throw CourierError(
                 code: .fileAccess,
-                message: "cannot create the cache directory \(directory.path): \(error.localizedDescription)",
+                message: "cannot create the cache directory \(directory.path): \(SystemErrorText.describe(error))",
                 underlying: error
             )
         }
@@ -260,7 +265,7 @@ public actor DiskCacheStore: CacheStorage {
         do { names = try FileManager.default.contentsOfDirectory(atPath: directory.path) } catch {
             throw CourierError(
                 code: .fileAccess,
-                message: "cannot read the cache directory \(directory.path): \(error.localizedDescription)",
+                message: "cannot read the cache directory \(directory.path): \(SystemErrorText.describe(error))",
                 underlying: error
             )
         }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
 package import Foundation
+#endif
 
 /// HTTP dates (RFC 9110 §5.6.7): the IMF-fixdate form `Sun, 06 Nov 1994 08:49:37 GMT`, and for reading also
 /// the obsolete RFC 850 and asctime forms. Parsed by hand: `DateFormatter` is slow and not `Sendable`.

@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// RFC 9111's arithmetic on one stored response: how long it stays fresh and how old it is.
 struct HTTPFreshness {
@@ -47,7 +52,7 @@ struct HTTPFreshness {
     static func ageValue(_ headers: HTTPFields) -> Int {
         for line in headers[values: .age] {
             for member in line.split(separator: ",", omittingEmptySubsequences: false) {
-                if let seconds = DeltaSeconds.parse(member.trimmingCharacters(in: [" ", "\t"])) { return seconds }
+                if let seconds = DeltaSeconds.parse(member.trimmingOWS()) { return seconds }
             }
         }
         return 0

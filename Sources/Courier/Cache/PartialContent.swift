@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Partial content in the cache, as pure functions: a request's byte range (RFC 9110 §14.1.2), answering it from
 /// a stored complete or partial response (§14.3, RFC 9111 §3.3), and combining a new `206` with a stored one
@@ -33,9 +38,9 @@ enum PartialContent {
 
     /// The one byte range of `header`; `nil` for several ranges, another unit or anything malformed.
     static func spec(_ header: String) -> Spec? {
-        let text = header.trimmingCharacters(in: .whitespaces)
+        let text = header.trimmingSpaces()
         guard text.lowercased().hasPrefix("bytes="), !text.contains(",") else { return nil }
-        let bounds = text.dropFirst("bytes=".count).trimmingCharacters(in: .whitespaces)
+        let bounds = text.dropFirst("bytes=".count).trimmingSpaces()
             .split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
         guard bounds.count == 2 else { return nil }
         let first = number(bounds[0])
@@ -140,7 +145,7 @@ enum PartialContent {
     }
 
     private static func number(_ text: Substring) -> Int64? {
-        let digits = text.trimmingCharacters(in: .whitespaces)
+        let digits = text.trimmingSpaces()
         guard !digits.isEmpty, digits.utf8.count <= 18, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
             return nil
         }

@@ -1,5 +1,10 @@
-public import Foundation
 public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// A session's response cache: a memory store in front of a disk store (either may be absent), the options
 /// that key and admit entries, and hit counters. Set it in ``Configuration/cache``; pick what each request may
@@ -195,7 +200,7 @@ public struct CacheStatistics: Sendable, Hashable {
         var parts = ["\(entryCount) \(entryCount == 1 ? "entry" : "entries")"]
         if disk != nil {
             parts.append(
-                "\(ByteCount.format(bytesOnDisk)) on disk (\(String(format: "%.1f", compressionRatio))x compressed)"
+                "\(ByteCount.format(bytesOnDisk)) on disk (\(compressionRatio.fixedText(1))x compressed)"
             )
         } else if let memory {
             parts.append("\(ByteCount.format(memory.storedBytes)) in memory")

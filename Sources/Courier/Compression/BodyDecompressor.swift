@@ -1,6 +1,11 @@
 import CompressNIO
-import Foundation
 package import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Decodes a gzip or deflate body chunk by chunk into pieces of at most 64 KiB, refusing it as soon as it passes
 /// the size or ratio limit, so a decompression bomb costs at most one piece's worth of work and memory past the
@@ -38,7 +43,7 @@ package final class BodyDecompressor {
     /// checks it, without setting up zlib.
     static func coding(of contentEncoding: String?) throws(CourierError) -> Encoding? {
         guard let contentEncoding else { return nil }
-        let codings = contentEncoding.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let codings = contentEncoding.split(separator: ",").map { $0.trimmingSpaces().lowercased() }
             .filter { !$0.isEmpty && $0 != "identity" }
         guard codings.count <= 1 else {
             throw CourierError(

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Cookies for a session (RBEFireworks' cookie API): filled from `Set-Cookie` and sent in `Cookie` headers
 /// automatically when set as ``Configuration/cookieJar``, and persisted to a file atomically if given one.

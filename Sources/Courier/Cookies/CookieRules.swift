@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// RFC 6265's rules, as pure functions that follow its algorithms step by step (with 6265bis where it settles
 /// what 6265 left open): parsing `Set-Cookie` (§5.2), the storage model (§5.3), domain and path matching (§5.1.3,
@@ -188,9 +192,7 @@ enum CookieRules {
     /// spaces) percent-encoded, and `%XX` already there left alone.
     static func encodedPath(_ path: String) -> String {
         guard path.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) else { return path }
-        var allowed = CharacterSet.urlPathAllowed
-        allowed.insert("%")
-        return path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
+        return PercentEncoding.encode(path) { PercentEncoding.isPathAllowed($0) || $0 == UInt8(ascii: "%") }
     }
 
     /// §5.1.4's default path: the request path up to its last `/`, or `/`.

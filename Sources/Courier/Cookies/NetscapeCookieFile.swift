@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The cookie file curl, wget and browsers' exports write (curl's `-b FILE` and `-c FILE`): one cookie per line,
 /// seven fields separated by tabs — domain, whether subdomains share it (`TRUE`/`FALSE`), path, secure

@@ -1,6 +1,11 @@
 import CompressNIO
-import Foundation
 import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The Public Suffix List (https://publicsuffix.org): the domains under which anyone may register a name, such as
 /// `co.uk` or `github.io`. A cookie may not be set for one of them, or every site under it would receive it

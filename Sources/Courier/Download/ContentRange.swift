@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A `Content-Range` response header (RFC 9110 §14.4): the bytes a 206 carries, or `bytes */N` on a 416.
 package struct ContentRange: Hashable, Sendable {
@@ -16,7 +20,7 @@ package struct ContentRange: Hashable, Sendable {
     /// Parses `bytes a-b/N`, `bytes a-b/*` and `bytes */N`; `nil` for anything else, including a last byte
     /// before the first, at or past the complete length, or so large that the byte after it has no number.
     package init?(_ header: String) {
-        let text = header.trimmingCharacters(in: .whitespaces)
+        let text = header.trimmingSpaces()
         guard text.lowercased().hasPrefix("bytes ") else { return nil }
         let spec = text.dropFirst("bytes ".count).split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard spec.count == 2 else { return nil }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// One download: its state machine, its transfer and its events. Downloads are made and driven by a
 /// ``DownloadManager``; a handle is for watching (``events()``, ``completion()``) and for naming it in the

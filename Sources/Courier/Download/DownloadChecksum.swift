@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
 package import Foundation
+#endif
 
 /// The digest a finished download must have. SHA-256 is the one to use; SHA-1 and MD5 exist for servers that
 /// publish nothing better, and only guard against accidents, not attackers.
@@ -72,22 +77,13 @@ public struct DownloadChecksum: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func digest<Hash: HashFunction>(of url: URL, using _: Hash.Type) throws -> String {
-        guard let handle = try? FileHandle(forReadingFrom: url) else {
-            throw CourierError(code: .fileAccess, message: "cannot read \(url.path) to verify it")
-        }
-        defer { try? handle.close() }
         var hasher = Hash()
-        while true {
-            let chunk: Data
-            do { chunk = try handle.read(upToCount: 1 << 20) ?? Data() } catch {
-                throw CourierError(
-                    code: .fileAccess,
-                    message: "cannot read \(url.path) to verify it: \(error.localizedDescription)"
-                )
-            }
-            if chunk.isEmpty { return Hex.string(hasher.finalize()) }
-            hasher.update(data: chunk)
+        do {
+            try FileReading.chunks(ofFileAt: url.path(percentEncoded: false)) { hasher.update(bufferPointer: $0) }
+        } catch {
+            throw CourierError(code: .fileAccess, message: "cannot read \(url.path) to verify it: \(error)")
         }
+        return Hex.string(hasher.finalize())
     }
 
     /// Throws ``CourierError/Code/integrity`` unless the file at `url` has this digest.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// What a download reports, in order, on ``Download/events()``.
 public enum DownloadEvent: Sendable, CustomStringConvertible {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Safe local file names for downloads, from `Content-Disposition` or the URL.
 ///
@@ -59,7 +63,7 @@ public enum DownloadFileName {
             case "filename*":
                 let parts = parameter.value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
                 if parts.count == 3, parts[0].lowercased() == "utf-8" {
-                    extended = String(parts[2]).removingPercentEncoding
+                    extended = PercentEncoding.decode(parts[2])
                 }
             case "filename": plain = parameter.value
             default: continue

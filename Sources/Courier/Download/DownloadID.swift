@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Identifies a download within a manager. It is derived from the destination path, so one file is one
 /// download, and the same command run again after a crash finds the same download.

@@ -1,5 +1,10 @@
-public import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// Runs downloads: a queue with a limit on how many run at once, priorities, operations on one, a list or all
 /// of them, aggregate progress, and (with a state directory) persistence across process restarts.

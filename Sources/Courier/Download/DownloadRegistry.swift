@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The state directory of a ``DownloadManager``: one small file per download (`<id>.download`) saying what
 /// to fetch, where to, and whether it was meant to run. The bytes themselves are described by the sidecar
@@ -37,7 +41,7 @@ struct DownloadRegistry: Sendable {
         } catch {
             throw CourierError(
                 code: .fileAccess,
-                message: "cannot create the state directory \(directory.path): \(error.localizedDescription)"
+                message: "cannot create the state directory \(directory.path): \(SystemErrorText.describe(error))"
             )
         }
     }

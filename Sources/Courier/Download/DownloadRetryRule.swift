@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A download's retry rule, the ``RequestRetrier`` its transfer asks after every failed exchange: failures that
 /// another try can mend (the connection broke or went quiet, or the server said it is briefly unable), up to

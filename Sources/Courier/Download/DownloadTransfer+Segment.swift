@@ -1,6 +1,11 @@
-import Foundation
 import HTTPTypes
 import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// One segment of a download, fetched to its end: each attempt asks for the bytes the segment still misses, the
 /// answer is judged by its range, the body is written in place, and the call machine decides the retries.

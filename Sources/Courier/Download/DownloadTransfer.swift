@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -38,7 +43,7 @@ struct DownloadTransfer: Sendable {
         do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
             throw CourierError(
                 code: .fileAccess,
-                message: "cannot create \(folder.path): \(error.localizedDescription)"
+                message: "cannot create \(folder.path): \(SystemErrorText.describe(error))"
             )
         }
         if options.resumable, files.showFinishedMove(for: url) { return try settleFinishedMove() }

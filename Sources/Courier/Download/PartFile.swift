@@ -1,6 +1,11 @@
-import Foundation
 import NIOCore
 import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -124,7 +129,7 @@ final class PartFile: Sendable {
     /// limit is full, ``CourierError/Code/fileAccess`` otherwise.
     static func failure(_ what: String, _ url: URL) -> CourierError {
         let code = errno
-        return error(errno: code, "\(what) \(url.path): \(String(cString: strerror(code)))")
+        return error(errno: code, "\(what) \(url.path): \(SystemErrorText.text(of: code))")
     }
 
     /// `message` as ``CourierError/Code/diskFull`` when `code` says the disk or the file size limit is full,

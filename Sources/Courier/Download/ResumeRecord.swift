@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
 package import Foundation
+#endif
 
 /// The sidecar of a partial download, `<destination>.part.resume`: which file it is, which version, and which
 /// bytes of the part file are known to be on disk. Written atomically; ``decode(_:)`` treats anything damaged

@@ -1,6 +1,11 @@
-import Foundation
 import HTTPTypes
 import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// One attempt at a download's segment: it asks for the bytes the segment still misses, judges the answer's head by
 /// its range (``RangeAnswer``), and writes the body in place, never past the segment's end, counting every byte

@@ -1,6 +1,11 @@
-public import Foundation
 import HTTPTypes
 import NIOCore
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 extension Session {
     /// The JSON values of `request`'s body, one per line (JSON lines, NDJSON), decoded as they arrive: a slow

@@ -1,6 +1,11 @@
-public import Foundation
 import HTTPTypes
 import NIOCore
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 extension Session {
     /// The server-sent events of `request` (`text/event-stream`), parsed as the WHATWG HTML standard says, with

@@ -1,5 +1,10 @@
-import Foundation
 public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Puts a credential on each attempt of a call and gets a fresh one when the server refuses it: OkHttp's
 /// `Authenticator`, Alamofire's `AuthenticationInterceptor`.

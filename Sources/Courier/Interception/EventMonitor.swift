@@ -1,5 +1,10 @@
-public import Foundation
 public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// Told about each request's life (HLNetworking's will/did-send hooks, RBEFireworks' accessories).
 ///

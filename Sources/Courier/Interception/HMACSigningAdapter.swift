@@ -1,7 +1,12 @@
 import Crypto
-public import Foundation
 public import HTTPTypes
 import NIOCore
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// Signs each request with HMAC-SHA256 over its method, path and query, a timestamp and the body's SHA-256
 /// (XZNetworking's encryption hook, done the way most signed APIs do it).

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The expected shape of a JSON value, for ``JSONShapeValidator``.
 public indirect enum JSONShape: Sendable, Hashable {

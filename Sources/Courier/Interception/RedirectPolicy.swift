@@ -1,5 +1,10 @@
-package import Foundation
 public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
+package import Foundation
+#endif
 
 /// How redirects are followed: at most ``maxHops``, never in a cycle, and credentials stay with their origin.
 public struct RedirectPolicy: Sendable, Hashable {

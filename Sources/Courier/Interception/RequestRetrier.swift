@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The one rule that decides whether a failed attempt goes again, for every kind of call: a send, a stream, an
 /// upload, each exchange of a download. ``RetryPolicy`` is the rule Courier ships; set your own as

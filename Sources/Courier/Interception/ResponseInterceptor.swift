@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A step on every answer a call reads whole, between the network (or the cache) and the validators: it may
 /// rewrite the answer (decrypt a body, unwrap a `{code, data}` envelope: XZNetworking's "encryption" and

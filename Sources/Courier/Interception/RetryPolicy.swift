@@ -1,5 +1,10 @@
-public import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// The outcome of asking a ``RetryPolicy`` about a failed attempt.
 public enum RetryResult: Sendable, Equatable {
@@ -91,7 +96,7 @@ public struct RetryPolicy: Sendable {
 
     /// Reads `Retry-After` as seconds or as an HTTP date; `nil` when it is neither.
     public static func parseRetryAfter(_ value: String, now: Date = Date()) -> Duration? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingSpaces()
         if let seconds = DeltaSeconds.parse(trimmed) { return .seconds(seconds) }
         guard let date = HTTPDate.parse(trimmed, now: now) else { return nil }
         // An HTTP date has a four-digit year, so the difference fits a Duration with room to spare.

@@ -1,7 +1,12 @@
 import CoreMetrics
-import Foundation
 import HTTPTypes
 import NIOConcurrencyHelpers
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Courier's swift-metrics instruments, named as ``TelemetryNames`` lists them (OpenTelemetry's HTTP client
 /// conventions, and `courier.` for Courier's own). Without a factory it uses the process's `MetricsSystem` (which

@@ -1,7 +1,12 @@
-import Foundation
 import HTTPTypes
 import Logging
 import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The numbers calls are told apart by in the log (`courier.request.id`), handed out only while debug logging is on.
 private let callIDs = Atomic<UInt64>(1)

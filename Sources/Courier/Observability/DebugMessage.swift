@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Everything about one finished request in one value (HLNetworking's `HLDebugMessage`): the request as first
 /// prepared and as last sent (after redirects), the response or the error, the timing and the attempts.

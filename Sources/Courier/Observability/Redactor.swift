@@ -1,5 +1,10 @@
-public import Foundation
 public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// Decides what never reaches a log: credential headers, and values of sensitive keys in URLs and bodies.
 ///
@@ -72,7 +77,7 @@ public struct Redactor: Sendable, Hashable {
     /// and the values of ``sensitiveKeys`` in the query.
     public func redact(urlText: String) -> String {
         var text = urlText
-        if let schemeEnd = text.range(of: "://") {
+        if let schemeEnd = text.firstRange(of: "://") {
             let authorityEnd =
                 text[schemeEnd.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
             if let at = text[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@") {
@@ -91,7 +96,7 @@ public struct Redactor: Sendable, Hashable {
     func redact(query: String) -> String {
         query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
             let name = pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-            return isSensitive(key: name.removingPercentEncoding ?? name) ? "\(name)=\(placeholder)" : String(pair)
+            return isSensitive(key: PercentEncoding.decode(name) ?? name) ? "\(name)=\(placeholder)" : String(pair)
         }.joined(separator: "&")
     }
 
@@ -102,15 +107,19 @@ public struct Redactor: Sendable, Hashable {
         guard !keys.isEmpty else { return text }
         var result = text
         for key in keys.sorted() {
-            let escaped = NSRegularExpression.escapedPattern(for: key)
+            let escaped = Self.escapedPattern(key)
             let quote = #"\\?""#
             let jsonValue = #"(?:\\?"(?:[^"\\]|\\.)*?\\?"|[^,}\]\s]+)"#
             result = Self.replace(
                 in: result,
                 pattern: "(\(quote)\(escaped)\(quote)\\s*:\\s*\\[?\\s*)\(jsonValue)",
-                template: "$1\"\(placeholder)\""
+                keepingFirstGroupThen: "\"\(placeholder)\""
             )
-            result = Self.replace(in: result, pattern: "((?:^|[&?])\(escaped)=)[^&\\s]*", template: "$1\(placeholder)")
+            result = Self.replace(
+                in: result,
+                pattern: "((?:^|[&?])\(escaped)=)[^&\\s]*",
+                keepingFirstGroupThen: placeholder
+            )
         }
         return result
     }
@@ -120,14 +129,19 @@ public struct Redactor: Sendable, Hashable {
         return sensitiveKeys.contains(lowered) || sensitiveKeys.contains(where: { lowered.hasSuffix("[\($0)]") })
     }
 
-    private static func replace(in text: String, pattern: String, template: String) -> String {
-        guard let regex = try? NSRegularExpression(pattern: pattern, options: [.caseInsensitive]) else { return text }
-        let range = NSRange(text.startIndex..., in: text)
-        return regex.stringByReplacingMatches(
-            in: text,
-            range: range,
-            withTemplate: NSRegularExpression.escapedTemplate(for: template)
-                .replacingOccurrences(of: "\\$1", with: "$1")
-        )
+    /// `text` with each case-insensitive match of `pattern` replaced by its first group and `replacement`.
+    private static func replace(in text: String, pattern: String, keepingFirstGroupThen replacement: String) -> String {
+        guard let regex = try? Regex(pattern).ignoresCase() else { return text }
+        return text.replacing(regex) { match in (match.output[1].substring ?? "") + replacement }
+    }
+
+    /// `literal` with the characters a regular expression gives a meaning to escaped.
+    private static func escapedPattern(_ literal: String) -> String {
+        var out = ""
+        for character in literal {
+            if "\\^$.|?*+()[]{}".contains(character) { out.append("\\") }
+            out.append(character)
+        }
+        return out
     }
 }

@@ -1,7 +1,12 @@
-import Foundation
 import HTTPTypes
 import Synchronization
 import Tracing
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The client span of one request (OpenTelemetry's HTTP client conventions), and the context the request's
 /// attempts run in, so ``HTTPFieldsInjector`` can put it into their headers.

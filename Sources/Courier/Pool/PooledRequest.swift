@@ -1,5 +1,10 @@
-public import Foundation
 public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// One request in flight, as a ``RequestPool`` snapshot shows it (WYNetwork's "log all requests").
 public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
@@ -86,7 +91,7 @@ public struct PooledRequest: Sendable, Hashable, CustomStringConvertible {
         text += " \(priority) \(state.rawValue)"
         if isCoalesced { text += " (coalesced)" }
         if isSuspended { text += " (suspended)" }
-        text += String(format: " %.3f s", now.timeIntervalSince(startDate))
+        text += " \(now.timeIntervalSince(startDate).fixedText(3)) s"
         return text
     }
 }

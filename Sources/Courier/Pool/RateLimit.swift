@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// A limit on how often requests to one endpoint may go out (HLNetworking's "requests sent too fast").
 ///

@@ -1,6 +1,11 @@
-import Foundation
 import HTTPTypes
 import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// What makes two requests the same call: method, resolved URL, the headers that change the answer, and the
 /// body bytes (idempotent methods only).

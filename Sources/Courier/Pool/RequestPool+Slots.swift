@@ -1,5 +1,10 @@
 import CoreMetrics
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A request's slot: its rate limit, then a place under the concurrency limits, waited for where it must be.
 extension RequestPool {

@@ -1,6 +1,11 @@
 import CoreMetrics
-public import Foundation
 public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// Every request a ``Session`` has in flight: what runs and what waits, and the controls over them (WYNetwork's
 /// request management, HLNetworking's observers, RBEFireworks' suspend).

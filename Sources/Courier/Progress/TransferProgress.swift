@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How far a transfer has come: a download (or all of a manager's downloads) or an upload.
 public struct TransferProgress: Sendable, Hashable, CustomStringConvertible {

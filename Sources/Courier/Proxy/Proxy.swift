@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A proxy server: HTTP (with optional Basic credentials) or SOCKS5.
 ///
@@ -63,7 +67,7 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     /// `socks5://host[:port]` or `socks5h://…`; a bare `host:port` is an HTTP proxy. Throws
     /// ``CourierError/Code/invalidParameter`` for another scheme, a missing host or a bad port.
     public init(url text: String) throws {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingSpaces()
         let withScheme = trimmed.contains("://") ? trimmed : "http://" + trimmed
         func invalid(_ reason: String) -> CourierError {
             CourierError(
@@ -95,7 +99,7 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
 
     /// `text` with anything between `://` and `@` (the credentials) replaced by `***`, for error messages.
     private static func withoutCredentials(_ text: String) -> String {
-        guard let start = text.range(of: "://"), let at = text[start.upperBound...].firstIndex(of: "@") else {
+        guard let start = text.firstRange(of: "://"), let at = text[start.upperBound...].firstIndex(of: "@") else {
             return text
         }
         return text[..<start.upperBound] + "***" + text[at...]

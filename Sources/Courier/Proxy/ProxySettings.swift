@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Which proxy each request goes through: one for `http` URLs, one for `https` URLs, and hosts that go direct.
 ///
@@ -42,13 +46,13 @@ public struct ProxySettings: Sendable, Hashable {
     ) throws -> ProxySettings {
         func value(_ name: String, upper: Bool = true) -> String? {
             let found = variables[name] ?? (upper ? variables[name.uppercased()] : nil)
-            return found.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+            return found.flatMap { $0.trimmingSpaces().isEmpty ? nil : $0 }
         }
         let all = try value("all_proxy").map(Proxy.init(url:))
         return ProxySettings(
             http: try value("http_proxy", upper: false).map(Proxy.init(url:)) ?? all,
             https: try value("https_proxy").map(Proxy.init(url:)) ?? all,
-            bypass: (value("no_proxy") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            bypass: (value("no_proxy") ?? "").split(separator: ",").map { $0.trimmingSpaces() }
                 .filter { !$0.isEmpty },
             bypassesLoopback: true
         )

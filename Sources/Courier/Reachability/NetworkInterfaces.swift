@@ -1,5 +1,10 @@
-import Foundation
 import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The machine's network interfaces that are up: their addresses through `getifaddrs` (via SwiftNIO), their
 /// state from Linux's `/sys/class/net/NAME/operstate`.
@@ -34,7 +39,7 @@ enum NetworkInterfaces {
             return true
         }
         return !["down", "lowerlayerdown", "notpresent", "dormant"].contains(
-            state.trimmingCharacters(in: .whitespacesAndNewlines)
+            state.trimmingWhitespace()
         )
         #endif
     }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Reachability listeners per domain (HLNetworking's `listening(with:)` and `stopListening`): one
 /// ``ReachabilityMonitor`` per host and port, started on first listen and stopped on request.

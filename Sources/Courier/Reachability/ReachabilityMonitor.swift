@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Watches whether one host can be reached (HLNetworking's reachability API, on Linux): it probes the host's
 /// port at an interval (a TCP connection, closed at once) and checks that an interface is up.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension Session {
     /// A monitor of the host this session's requests go to by default: the host and port of the configuration's

@@ -1,5 +1,10 @@
-public import Foundation
 public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// The one error type Courier throws.
 ///
@@ -289,6 +294,6 @@ extension Duration {
     /// `1.5 s`, `250 ms`: the form every Courier message uses.
     package var formattedSeconds: String {
         let ms = seconds * 1000
-        return ms < 1000 ? "\(Int(ms.rounded())) ms" : String(format: "%.3g s", ms / 1000)
+        return ms < 1000 ? "\(Int(ms.rounded())) ms" : "\((ms / 1000).significantText(3)) s"
     }
 }

@@ -1,5 +1,10 @@
-import Foundation
 import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Bytes in memory as chunks of at most `chunkSize` (1 MiB), each copied from the data only when it is asked for: a
 /// 100 MB body streamed through a compressor never exists a second time in memory, and each chunk is a buffer

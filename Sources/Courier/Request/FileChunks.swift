@@ -1,5 +1,18 @@
-package import Foundation
 package import NIOCore
+
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
+package import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Reads a file as a sequence of ``PreparedBody/chunkSize`` chunks (1 MiB) so an upload never holds the whole
 /// file in memory.
@@ -25,12 +38,9 @@ package struct FileChunks: AsyncSequence, Sendable {
     /// The size of the file at `url` when it is a regular file this process can read; `nil` otherwise.
     package static func readableSize(of url: URL) -> Int64? {
         let path = url.path(percentEncoded: false)
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-            (attributes[.type] as? FileAttributeType) == .typeRegular,
-            let size = (attributes[.size] as? NSNumber)?.int64Value,
-            FileManager.default.isReadableFile(atPath: path)
-        else { return nil }
-        return size
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, access(path, R_OK) == 0 else { return nil }
+        return Int64(status.st_size)
     }
 
     /// Reads with `read(2)` straight into each chunk's buffer (one copy, kernel to chunk); closes the file at
@@ -86,7 +96,7 @@ package struct FileChunks: AsyncSequence, Sendable {
 
         private func close() {
             finished = true
-            if descriptor >= 0 { _ = Foundation.close(descriptor) }
+            if descriptor >= 0 { _ = closeDescriptor(descriptor) }
             descriptor = -1
         }
 
@@ -95,8 +105,11 @@ package struct FileChunks: AsyncSequence, Sendable {
             return CourierError(
                 code: .unreadableBody,
                 message:
-                    "cannot read body file \"\(CourierError.printable(url.path(percentEncoded: false)))\": \(String(cString: strerror(code)))"
+                    "cannot read body file \"\(CourierError.printable(url.path(percentEncoded: false)))\": \(SystemErrorText.text(of: code))"
             )
         }
     }
 }
+
+/// `close(2)`, under a name the iterator's own `close()` does not hide.
+private func closeDescriptor(_ descriptor: Int32) -> Int32 { close(descriptor) }

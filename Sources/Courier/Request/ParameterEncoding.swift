@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How a request's body parameters are written: the request serializer choice of WYNetwork.
 public enum ParameterEncoding: String, Sendable, Hashable {
@@ -10,12 +14,6 @@ public enum ParameterEncoding: String, Sendable, Hashable {
 
 /// Percent-encodes parameters the way servers built on Rails, PHP and Express read them.
 package enum FormEncoding {
-    /// Characters left unescaped in a query or form component (RFC 3986 unreserved).
-    private static let unreserved = CharacterSet(
-        charactersIn:
-            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
-    )
-
     /// `a=1&b=x%20y`, keys sorted so the output is stable.
     static func encode(_ parameters: Parameters) -> String {
         pairs(parameters).joined(separator: "&")
@@ -31,7 +29,7 @@ package enum FormEncoding {
     }
 
     package static func escape(_ string: String) -> String {
-        string.addingPercentEncoding(withAllowedCharacters: unreserved) ?? string
+        PercentEncoding.encode(string, keeping: PercentEncoding.isUnreserved)
     }
 
     private static func flatten(key: String, value: ParameterValue, into pairs: inout [(String, String)]) {

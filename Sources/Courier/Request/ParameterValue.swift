@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
+package import Foundation
+#endif
 
 /// Request parameters: an unordered map of names to values; encoders sort by name so the output is stable.
 public typealias Parameters = [String: ParameterValue]
@@ -82,13 +86,20 @@ extension ParameterValue: Codable {
     }
 }
 
+extension ParameterValue {
+    /// Whether `data` is one JSON value (an object, an array, or a bare string, number, `true`, `false`, `null`).
+    package static func isJSON(_ data: Data) -> Bool {
+        (try? JSONDecoder().decode(ParameterValue.self, from: data)) != nil
+    }
+}
+
 extension ParameterValue: CustomStringConvertible {
     /// The value as it appears in a query string before percent-encoding.
     public var description: String {
         switch self {
         case .string(let value): value
         case .int(let value): String(value)
-        case .double(let value): value.formatted(.number.grouping(.never))
+        case .double(let value): Self.text(of: value)
         case .bool(let value): value ? "true" : "false"
         case .null: ""
         case .array, .object: (try? String(decoding: JSONEncoder.sorted.encode(self), as: UTF8.self)) ?? ""
@@ -98,9 +109,17 @@ extension ParameterValue: CustomStringConvertible {
 
 extension JSONEncoder {
     /// A JSON encoder with sorted keys, so equal values always encode to equal bytes.
-    static var sorted: JSONEncoder {
+    package static var sorted: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
+    }
+}
+
+extension ParameterValue {
+    /// A number as a form writes it: `2` for a whole number, Swift's shortest exact digits otherwise (`0.1`).
+    static func text(of value: Double) -> String {
+        if value.rounded() == value, Swift.abs(value) < 1e15 { return String(Int64(value)) }
+        return "\(value)"
     }
 }

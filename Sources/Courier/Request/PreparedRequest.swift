@@ -1,5 +1,10 @@
-public import Foundation
 public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// A request resolved to what goes on the wire: method, absolute URL, final headers and body, and how a
 /// ``Transport`` sends it (timeouts, deadline, TLS policy, proxy, HTTP version).
@@ -218,6 +223,6 @@ extension PreparedRequest: CustomStringConvertible {
 
     /// Single-quotes for a POSIX shell.
     private static func quote(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        "'" + text.replacing("'", with: "'\\''") + "'"
     }
 }

@@ -1,5 +1,10 @@
-public import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 extension Request {
     /// A copy with `change` applied: the one shape every modifier has.

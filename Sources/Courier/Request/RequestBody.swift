@@ -1,5 +1,10 @@
-public import Foundation
 public import NIOCore
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// What a request sends: nothing, bytes, JSON, a form, a file streamed from disk, or an async stream.
 ///

@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// What a ``Request`` carries apart from its decoding, in one object of one concrete type that copies of the
 /// request share until one of them changes a field (copy on write): the session's machinery runs on it, so

@@ -1,5 +1,10 @@
-public import Foundation
 public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// The answer to a ``Request``: the decoded value with the status, headers, body bytes and timing.
 public struct Response<Value: Sendable>: Sendable {

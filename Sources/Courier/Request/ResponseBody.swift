@@ -1,5 +1,10 @@
-public import Foundation
 public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// A received body with the head it came with: what a request's decoding and validators look at.
 public struct ResponseBody: Sendable {

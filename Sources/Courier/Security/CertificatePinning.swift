@@ -1,6 +1,11 @@
 import Crypto
-import Foundation
 import NIOSSL
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// What a server's certificate must match beyond ordinary verification.
 ///

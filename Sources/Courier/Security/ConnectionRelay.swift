@@ -1,9 +1,14 @@
-import Foundation
 import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
 import NIOTLS
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Makes the connections AsyncHTTPClient cannot make itself, and relays requests over them:
 ///
@@ -138,7 +143,7 @@ final class ConnectionRelay: Sendable {
         // Unix socket paths are limited to about 100 bytes, so a long TMPDIR is not used.
         let temporary = FileManager.default.temporaryDirectory.path(percentEncoded: false)
         let base = temporary.utf8.count <= 60 ? temporary : "/tmp"
-        let directory = (base as NSString).appendingPathComponent("courier-relay-" + UUID().uuidString.prefix(8))
+        let directory = (base.hasSuffix("/") ? base : base + "/") + "courier-relay-" + UUID().uuidString.prefix(8)
         do {
             try FileManager.default.createDirectory(
                 atPath: directory,

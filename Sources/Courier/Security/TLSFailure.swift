@@ -1,5 +1,10 @@
-import Foundation
 import NIOSSL
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Turns SwiftNIO SSL's errors into one clear ``CourierError`` that names the host.
 enum TLSFailure {
@@ -34,7 +39,9 @@ enum TLSFailure {
     /// The alert name in a BoringSSL error text, such as `TLSV1_ALERT_UNKNOWN_CA` or
     /// `SSLV3_ALERT_HANDSHAKE_FAILURE` (a client certificate the server wanted and did not get, among others).
     private static func alert(in text: String) -> String {
-        guard let start = text.range(of: "TLSV1_ALERT") ?? text.range(of: "SSLV3_ALERT") else { return "alert" }
+        guard let start = text.firstRange(of: "TLSV1_ALERT") ?? text.firstRange(of: "SSLV3_ALERT") else {
+            return "alert"
+        }
         return String(text[start.lowerBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" })
     }
 }

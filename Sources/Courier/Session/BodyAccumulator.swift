@@ -1,7 +1,12 @@
-import Foundation
 import HTTPTypes
 import NIOCore
-import NIOFoundationCompat
+import NIOFoundationEssentialsCompat
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Reads a response body into memory within the limits, decompressing as it goes: one chunk at a time, from
 /// wherever the chunks arrive (AsyncHTTPClient's event loop, or a transport's body stream).

@@ -1,8 +1,13 @@
 public import CoreMetrics
-public import Foundation
 public import HTTPTypes
 public import Logging
 public import Tracing
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// Everything a ``Session`` applies to every request; each request can override most of it.
 ///

@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Answers that do not come from the network (an interceptor's, the cache's), and what every answer goes through: the
 /// interceptors and the validators.

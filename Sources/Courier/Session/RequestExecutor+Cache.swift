@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The cache's part in one request: the key, the decision machine, and the entry being revalidated. `nil` when
 /// the session has no cache, the policy is ``CachePolicy/networkOnly``, or the request cannot be cached (a

@@ -1,7 +1,12 @@
 import CoreMetrics
-import Foundation
 import HTTPTypes
 import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// One exchange on the wire: the request sent, redirects followed, the answer read.
 extension RequestExecutor {

@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// How a call ends: its response built and timed, its failure made the caller's, and both told to the monitors, the log
 /// and the metrics.

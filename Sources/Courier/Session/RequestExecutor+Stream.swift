@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A transfer whose body its caller reads: the call machine up to the head, the pool until the body ends.
 extension RequestExecutor {

@@ -1,9 +1,14 @@
 import AsyncHTTPClient
-import Foundation
 import HTTPTypes
 import Logging
 import NIOCore
 import Tracing
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Runs one request from start to end: prepare, send (following redirects), read the body within limits,
 /// validate, decode, and retry when the policy says so. A value type holding a configuration snapshot, so

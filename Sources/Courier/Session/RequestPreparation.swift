@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Turns a ``Request`` into the ``PreparedRequest`` that goes to the transport: URL building, parameter
 /// placement, default and raw headers, body encoding, how the transport sends it (timeouts, deadline, TLS policy,
@@ -181,7 +186,7 @@ struct RequestPreparation {
         else { return url }
         let password = url.password(percentEncoded: true) ?? ""
         if !headers.contains(.authorization) {
-            let decoded = (user.removingPercentEncoding ?? user) + ":" + (password.removingPercentEncoding ?? password)
+            let decoded = (PercentEncoding.decode(user) ?? user) + ":" + (PercentEncoding.decode(password) ?? password)
             headers[.authorization] = "Basic " + Data(decoded.utf8).base64EncodedString()
         }
         components.percentEncodedUser = nil

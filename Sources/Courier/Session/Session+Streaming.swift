@@ -1,5 +1,10 @@
-public import Foundation
 public import HTTPTypes
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// A response whose body is still arriving: what ``Session/stream(_:)`` returns.
 public struct StreamedResponse: Sendable {

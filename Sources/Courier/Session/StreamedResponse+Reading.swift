@@ -1,6 +1,11 @@
-package import Foundation
 import HTTPTypes
 import NIOCore
+
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
+package import Foundation
+#endif
 
 extension StreamedResponse {
     /// This response with its body decompressed as it is read, when its `Content-Encoding` is gzip or deflate:

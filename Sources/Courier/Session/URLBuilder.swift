@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
 package import Foundation
+#endif
 
 /// Resolves a request's path against the bases, pure and separately tested.
 ///
@@ -29,10 +33,23 @@ package enum URLBuilder {
         }
     }
 
+    /// Whether `path` starts with a URL scheme and its colon (RFC 3986 §3.1: a letter, then letters, digits, `+`,
+    /// `-` or `.`).
+    private static func hasScheme(_ path: String) -> Bool {
+        guard let colon = path.utf8.firstIndex(of: UInt8(ascii: ":")), colon != path.utf8.startIndex else {
+            return false
+        }
+        let scheme = path.utf8[..<colon]
+        guard let first = scheme.first, PercentEncoding.isAlphanumeric(first), first > UInt8(ascii: "9") else {
+            return false
+        }
+        return scheme.allSatisfy { PercentEncoding.isAlphanumeric($0) || "+.-".utf8.contains($0) }
+    }
+
     package static func resolve(path: String, bases: Bases, configuration: Configuration) throws -> URL {
         try validateCharacters(path)
         if let absolute = absoluteURL(path) { return absolute }
-        if path.range(of: "^[A-Za-z][A-Za-z0-9+.-]*:", options: .regularExpression) != nil {
+        if hasScheme(path) {
             throw CourierError.invalidURL(path)  // has a scheme, yet is not an absolute http(s) URL with a host
         }
         if bases.ignoresBase {
@@ -65,7 +82,7 @@ package enum URLBuilder {
         var text = base.absoluteString
         while text.hasSuffix("/") { text.removeLast() }
         if let version, !version.isEmpty {
-            text += "/" + version.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+            text += "/" + version.trimming { $0 == "/" }
         }
         if !path.isEmpty { text += path.hasPrefix("/") ? path : "/" + path }
         guard let url = absoluteURL(text) else { throw CourierError.invalidURL(text) }
@@ -156,7 +173,7 @@ package enum URLBuilder {
         }
         var added = parameters
         if !overwrite, let existing = components.percentEncodedQueryItems {
-            for item in existing { added[item.name.removingPercentEncoding ?? item.name] = nil }
+            for item in existing { added[PercentEncoding.decode(item.name) ?? item.name] = nil }
         }
         let encoded = FormEncoding.encode(added)
         guard !encoded.isEmpty else { return url }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
 package import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -63,7 +67,7 @@ package enum AtomicFile {
 
     private static func failure(_ what: String, _ url: URL) -> Failure {
         let code = errno
-        return Failure(description: "\(what) \(url.path): \(String(cString: strerror(code)))", code: code)
+        return Failure(description: "\(what) \(url.path): \(SystemErrorText.text(of: code))", code: code)
     }
 }
 

@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The 255-byte limit on one file name (`NAME_MAX` on Linux, macOS and the common filesystems), and a short
 /// stand-in for a name whose side files would pass it.

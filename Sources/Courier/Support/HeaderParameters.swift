@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The parameters of a header value such as `Content-Disposition` or `Content-Type`: read by the download
 /// manager for file names, and by the test server for multipart boundaries and part names.
@@ -13,7 +17,7 @@ package enum HeaderParameters {
         while !rest.isEmpty {
             rest = rest.drop(while: { $0 == " " || $0 == "\t" || $0 == ";" })
             guard let equals = rest.firstIndex(of: "=") else { break }
-            let name = rest[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            let name = rest[..<equals].trimmingSpaces().lowercased()
             rest = rest[rest.index(after: equals)...].drop(while: { $0 == " " })
             var value = ""
             if rest.first == "\"" {
@@ -35,7 +39,7 @@ package enum HeaderParameters {
                 rest = rest.drop(while: { $0 != ";" })
             } else {
                 let end = rest.firstIndex(of: ";") ?? rest.endIndex
-                value = rest[..<end].trimmingCharacters(in: .whitespaces)
+                value = rest[..<end].trimmingSpaces()
                 rest = rest[end...]
             }
             result.append((name, value))

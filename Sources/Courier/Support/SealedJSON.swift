@@ -1,5 +1,10 @@
 import Crypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A record on disk that says when it is damaged: `<magic><SHA-256 of the JSON>\n<JSON>`. What downloads and
 /// resumable uploads keep beside their files, written atomically; a record cut short or changed reads as absent.

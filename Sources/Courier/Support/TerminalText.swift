@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Text a server controls, made safe to print on a terminal or in a log: every control character but tab (C0,
 /// DEL and the C1 range, which holds the 8-bit CSI) becomes `\xNN`, so a body can neither move the cursor, change
@@ -15,7 +19,7 @@ package enum TerminalText {
             }
             count += 1
             if isControl(scalar) {
-                out += String(format: "\\x%02X", scalar.value)
+                out += "\\x" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16, uppercase: true)
             } else {
                 out.unicodeScalars.append(scalar)
             }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A `ContinuousClock` instant as nanoseconds since a fixed instant of the process: a plain integer, so the
 /// structs and async frames that hold one have a fixed layout.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
 package import Foundation
+#endif
 
 extension URL {
     /// Why this URL's port cannot be connected to, or `nil` when it can: no port, an empty one (the scheme's
@@ -14,7 +18,7 @@ extension URL {
 
     /// The text after the host's colon in `text`'s authority (`""` for `http://h:/`), `nil` when it has no colon.
     static func writtenPort(_ text: String) -> Substring? {
-        guard let schemeEnd = text.range(of: "://") else { return nil }
+        guard let schemeEnd = text.firstRange(of: "://") else { return nil }
         var authority = text[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
         if authority.first == "[" {

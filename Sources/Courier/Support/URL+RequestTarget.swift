@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension URL {
     /// The path and query as they go on the request line (`/a/b?c=d`), percent-encoded; `/` for an empty path.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What the request path asks of a request's URL more than once, worked out once. Reading a `URL`'s scheme or
 /// host makes a new string each time; a path resolved under the configuration keeps these beside its URL (see

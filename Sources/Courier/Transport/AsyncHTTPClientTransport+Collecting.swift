@@ -1,9 +1,14 @@
 import AsyncHTTPClient
-import Foundation
 import HTTPTypes
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension AsyncHTTPClientTransport: CollectingTransport {
     /// Sends `request` through AsyncHTTPClient's delegate API and collects the body in the delegate, on the event

@@ -1,9 +1,14 @@
 import AsyncHTTPClient
-import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension AsyncHTTPClientTransport {
     /// Maps AsyncHTTPClient's and SwiftNIO's errors to ``CourierError``, marking the ones that say a pooled

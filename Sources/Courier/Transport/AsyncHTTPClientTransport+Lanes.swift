@@ -1,9 +1,14 @@
-import Foundation
 import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
 import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension AsyncHTTPClientTransport {
     /// The transport's lanes, one per event loop (see ``AsyncHTTPClientTransport``).

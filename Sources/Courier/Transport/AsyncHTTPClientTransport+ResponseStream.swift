@@ -1,8 +1,13 @@
 import AsyncHTTPClient
-import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// One exchange of ``AsyncHTTPClientTransport``: receives AsyncHTTPClient's delegate calls on the event loop,
 /// hands the head to the waiting caller, and feeds body parts into a backpressured async sequence, or, when the

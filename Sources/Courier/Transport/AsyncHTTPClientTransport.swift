@@ -1,6 +1,5 @@
 public import AsyncHTTPClient
 import DequeModule
-import Foundation
 import HTTPTypes
 public import Logging
 public import NIOCore
@@ -8,6 +7,12 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The default transport: AsyncHTTPClient, with its connection pool, HTTP/1.1 and HTTP/2.
 ///
@@ -206,8 +211,7 @@ public final class AsyncHTTPClientTransport: Transport {
         case .direct(let configuration): tlsConfiguration = configuration
         case .relayed(let relay):
             let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
-            let socket =
-                relay.socketPath.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? relay.socketPath
+            let socket = PercentEncoding.encode(relay.socketPath, keeping: PercentEncoding.isAlphanumeric)
             let path = components?.percentEncodedPath ?? ""
             let relayed =
                 "http+unix://\(socket)\(path.isEmpty ? "/" : path)"

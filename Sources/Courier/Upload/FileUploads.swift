@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// What became of each file of ``Session/uploadFiles(_:to:field:fields:gzipLevel:options:)``, in input order.
 public struct FileUploadOutcome: Sendable {

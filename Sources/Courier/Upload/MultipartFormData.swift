@@ -1,5 +1,10 @@
-public import Foundation
 public import NIOCore
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// A `multipart/form-data` body (RFC 7578) built from text fields, bytes and files, streamed from disk in
 /// 1 MiB chunks so a large file never sits in memory; the `Content-Length` is known before the first byte.
@@ -175,6 +180,19 @@ public struct MultipartFormData: Sendable {
     /// The request body: streamed, with its length and content type.
     public func body() throws -> RequestBody {
         .stream(MultipartChunks(parts: parts, closing: closing), length: try contentLength(), contentType: contentType)
+    }
+
+    /// The whole form as bytes when every part is held in memory (text fields and data), `nil` when a part is a
+    /// file or a stream.
+    package var bytesInMemory: Data? {
+        var bytes = Data()
+        for part in parts {
+            guard case .data(let data) = part.content else { return nil }
+            bytes.append(part.header)
+            bytes.append(data)
+            bytes.append(contentsOf: "\r\n".utf8)
+        }
+        return bytes + closing
     }
 
     private var closing: Data { Data("--\(boundary)--\r\n".utf8) }

@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A resumable upload's retry rule, asked by the upload's ``CallStateMachine`` after each failure the protocol
 /// machine calls worth another try (``ResumableUploadStateMachine/Action/retry(_:)``): up to

@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The decisions of a resumable upload's protocol, as a pure value: told what each request brought, it says what
 /// to do next. It never trusts an offset it was not given by the server, so what it confirms (and the record

@@ -1,6 +1,11 @@
-import Foundation
 import HTTPTypes
 import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A file uploaded with draft-ietf-httpbis-resumable-upload: created on the server, then appended from wherever
 /// the server says it got to after each cut connection, and from a record beside the file after the process

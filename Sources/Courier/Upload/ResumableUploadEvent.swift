@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// What a resumable upload reports as it goes.
 public enum ResumableUploadEvent: Sendable, Hashable {

@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The wire format of draft-ietf-httpbis-resumable-upload as Courier speaks it: interop version 6, the newest
 /// that swift-nio-extras' `NIOResumableUpload` serves.
@@ -57,11 +62,11 @@ enum ResumableUploadProtocol {
     /// `Upload-Complete` of an answer, a structured-field boolean (`?1` or `?0`), or the inverse of
     /// `Upload-Incomplete` when only that is there; `nil` when both are absent or malformed.
     static func isComplete(in fields: HTTPFields) -> Bool? {
-        switch fields[completeField]?.trimmingCharacters(in: .whitespaces) {
+        switch fields[completeField]?.trimmingSpaces() {
         case "?1": return true
         case "?0": return false
         default:
-            switch fields[incompleteField]?.trimmingCharacters(in: .whitespaces) {
+            switch fields[incompleteField]?.trimmingSpaces() {
             case "?1": return false
             case "?0": return true
             default: return nil

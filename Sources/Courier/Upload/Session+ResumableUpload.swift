@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 extension Session {
     /// Uploads the file at `file` to `target` with draft-ietf-httpbis-resumable-upload (interop version 6, as

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The sidecar of a resumable upload, `<source>.courier-upload`: where the upload goes, the URL the server gave
 /// it, which version of the file it is, and how many bytes the server confirmed. Written atomically after each
