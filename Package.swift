@@ -53,7 +53,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
-        // CourierTesting's resumable-upload server is NIOResumableUpload, the draft as SwiftNIO's authors serve it.
+        // CourierTesting's servers speak HTTPTypes through NIOHTTPTypes (no Foundation; NIOResumableUpload would bring it).
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.3.0"),
@@ -105,7 +105,6 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOResumableUpload", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             ],
@@ -277,6 +276,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // SwiftNIO's own server of the resumable-upload draft, for the interop tests only.
+                .product(name: "NIOResumableUpload", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             ],
             // StreamingAPI/Generated is the client swift-openapi-generator made from the spec beside it, checked in
             // (`Scripts/generate-streaming-api` makes it again), so a build does not build the generator.

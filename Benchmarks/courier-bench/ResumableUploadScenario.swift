@@ -4,7 +4,7 @@ import Foundation
 
 extension Scenario {
     /// `upload-resumable-1g`: a 1 GiB file (64 MiB with `--quick`) to CourierTesting's `ResumableUploadServer`
-    /// (swift-nio-extras' `NIOResumableUpload`, which hashes what it receives), with the connection cut when half
+    /// (the IETF draft served by its own handler, which hashes what it receives), with the connection cut when half
     /// of it is in. Courier's resumable upload goes on from the server's offset; `curl -T` (a plain PUT to the same
     /// server, without `Expect: 100-continue`) fails at the cut and is run again from the first byte, as a script
     /// would. Both times, and the bytes the server took in beyond the file (sent twice).

@@ -249,7 +249,7 @@ public actor DownloadWorker {
     /// worker that claims the job later finds it there).
     private func completed(_ job: DownloadJob, file: URL) async {
         let size =
-            (try? FileManager.default.attributesOfItem(atPath: file.path(percentEncoded: false))[.size] as? Int64) ?? 0
+            FileManager.default.sizeOfItem(atPath: file.path(percentEncoded: false)) ?? 0
         while true {
             do {
                 _ = try await queue.complete(job.id, for: name, bytes: size)

@@ -1,18 +1,21 @@
 import Courier
 import Crypto
-public import Foundation
 public import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import NIOPosix
-import NIOResumableUpload
 
-/// A loopback server for resumable uploads: swift-nio-extras' `NIOResumableUpload`, the IETF draft
-/// (draft-ietf-httpbis-resumable-upload, interop versions 3, 5 and 6) as SwiftNIO's authors serve it, in front of a
-/// sink that hashes what each upload delivers. Plain `PUT` and `POST` bodies reach the same sink, so `curl -T` can
-/// be measured against it.
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// A loopback server for resumable uploads: the IETF draft (draft-ietf-httpbis-resumable-upload, interop versions
+/// 3, 5 and 6) served by ``ResumableUploadHandler``, which hashes what each upload delivers. Plain `PUT` and `POST`
+/// bodies are hashed the same way, so `curl -T` can be measured against it.
 ///
 /// Its faults: ``dropConnections(atBytes:)`` cuts the connection when an upload reaches a byte, ``restart()`` closes
 /// every connection and listens again on the same port with the uploads' offsets kept, ``stopReading(atBytes:)``
@@ -42,22 +45,18 @@ public final class ResumableUploadServer: Sendable {
         self.listener = Locked(listener)
     }
 
-    /// The one event loop every connection runs on. NIOResumableUpload 1.35.2 runs an upload on the loop of the
-    /// connection that created it and hops to it from an append that comes on another; over the two loops of
-    /// `MultiThreadedEventLoopGroup.singleton`, the second of three 64 MiB uploads in a row through one client
-    /// stalled: the server stopped reading its append and never answered. On one loop all three land. Courier's
-    /// client, for its part, ends such an append with a write-idle timeout and resumes (see
-    /// ``stopReading(atBytes:)``).
+    /// The one event loop every connection runs on, so an upload's appends, from whichever connection, are taken
+    /// in order.
     private static let serverLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     /// Starts a server on 127.0.0.1 and `port` (0 picks a free one).
     public static func start(port: Int = 0) async throws -> ResumableUploadServer {
         let state = UploadServerState()
-        // The origin goes into each upload's `Location`, and the port is known once bound: connections find the
-        // context in the state, set before anyone knows where to connect.
+        // The origin goes into each upload's `Location`, and the port is known once bound, before anyone knows
+        // where to connect.
         let listener = try await bind(port: port, state: state)
         let bound = listener.localAddress?.port ?? port
-        state.forgetUploads(origin: "http://127.0.0.1:\(bound)")
+        state.setOrigin("http://127.0.0.1:\(bound)")
         return ResumableUploadServer(port: bound, state: state, listener: listener)
     }
 
@@ -67,17 +66,12 @@ public final class ResumableUploadServer: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    guard let context = state.context.withLock({ $0 }) else { throw ChannelError.ioOnClosedChannel }
                     state.opened(channel)
                     let sync = channel.pipeline.syncOperations
                     try sync.configureHTTPServerPipeline()
                     try sync.addHandler(HTTP1ToHTTPServerCodec(secure: false))
                     try sync.addHandler(UploadFaults(state: state))
-                    try sync.addHandler(
-                        HTTPResumableUploadHandler(context: context) { upload in
-                            try? upload.pipeline.syncOperations.addHandler(UploadSink(state: state))
-                        }
-                    )
+                    try sync.addHandler(ResumableUploadHandler(state: state))
                 }
             }
             .bind(host: "127.0.0.1", port: port)
@@ -113,7 +107,7 @@ public final class ResumableUploadServer: Sendable {
     /// Loses every upload, as a server whose uploads expired would: a question about one gets 404, an upload
     /// that started before has to start over. Every connection is closed, since each holds the uploads it began with.
     public func forgetUploads() {
-        state.forgetUploads(origin: baseURL.absoluteString)
+        state.forgetUploads()
         state.closeConnections()
     }
 
@@ -162,10 +156,15 @@ final class UploadServerState: Sendable {
     }
 
     private let values = Locked(Values())
-    /// The uploads, kept across restarts; set once the port is known.
-    let context = Locked<HTTPResumableUploadContext?>(nil)
-    /// A new set of uploads, the old ones forgotten; `origin` (`http://127.0.0.1:PORT`) starts each `Location`.
-    func forgetUploads(origin: String) { context.withLock { $0 = HTTPResumableUploadContext(origin: origin) } }
+    /// The uploads not yet complete, by token, kept across restarts.
+    private let uploads = Locked<[String: PendingUpload]>([:])
+    /// `http://127.0.0.1:PORT`, which starts each upload's `Location`; set once the port is known.
+    private let origin = Locked("")
+
+    func setOrigin(_ text: String) { origin.withLock { $0 = text } }
+
+    /// Loses every upload, as an expiry would.
+    func forgetUploads() { uploads.withLock { $0 = [:] } }
 
     func received(_ path: String) -> ReceivedUpload? { values.withLock { $0.received[path] } }
     func complete(_ path: String, _ upload: ReceivedUpload) { values.withLock { $0.received[path] = upload } }
@@ -209,6 +208,89 @@ final class UploadServerState: Sendable {
     func closeConnections() {
         for channel in values.withLock({ Array($0.connections.values) }) { channel.close(promise: nil) }
     }
+}
+
+/// One upload the server holds: where it was created, what it has, and the connection appending to it now.
+struct PendingUpload {
+    var path: String
+    var offset: Int64 = 0
+    /// `Upload-Length`, when the client announced one.
+    var length: Int64?
+    var hasher = SHA256()
+    var appender: (any Channel)?
+}
+
+/// What became of an append's chunk.
+enum AppendResult {
+    case appended
+    /// The upload is no more (cancelled, or forgotten).
+    case gone
+    /// The chunk would take the upload past its announced length; the upload has `offset`.
+    case beyondLength(offset: Int64)
+}
+
+extension UploadServerState {
+    /// A new upload for `path`, appended to by `appender`; returns its token.
+    func create(path: String, length: Int64?, appender: any Channel) -> String {
+        let token = Hex.string((0..<16).map { _ in UInt8.random(in: 0...255) })
+        uploads.withLock { $0[token] = PendingUpload(path: path, length: length, appender: appender) }
+        return token
+    }
+
+    /// The absolute URL of the upload `token`.
+    func location(of token: String) -> String {
+        origin.withLock { $0 } + ResumableUploadHandler.resumptionPrefix + token
+    }
+
+    /// The upload's offset, once the connection appending to it (if another) is closed, as a question about an
+    /// upload ends the append in flight; `channel` appends to it next (or none). `nil` when there is no such upload.
+    func takeOver(_ token: String, by channel: (any Channel)?) -> Int64? {
+        let (offset, previous) = uploads.withLock { uploads -> (Int64?, (any Channel)?) in
+            guard var upload = uploads[token] else { return (nil, nil) }
+            let previous = upload.appender
+            upload.appender = channel
+            uploads[token] = upload
+            return (upload.offset, previous)
+        }
+        if let previous, channel.map({ $0 !== previous }) ?? true { previous.close(promise: nil) }
+        return offset
+    }
+
+    /// Ends `channel`'s append to the upload; returns the upload's offset.
+    @discardableResult
+    func detach(_ token: String, from channel: any Channel) -> Int64? {
+        uploads.withLock { uploads in
+            if uploads[token]?.appender === channel { uploads[token]?.appender = nil }
+            return uploads[token]?.offset
+        }
+    }
+
+    func setLength(_ token: String, _ length: Int64) { uploads.withLock { $0[token]?.length = length } }
+
+    /// Adds `chunk` to the upload.
+    func append(_ chunk: ByteBuffer, to token: String) -> AppendResult {
+        uploads.withLock { uploads in
+            guard var upload = uploads[token] else { return .gone }
+            let end = upload.offset + Int64(chunk.readableBytes)
+            if let length = upload.length, end > length { return .beyondLength(offset: upload.offset) }
+            chunk.withUnsafeReadableBytes { upload.hasher.update(bufferPointer: $0) }
+            upload.offset = end
+            uploads[token] = upload
+            return .appended
+        }
+    }
+
+    /// Removes the completed upload; returns its path and what it delivered.
+    func finish(_ token: String) -> (String, ReceivedUpload)? {
+        uploads.withLock { uploads in
+            uploads.removeValue(forKey: token).map {
+                ($0.path, ReceivedUpload(length: $0.offset, sha256: Hex.string($0.hasher.finalize())))
+            }
+        }
+    }
+
+    /// Drops the upload (`DELETE`); whether there was one.
+    func cancel(_ token: String) -> Bool { uploads.withLock { $0.removeValue(forKey: token) != nil } }
 }
 
 /// A fault an upload's data can reach.
@@ -269,55 +351,4 @@ private final class UploadFaults: ChannelDuplexHandler {
     }
 
     private let uploadOffset = HTTPField.Name("Upload-Offset")!
-}
-
-/// Hashes each request body it is handed (a whole upload, as the resumable-upload handler puts it together) and
-/// answers `201 Created` with `{"length":…,"sha256":"…","serverBytesReceived":…}` (the last is
-/// ``ResumableUploadServer/bytesReceived`` then, for a measure taken from outside); other methods get 405.
-private final class UploadSink: ChannelInboundHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias OutboundOut = HTTPResponsePart
-
-    private let state: UploadServerState
-    private var path: String?
-    private var hasher = SHA256()
-    private var length: Int64 = 0
-
-    init(state: UploadServerState) { self.state = state }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head(let request):
-            hasher = SHA256()
-            length = 0
-            path =
-                request.method == .put || request.method == .post
-                ? request.path.map { String($0.prefix { $0 != "?" }) } : nil
-            if path == nil { respond(context, status: .methodNotAllowed, body: "") }
-        case .body(let chunk):
-            length += Int64(chunk.readableBytes)
-            chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
-        case .end:
-            guard let path else { return }
-            let digest = hasher.finalize().map { String(format: "%02x", $0) }.joined()
-            let upload = ReceivedUpload(length: length, sha256: digest)
-            state.complete(path, upload)
-            let total = state.bytesReceived
-            respond(
-                context,
-                status: .created,
-                body: "{\"length\":\(length),\"sha256\":\"\(digest)\",\"serverBytesReceived\":\(total)}"
-            )
-            self.path = nil
-        }
-    }
-
-    private func respond(_ context: ChannelHandlerContext, status: HTTPResponse.Status, body: String) {
-        var head = HTTPResponse(status: status)
-        head.headerFields[.contentType] = "application/json"
-        head.headerFields[.contentLength] = String(body.utf8.count)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if !body.isEmpty { context.write(wrapOutboundOut(.body(ByteBuffer(string: body))), promise: nil) }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-    }
 }

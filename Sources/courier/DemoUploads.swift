@@ -84,7 +84,7 @@ extension DemoTour {
                 let whole = uploads.received("/backups/backup.tar")?.sha256 == ServerFiles.sha256(count: size)
                 return (
                     whole && resumed.count == 2 && uploads.bytesReceived == Int64(size),
-                    "\(ByteCount.format(size)) through swift-nio-extras' NIOResumableUpload, cut at a third and two "
+                    "\(ByteCount.format(size)) through the loopback upload server, cut at a third and two "
                         + "thirds, resumed at bytes \(resumed.map(String.init).joined(separator: " and ")); the server "
                         + "took in \(ByteCount.format(uploads.bytesReceived)) and has the file whole"
                 )

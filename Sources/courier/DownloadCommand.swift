@@ -200,7 +200,7 @@ struct DownloadCommand: AsyncParsableCommand {
         for await event in events { printer.show(event) }
         printer.end()
         let file = try await download.completion()
-        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
+        let size = FileManager.default.sizeOfItem(atPath: file.path).map(Int.init) ?? 0
         Output.stderr(
             "saved \(file.path) (\(ByteCount.format(size)))\(options.checksum == nil ? "" : ", sha256 verified")"
         )

@@ -28,7 +28,7 @@ struct Serve: AsyncParsableCommand {
             as ?cut=K or ?rate=B), /drip, /json, /cache/KEY?cache-control=V (validators and 304s), /set-cookies,
             /response-headers, /multipart and the faults under /fault/ (close-at/K, reset, wrong-length,
             bad-chunked, stall, bad-gzip, bomb, huge-header, cut-upload).
-            --uploads-port also runs swift-nio-extras' NIOResumableUpload server there, for courier upload --resumable:
+            --uploads-port also runs the resumable-upload server (the IETF draft) there, for courier upload --resumable:
             it takes resumable uploads (and plain POST and PUT bodies) to any path and answers with their length
             and SHA-256.
             Examples:

@@ -146,7 +146,7 @@ struct DownloadFiles: Sendable, Hashable {
         guard !FileManager.default.fileExists(atPath: part.path) || partIsDestination,
             let record = loadRecord(for: url),
             let total = record.totalLength, record.writtenBytes == total,
-            let size = (try? FileManager.default.attributesOfItem(atPath: destination.path))?[.size] as? Int64
+            let size = FileManager.default.sizeOfItem(atPath: destination.path)
         else { return false }
         return size == total
     }
