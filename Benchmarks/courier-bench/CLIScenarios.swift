@@ -75,44 +75,60 @@ extension Scenario {
         )
     }
 
-    /// `cli-get-1k`: the wall time of a whole process that fetches 1 KiB (`courier get -s` against `curl -s`, and
-    /// xh and httpie when installed), 200 runs each (20 with `--quick`): start-up is what a script pays for.
+    /// `cli-get-1k`: whole processes that fetch 1 KiB (`courier get -s` against `curl -s`, and xh and httpie when
+    /// installed), 200 runs each (20 with `--quick`), alternating: start-up is what a script pays for. Per process:
+    /// wall time (the result), CPU time and peak resident set, from the kernel's figures for each child; then
+    /// `courier --version` (median of 20), and the binary's size and shared libraries.
     static let cliGet1K = Scenario(name: "cli-get-1k") { target, plan in
         let url = target.base.appending(path: "small").absoluteString
         var notes = ""
-        var commands: [(name: String, line: String)] = []
-        if let courier = CLIRuns.courier(noting: &notes) {
-            commands.append(("courier", "\(courier.path) get -s \(url) >/dev/null"))
-        }
-        if let curl = Tools.find("curl", noting: &notes) {
-            commands.append(("curl", "\(curl.path) -s \(url) >/dev/null"))
-        }
-        if let xh = Tools.find("xh", noting: &notes) {
-            commands.append(("xh", "\(xh.path) --ignore-stdin \(url) >/dev/null"))
-        }
+        var commands: [(name: String, argv: [String])] = []
+        let courier = CLIRuns.courier(noting: &notes)
+        if let courier { commands.append(("courier", [courier.path, "get", "-s", url])) }
+        if let curl = Tools.find("curl", noting: &notes) { commands.append(("curl", [curl.path, "-s", url])) }
+        if let xh = Tools.find("xh", noting: &notes) { commands.append(("xh", [xh.path, "--ignore-stdin", url])) }
         if let http = Tools.find("http", noting: &notes) {
-            commands.append(("httpie", "\(http.path) --ignore-stdin \(url) >/dev/null"))
+            commands.append(("httpie", [http.path, "--ignore-stdin", url]))
         }
         let runs = plan.isQuick ? 20 : 200
-        var milliseconds: [String: [Double]] = [:]
-        for run in 0..<runs {
-            for (name, line) in run % 2 == 0 ? commands : commands.reversed() {
-                milliseconds[name, default: []].append(try await CLIRuns.time(line) * 1000)
-            }
+        let samples = try await ProcessUsage.measure(commands, runs: runs)
+        let results = samples.mapValues { runs in 1000 * runs.map(\.wall).reduce(0, +) / Double(max(runs.count, 1)) }
+        let cpu = samples.mapValues { 1000 * Throughput.median($0.map(\.cpu)) }
+        let rss = samples.mapValues { Double($0.map(\.rss).max() ?? 0) / 1024 }
+        var summary = ""
+        if let courierCPU = cpu["courier"], let curlCPU = cpu["curl"] {
+            summary += String(
+                format: "CPU per process courier %.1f ms, curl %.1f ms: courier/curl %.2f (target <= 1.5, goal 1.2); ",
+                courierCPU,
+                curlCPU,
+                courierCPU / max(curlCPU, 0.001)
+            )
         }
-        let results = milliseconds.mapValues { $0.reduce(0, +) / Double($0.count) }
-        let versus =
-            results["curl"] != nil && results["courier"] != nil
-            ? String(format: "courier/curl = %.2f (target <= 1.2); ", results.ratio("courier", to: "curl")) : ""
-        let medians = milliseconds.sorted { $0.key < $1.key }.map {
-            String(format: "%@ %.1f", $0.key, Throughput.median($0.value))
+        if let courier {
+            let version = try await ProcessUsage.measure([("version", [courier.path, "--version"])], runs: 20)
+            let wall = Throughput.median((version["version"] ?? []).map(\.wall)) * 1000
+            let libraries = try await Tools.output(URL(filePath: "/usr/bin/ldd"), [courier.path])
+                .split(separator: "\n").filter { !$0.contains("linux-vdso") }.count
+            let size = FileManager.default.sizeOfItem(atPath: courier.path) ?? 0
+            summary += String(
+                format: "courier peak RSS %.1f MiB (target <= 16); --version %.1f ms (median of 20, target <= 5); "
+                    + "binary %.1f MB (target <= 40), %d shared libraries (target <= 10); ",
+                rss["courier"] ?? 0,
+                wall,
+                Double(size) / 1e6,
+                libraries
+            )
+        }
+        let medians = samples.sorted { $0.key < $1.key }.map {
+            String(format: "%@ %.1f", $0.key, Throughput.median($0.value.map(\.wall)) * 1000)
         }
         return ScenarioResult(
             name: "cli-get-1k",
             unit: "ms per process",
             higherIsBetter: false,
             results: results,
-            notes: notes + versus + "mean of \(runs) runs each, alternating; medians (ms): "
+            metrics: ["cpu_ms": cpu, "peak_rss_mib": rss],
+            notes: notes + summary + "wall: mean of \(runs) runs each, alternating; medians (ms): "
                 + medians.joined(separator: ", ")
         )
     }
@@ -120,8 +136,16 @@ extension Scenario {
 
 /// Running shell command lines for the CLI scenarios.
 enum CLIRuns {
-    /// The `courier` executable built beside this one.
+    /// The `courier` executable named by `COURIER_CLI` (the one `Scripts/install` made, say), else the one built
+    /// beside this one.
     static func courier(noting notes: inout String) -> URL? {
+        if let named = ProcessInfo.processInfo.environment["COURIER_CLI"], !named.isEmpty {
+            guard FileManager.default.isExecutableFile(atPath: named) else {
+                notes += "COURIER_CLI names \(named), which is not an executable, so courier was left out; "
+                return nil
+            }
+            return URL(filePath: named)
+        }
         let beside = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
             .appendingPathComponent("courier")
         guard FileManager.default.isExecutableFile(atPath: beside.path) else {

@@ -105,12 +105,26 @@ enum Tools {
         try handle.synchronize()
     }
 
+    /// Runs `tool`, waits for it to exit 0, and returns what it wrote to stdout (through a file, so a long output
+    /// cannot fill a pipe nobody reads yet).
+    static func output(_ tool: URL, _ arguments: [String]) async throws -> String {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("courier-bench-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+            throw BenchError.unexpected("cannot create \(file.path)")
+        }
+        defer { try? FileManager.default.removeItem(at: file) }
+        let handle = try FileHandle(forWritingTo: file)
+        try await run(tool, arguments, standardOutput: handle)
+        try handle.close()
+        return String(decoding: try Data(contentsOf: file), as: UTF8.self)
+    }
+
     /// Runs `tool` and waits (without blocking a thread) for it to exit 0.
-    static func run(_ tool: URL, _ arguments: [String]) async throws {
+    static func run(_ tool: URL, _ arguments: [String], standardOutput: FileHandle = .nullDevice) async throws {
         let process = Process()
         process.executableURL = tool
         process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = standardOutput
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
             do { try process.run() } catch {
