@@ -14,7 +14,7 @@ public import Foundation
 #endif
 
 /// A loopback server for resumable uploads: the IETF draft (draft-ietf-httpbis-resumable-upload, interop versions
-/// 3, 5 and 6) served by ``ResumableUploadHandler``, which hashes what each upload delivers. Plain `PUT` and `POST`
+/// 3, 5 and 6) served by `ResumableUploadHandler`, which hashes what each upload delivers. Plain `PUT` and `POST`
 /// bodies are hashed the same way, so `curl -T` can be measured against it.
 ///
 /// Its faults: ``dropConnections(atBytes:)`` cuts the connection when an upload reaches a byte, ``restart()`` closes

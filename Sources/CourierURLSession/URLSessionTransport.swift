@@ -9,10 +9,10 @@ public import FoundationNetworking
 
 /// A transport over `URLSession` (FoundationNetworking on Linux), for code that wants nothing but Foundation.
 ///
-/// Bodies stream in through the session delegate. Differences from ``AsyncHTTPClientTransport``: URLSession
+/// Bodies stream in through the session delegate. Differences from `AsyncHTTPClientTransport`: URLSession
 /// has no separate connect timeout (the read-idle timeout covers connecting, and counts whole seconds on Linux:
 /// a fraction is rounded up), it decodes gzip itself (the session's ratio limit then cannot apply, only the size
-/// limit), and a ``PreparedBody/stream(_:length:)`` body is written to a temporary file first and sent from there
+/// limit), and a `PreparedBody/stream(_:length:)` body is written to a temporary file first and sent from there
 /// (memory holds one chunk; a note on `SpooledBody` says why it is not handed over as it arrives), chunked even when
 /// its length is known. The total timeout of
 /// every request of the transport is watched by one task, not one per request.
@@ -33,7 +33,7 @@ public final class URLSessionTransport: Transport {
         self.session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
 
-    /// Sends the request; see ``Transport/send(_:cancellation:)``.
+    /// Sends the request; see `Transport/send(_:cancellation:)`.
     public func send(_ request: PreparedRequest, cancellation: TransportCancellation) async throws -> TransportResponse
     {
         if let problem = request.url.portProblem {
@@ -108,7 +108,7 @@ public final class URLSessionTransport: Transport {
         return max(Double(seconds + (attoseconds > 0 ? 1 : 0)), 1)
     }
 
-    /// Releases what the transport holds; see ``Transport/shutdown()``.
+    /// Releases what the transport holds; see `Transport/shutdown()`.
     public func shutdown() async throws {
         session.invalidateAndCancel()
     }
