@@ -6,6 +6,7 @@ public import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Atomics
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -46,7 +47,7 @@ public final class AsyncHTTPClientTransport: Transport {
     private let baseConfiguration: HTTPClient.Configuration
     private let clients: Locked<ClientTable<ClientKey, HTTPClient>>
     /// Each lane's first client, read without the table's lock: a session nearly always uses one key per lane.
-    private let firstClients: [FirstClient]
+    private let firstClients: [ManagedAtomicLazyReference<KeyedClient>]
     /// The caller's own client, which every request goes through and which this transport never shuts down.
     private let providedClient: HTTPClient?
     private let isShutDown = Atomic<Bool>(false)
@@ -67,7 +68,7 @@ public final class AsyncHTTPClientTransport: Transport {
         self.providedClient = nil
         self.lanes = Lanes(eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton)
         clients = Locked(ClientTable(frontLimit: 2 * lanes.count))  // a plain and an HTTP/2 key per lane
-        firstClients = (0..<lanes.count).map { _ in FirstClient() }
+        firstClients = (0..<lanes.count).map { _ in ManagedAtomicLazyReference() }
     }
 
     /// The transport a session makes for itself from its `configuration`: AsyncHTTPClient's defaults, the
@@ -283,17 +284,12 @@ public final class AsyncHTTPClientTransport: Transport {
     /// (made the first time), which becomes the lane's first when it has none.
     private func client(for key: ClientKey) throws -> HTTPClient {
         let first = firstClients[key.lane]
-        if let known = first.keyed.load(), known.key == key { return try checkOpen(known.client) }
+        if let known = first.load(), known.key == key { return try checkOpen(known.client) }
         let client = try clients.withLock { clients in
             try clients.client(for: key) { try makeClient(for: key) }
         }
-        _ = first.keyed.storeIfNil(KeyedClient(key: key, client: client))
+        _ = first.storeIfNilThenLoad(KeyedClient(key: key, client: client))
         return client
-    }
-
-    /// A lane's first client, set once.
-    private final class FirstClient: Sendable {
-        let keyed = AtomicLazyReference<KeyedClient>()
     }
 
     /// A client with the key it was made for.
