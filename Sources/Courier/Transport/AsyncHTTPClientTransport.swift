@@ -1,4 +1,5 @@
 public import AsyncHTTPClient
+import Atomics
 import DequeModule
 import HTTPTypes
 public import Logging
@@ -6,7 +7,6 @@ public import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
-import Atomics
 import Synchronization
 
 #if canImport(FoundationEssentials)
