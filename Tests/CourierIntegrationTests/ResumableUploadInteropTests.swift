@@ -20,7 +20,7 @@ import Testing
 struct ResumableUploadInteropTests {
     @Test func aWholeUploadLands() async throws {
         try await withNIOUploadServer(cutAt: nil) { session, server in
-            let (file, digest) = try makeFile(3 << 20)
+            let (file, digest) = try makeUploadFile(3 << 20)
             _ = try await session.resumableUpload(file, to: server.url("/uploads/a.bin")).result()
             #expect(server.received("/uploads/a.bin") == ReceivedUpload(length: 3 << 20, sha256: digest))
         }
@@ -28,7 +28,7 @@ struct ResumableUploadInteropTests {
 
     @Test func aCutUploadGoesOnFromTheServersOffset() async throws {
         try await withNIOUploadServer(cutAt: (1 << 20) + 100) { session, server in
-            let (file, digest) = try makeFile(3 << 20)
+            let (file, digest) = try makeUploadFile(3 << 20)
             let upload = session.resumableUpload(
                 file,
                 to: server.url("/uploads/b.bin"),
@@ -38,15 +38,6 @@ struct ResumableUploadInteropTests {
             #expect(server.received("/uploads/b.bin") == ReceivedUpload(length: 3 << 20, sha256: digest))
             #expect(server.wasCut)
         }
-    }
-
-    private func makeFile(_ size: Int) throws -> (URL, String) {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "courier-interop-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let data = Data(ServerFiles.bytes(offset: 0, count: size))
-        let file = folder.appending(path: "payload.bin")
-        try data.write(to: file)
-        return (file, sha256Hex(data))
     }
 
     private func withNIOUploadServer(
@@ -64,23 +55,26 @@ struct ResumableUploadInteropTests {
     }
 }
 
+/// What the interop server saw: each completed upload by path, the byte to cut the connection at, and whether it did.
+private typealias UploadsSeen = (received: [String: ReceivedUpload], cutAt: Int64?, wasCut: Bool)
+
 /// `NIOResumableUpload` in front of a sink that hashes each completed upload, with at most one cut connection.
 private final class NIOUploadServer: Sendable {
     let listener: any Channel
-    private let state: Locked<(received: [String: ReceivedUpload], cutAt: Int64?, wasCut: Bool)>
+    private let state: Locked<UploadsSeen>
     /// NIOResumableUpload runs an upload on the loop that created it; one loop keeps the appends in order.
     private static let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     private init(
         listener: any Channel,
-        state: Locked<(received: [String: ReceivedUpload], cutAt: Int64?, wasCut: Bool)>
+        state: Locked<UploadsSeen>
     ) {
         self.listener = listener
         self.state = state
     }
 
     static func start(cutAt: Int64?) async throws -> NIOUploadServer {
-        let state = Locked<(received: [String: ReceivedUpload], cutAt: Int64?, wasCut: Bool)>(([:], cutAt, false))
+        let state = Locked<UploadsSeen>(([:], cutAt, false))
         let origin = Locked("")
         let context = Locked<HTTPResumableUploadContext?>(nil)
         let listener = try await ServerBootstrap(group: loop)
@@ -113,10 +107,10 @@ private final class NIOUploadServer: Sendable {
     private final class CutOnce: ChannelInboundHandler {
         typealias InboundIn = HTTPRequestPart
         typealias InboundOut = HTTPRequestPart
-        let state: Locked<(received: [String: ReceivedUpload], cutAt: Int64?, wasCut: Bool)>
+        let state: Locked<UploadsSeen>
         private var position: Int64 = 0
 
-        init(state: Locked<(received: [String: ReceivedUpload], cutAt: Int64?, wasCut: Bool)>) { self.state = state }
+        init(state: Locked<UploadsSeen>) { self.state = state }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
@@ -140,12 +134,12 @@ private final class NIOUploadServer: Sendable {
     private final class HashingSink: ChannelInboundHandler {
         typealias InboundIn = HTTPRequestPart
         typealias OutboundOut = HTTPResponsePart
-        let state: Locked<(received: [String: ReceivedUpload], cutAt: Int64?, wasCut: Bool)>
+        let state: Locked<UploadsSeen>
         private var path = ""
         private var hasher = SHA256()
         private var length: Int64 = 0
 
-        init(state: Locked<(received: [String: ReceivedUpload], cutAt: Int64?, wasCut: Bool)>) { self.state = state }
+        init(state: Locked<UploadsSeen>) { self.state = state }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
@@ -156,7 +150,7 @@ private final class NIOUploadServer: Sendable {
             case .end:
                 let upload = ReceivedUpload(
                     length: length,
-                    sha256: hasher.finalize().map { String(format: "%02x", $0) }.joined()
+                    sha256: Hex.string(hasher.finalize())
                 )
                 state.withLock { $0.received[path] = upload }
                 var head = HTTPResponse(status: .created)

@@ -9,15 +9,7 @@ import Testing
 /// a restart, a forgotten upload, a changed file, a record left by an upload that stopped, and cancellation.
 @Suite("Resumable uploads against the loopback upload server", .timeLimit(.minutes(2)))
 struct ResumableUploadTests {
-    /// A file of `size` deterministic bytes in a folder of its own, and its SHA-256.
-    private func makeFile(_ size: Int) throws -> (URL, String) {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "courier-resumable-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let data = Data(ServerFiles.bytes(offset: 0, count: size))
-        let file = folder.appending(path: "payload.bin")
-        try data.write(to: file)
-        return (file, sha256Hex(data))
-    }
+    private func makeFile(_ size: Int) throws -> (URL, String) { try makeUploadFile(size) }
 
     private func withUploadServer(
         _ configuration: Configuration = Configuration(),
@@ -320,4 +312,15 @@ struct ResumableUploadTests {
             #expect(!hasRecord(file))
         }
     }
+}
+
+/// A file of `size` deterministic bytes in a folder of its own, and its SHA-256: what the resumable-upload tests
+/// send, against the loopback server and against SwiftNIO's.
+func makeUploadFile(_ size: Int) throws -> (URL, String) {
+    let folder = FileManager.default.temporaryDirectory.appending(path: "courier-resumable-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let data = Data(ServerFiles.bytes(offset: 0, count: size))
+    let file = folder.appending(path: "payload.bin")
+    try data.write(to: file)
+    return (file, sha256Hex(data))
 }
