@@ -1,5 +1,6 @@
 import ArgumentParser
 import Courier
+import NIOCore
 
 #if canImport(Glibc)
 import Glibc
@@ -54,8 +55,12 @@ struct CourierCLI: AsyncParsableCommand {
     /// then parses as usual.
     static func main() async {
         Output.ignoreBrokenPipes()
+        let typed = Array(CommandLine.arguments.dropFirst())
+        if typed == ["--version"] {  // before swift-argument-parser, whose first parse costs more than printing this
+            exitProcess((try? Output.stdout(Courier.version)) == nil ? ExitStatus.writeError.rawValue : 0)
+        }
         let names = configuration.subcommands.map { $0._commandName }
-        let arguments = CommandLineGrammar.normalized(Array(CommandLine.arguments.dropFirst()), commands: names)
+        let arguments = CommandLineGrammar.normalized(typed, commands: names)
         if let first = arguments.first, let message = UnknownCommand.message(for: first, among: names + ["help"]) {
             Output.stderr(message)
             exitProcess(ExitStatus.usage.rawValue)
@@ -69,6 +74,9 @@ struct CourierCLI: AsyncParsableCommand {
         {
             Output.stderr(message)
             exitProcess(ExitStatus.usage.rawValue)
+        }
+        if let first = arguments.first, requestCommandNames.contains(first) {
+            NIOSingletons.groupLoopCountSuggestion = 1
         }
         await main(arguments)
     }

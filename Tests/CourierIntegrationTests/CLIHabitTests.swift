@@ -214,6 +214,9 @@ struct CLIHabitTests {
         }
         let version = try await CLI.run(["--version"])
         #expect(version.status == 0 && version.stdout == "0.1.0\n")
+        // `--version` alone is answered before swift-argument-parser runs; after a command it still answers.
+        let commandVersion = try await CLI.run(["get", "--version"])
+        #expect(commandVersion.status == 0 && commandVersion.stdout == version.stdout)
     }
 
     /// Each command's help shows its examples whole at 80 columns (swift-argument-parser wraps there when not on a
