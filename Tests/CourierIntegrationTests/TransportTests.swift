@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Courier
 import CourierTestSupport
 import CourierTesting
@@ -5,6 +6,7 @@ import CourierURLSession
 import Foundation
 import HTTPTypes
 import NIOCore
+import NIOPosix
 import Testing
 
 @Suite("Transports", .timeLimit(.minutes(1)))
@@ -92,6 +94,30 @@ struct TransportTests {
             #expect(stalled?.code == .timeout)
             #expect(start.duration(to: .now) < .seconds(4), "the read-idle timeout, not the total, ended the wait")
         }
+    }
+
+    /// Courier's connections read up to 256 KiB at a time (SwiftNIO's default stops at 64 KiB), set before a
+    /// caller's own connection initialiser runs, which still runs; a large body arrives whole.
+    @Test func asyncHTTPClientConnectionsReadUpTo256KiB() async throws {
+        let seen = Locked<[Int]>([])
+        var configuration = HTTPClient.Configuration()
+        configuration.http1_1ConnectionDebugInitializer = { channel in
+            channel.eventLoop.submit {
+                let allocator = try channel.syncOptions?.getOption(ChannelOptions.recvAllocator)
+                let adaptive = allocator as? AdaptiveRecvByteBufferAllocator
+                seen.withLock { $0.append(adaptive?.maximum ?? 0) }
+            }
+        }
+        let client = HTTPClient(
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            configuration: AsyncHTTPClientTransport.preparedConfiguration(configuration)
+        )
+        try await withServerSession(transport: AsyncHTTPClientTransport(client: client)) { session, _ in
+            let body = try await session.send(Request<Data>.get("/bytes/3000000")).value
+            #expect(body == ServerFiles.data(count: 3_000_000))
+        }
+        try await client.shutdown()
+        #expect(seen.withLock { $0 } == [256 * 1024])
     }
 
     @Test func stubTransportAnswersWithoutSockets() async throws {

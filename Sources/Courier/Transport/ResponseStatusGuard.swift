@@ -88,34 +88,22 @@ extension ResponseStatusGuard {
     /// initialiser the caller set (which still runs, after).
     static func installing(on configuration: HTTPClient.Configuration) -> HTTPClient.Configuration {
         var configuration = configuration
-        let http1 = configuration.http1_1ConnectionDebugInitializer
-        configuration.http1_1ConnectionDebugInitializer = { channel in
-            onLoop(of: channel, then: http1) {
+        configuration.http1_1ConnectionDebugInitializer = ConnectionInitializers.chaining(
+            { channel in
                 let sync = channel.pipeline.syncOperations
                 let decoder = try sync.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self)
                 try sync.addHandler(ResponseStatusGuard(), position: .after(decoder))
-            }
-        }
-        let stream = configuration.http2StreamChannelDebugInitializer
-        configuration.http2StreamChannelDebugInitializer = { channel in
-            onLoop(of: channel, then: stream) {
+            },
+            before: configuration.http1_1ConnectionDebugInitializer
+        )
+        configuration.http2StreamChannelDebugInitializer = ConnectionInitializers.chaining(
+            { channel in
                 let sync = channel.pipeline.syncOperations
                 let codec = try sync.handler(type: HTTP2FramePayloadToHTTP1ClientCodec.self)
                 try sync.addHandler(HTTP2ResponseStatusGuard(), position: .before(codec))
-            }
-        }
+            },
+            before: configuration.http2StreamChannelDebugInitializer
+        )
         return configuration
-    }
-
-    /// Runs `install` on `channel`'s loop (synchronous pipeline operations must), then the caller's own initialiser.
-    private static func onLoop(
-        of channel: any Channel,
-        then next: (@Sendable (any Channel) -> EventLoopFuture<Void>)?,
-        _ install: @escaping @Sendable () throws -> Void
-    ) -> EventLoopFuture<Void> {
-        let loop = channel.eventLoop
-        let installed = loop.inEventLoop ? loop.makeCompletedFuture(Result(catching: install)) : loop.submit(install)
-        guard let next else { return installed }
-        return installed.flatMap { next(channel) }
     }
 }
