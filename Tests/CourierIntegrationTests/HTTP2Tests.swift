@@ -1,8 +1,12 @@
+import AsyncHTTPClient
 import Courier
 import CourierTestSupport
 import CourierTesting
 import Foundation
 import HTTPTypes
+import NIOCore
+import NIOPosix
+import NIOSSL
 import Testing
 
 @Suite("HTTP/2 through ALPN against the loopback server speaking h2")
@@ -48,6 +52,35 @@ struct HTTP2Tests {
             #expect(server.counter("h2-connections") == 1)
             #expect(server.counter("h2-streams") == 66)
         }
+    }
+
+    /// An HTTP/2 connection reads up to 256 KiB at a time too, and the caller's own initialiser still runs.
+    @Test func http2ConnectionsReadUpTo256KiB() async throws {
+        let seen = Locked<[Int]>([])
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(authority.certificatePEM.utf8)))
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        configuration.http2ConnectionDebugInitializer = { channel in
+            channel.eventLoop.submit {
+                let allocator = try channel.syncOptions?.getOption(ChannelOptions.recvAllocator)
+                let adaptive = allocator as? AdaptiveRecvByteBufferAllocator
+                seen.withLock { $0.append(adaptive?.maximum ?? 0) }
+            }
+        }
+        let client = HTTPClient(
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            configuration: AsyncHTTPClientTransport.preparedConfiguration(configuration)
+        )
+        try await withServerSession(
+            tls: .init(identity: leaf, http2: true),
+            transport: AsyncHTTPClientTransport(client: client)
+        ) { session, server in
+            let body = try await session.send(Request<Data>.get("/bytes/3000000")).value
+            #expect(body == ServerFiles.data(count: 3_000_000))
+            #expect(server.counter("h2-connections") == 1)
+        }
+        try await client.shutdown()
+        #expect(seen.withLock { $0 } == [256 * 1024])
     }
 
     @Test func http1OnlyNeverNegotiatesHTTP2() async throws {

@@ -47,6 +47,15 @@ struct RedactorTests {
                 == #"{"user":"ada","password":"<redacted>","n":{"token": "<redacted>"}}"#
         )
         #expect(redactor.redact(body: "user=ada&password=hunter2&x=1") == "user=ada&password=<redacted>&x=1")
+        // One key the start of another (sign, signature; token, access_token), any case, inside escaped JSON.
+        #expect(
+            redactor.redact(body: #"{"Signature":"abc","sign":"x","access_token":"a","mytoken":"m"}"#)
+                == #"{"Signature":"<redacted>","sign":"<redacted>","access_token":"<redacted>","mytoken":"m"}"#
+        )
+        #expect(
+            redactor.redact(body: #"{"log":"{\"TOKEN\":\"t\"}"}"#) == #"{"log":"{\"TOKEN\":"<redacted>"}"}"#
+        )
+        #expect(redactor.redact(body: "a=1&signature=s&sign=t") == "a=1&signature=<redacted>&sign=<redacted>")
     }
 
     @Test func customHeadersAndKeysCanBeAdded() {

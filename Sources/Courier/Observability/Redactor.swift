@@ -105,22 +105,23 @@ public struct Redactor: Sendable, Hashable {
     public func redact(body text: String) -> String {
         let keys = sensitiveKeys.union(sensitiveHeaders.map { $0.canonicalName.lowercased() })
         guard !keys.isEmpty else { return text }
-        var result = text
-        for key in keys.sorted() {
-            let escaped = Self.escapedPattern(key)
-            let quote = #"\\?""#
-            let jsonValue = #"(?:\\?"(?:[^"\\]|\\.)*?\\?"|[^,}\]\s]+)"#
-            result = Self.replace(
-                in: result,
-                pattern: "(\(quote)\(escaped)\(quote)\\s*:\\s*\\[?\\s*)\(jsonValue)",
-                keepingFirstGroupThen: "\"\(placeholder)\""
-            )
-            result = Self.replace(
-                in: result,
-                pattern: "((?:^|[&?])\(escaped)=)[^&\\s]*",
-                keepingFirstGroupThen: placeholder
-            )
-        }
+        // One alternation of every key (longest first, so `signature` is tried before `sign`), compiled once per
+        // call for each of the two forms, where a pattern per key compiled 2 × 17 of them for the defaults.
+        let anyKey =
+            "(?:" + keys.sorted { ($0.count, $0) > ($1.count, $1) }.map(Self.escapedPattern).joined(separator: "|")
+            + ")"
+        let quote = #"\\?""#
+        let jsonValue = #"(?:\\?"(?:[^"\\]|\\.)*?\\?"|[^,}\]\s]+)"#
+        var result = Self.replace(
+            in: text,
+            pattern: "(\(quote)\(anyKey)\(quote)\\s*:\\s*\\[?\\s*)\(jsonValue)",
+            keepingFirstGroupThen: "\"\(placeholder)\""
+        )
+        result = Self.replace(
+            in: result,
+            pattern: "((?:^|[&?])\(anyKey)=)[^&\\s]*",
+            keepingFirstGroupThen: placeholder
+        )
         return result
     }
 
