@@ -237,6 +237,11 @@ struct DownloadRulesTests {
         queue.removeWaiting(ids[3])
         queue.slotFreed(ids[2])
         #expect(queue.next() == ids[0] && queue.running == [ids[1], ids[0]])
+        // Queued again before its slot is freed (resumed the moment it failed): it waits for the slot, then runs.
+        queue.enqueue(ids[1], priority: .normal)
+        #expect(queue.next() == nil && queue.waitingInOrder == [ids[1]])
+        queue.slotFreed(ids[1])
+        #expect(queue.next() == ids[1] && queue.running == [ids[1], ids[0]] && queue.waitingInOrder.isEmpty)
     }
 
     // MARK: Progress and limits

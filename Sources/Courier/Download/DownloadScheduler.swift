@@ -14,9 +14,11 @@ struct DownloadScheduler: Sendable {
         RequestPriority.allCases.sorted(by: >).flatMap { Array(waiting[$0] ?? []) }
     }
 
-    /// Queues `id` behind the others of its priority (once).
+    /// Queues `id` behind the others of its priority (once). A download queued again while its last transfer
+    /// still holds its slot (resumed the moment it failed, before the manager heard the slot was free) waits until
+    /// ``slotFreed(_:)``: it is not lost, and it never runs twice at once.
     mutating func enqueue(_ id: DownloadID, priority: RequestPriority) {
-        guard !running.contains(id), !(waiting[priority]?.contains(id) ?? false) else { return }
+        guard !(waiting[priority]?.contains(id) ?? false) else { return }
         waiting[priority, default: []].append(id)
     }
 
@@ -32,7 +34,10 @@ struct DownloadScheduler: Sendable {
     mutating func next() -> DownloadID? {
         guard running.count < limit else { return nil }
         for priority in RequestPriority.allCases.sorted(by: >) {
-            if let id = waiting[priority]?.popFirst() {
+            // Passing over one whose last transfer has not freed its slot yet.
+            if let index = waiting[priority]?.firstIndex(where: { !running.contains($0) }),
+                let id = waiting[priority]?.remove(at: index)
+            {
                 running.insert(id)
                 return id
             }
