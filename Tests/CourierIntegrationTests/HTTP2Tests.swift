@@ -4,7 +4,6 @@ import CourierTestSupport
 import CourierTesting
 import Foundation
 import HTTPTypes
-import NIOCore
 import NIOPosix
 import NIOSSL
 import Testing
@@ -60,13 +59,7 @@ struct HTTP2Tests {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(authority.certificatePEM.utf8)))
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-        configuration.http2ConnectionDebugInitializer = { channel in
-            channel.eventLoop.submit {
-                let allocator = try channel.syncOptions?.getOption(ChannelOptions.recvAllocator)
-                let adaptive = allocator as? AdaptiveRecvByteBufferAllocator
-                seen.withLock { $0.append(adaptive?.maximum ?? 0) }
-            }
-        }
+        configuration.http2ConnectionDebugInitializer = recordingReadLimits(into: seen)
         let client = HTTPClient(
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             configuration: AsyncHTTPClientTransport.preparedConfiguration(configuration)

@@ -101,13 +101,7 @@ struct TransportTests {
     @Test func asyncHTTPClientConnectionsReadUpTo256KiB() async throws {
         let seen = Locked<[Int]>([])
         var configuration = HTTPClient.Configuration()
-        configuration.http1_1ConnectionDebugInitializer = { channel in
-            channel.eventLoop.submit {
-                let allocator = try channel.syncOptions?.getOption(ChannelOptions.recvAllocator)
-                let adaptive = allocator as? AdaptiveRecvByteBufferAllocator
-                seen.withLock { $0.append(adaptive?.maximum ?? 0) }
-            }
-        }
+        configuration.http1_1ConnectionDebugInitializer = recordingReadLimits(into: seen)
         let client = HTTPClient(
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             configuration: AsyncHTTPClientTransport.preparedConfiguration(configuration)
