@@ -1,5 +1,6 @@
 import ArgumentParser
 import Courier
+import HTTPTypes
 import NIOCore
 
 #if canImport(Glibc)
@@ -59,7 +60,7 @@ struct CourierCLI: AsyncParsableCommand {
         if typed == ["--version"] {  // before swift-argument-parser, whose first parse costs more than printing this
             exitProcess((try? Output.stdout(Courier.version)) == nil ? ExitStatus.writeError.rawValue : 0)
         }
-        let names = configuration.subcommands.map { $0._commandName }
+        let names = commandNames
         let arguments = CommandLineGrammar.normalized(typed, commands: names)
         if let first = arguments.first, let message = UnknownCommand.message(for: first, among: names + ["help"]) {
             Output.stderr(message)
@@ -68,17 +69,36 @@ struct CourierCLI: AsyncParsableCommand {
         let requestCommands: [any MethodCommand.Type] = [
             Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self,
         ]
-        let requestCommandNames = requestCommands.map { $0._commandName }
-        if let first = arguments.first, requestCommandNames.contains(first),
-            let message = CurlFlagsElsewhere.message(for: Array(arguments.dropFirst()))
+        if let first = arguments.first,
+            let command = requestCommands.first(where: { $0.method.rawValue.lowercased() == first })
         {
-            Output.stderr(message)
-            exitProcess(ExitStatus.usage.rawValue)
-        }
-        if let first = arguments.first, requestCommandNames.contains(first) {
-            NIOSingletons.groupLoopCountSuggestion = 1
+            let words = Array(arguments.dropFirst())
+            if let message = CurlFlagsElsewhere.message(for: words) {
+                Output.stderr(message)
+                exitProcess(ExitStatus.usage.rawValue)
+            }
+            NIOSingletons.groupLoopCountSuggestion = 1  // one request needs no second thread
+            if let options = RequestCommandLine.options(words) { await send(options, with: command) }
         }
         await main(arguments)
+    }
+
+    /// The subcommands' names, written out so that a request reads no command's configuration (whose help texts
+    /// are reflowed as it is made); a test checks them against `configuration.subcommands`.
+    static let commandNames = [
+        "get", "post", "put", "delete", "patch", "head", "batch", "cache", "download", "queue", "upload", "events",
+        "reachability", "serve", "demo",
+    ]
+
+    /// Sends a request whose line ``RequestCommandLine`` read, and exits as swift-argument-parser's `main` would
+    /// after the command's `run()`.
+    private static func send(_ options: RequestOptions, with command: any MethodCommand.Type) async -> Never {
+        do {
+            try await command.run(options)
+            exitProcess(0)
+        } catch {
+            exitProcess((error as? ExitCode)?.rawValue ?? ExitStatus.of(error).rawValue)
+        }
     }
 }
 

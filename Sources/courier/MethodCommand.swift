@@ -32,7 +32,12 @@ extension MethodCommand {
     }
 
     func run() async throws {
-        let (options, method) = (self.options, Self.method)
+        try await Self.run(options)
+    }
+
+    /// Sends the request `options` describe with this command's method, reading either parser's options
+    /// (``RequestCommandLine`` reads most lines without swift-argument-parser); what it throws is an `ExitCode`.
+    static func run(_ options: RequestOptions) async throws {
         try await Output.exitOnFailure(reportsErrors: options.show.reportsErrors) {
             let status = try await RequestRun(options: options, command: method).run()
             if status != .success { throw status.exitCode }

@@ -23,3 +23,8 @@ struct PlacedArgument: ExpressibleByArgument {
         }
     }
 }
+
+extension PlacedArgument: CustomStringConvertible {
+    /// The value as typed: two parses of one line number their values apart, and compare equal.
+    var description: String { text }
+}
