@@ -58,10 +58,10 @@ final class ResumableUploadHandler: ChannelInboundHandler {
         }
         let complete =
             version >= 5
-            ? UploadField.boolean(fields[UploadField.complete])
-            : UploadField.boolean(fields[UploadField.incomplete]).map { !$0 }
-        let offset = fields[UploadField.offset].flatMap(UploadField.number)
-        let length = fields[UploadField.length].flatMap(UploadField.number)
+            ? StructuredFieldValue.boolean(fields[UploadField.complete])
+            : StructuredFieldValue.boolean(fields[UploadField.incomplete]).map { !$0 }
+        let offset = StructuredFieldValue.integer(fields[UploadField.offset])
+        let length = StructuredFieldValue.integer(fields[UploadField.length])
         let noUploadFields = complete == nil && offset == nil && length == nil
         if request.method == .options {
             guard noUploadFields else { return answer(context, status: .badRequest, version: version) }
@@ -216,24 +216,6 @@ enum UploadField {
     static let offset = HTTPField.Name("Upload-Offset")!
     static let length = HTTPField.Name("Upload-Length")!
     static let limit = HTTPField.Name("Upload-Limit")!
-
-    /// A structured-field boolean, `?1` or `?0`.
-    static func boolean(_ text: String?) -> Bool? {
-        switch text?.trimmingOWS() {
-        case "?1": true
-        case "?0": false
-        default: nil
-        }
-    }
-
-    /// A structured-field integer that is not negative.
-    static func number(_ text: String) -> Int64? {
-        let text = text.trimmingOWS()
-        guard !text.isEmpty, text.utf8.count <= 15, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-            return nil
-        }
-        return Int64(text)
-    }
 
     /// `Upload-Offset` and whether the upload is complete, in the field the version uses for that.
     static func progress(offset: Int64, complete: Bool, version: Int) -> [(HTTPField.Name, String)] {

@@ -48,11 +48,9 @@ enum ResumableUploadProtocol {
         return fields
     }
 
-    /// `Upload-Offset` of an answer: ASCII digits that fit in an `Int64`, else `nil`.
+    /// `Upload-Offset` of an answer, a structured-field integer; `nil` when absent or malformed.
     static func offset(in fields: HTTPFields) -> Int64? {
-        guard let value = fields[offsetField], !value.isEmpty, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
-        else { return nil }
-        return Int64(value)
+        StructuredFieldValue.integer(fields[offsetField])
     }
 
     /// The older drafts' inverse of `Upload-Complete`, which swift-nio-extras 1.35's `NIOResumableUpload` still
@@ -62,15 +60,7 @@ enum ResumableUploadProtocol {
     /// `Upload-Complete` of an answer, a structured-field boolean (`?1` or `?0`), or the inverse of
     /// `Upload-Incomplete` when only that is there; `nil` when both are absent or malformed.
     static func isComplete(in fields: HTTPFields) -> Bool? {
-        switch fields[completeField]?.trimmingSpaces() {
-        case "?1": return true
-        case "?0": return false
-        default:
-            switch fields[incompleteField]?.trimmingSpaces() {
-            case "?1": return false
-            case "?0": return true
-            default: return nil
-            }
-        }
+        StructuredFieldValue.boolean(fields[completeField])
+            ?? StructuredFieldValue.boolean(fields[incompleteField]).map { !$0 }
     }
 }
