@@ -65,6 +65,32 @@ struct BodyOptions: ParsableArguments {
     )
     var form: [String] = []
 
+    /// The values given, for the code that reads them.
+    var settings: BodySettings {
+        BodySettings(
+            data: data,
+            dataBinary: dataBinary,
+            dataRaw: dataRaw,
+            dataUrlencode: dataUrlencode,
+            dataInQuery: dataInQuery,
+            json: json,
+            form: form
+        )
+    }
+
+    func validate() throws { try settings.validate() }
+}
+
+/// The values of ``BodyOptions``, as either reader of the line gives them: each value is the option of the same name's.
+struct BodySettings {
+    var data: [PlacedArgument] = []
+    var dataBinary: [PlacedArgument] = []
+    var dataRaw: [PlacedArgument] = []
+    var dataUrlencode: [PlacedArgument] = []
+    var dataInQuery = false
+    var json: String?
+    var form: [String] = []
+
     /// The `-d` family's values in the order they were typed.
     var dataParts: [CurlData.Part] {
         (data.map { ($0, CurlData.Kind.text) } + dataBinary.map { ($0, .binary) } + dataRaw.map { ($0, .raw) }

@@ -47,7 +47,7 @@ struct CacheCommand: AsyncParsableCommand {
         /// Opens the cache; a directory that is not there is said to be so, and not created (these commands only
         /// look and remove).
         func open() async throws -> ResponseCache {
-            let place = cacheStore ?? CacheArguments.directory(cacheDir).path(percentEncoded: false)
+            let place = cacheStore ?? CacheSettings.directory(cacheDir).path(percentEncoded: false)
             if cacheStore == nil, !FileManager.default.isDirectory(atPath: place) {
                 throw CommandFailure(
                     description: "there is no cache directory at \(place): nothing has been cached there "

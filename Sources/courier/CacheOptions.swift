@@ -27,8 +27,31 @@ struct CacheArguments: ParsableArguments {
     )
     var cacheStore: String?
 
+    /// The values given, for the code that reads them.
+    var settings: CacheSettings {
+        CacheSettings(
+            cache: cache,
+            ttl: ttl,
+            cacheDir: cacheDir,
+            cacheStore: cacheStore
+        )
+    }
+
+    func validate() throws { try settings.validate() }
+
+    /// See ``CacheSettings/apply(to:)``.
+    func apply(to configuration: inout Configuration) throws { try settings.apply(to: &configuration) }
+}
+
+/// The values of ``CacheArguments``, as either reader of the line gives them: each value is the option of the same name's.
+struct CacheSettings {
+    var cache: String?
+    var ttl: String?
+    var cacheDir: String?
+    var cacheStore: String?
+
     func validate() throws {
-        if let cache, CacheArguments.policy(named: cache, ttl: nil) == nil {
+        if let cache, CacheSettings.policy(named: cache, ttl: nil) == nil {
             throw ValidationError(
                 "--cache must be one of network-only, cache-else-network, network-else-cache, cache-only, http"
             )

@@ -167,6 +167,74 @@ struct ConnectionOptions: ParsableArguments {
     @Flag(help: "Ask for a compressed answer and decode it: the default, accepted for curl's habit.")
     var compressed = false
 
+    /// The values given, for the code that reads them.
+    var settings: ConnectionSettings {
+        ConnectionSettings(
+            headers: headers,
+            user: user,
+            bearer: bearer,
+            userAgent: userAgent,
+            proxy: proxy,
+            cacert: cacert,
+            cert: cert,
+            key: key,
+            pin: pin,
+            insecure: insecure,
+            cookie: cookie,
+            cookieJar: cookieJar,
+            resolve: resolve,
+            http2: http2,
+            http11: http11,
+            timeout: timeout,
+            readTimeout: readTimeout,
+            connectTimeout: connectTimeout,
+            retries: retries,
+            maxRedirects: maxRedirects,
+            followsRedirects: followsRedirects,
+            compressed: compressed
+        )
+    }
+
+    func validate() throws { try settings.validate() }
+
+    /// See ``ConnectionSettings/configuration(_:)``.
+    func configuration(_ base: Configuration = Configuration()) throws -> Configuration {
+        try settings.configuration(base)
+    }
+
+    /// See ``ConnectionSettings/downloadConfiguration()``.
+    func downloadConfiguration() throws -> Configuration { try settings.downloadConfiguration() }
+
+    /// See ``ConnectionSettings/timeoutOverrides()``.
+    func timeoutOverrides() throws -> TimeoutOverrides { try settings.timeoutOverrides() }
+}
+
+/// The values of ``ConnectionOptions``, as either reader of the line gives them, and the session configuration they
+/// describe. Each value is the option of the same name's.
+struct ConnectionSettings {
+    var headers: [String] = []
+    var user: String?
+    var bearer: String?
+    var userAgent: String?
+    var proxy: String?
+    var cacert: String?
+    var cert: String?
+    var key: String?
+    var pin: [String] = []
+    var insecure = false
+    var cookie: String?
+    var cookieJar: String?
+    var resolve: [String] = []
+    var http2 = false
+    var http11 = false
+    var timeout: String?
+    var readTimeout: String?
+    var connectTimeout: String?
+    var retries: Int?
+    var maxRedirects: Int?
+    var followsRedirects = false
+    var compressed = false
+
     func validate() throws {
         if http2 && http11 { throw ValidationError("--http2 and --http1.1 cannot be combined") }
         if let retries, !(0...20).contains(retries) { throw ValidationError("--retries must be between 0 and 20") }

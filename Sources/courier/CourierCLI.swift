@@ -92,7 +92,7 @@ struct CourierCLI: AsyncParsableCommand {
 
     /// Sends a request whose line ``RequestCommandLine`` read, and exits as swift-argument-parser's `main` would
     /// after the command's `run()`.
-    private static func send(_ options: RequestOptions, with command: any MethodCommand.Type) async -> Never {
+    private static func send(_ options: RequestSettings, with command: any MethodCommand.Type) async -> Never {
         do {
             try await command.run(options)
             exitProcess(0)

@@ -32,12 +32,12 @@ extension MethodCommand {
     }
 
     func run() async throws {
-        try await Self.run(options)
+        try await Self.run(options.settings)
     }
 
-    /// Sends the request `options` describe with this command's method, reading either parser's options
+    /// Sends the request `options` describe with this command's method, read by either reader of the line
     /// (``RequestCommandLine`` reads most lines without swift-argument-parser); what it throws is an `ExitCode`.
-    static func run(_ options: RequestOptions) async throws {
+    static func run(_ options: RequestSettings) async throws {
         try await Output.exitOnFailure(reportsErrors: options.show.reportsErrors) {
             let status = try await RequestRun(options: options, command: method).run()
             if status != .success { throw status.exitCode }

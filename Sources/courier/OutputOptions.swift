@@ -94,6 +94,46 @@ struct OutputOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Log the request and response (credentials redacted) to stderr.")
     var verbose = false
 
+    /// The values given, for the code that reads them.
+    var settings: OutputSettings {
+        OutputSettings(
+            output: output,
+            remoteName: remoteName,
+            continueAt: continueAt,
+            dumpHeader: dumpHeader,
+            include: include,
+            headOnly: headOnly,
+            silent: silent,
+            showError: showError,
+            fail: fail,
+            checkStatus: checkStatus,
+            writeOut: writeOut,
+            pretty: pretty,
+            maxFilesize: maxFilesize,
+            verbose: verbose
+        )
+    }
+
+    func validate() throws { try settings.validate() }
+}
+
+/// The values of ``OutputOptions``, as either reader of the line gives them: each value is the option of the same name's.
+struct OutputSettings {
+    var output: String?
+    var remoteName = false
+    var continueAt: String?
+    var dumpHeader: String?
+    var include = false
+    var headOnly = false
+    var silent = false
+    var showError = false
+    var fail = false
+    var checkStatus = false
+    var writeOut: String?
+    var pretty: String?
+    var maxFilesize: String?
+    var verbose = false
+
     func validate() throws {
         if let pretty, OutputStyle(named: pretty) == nil {
             throw ValidationError("--pretty must be one of none, format, colors, all")

@@ -1,5 +1,3 @@
-import ArgumentParser
-
 /// The request commands' line (`get` and its siblings) read by the CLI's own code, so that a request spends its
 /// start-up on the request: swift-argument-parser's first parse took 8 of a 1 KiB GET's 19 ms of CPU, building the
 /// command's argument set by reflection four times and looking up the conformances of every option's type.
@@ -8,13 +6,13 @@ import ArgumentParser
 /// names (`-X value`, or flags grouped as `-sS`), and words that do not start with `-`. Anything else — help, an
 /// unknown or misspelt option, `--`, a value that starts with `-`, a number that is not one, a line that fails
 /// validation — gives `nil`, and the line goes through swift-argument-parser, so its messages stay the ones users
-/// see. Both fill the same ``RequestOptions``; `RequestCommandLineTests` checks that they agree on every option.
+/// see. Both give a ``RequestSettings``; `RequestCommandLineTests` checks that they agree on every option.
 enum RequestCommandLine {
     /// The options `arguments` (the words after the command's name) give; `nil` for a line to leave to
     /// swift-argument-parser.
-    static func options(_ arguments: [String]) -> RequestOptions? {
+    static func options(_ arguments: [String]) -> RequestSettings? {
         let setters = setters()
-        var options = RequestOptions.unparsed
+        var options = RequestSettings(firstWord: "")
         var positional: [String] = []
         var index = arguments.startIndex
         while index < arguments.endIndex {
@@ -71,12 +69,12 @@ enum RequestCommandLine {
     /// What an option does to the options: a flag sets itself, a value option takes the next word (or the text
     /// after `=`) and answers whether swift-argument-parser would take it.
     private enum Setter {
-        case flag((inout RequestOptions) -> Void)
-        case value((inout RequestOptions, String) -> Bool)
+        case flag((inout RequestSettings) -> Void)
+        case value((inout RequestSettings, String) -> Bool)
     }
 
     /// A value option that holds one value: the last one given, as swift-argument-parser keeps it.
-    private static func one(_ set: @escaping (inout RequestOptions, String) -> Void) -> Setter {
+    private static func one(_ set: @escaping (inout RequestSettings, String) -> Void) -> Setter {
         .value { options, value in
             set(&options, value)
             return true
@@ -84,7 +82,7 @@ enum RequestCommandLine {
     }
 
     /// A value option that holds a number (`Int(argument:)`, as swift-argument-parser reads one).
-    private static func number(_ set: @escaping (inout RequestOptions, Int) -> Void) -> Setter {
+    private static func number(_ set: @escaping (inout RequestSettings, Int) -> Void) -> Setter {
         .value { options, value in
             guard let number = Int(value) else { return false }
             set(&options, number)
@@ -92,7 +90,7 @@ enum RequestCommandLine {
         }
     }
 
-    /// Every name of every option of ``RequestOptions`` and its groups, with what it sets.
+    /// Every name of every option of ``RequestOptions`` and its groups, with the setting it sets.
     private static func setters() -> [String: Setter] {
         let table: [([String], Setter)] = [
             (["-X", "--request"], one { $0.method = $1 }),
@@ -156,70 +154,8 @@ enum RequestCommandLine {
     static var names: Set<String> { Set(setters().keys) }
 }
 
-extension RequestOptions {
-    /// The options with every value at the default its declaration gives and no URL yet: what
-    /// swift-argument-parser leaves of a line that gives nothing.
-    static var unparsed: RequestOptions {
-        var options = RequestOptions()
-        options.firstWord = ""
-        options.items = []
-        options.method = nil
-        options.params = []
-        options.body = BodyOptions()
-        options.body.data = []
-        options.body.dataBinary = []
-        options.body.dataRaw = []
-        options.body.dataUrlencode = []
-        options.body.dataInQuery = false
-        options.body.json = nil
-        options.body.form = []
-        options.show = OutputOptions()
-        options.show.output = nil
-        options.show.remoteName = false
-        options.show.continueAt = nil
-        options.show.dumpHeader = nil
-        options.show.include = false
-        options.show.headOnly = false
-        options.show.silent = false
-        options.show.showError = false
-        options.show.fail = false
-        options.show.checkStatus = false
-        options.show.writeOut = nil
-        options.show.pretty = nil
-        options.show.maxFilesize = nil
-        options.show.verbose = false
-        options.cache = CacheArguments()
-        options.cache.cache = nil
-        options.cache.ttl = nil
-        options.cache.cacheDir = nil
-        options.cache.cacheStore = nil
-        options.connection = ConnectionOptions()
-        options.connection.headers = []
-        options.connection.user = nil
-        options.connection.bearer = nil
-        options.connection.userAgent = nil
-        options.connection.proxy = nil
-        options.connection.cacert = nil
-        options.connection.cert = nil
-        options.connection.key = nil
-        options.connection.pin = []
-        options.connection.insecure = false
-        options.connection.cookie = nil
-        options.connection.cookieJar = nil
-        options.connection.resolve = []
-        options.connection.http2 = false
-        options.connection.http11 = false
-        options.connection.timeout = nil
-        options.connection.readTimeout = nil
-        options.connection.connectTimeout = nil
-        options.connection.retries = nil
-        options.connection.maxRedirects = nil
-        options.connection.followsRedirects = false
-        options.connection.compressed = false
-        return options
-    }
-
-    /// Every group's `validate()` and then the options' own, as swift-argument-parser runs them after a parse.
+extension RequestSettings {
+    /// Every group's `validate()` and then the request's own, as swift-argument-parser runs them after a parse.
     func validateAll() throws {
         try body.validate()
         try show.validate()

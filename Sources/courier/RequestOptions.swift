@@ -31,18 +31,6 @@ struct RequestOptions: ParsableArguments {
     )
     var items: [String] = []
 
-    /// xh's `[METHOD] URL [ITEM]...`: the first word is the method when it is a capitalised method word and a URL
-    /// follows, wherever the options put it (`courier POST URL`, `courier -v POST URL`).
-    private var words: (method: HTTPRequest.Method?, url: String, items: [String]) {
-        if let method = CommandLineGrammar.methodWord(firstWord), let url = items.first {
-            return (method, url, Array(items.dropFirst()))
-        }
-        return (nil, firstWord, items)
-    }
-
-    /// The URL as typed.
-    var url: String { words.url }
-
     @Option(
         name: [.customShort("X"), .customLong("request")],
         help: ArgumentHelp(
@@ -65,6 +53,51 @@ struct RequestOptions: ParsableArguments {
     @OptionGroup var cache: CacheArguments
 
     @OptionGroup var connection: ConnectionOptions
+
+    /// The values given, for the code that reads them.
+    var settings: RequestSettings {
+        RequestSettings(
+            firstWord: firstWord,
+            items: items,
+            method: method,
+            params: params,
+            body: body.settings,
+            show: show.settings,
+            cache: cache.settings,
+            connection: connection.settings
+        )
+    }
+
+    func validate() throws { try settings.validate() }
+}
+
+/// The values of ``RequestOptions`` as either reader of the line gives them (swift-argument-parser, or
+/// ``RequestCommandLine`` for most lines), the request and the session configuration they describe.
+struct RequestSettings {
+    /// The first word that is not an option: the URL, or xh's method word before it.
+    var firstWord: String
+    /// The words after it.
+    var items: [String] = []
+    /// `-X`.
+    var method: String?
+    /// `--param`.
+    var params: [String] = []
+    var body = BodySettings()
+    var show = OutputSettings()
+    var cache = CacheSettings()
+    var connection = ConnectionSettings()
+
+    /// xh's `[METHOD] URL [ITEM]...`: the first word is the method when it is a capitalised method word and a URL
+    /// follows, wherever the options put it (`courier POST URL`, `courier -v POST URL`).
+    private var words: (method: HTTPRequest.Method?, url: String, items: [String]) {
+        if let method = CommandLineGrammar.methodWord(firstWord), let url = items.first {
+            return (method, url, Array(items.dropFirst()))
+        }
+        return (nil, firstWord, items)
+    }
+
+    /// The URL as typed.
+    var url: String { words.url }
 
     func validate() throws {
         if let method, HTTPRequest.Method(method) == nil {

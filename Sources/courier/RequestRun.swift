@@ -17,7 +17,7 @@ import Glibc
 /// `-w`'s text (also after a failure), and says which exit status the answer earns. With `--cache` the answer is
 /// read whole through the session's cache; otherwise it streams, so any size runs in flat memory.
 struct RequestRun {
-    let options: RequestOptions
+    let options: RequestSettings
     /// The command's own method (`get` for the bare `courier URL`).
     let command: HTTPRequest.Method
 

@@ -40,12 +40,12 @@ struct CommandLineGrammarTests {
 
     /// curl has no total timeout unless `-m` gives one; the connect and read timeouts keep their 30 s.
     @Test func aRequestHasNoTotalTimeoutUnlessMGivesOne() throws {
-        let plain = try Get.parse(["example.com"]).options.configuration()
+        let plain = try Get.parse(["example.com"]).options.settings.configuration()
         #expect(plain.timeouts.total == Timeouts.noLimit)
         #expect(plain.timeouts.connect == .seconds(30) && plain.timeouts.readIdle == .seconds(30))
-        let bounded = try Get.parse(["example.com", "-m", "2.5"]).options.configuration()
+        let bounded = try Get.parse(["example.com", "-m", "2.5"]).options.settings.configuration()
         #expect(bounded.timeouts.total == .milliseconds(2500))
-        let long = try Get.parse(["--max-time", "3", "example.com"]).options.configuration()
+        let long = try Get.parse(["--max-time", "3", "example.com"]).options.settings.configuration()
         #expect(long.timeouts.total == .seconds(3))
     }
 

@@ -52,7 +52,7 @@ struct RequestCommandLineTests {
     @Test func everyLineReadsAsSwiftArgumentParserReadsIt() throws {
         for line in Self.lines {
             let own = try #require(RequestCommandLine.options(line), "\(line)")
-            let parsed = try Get.parse(line).options
+            let parsed = try Get.parse(line).options.settings
             #expect(String(describing: own) == String(describing: parsed), "\(line)")
             #expect(
                 own.body.dataParts.map { "\($0.kind) \($0.text)" }
