@@ -3,10 +3,11 @@
 /// command's argument set by reflection four times and looking up the conformances of every option's type.
 ///
 /// It reads only a line it understands word for word: known long names (`--name value`, `--name=value`), known short
-/// names (`-X value`, or flags grouped as `-sS`), and words that do not start with `-`. Anything else — help, an
-/// unknown or misspelt option, `--`, a value that starts with `-`, a number that is not one, a line that fails
-/// validation — gives `nil`, and the line goes through swift-argument-parser, so its messages stay the ones users
-/// see. Both give a ``RequestSettings``; `RequestCommandLineTests` checks that they agree on every option.
+/// names (`-X value`, flags grouped as `-sS`, a value option last in a group as `-sSX PUT`), and words that do not
+/// start with `-`. Anything else — help, an unknown or misspelt option, `--`, a value that starts with `-`, a number
+/// that is not one, a line that fails validation — gives `nil`, and the line goes through swift-argument-parser, so
+/// its messages stay the ones users see. Both give a ``RequestSettings``; `RequestCommandLineTests` checks that they
+/// agree on every option.
 enum RequestCommandLine {
     /// The options `arguments` (the words after the command's name) give; `nil` for a line to leave to
     /// swift-argument-parser.
