@@ -34,6 +34,8 @@ enum RequestCommandLine {
                     guard position == names.count - 1 else { return nil }  // a value option inside a group of flags
                     let value: String
                     if let attached {
+                        // `--data=` is swift-argument-parser's "missing value".
+                        guard !attached.isEmpty else { return nil }
                         value = attached
                     } else {
                         guard index < arguments.endIndex else { return nil }

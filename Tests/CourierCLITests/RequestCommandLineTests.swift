@@ -62,6 +62,41 @@ struct RequestCommandLineTests {
         }
     }
 
+    /// Random lines from the words users type (every option name, values, URLs, items, stray dashes): whenever the
+    /// reader takes a line, swift-argument-parser takes it too and reads the same settings.
+    @Test func randomLinesTheReaderTakesReadTheSameInSwiftArgumentParser() throws {
+        let names = RequestCommandLine.names.sorted()
+        let values = [
+            "-", "a=1", "@body.bin", "GET", "PUT", "5", "0", "-1", "x", "cache-else-network", "http", "format", "10M",
+            "%{http_code}", "sha256/x", "ada:pw", "Accept: */*",
+        ]
+        let words = [
+            "127.0.0.1:8080/echo", "POST", "name=ada", "age:=42", "q==swift", "X-Trace:7", "--", "-sS", "-kL",
+            "-sSX", "-XPUT", "--nope", "-Z", "--data=", "--=x", "",
+        ]
+        var generator = SplitMix64(seed: 57)
+        var taken = 0
+        for _ in 0..<1000 {
+            let line = (0..<Int.random(in: 1...7, using: &generator)).map { _ -> String in
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: names.randomElement(using: &generator) ?? ""
+                case 1: values.randomElement(using: &generator) ?? ""
+                default: words.randomElement(using: &generator) ?? ""
+                }
+            }
+            guard let own = RequestCommandLine.options(line) else { continue }
+            taken += 1
+            let parsed = try #require(try? Get.parse(line).options.settings, "\(line)")
+            #expect(String(describing: own) == String(describing: parsed), "\(line)")
+            #expect(
+                own.body.dataParts.map { "\($0.kind) \($0.text)" }
+                    == parsed.body.dataParts.map { "\($0.kind) \($0.text)" },
+                "\(line)"
+            )
+        }
+        #expect(taken > 100, "too few lines taken to say anything: \(taken)")
+    }
+
     @Test func theLinesUseEveryNameOfEveryOption() {
         let used = Set(Self.lines.joined().map { $0.split(separator: "=", maxSplits: 1)[0] }.map(String.init))
             .union(
@@ -97,6 +132,7 @@ struct RequestCommandLineTests {
             ["127.0.0.1:8080/echo", "-X"],
             ["127.0.0.1:8080/echo", "-H", "-x"],
             ["127.0.0.1:8080/echo", "--silent=yes"],
+            ["127.0.0.1:8080/echo", "--data="],
             ["127.0.0.1:8080/echo", "--retries", "many"],
             ["127.0.0.1:8080/echo", "--retries", "-1"],
             ["127.0.0.1:8080/echo", "--retries", "99"],
@@ -114,5 +150,20 @@ struct RequestCommandLineTests {
 
     @Test func theCommandNamesAreTheSubcommands() {
         #expect(CourierCLI.commandNames == CourierCLI.configuration.subcommands.map { $0._commandName })
+    }
+}
+
+/// A seeded generator, so a failing line comes back on the next run.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
