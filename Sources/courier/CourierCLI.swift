@@ -70,7 +70,7 @@ struct CourierCLI: AsyncParsableCommand {
             Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self,
         ]
         if let first = arguments.first,
-            let command = requestCommands.first(where: { $0.method.rawValue.lowercased() == first })
+            let command = requestCommands.first(where: { $0.commandName == first })
         {
             let words = Array(arguments.dropFirst())
             if let message = CurlFlagsElsewhere.message(for: words) {

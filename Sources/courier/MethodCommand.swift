@@ -19,9 +19,12 @@ protocol MethodCommand: AsyncParsableCommand {
 }
 
 extension MethodCommand {
+    /// The subcommand's name: its method in lower case (`get`), known without building its configuration.
+    static var commandName: String { method.rawValue.lowercased() }
+
     /// The subcommand's name, abstract and example, from its method.
     static func methodConfiguration(example arguments: String) -> CommandConfiguration {
-        let name = method.rawValue.lowercased()
+        let name = commandName
         return CommandConfiguration(
             commandName: name,
             abstract: method == .get
