@@ -11,8 +11,8 @@ import Glibc
 extension Scenario {
     /// `cli-get-1g`: one body of 1 GiB (64 MiB with `--quick`) written to a file with `-o` and to `/dev/null`
     /// through stdout, `courier get -s` against `curl -s`. From nginx's `/big` with `--url` (see
-    /// `Scripts/bench-nginx`), else from the in-process server. Also courier's peak RSS, measured by the kernel
-    /// for a separate, untimed run.
+    /// `Scripts/bench-nginx`), else from the in-process server. Also courier's peak RSS both ways, from GNU time
+    /// for separate, untimed runs.
     static let cliGet1G = Scenario(name: "cli-get-1g") { target, plan in
         let external = target.server == nil  // nginx from Scripts/bench-nginx, whose /big is 1 GiB
         let size = external || !plan.isQuick ? 1 << 30 : 64 << 20
@@ -50,7 +50,13 @@ extension Scenario {
             }
         }
         let results = seconds.mapValues { Double(size) / 1e6 / Throughput.median($0) }
-        let peak = try await CLIRuns.peakRSSKiB("\(courier.path) get -s \(url) >/dev/null")
+        let peaks = try await ProcessUsage.peakResidentKiB(
+            commands.filter { $0.name.hasPrefix("courier") }.map { ($0.name, ["/bin/sh", "-c", $0.line]) },
+            runs: 1,
+            noting: &notes
+        )
+        try? FileManager.default.removeItem(atPath: file)
+        let peak = peaks?.mapValues { Double($0.max() ?? 0) / 1024 } ?? [:]
         var versus = ""
         if results["curl-o"] != nil {
             versus = String(
@@ -65,11 +71,12 @@ extension Scenario {
             unit: "MB/s",
             higherIsBetter: true,
             results: results,
-            metrics: ["peak_rss_mib": ["courier": Double(peak) / 1024]],
+            metrics: ["peak_rss_mib": peak],
             notes: notes + versus
                 + String(
-                    format: "courier peak RSS %.0f MiB (target <= 64, the kernel's figure for the child); ",
-                    Double(peak) / 1024
+                    format: "courier peak RSS %.0f MiB to -o, %.0f MiB to stdout (target <= 64, GNU time's figure); ",
+                    peak["courier-o"] ?? 0,
+                    peak["courier-stdout"] ?? 0
                 )
                 + "\(ByteCount.format(size)) per run, median of \(rounds) runs each, one process per run"
         )
@@ -77,7 +84,8 @@ extension Scenario {
 
     /// `cli-get-1k`: whole processes that fetch 1 KiB (`courier get -s` against `curl -s`, and xh and httpie when
     /// installed), 200 runs each (20 with `--quick`), alternating: start-up is what a script pays for. Per process:
-    /// wall time (the result), CPU time and peak resident set, from the kernel's figures for each child; then
+    /// wall time (the result) and CPU time, from the kernel's figures for each child; peak resident set, the median
+    /// of 40 more runs each through GNU time (see ``ProcessUsage/peakResidentKiB(_:runs:noting:)``); then
     /// `courier --version` (median of 20), and the binary's size and shared libraries.
     static let cliGet1K = Scenario(name: "cli-get-1k") { target, plan in
         let url = target.base.appending(path: "small").absoluteString
@@ -94,7 +102,8 @@ extension Scenario {
         let samples = try await ProcessUsage.measure(commands, runs: runs)
         let results = samples.mapValues { runs in 1000 * runs.map(\.wall).reduce(0, +) / Double(max(runs.count, 1)) }
         let cpu = samples.mapValues { 1000 * Throughput.median($0.map(\.cpu)) }
-        let rss = samples.mapValues { Double($0.map(\.rss).max() ?? 0) / 1024 }
+        let peaks = try await ProcessUsage.peakResidentKiB(commands, runs: plan.isQuick ? 5 : 40, noting: &notes) ?? [:]
+        let rss = peaks.mapValues { Throughput.median($0.map(Double.init)) / 1024 }
         var summary = ""
         if let courierCPU = cpu["courier"], let curlCPU = cpu["curl"] {
             summary += String(
@@ -110,10 +119,18 @@ extension Scenario {
             let libraries = try await Tools.output(URL(filePath: "/usr/bin/ldd"), [courier.path])
                 .split(separator: "\n").filter { !$0.contains("linux-vdso") }.count
             let size = FileManager.default.sizeOfItem(atPath: courier.path) ?? 0
+            if let courierRSS = rss["courier"], let highest = peaks["courier"]?.max() {
+                summary += String(
+                    format: "courier peak RSS %.1f MiB (median of %d runs, highest %.1f; target <= 16)%@; ",
+                    courierRSS,
+                    peaks["courier"]?.count ?? 0,
+                    Double(highest) / 1024,
+                    rss["curl"].map { String(format: ", curl %.1f", $0) } ?? ""
+                )
+            }
             summary += String(
-                format: "courier peak RSS %.1f MiB (target <= 16); --version %.1f ms (median of 20, target <= 5); "
+                format: "--version %.1f ms (median of 20, target <= 5); "
                     + "binary %.1f MB (target <= 40), %d shared libraries (target <= 10); ",
-                rss["courier"] ?? 0,
                 wall,
                 Double(size) / 1e6,
                 libraries
@@ -161,26 +178,5 @@ enum CLIRuns {
         let start = ContinuousClock.now
         try await Tools.run(URL(filePath: "/bin/sh"), ["-c", line])
         return start.duration(to: .now).seconds
-    }
-
-    /// The peak resident set of the process `line` starts, in KiB, as the kernel counted it (`getrusage` of the
-    /// child, through a small Python parent, so no earlier child of this process is counted).
-    static func peakRSSKiB(_ line: String) async throws -> Int {
-        let script =
-            "import resource, subprocess, sys\nsubprocess.check_call(['/bin/sh', '-c', sys.argv[1]])\n"
-            + "sys.stderr.write('%d' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
-        let process = Process()
-        process.executableURL = URL(filePath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, line]
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let output = try await Task.detached { try pipe.fileHandleForReading.readToEnd() ?? Data() }.value
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let kib = Int(String(decoding: output, as: UTF8.self)) else {
-            throw BenchError.unexpected("the peak RSS run of '\(line)' failed")
-        }
-        return kib
     }
 }
