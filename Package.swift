@@ -198,6 +198,7 @@ let package = Package(
             dependencies: [
                 "Courier",
                 "CourierTesting",
+                "CourierTestSupport",
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -213,7 +214,8 @@ let package = Package(
         .testTarget(
             name: "CourierCLITests",
             dependencies: [
-                "courier", "Courier", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "courier", "Courier", "CourierTestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

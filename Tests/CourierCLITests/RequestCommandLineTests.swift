@@ -1,4 +1,5 @@
 import ArgumentParser
+import CourierTestSupport
 import Testing
 
 @testable import courier
@@ -74,7 +75,7 @@ struct RequestCommandLineTests {
             "127.0.0.1:8080/echo", "POST", "name=ada", "age:=42", "q==swift", "X-Trace:7", "--", "-sS", "-kL",
             "-sSX", "-XPUT", "--nope", "-Z", "--data=", "--=x", "",
         ]
-        var generator = SplitMix64(seed: 57)
+        var generator = SeededGenerator(seed: 57)
         var taken = 0
         for _ in 0..<1000 {
             let line = (0..<Int.random(in: 1...7, using: &generator)).map { _ -> String in
@@ -150,20 +151,5 @@ struct RequestCommandLineTests {
 
     @Test func theCommandNamesAreTheSubcommands() {
         #expect(CourierCLI.commandNames == CourierCLI.configuration.subcommands.map { $0._commandName })
-    }
-}
-
-/// A seeded generator, so a failing line comes back on the next run.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

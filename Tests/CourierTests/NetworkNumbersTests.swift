@@ -1,3 +1,4 @@
+import CourierTestSupport
 import Foundation
 import HTTPTypes
 import Testing
@@ -8,18 +9,6 @@ import Testing
 /// Each property runs over the edges and a seeded spread of values in between.
 @Suite("Numbers from the network: ports, Content-Range, resume records")
 struct NetworkNumbersTests {
-    /// A deterministic generator, so a failure names the values that broke.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let edges: [Int64] = [
         0, 1, 2, 499, 500, 1000, Int64(Int32.max), Int64(UInt32.max), .max - 2, .max - 1, .max,
     ]
@@ -81,7 +70,7 @@ struct NetworkNumbersTests {
     }
 
     @Test func everyContentRangeThatParsesHasAnEndAndALengthThatFit() {
-        var random = SplitMix(state: 41)
+        var random = SeededGenerator(seed: 41)
         var values = Self.edges
         for _ in 0..<200 { values.append(Int64.random(in: 0...Int64.max, using: &random)) }
         for first in values {
@@ -97,7 +86,7 @@ struct NetworkNumbersTests {
     }
 
     @Test func theResumeRulesAnswerEveryHostileContentRangeWithoutATrap() {
-        var random = SplitMix(state: 42)
+        var random = SeededGenerator(seed: 42)
         var values = Self.edges
         for _ in 0..<60 { values.append(Int64.random(in: 0...Int64.max, using: &random)) }
         for start in values.prefix(20) {
