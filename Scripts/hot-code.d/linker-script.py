@@ -18,6 +18,7 @@ import re
 import sys
 
 SECTION = re.compile(r'^\s*([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)\s+\d+\s+(\S.*)$')
+CODE = re.compile(r'^(.*):\((\.text[^)]*)\)$')  # an input section of code: FILE:(.text...)
 OUTPUT = re.compile(r'^\s{0,12}[0-9a-f]+\s+[0-9a-f]+\s+[0-9a-f]+\s+\d+\s(\S.*)$')
 
 
@@ -29,12 +30,12 @@ def sections(map_path):
             inside = output.group(1) in ('.text', '.text.courier_hot')
             continue
         match = SECTION.match(line)
-        if inside and match and int(match.group(2), 16) > 0 and re.search(r':\(\.text[^)]*\)$', match.group(3)):
+        if inside and match and int(match.group(2), 16) > 0 and CODE.match(match.group(3)):
             print(match.group(1), match.group(2), match.group(3))
 
 
 def pattern(spec):
-    path, section = re.match(r'^(.*):\((\.text[^)]*)\)$', spec).groups()
+    path, section = CODE.match(spec).groups()
     member = re.match(r'^(.*)\((.*)\)$', path)
     if member:  # an archive's member: */libswiftCore.a:Swift.o
         return '*/%s:%s("%s")' % (member.group(1).split('/')[-1], member.group(2), section)
