@@ -6,4 +6,18 @@
 /// `_GNU_SOURCE`). Returns 0, or -1 with `errno` set; elsewhere it does nothing and returns 0.
 int courier_start_writeback(int descriptor);
 
+/// The connection slot this thread published last (see Courier's `ConnectionSlot`): a retained Swift object, or
+/// NULL. Each thread has its own, so a slot is only ever read on the thread of the connection that published it.
+extern _Thread_local void *courier_connection_slot_value;
+
+/// The connection slot this thread published last, or NULL.
+static inline void *courier_connection_slot(void) { return courier_connection_slot_value; }
+
+/// Makes `slot` this thread's connection slot; returns the one it replaces, for the caller to release.
+static inline void *courier_set_connection_slot(void *slot) {
+    void *previous = courier_connection_slot_value;
+    courier_connection_slot_value = slot;
+    return previous;
+}
+
 #endif

@@ -24,6 +24,8 @@ public struct ResponseBody: Sendable {
     /// `nil` on one made elsewhere (an interceptor's, the cache's, a test's).
     var sent: PreparedRequest?
     var firstByte: Tick?
+    /// The connection that carried it, when the transport says (see ``ConnectionFacts``).
+    var connection: ConnectionUse?
 
     /// Creates a body value; transports and tests use it, sessions build it themselves.
     public init(status: HTTPResponse.Status, headers: HTTPFields, data: Data) {

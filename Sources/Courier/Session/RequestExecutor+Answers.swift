@@ -31,7 +31,7 @@ extension RequestExecutor {
         for interceptor in configuration.responseInterceptors + request.interceptors {
             result = try await interceptor.intercept(result, for: sent)
         }
-        (result.sent, result.firstByte) = (body.sent, body.firstByte)
+        (result.sent, result.firstByte, result.connection) = (body.sent, body.firstByte, body.connection)
         return result
     }
 

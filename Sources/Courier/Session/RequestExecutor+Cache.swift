@@ -84,7 +84,7 @@ struct CacheStep: Sendable {
             headers: headers,
             data: refreshed.body
         )
-        (merged.sent, merged.firstByte) = (answer.sent, answer.firstByte)
+        (merged.sent, merged.firstByte, merged.connection) = (answer.sent, answer.firstByte, answer.connection)
         return (merged, CacheInfo(isFromCache: true, age: age, wasRevalidated: true, wasStored: true))
     }
 

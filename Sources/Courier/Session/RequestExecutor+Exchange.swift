@@ -82,6 +82,7 @@ extension RequestExecutor {
         discard: nonisolated(nonsending) (Answer) async throws -> Void
     ) async throws -> Answer {
         var current = request
+        var opened = 0  // connections opened by the redirects before this exchange and by it
         while true {
             // Each step a request does without (cookies, tracing, waiting for connectivity) is skipped here, not
             // entered: every async call copies the request into a frame of its own.
@@ -105,6 +106,8 @@ extension RequestExecutor {
             }
             if let resend { RequestTrace.finish(resend, status: answer.status, error: nil) }
             answer.firstByte = .now
+            opened += answer.connection?.opened ?? 0
+            answer.connection?.opened = opened
             for monitor in configuration.monitors { monitor.didSend(sending) }
             if configuration.cookieJar != nil {
                 await storeCookies(from: answer.headers, for: sending.url, handling: call.cookies)
@@ -154,6 +157,9 @@ protocol ResponseHead {
     var sent: PreparedRequest? { get set }
     /// When the head arrived; set as the exchange ends.
     var firstByte: Tick? { get set }
+    /// The connection that carried it, when the transport says; the exchange adds the connections its redirects
+    /// opened.
+    var connection: ConnectionUse? { get set }
 }
 
 extension TransportResponse: ResponseHead {

@@ -20,7 +20,7 @@ extension RequestExecutor {
     ) -> ErasedResponse {
         // `sent` is set on every answer from the network
         let (original, sent) = (call.prepared, body.sent ?? call.prepared)
-        let timing = Timing(startTick: call.start, firstByteTick: body.firstByte, endTick: .now)
+        let timing = Timing(startTick: call.start, firstByteTick: body.firstByte, endTick: .now, use: body.connection)
         tellMonitors(original, sent: sent, result: .success(body), timing: timing, attempts: attempts)
         return Response(
             value: value,

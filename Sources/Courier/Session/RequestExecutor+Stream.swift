@@ -88,7 +88,13 @@ extension RequestExecutor {
             headers: response.headers,
             version: response.version,
             body: ByteStream(body),
-            isContentDecoded: response.isContentDecoded
+            isContentDecoded: response.isContentDecoded,
+            timing: Timing(
+                startTick: start,
+                firstByteTick: response.firstByte,
+                endTick: response.firstByte ?? .now,
+                use: response.connection
+            )
         )
         guard let sink else { return streamed }
         streamed.body = .empty
@@ -121,7 +127,12 @@ extension RequestExecutor {
             sentBytes: call.prepared.body.length
         )
         if let head {
-            let timing = Timing(startTick: call.start, firstByteTick: nil, endTick: .now)
+            let timing = Timing(
+                startTick: call.start,
+                firstByteTick: head.answer.firstByte,
+                endTick: .now,
+                use: head.answer.connection
+            )
             tellMonitors(
                 call.prepared,
                 sent: head.answer.sent ?? call.prepared,

@@ -21,6 +21,9 @@ public struct StreamedResponse: Sendable {
     public var body: ByteStream
     /// Whether the transport decoded the body already (`URLSession` does), though the headers still name the coding.
     var isContentDecoded = false
+    /// When the call started and its head arrived (``Timing/end`` is that moment too: the body is still to come),
+    /// and the connection that carried it.
+    public var timing: Timing
 }
 
 extension Session {

@@ -109,6 +109,8 @@ final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
     /// What lives on the loop: the answer read so far, and the task that reads it.
     private struct OnLoop {
         var collected: Collected?
+        /// The connection that carries the request, once its head has gone out.
+        var connection: ConnectionUse?
         var task: HTTPClient.Task<ResponseBody>?
         var isCancelled = false
         var hasEnded = false
@@ -160,6 +162,10 @@ final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
         }
     }
 
+    func didSendRequestHead(task: HTTPClient.Task<ResponseBody>, _ head: HTTPRequestHead) {
+        onLoop.value.connection = ConnectionSlot.take(for: head)
+    }
+
     func didReceiveHead(task: HTTPClient.Task<ResponseBody>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         do {
             let framing = Self.framing(head.headers)
@@ -209,11 +215,13 @@ final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
             throw CourierError.noResponse()
         }
         // The fields are kept as they came, made `HTTPFields` only when read (see ``ResponseFields``).
-        return ResponseBody(
+        var body = ResponseBody(
             status: AsyncHTTPClientTransport.status(collected.head.status),
             fields: ResponseFields(arrived: collected.head.headers),
             data: BodyAccumulator.data(try collected.body.finishBuffer())
         )
+        body.connection = onLoop.value.connection
+        return body
     }
 
     /// `Content-Length` and the `Content-Encoding` values (joined with ", ", as `HTTPFields` joins them), found

@@ -50,6 +50,8 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
         var sinkWaiter: CheckedContinuation<Void, Never>?
         /// How the exchange ended, once it has.
         var outcome: Result<Void, any Error>?
+        /// The connection that carries the request, once its head has gone out.
+        var connection: ConnectionUse?
     }
 
     /// Where the body's chunks go.
@@ -177,13 +179,18 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
 
     // MARK: HTTPClientResponseDelegate (on the task's event loop)
 
+    func didSendRequestHead(task: HTTPClient.Task<Void>, _ head: HTTPRequestHead) {
+        guard let connection = ConnectionSlot.take(for: head) else { return }
+        state.withLock { $0.connection = connection }
+    }
+
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         let produced = Producer.makeSequence(
             backPressureStrategy: .init(lowWatermark: 8, highWatermark: 32),
             finishOnDeinit: true,
             delegate: self
         )
-        let response = AsyncHTTPClientTransport.response(
+        var response = AsyncHTTPClientTransport.response(
             head.status,
             head.headers,
             body: produced.sequence,
@@ -192,6 +199,7 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
             version: head.version
         )
         state.withLock { state in
+            response.connection = state.connection
             state.source = produced.source
             state.head = .success(holdsBody ? response.holding(self) : response)
             if holdsBody { (state.destination, state.loop) = (.undecided([]), task.eventLoop) }

@@ -109,7 +109,9 @@ public final class AsyncHTTPClientTransport: Transport {
         configuration.decompression = .disabled
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.tracing.tracer = nil
-        return ReceiveBufferSize.installing(on: ResponseStatusGuard.installing(on: configuration))
+        return ReceiveBufferSize.installing(
+            on: ConnectionObserver.installing(on: ResponseStatusGuard.installing(on: configuration))
+        )
     }
 
     /// Sends the request; see ``Transport/send(_:cancellation:)``.

@@ -64,6 +64,8 @@ public struct TransportResponse: Sendable {
     /// session as it reads the answer, `nil` until then.
     var sent: PreparedRequest?
     var firstByte: Tick?
+    /// The connection that carried it, when the transport says (see ``ConnectionFacts``).
+    var connection: ConnectionUse?
     /// Creates a response.
     public init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteStream, isContentDecoded: Bool = false) {
         self.status = status
