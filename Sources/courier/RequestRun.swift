@@ -37,6 +37,8 @@ struct RequestRun {
         var url: URL
         var firstByte: ContinuousClock.Instant
         var receivedBytes: Int64
+        /// The call's timing, with the connection that carried it.
+        var timing: Timing
     }
 
     func run() async throws -> ExitStatus {
@@ -91,7 +93,7 @@ struct RequestRun {
         }
         let status = answer.head.status
         if let writeOut {
-            let facts = WriteOut.Facts(
+            var facts = WriteOut.Facts(
                 statusCode: status.code,
                 totalSeconds: start.duration(to: .now).seconds,
                 startTransferSeconds: start.duration(to: answer.firstByte).seconds,
@@ -101,6 +103,7 @@ struct RequestRun {
                 contentType: answer.head.headers[.contentType] ?? "",
                 httpVersion: answer.head.version.map { String($0.dropFirst("HTTP/".count)) } ?? ""
             )
+            facts.note(answer.timing, since: start)
             try Output.stdoutText(writeOut.text(facts))
         }
         guard options.show.checkStatus, let checked = ExitStatus.checked(status: status.code) else { return .success }
@@ -123,7 +126,13 @@ struct RequestRun {
         let response = try await session.stream(request, into: sink)
         let head = ResponseHeadText(version: response.version, status: response.status, headers: response.headers)
         let received = try sink.finish()
-        return Answer(head: head, url: response.url, firstByte: sink.firstByte, receivedBytes: received)
+        return Answer(
+            head: head,
+            url: response.url,
+            firstByte: sink.firstByte,
+            receivedBytes: received,
+            timing: response.timing
+        )
     }
 
     /// The answer read whole through ``Session/send(_:)``, so `--cache` can answer it or store it.
@@ -141,7 +150,8 @@ struct RequestRun {
             head: head,
             url: response.url,
             firstByte: response.timing.firstByte ?? .now,
-            receivedBytes: Int64(response.body.count)
+            receivedBytes: Int64(response.body.count),
+            timing: response.timing
         )
     }
 

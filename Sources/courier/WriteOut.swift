@@ -19,12 +19,35 @@ struct WriteOut {
         var redirects: Int
         var contentType: String
         var httpVersion: String
+        /// When the connection was connected, secured, and the request sent, in seconds from the start; 0 where no
+        /// figure exists (a connection ready before the call, a TLS connection's connect, a failure before the head
+        /// went out).
+        var connectSeconds = 0.0
+        var appConnectSeconds = 0.0
+        var preTransferSeconds = 0.0
+        /// Connections opened, redirects' included.
+        var connects = 0
+        var remote: ConnectionFacts.Endpoint?
+        var local: ConnectionFacts.Endpoint?
+
+        /// Takes the connection's figures from `timing`, counted from `start` (the command's, as the other times).
+        mutating func note(_ timing: Timing, since start: ContinuousClock.Instant) {
+            let seconds = { (instant: ContinuousClock.Instant?) in instant.map { start.duration(to: $0).seconds } }
+            guard let connection = timing.connection else { return }
+            connects = timing.connectionsOpened
+            (remote, local) = (connection.remote, connection.local)
+            preTransferSeconds = seconds(connection.requestSent) ?? 0
+            guard connection.ready >= timing.start else { return }
+            connectSeconds = seconds(connection.connected) ?? 0
+            appConnectSeconds = connection.isSecure ? seconds(connection.ready) ?? 0 : 0
+        }
     }
 
     /// The variables it knows, in the order the help lists them.
     static let variables = [
         "http_code", "response_code", "time_total", "time_starttransfer", "size_download", "url_effective",
-        "num_redirects", "content_type", "http_version",
+        "num_redirects", "content_type", "http_version", "time_connect", "time_appconnect", "time_pretransfer",
+        "num_connects", "remote_ip", "remote_port", "local_ip", "local_port",
     ]
 
     private enum Part {
@@ -95,6 +118,14 @@ struct WriteOut {
         case "num_redirects": String(facts.redirects)
         case "content_type": facts.contentType
         case "http_version": facts.httpVersion
+        case "time_connect": facts.connectSeconds.fixedText(6)
+        case "time_appconnect": facts.appConnectSeconds.fixedText(6)
+        case "time_pretransfer": facts.preTransferSeconds.fixedText(6)
+        case "num_connects": String(facts.connects)
+        case "remote_ip": facts.remote?.address ?? ""
+        case "remote_port": String(facts.remote?.port ?? 0)
+        case "local_ip": facts.local?.address ?? ""
+        case "local_port": String(facts.local?.port ?? 0)
         default: ""
         }
     }

@@ -3,8 +3,10 @@ import CourierTestSupport
 import CourierTesting
 import Foundation
 import HTTPTypes
+import InMemoryTracing
 import NIOCore
 import Testing
+import Tracing
 
 @Suite("What the connection did for a request: new or reused, where it leads, when it was ready")
 struct ConnectionFactsTests {
@@ -33,7 +35,7 @@ struct ConnectionFactsTests {
                 if again.isReused {
                     reused += 1
                     #expect(seen[again.id]?.local == again.local && later.connectionsOpened == 0)
-                    #expect(later.timeToConnect == nil && later.timeToSecureConnection == nil)
+                    #expect(later.timeToConnect == nil && later.timeToSecureConnection == nil, "ready before the call")
                     #expect(later.timeToRequestSent != nil)
                 } else {
                     #expect(seen[again.id] == nil && later.connectionsOpened == 1)
@@ -101,6 +103,19 @@ struct ConnectionFactsTests {
             #expect(!first.isReused && first.isSecure)
             #expect(second.isReused && second.id == first.id)
             #expect(server.counter("h2-connections") == 1)
+        }
+    }
+
+    @Test func spansNameThePeerOfEverySend() async throws {
+        let tracer = InMemoryTracer()
+        try await withServerSession({ $0.tracer = tracer }) { session, server in
+            _ = try await session.send(Request<Data>.get("/redirect/1"))
+            let spans = tracer.finishedSpans
+            #expect(spans.count == 2, "the call's span and the redirect's")
+            for span in spans {
+                #expect(span.attributes["network.peer.address"]?.toSpanAttribute() == "127.0.0.1")
+                #expect(span.attributes["network.peer.port"]?.toSpanAttribute() == .int64(Int64(server.port)))
+            }
         }
     }
 

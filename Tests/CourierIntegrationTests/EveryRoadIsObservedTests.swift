@@ -58,6 +58,8 @@ struct EveryRoadIsObservedTests {
             let span = try #require(seen.tracer.finishedSpans.first)
             #expect(seen.tracer.finishedSpans.count == 1 && span.operationName == "GET" && span.kind == .client)
             #expect(span.attributes["http.response.status_code"]?.toSpanAttribute() == 200)
+            #expect(span.attributes["network.peer.address"]?.toSpanAttribute() == "127.0.0.1")
+            #expect(span.attributes["network.peer.port"]?.toSpanAttribute() == .int64(Int64(server.port)))
         }
     }
 

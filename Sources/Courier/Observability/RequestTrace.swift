@@ -49,10 +49,10 @@ struct RequestTrace: Sendable {
         Self.describe(span, url: request.url)
     }
 
-    /// Records the outcome and ends the span.
-    func finished(status: HTTPResponse.Status?, error: CourierError?) {
+    /// Records the outcome (and the peer the final request reached, when the transport said) and ends the span.
+    func finished(status: HTTPResponse.Status?, error: CourierError?, connection: ConnectionUse? = nil) {
         guard let span else { return }
-        Self.finish(span, status: status, error: error)
+        Self.finish(span, status: status, error: error, connection: connection)
     }
 
     /// Puts the URL's attributes on `span`.
@@ -63,8 +63,18 @@ struct RequestTrace: Sendable {
         span.attributes[TelemetryNames.Attribute.serverPort] = url.effectivePort
     }
 
-    /// Records an outcome on `span` and ends it.
-    static func finish(_ span: any Span, status: HTTPResponse.Status?, error: CourierError?) {
+    /// Records an outcome on `span`, and the peer `connection` reached (`network.peer.address` and
+    /// `network.peer.port`), and ends it.
+    static func finish(
+        _ span: any Span,
+        status: HTTPResponse.Status?,
+        error: CourierError?,
+        connection: ConnectionUse? = nil
+    ) {
+        if let peer = connection?.record.remote {
+            span.attributes[TelemetryNames.Attribute.networkPeerAddress] = peer.address
+            span.attributes[TelemetryNames.Attribute.networkPeerPort] = peer.port
+        }
         if let status { span.attributes[TelemetryNames.Attribute.responseStatusCode] = status.code }
         if let errorType = TelemetryNames.errorType(status: status, failure: error) {
             // A 4xx or 5xx is an error of a client span, as OpenTelemetry says, even when no validator refused it.

@@ -59,6 +59,10 @@ public enum TelemetryNames {
         public static let urlFull = "url.full"
         /// Which resend of the call an attempt is (0 for the first): retries, redirects, credential refreshes.
         public static let resendCount = "http.request.resend_count"
+        /// The IP address of the peer the request's connection reached: the server, or a proxy.
+        public static let networkPeerAddress = "network.peer.address"
+        /// The port of the peer the request's connection reached.
+        public static let networkPeerPort = "network.peer.port"
     }
 }
 

@@ -14,9 +14,10 @@ public import Foundation
 /// Where the time went, as curl's `-w` splits it (each from ``start``):
 ///
 /// ```swift
-/// let timing = try await session.send(.get("/users")).timing
+/// let timing = try await session.send(Request<Data>.get("/users")).timing
 /// if let connection = timing.connection, !connection.isReused {
-///     print("connected after", timing.timeToConnect ?? .zero, "secured after", timing.timeToSecureConnection ?? .zero)
+///     print("new connection to", connection.remote?.description ?? "a Unix socket")
+///     print("secured after", timing.timeToSecureConnection ?? .zero)
 /// }
 /// print("sent after", timing.timeToRequestSent ?? .zero, "first byte after", timing.timeToFirstByte ?? .zero)
 /// ```
@@ -26,7 +27,8 @@ public struct Timing: Sendable, Hashable {
     private var startTick: Tick
     private var firstByteTick: Tick?
     private var endTick: Tick
-    private var use: ConnectionUse?
+    /// The connection that carried the final request, when the transport said.
+    private(set) var use: ConnectionUse?
 
     /// When the request started.
     public var start: ContinuousClock.Instant {
@@ -100,23 +102,23 @@ public struct Timing: Sendable, Hashable {
     public var timeToFirstByte: Duration? { firstByteTick.map { startTick.duration(to: $0) } }
 
     /// Start to the moment the final request's connection was connected (curl's `time_connect`): for a connection
-    /// opened for the request and not TLS; `nil` otherwise (see ``ConnectionFacts/connected``).
+    /// that was connected during the call (for it, or for one of its redirects) and is not TLS; `nil` otherwise (see
+    /// ``ConnectionFacts/connected``).
     public var timeToConnect: Duration? {
-        guard let use, !use.isReused, !use.record.isSecure else { return nil }
-        return sinceStart(use.record.ready)
+        guard let use = openedDuringCall, !use.record.isSecure else { return nil }
+        return startTick.duration(to: use.record.ready)
     }
 
     /// Start to the moment the final request's connection finished its TLS handshake (curl's `time_appconnect`):
-    /// for a TLS connection opened for the request; `nil` otherwise.
+    /// for a TLS connection that was opened during the call; `nil` otherwise.
     public var timeToSecureConnection: Duration? {
-        guard let use, !use.isReused, use.record.isSecure else { return nil }
-        return sinceStart(use.record.ready)
+        guard let use = openedDuringCall, use.record.isSecure else { return nil }
+        return startTick.duration(to: use.record.ready)
     }
 
     /// Start to the moment the final request's head was written to its connection (curl's `time_pretransfer`).
-    public var timeToRequestSent: Duration? { use.map { sinceStart($0.sent) } }
+    public var timeToRequestSent: Duration? { use.map { startTick.duration(to: $0.sent) } }
 
-    /// From the start to `tick`, never negative: a connection another request began may be ready before this one
-    /// started.
-    private func sinceStart(_ tick: Tick) -> Duration { max(.zero, startTick.duration(to: tick)) }
+    /// The final request's connection, when it became ready after the call started.
+    private var openedDuringCall: ConnectionUse? { use.flatMap { $0.record.ready >= startTick ? $0 : nil } }
 }

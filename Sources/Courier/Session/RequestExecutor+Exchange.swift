@@ -104,7 +104,9 @@ extension RequestExecutor {
                 if let resend { RequestTrace.finish(resend, status: nil, error: Self.normalize(error)) }
                 throw error
             }
-            if let resend { RequestTrace.finish(resend, status: answer.status, error: nil) }
+            if let resend {
+                RequestTrace.finish(resend, status: answer.status, error: nil, connection: answer.connection)
+            }
             answer.firstByte = .now
             opened += answer.connection?.opened ?? 0
             answer.connection?.opened = opened

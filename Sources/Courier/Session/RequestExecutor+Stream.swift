@@ -117,7 +117,7 @@ extension RequestExecutor {
             }
         let accessories = call.request.accessories
         for accessory in accessories { accessory.requestWillStop(call.prepared, outcome: outcome) }
-        trace?.finished(status: status, error: failure)
+        trace?.finished(status: status, error: failure, connection: head?.answer.connection)
         record(
             status: status,
             failure: failure,

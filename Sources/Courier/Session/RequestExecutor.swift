@@ -71,7 +71,7 @@ struct RequestExecutor: Sendable {
                     ResponseBody(status: response.status, fields: response.storage.fields, data: response.body)
                 )
             tell(request.accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
-            trace?.finished(status: response.status, error: nil)
+            trace?.finished(status: response.status, error: nil, connection: response.storage.timing.use)
             record(
                 status: response.status,
                 failure: nil,
