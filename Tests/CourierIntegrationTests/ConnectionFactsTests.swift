@@ -4,6 +4,7 @@ import CourierTesting
 import Foundation
 import HTTPTypes
 import InMemoryTracing
+import MetricsTestKit
 import NIOCore
 import Testing
 import Tracing
@@ -115,6 +116,32 @@ struct ConnectionFactsTests {
             for span in spans {
                 #expect(span.attributes["network.peer.address"]?.toSpanAttribute() == "127.0.0.1")
                 #expect(span.attributes["network.peer.port"]?.toSpanAttribute() == .int64(Int64(server.port)))
+            }
+        }
+    }
+
+    @Test func connectionsCountOpenIdleOrActiveAndTheirLifetimes() async throws {
+        let metrics = TestMetrics()
+        try await withTestServer { server in
+            let dimensions = [
+                ("server.address", "127.0.0.1"), ("server.port", String(server.port)),
+                ("network.peer.address", "127.0.0.1"), ("network.protocol.version", "1.1"),
+            ]
+            let idleState = [("http.connection.state", "idle")]
+            let activeState = [("http.connection.state", "active")]
+            let opened = try await withSession(Configuration { $0.metricsFactory = metrics }) { session in
+                for _ in 0..<4 { _ = try await session.send(Request<Data>.get(server.url("/bytes/10").absoluteString)) }
+                let idle = try metrics.expectMeter("http.client.open_connections", dimensions + idleState)
+                let active = try metrics.expectMeter("http.client.open_connections", dimensions + activeState)
+                await eventually("every connection is idle again") { idle.lastValue ?? 0 >= 1 && active.lastValue == 0 }
+                return Int(idle.lastValue ?? 0)
+            }
+            #expect(opened >= 1 && opened <= System.coreCount)
+            // the session's shutdown closed them: each left the gauge and recorded how long it lived
+            await eventually("the connections closed") {
+                let lifetimes = try? metrics.expectTimer("http.client.connection.duration", dimensions).values
+                let idle = try? metrics.expectMeter("http.client.open_connections", dimensions + idleState)
+                return lifetimes?.count == opened && idle?.lastValue == 0
             }
         }
     }

@@ -94,6 +94,28 @@ struct CourierMetrics: Sendable {
         return (meter(Metric.activeRequests), meter(Metric.queuedRequests))
     }
 
+    /// The instruments of one connection: the open-connections gauge for each state, and the lifetime timer, under
+    /// `dimensions` (the server, the peer, the HTTP version).
+    func connectionInstruments(
+        _ dimensions: [(String, String)]
+    ) -> (idle: Meter, active: Meter, lifetime: CoreMetrics.Timer) {
+        func meter(_ state: String) -> Meter {
+            let dimensions = dimensions + [(Attribute.httpConnectionState, state)]
+            return meters.instrument(InstrumentKey(label: Metric.openConnections, dimensions: dimensions)) {
+                Meter(label: Metric.openConnections, dimensions: dimensions, factory: factory)
+            }
+        }
+        let lifetime = timers.instrument(InstrumentKey(label: Metric.connectionDuration, dimensions: dimensions)) {
+            CoreMetrics.Timer(
+                label: Metric.connectionDuration,
+                dimensions: dimensions,
+                preferredDisplayUnit: .seconds,
+                factory: factory
+            )
+        }
+        return (meter("idle"), meter("active"), lifetime)
+    }
+
     /// Counts a call answered by an identical call in flight instead of a call of its own.
     func coalesced() {
         counter(Metric.coalescedCalls).increment()

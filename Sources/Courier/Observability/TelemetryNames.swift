@@ -15,6 +15,14 @@ import HTTPTypes
 /// | `courier.download.bytes` | counter | — (bytes written by downloads) |
 /// | `http.client.active_requests` | gauge | `server.address`, `server.port` (calls on the wire now) |
 /// | `courier.pool.queued` | gauge | `server.address`, `server.port` (calls waiting for a slot in the pool) |
+/// | `http.client.open_connections` | gauge | `server.address`, `server.port`, `network.peer.address`, `network.protocol.version`, `http.connection.state` (`idle` or `active`) |
+/// | `http.client.connection.duration` | timer (seconds) | the same but the state (how long each connection lived) |
+///
+/// The two connection metrics come from the connections of a session's own transport, into the factory the session
+/// was made with; a connection counts from its first request, which names its server.
+///
+/// Client spans carry `network.peer.address` and `network.peer.port` too: the peer the final request's connection
+/// reached.
 ///
 /// `error.type` is the status code of a 4xx or 5xx answer, else the ``CourierError/Code`` of a failure; it is
 /// left out of a success.
@@ -41,6 +49,11 @@ public enum TelemetryNames {
         public static let activeRequests = "http.client.active_requests"
         /// Calls waiting for a slot in the session's pool, per server: a gauge.
         public static let queuedRequests = "courier.pool.queued"
+        /// Connections open now, per server and state (`idle` or `active`): a gauge (OpenTelemetry's up-down
+        /// counter).
+        public static let openConnections = "http.client.open_connections"
+        /// How long each connection lived, from ready to closed: a timer, in seconds.
+        public static let connectionDuration = "http.client.connection.duration"
     }
 
     /// Attribute names, for metric dimensions and span attributes alike.
@@ -63,6 +76,10 @@ public enum TelemetryNames {
         public static let networkPeerAddress = "network.peer.address"
         /// The port of the peer the request's connection reached.
         public static let networkPeerPort = "network.peer.port"
+        /// The HTTP version a connection speaks: `1.1` or `2`.
+        public static let networkProtocolVersion = "network.protocol.version"
+        /// Whether a connection carries a request now (`active`) or waits for one (`idle`).
+        public static let httpConnectionState = "http.connection.state"
     }
 }
 

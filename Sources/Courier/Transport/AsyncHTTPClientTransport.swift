@@ -58,12 +58,26 @@ public final class AsyncHTTPClientTransport: Transport {
     /// `eventLoopGroup` (`nil`: NIO's shared `MultiThreadedEventLoopGroup.singleton`); a group you pass stays
     /// yours: ``shutdown()`` never shuts it down. `configuration` is prepared as ``preparedConfiguration(_:)``
     /// says. `logger` receives TLS warnings: hosts reached without certificate verification, and pin mismatches.
-    public init(
+    public convenience init(
         configuration: HTTPClient.Configuration = HTTPClient.Configuration(),
         eventLoopGroup: (any EventLoopGroup)? = nil,
         logger: Logger = Logger(label: "courier")
     ) {
-        self.baseConfiguration = Self.preparedConfiguration(configuration)
+        self.init(configuration: configuration, eventLoopGroup: eventLoopGroup, logger: logger, metrics: nil)
+    }
+
+    /// The transport ``init(configuration:eventLoopGroup:logger:)`` makes, whose connections count in `metrics`
+    /// (`http.client.open_connections`, `http.client.connection.duration`) when there are any.
+    init(
+        configuration: HTTPClient.Configuration,
+        eventLoopGroup: (any EventLoopGroup)?,
+        logger: Logger,
+        metrics: CourierMetrics?
+    ) {
+        self.baseConfiguration = ConnectionObserver.installing(
+            on: Self.preparedConfiguration(configuration, observingConnections: false),
+            metrics: metrics
+        )
         self.routing = ConnectionRouting(logger: logger)
         self.providedClient = nil
         self.lanes = Lanes(eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton)
@@ -76,7 +90,12 @@ public final class AsyncHTTPClientTransport: Transport {
     convenience init(for configuration: Configuration) {
         var client = HTTPClient.Configuration()
         client.dnsOverride = configuration.hostAddresses
-        self.init(configuration: client, logger: configuration.logger)
+        self.init(
+            configuration: client,
+            eventLoopGroup: nil,
+            logger: configuration.logger,
+            metrics: CourierMetrics(factory: configuration.metricsFactory)
+        )
     }
 
     /// Creates a transport that sends every request through your `client` (`HTTPClient.shared`, or one your
@@ -101,16 +120,27 @@ public final class AsyncHTTPClientTransport: Transport {
     /// fails at once instead of being retried silently until the connect timeout) and its own span per request
     /// (AsyncHTTPClient's would nest a second one, and cost about 10 µs a request even with the no-op tracer); and
     /// every connection gets a guard that fails a response whose status code AsyncHTTPClient 1.37 would trap on, and
-    /// reads of up to 256 KiB (SwiftNIO's default is 64 KiB), so a large body takes fewer trips through the pipeline.
+    /// reads of up to 256 KiB (SwiftNIO's default is 64 KiB), so a large body takes fewer trips through the pipeline,
+    /// and an observer that tells each response which connection carried it (``Timing/connection``).
     /// Make your own `HTTPClient` from it to hand to ``init(client:logger:)``.
     public static func preparedConfiguration(_ configuration: HTTPClient.Configuration) -> HTTPClient.Configuration {
+        preparedConfiguration(configuration, observingConnections: true)
+    }
+
+    /// `configuration` prepared, with the connection observers that tell ``Timing/connection`` unless the caller
+    /// installs its own (which may count in metrics).
+    private static func preparedConfiguration(
+        _ configuration: HTTPClient.Configuration,
+        observingConnections: Bool
+    ) -> HTTPClient.Configuration {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.tracing.tracer = nil
+        let guarded = ResponseStatusGuard.installing(on: configuration)
         return ReceiveBufferSize.installing(
-            on: ConnectionObserver.installing(on: ResponseStatusGuard.installing(on: configuration))
+            on: observingConnections ? ConnectionObserver.installing(on: guarded) : guarded
         )
     }
 

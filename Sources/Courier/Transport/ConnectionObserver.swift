@@ -31,8 +31,48 @@ final class ConnectionObserver: ChannelOutboundHandler, RemovableChannelHandler 
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .head(let head) = unwrapOutboundIn(data) { slot.publish(sending: head.uri) }
+        if case .head(let head) = unwrapOutboundIn(data) { slot.publish(sending: head) }
         context.write(data, promise: promise)
+    }
+}
+
+/// A ``ConnectionObserver`` that also tells the connection's ``ConnectionMeter`` when each answer ends, so the
+/// open-connections gauge knows an idle connection from an active one: installed instead of it when the session
+/// has metrics, so a session without them has no handler on its inbound path.
+final class MeteredConnectionObserver: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private let slot: ConnectionSlot
+    private var requestInFlight = false
+
+    init(_ slot: ConnectionSlot) {
+        self.slot = slot
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .head(let head) = unwrapOutboundIn(data) {
+            slot.publish(sending: head)
+            requestInFlight = true
+        }
+        context.write(data, promise: promise)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .end = unwrapInboundIn(data) { requestEnded() }
+        context.fireChannelRead(data)
+    }
+
+    /// An HTTP/2 stream goes away after its answer, or instead of one when it was reset.
+    func handlerRemoved(context: ChannelHandlerContext) {
+        requestEnded()
+    }
+
+    private func requestEnded() {
+        guard requestInFlight else { return }
+        requestInFlight = false
+        slot.meter?.requestEnded()
     }
 }
 
@@ -41,20 +81,36 @@ final class ConnectionObserver: ChannelOutboundHandler, RemovableChannelHandler 
 /// ``ConnectionObserver``s, and by delegates through their thread's slot, which only handlers of that thread set.
 final class ConnectionSlot {
     let record: ConnectionRecord
+    /// Where the connection's meter counts, when the session has metrics.
+    private let metrics: CourierMetrics?
+    /// The connection in the metrics, from its first request on.
+    private(set) var meter: ConnectionMeter?
     private var headsSent = 0
     /// The head just written, until a delegate takes it: its URI, whether the connection had carried one before,
     /// and when it went out.
     private var pending: (uri: String, isReused: Bool, sent: Tick)?
 
-    init(_ record: ConnectionRecord) {
+    init(_ record: ConnectionRecord, metrics: CourierMetrics?) {
         self.record = record
+        self.metrics = metrics
     }
 
-    /// Notes a head going out with `uri` and makes this the thread's slot.
-    func publish(sending uri: String) {
-        pending = (uri, headsSent > 0, .now)
+    /// Notes `head` going out and makes this the thread's slot; counts the connection active in the metrics.
+    func publish(sending head: HTTPRequestHead) {
+        pending = (head.uri, headsSent > 0, .now)
         headsSent += 1
         Self.makeCurrent(self)
+        guard let metrics else { return }
+        if meter == nil {
+            let server = ServerName(hostField: head.headers.first(name: "host"), isSecure: record.isSecure)
+            meter = ConnectionMeter(metrics, record: record, host: server.host, port: server.port)
+        }
+        meter?.requestStarted()
+    }
+
+    /// The connection closed.
+    func closed() {
+        meter?.closed()
     }
 
     /// The use of the connection whose head the thread wrote last, when it is `head`'s (the same URI): once.
@@ -101,35 +157,49 @@ private final class ConnectionSlotHolder: ChannelOutboundHandler {
 }
 
 extension ConnectionObserver {
-    /// A record of `channel`, a connection AsyncHTTPClient has just opened: its addresses, whether it has TLS, and
-    /// now as the moment it was ready.
-    private static func record(_ channel: any Channel) -> ConnectionRecord {
+    /// A slot for `channel`, a connection AsyncHTTPClient has just opened speaking `version`: a record of its
+    /// addresses, whether it has TLS, and now as the moment it was ready; told when the connection closes.
+    private static func slot(_ channel: any Channel, version: String, metrics: CourierMetrics?) -> ConnectionSlot {
         let isSecure = (try? channel.pipeline.syncOperations.handler(type: NIOSSLHandler.self)) != nil
-        return ConnectionRecord(
+        let record = ConnectionRecord(
             remote: channel.remoteAddress,
             local: channel.localAddress,
             isSecure: isSecure,
+            version: version,
             ready: .now
         )
+        let slot = ConnectionSlot(record, metrics: metrics)
+        if metrics != nil { channel.closeFuture.assumeIsolated().whenComplete { _ in slot.closed() } }
+        return slot
+    }
+
+    /// The observer of a connection (HTTP/1.1) or stream (HTTP/2) whose heads go through `slot`.
+    private static func observer(_ slot: ConnectionSlot, metered: Bool) -> any ChannelHandler {
+        metered ? MeteredConnectionObserver(slot) : ConnectionObserver(slot)
     }
 
     /// `configuration` with an observer on every HTTP/1.1 connection (beside the response decoder, where the heads
     /// it sees are the ones AsyncHTTPClient writes) and every HTTP/2 stream (on the HTTP/1 side of its codec), ahead
-    /// of any initialiser the caller set.
-    static func installing(on configuration: HTTPClient.Configuration) -> HTTPClient.Configuration {
+    /// of any initialiser the caller set; their connections count in `metrics` when there are any.
+    static func installing(
+        on configuration: HTTPClient.Configuration,
+        metrics: CourierMetrics? = nil
+    ) -> HTTPClient.Configuration {
         var configuration = configuration
+        let metered = metrics != nil
         configuration.http1_1ConnectionDebugInitializer = ConnectionInitializers.chaining(
             { channel in
                 let sync = channel.pipeline.syncOperations
                 let decoder = try sync.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self)
-                let observer = ConnectionObserver(ConnectionSlot(record(channel)))
-                try sync.addHandler(observer, position: .after(decoder))
+                let slot = slot(channel, version: "1.1", metrics: metrics)
+                try sync.addHandler(observer(slot, metered: metered), position: .after(decoder))
             },
             before: configuration.http1_1ConnectionDebugInitializer
         )
         configuration.http2ConnectionDebugInitializer = ConnectionInitializers.chaining(
             { channel in
-                try channel.pipeline.syncOperations.addHandler(ConnectionSlotHolder(ConnectionSlot(record(channel))))
+                let slot = slot(channel, version: "2", metrics: metrics)
+                try channel.pipeline.syncOperations.addHandler(ConnectionSlotHolder(slot))
             },
             before: configuration.http2ConnectionDebugInitializer
         )
@@ -140,7 +210,7 @@ extension ConnectionObserver {
                 else { return }
                 let sync = stream.pipeline.syncOperations
                 let codec = try sync.handler(type: HTTP2FramePayloadToHTTP1ClientCodec.self)
-                try sync.addHandler(ConnectionObserver(holder.slot), position: .after(codec))
+                try sync.addHandler(observer(holder.slot, metered: metered), position: .after(codec))
             },
             before: configuration.http2StreamChannelDebugInitializer
         )

@@ -14,16 +14,19 @@ final class ConnectionRecord: Sendable, Hashable {
     let local: ConnectionFacts.Endpoint?
     /// Whether the connection is TLS.
     let isSecure: Bool
+    /// The HTTP version it speaks, as OpenTelemetry's `network.protocol.version` spells it: `1.1` or `2`.
+    let version: String
     /// When the connection was ready for requests: after the TCP connect, and the TLS handshake when there is one.
     let ready: Tick
 
     private static let lastID = Atomic<Int>(0)
 
-    init(remote: SocketAddress?, local: SocketAddress?, isSecure: Bool, ready: Tick) {
+    init(remote: SocketAddress?, local: SocketAddress?, isSecure: Bool, version: String, ready: Tick) {
         id = Self.lastID.wrappingAdd(1, ordering: .relaxed).newValue
         self.remote = remote.flatMap(ConnectionFacts.Endpoint.init)
         self.local = local.flatMap(ConnectionFacts.Endpoint.init)
         self.isSecure = isSecure
+        self.version = version
         self.ready = ready
     }
 
@@ -32,6 +35,7 @@ final class ConnectionRecord: Sendable, Hashable {
         remote = facts.remote
         local = facts.local
         isSecure = facts.isSecure
+        version = ""
         ready = Tick(facts.ready)
     }
 
