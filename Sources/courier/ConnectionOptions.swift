@@ -108,6 +108,15 @@ struct ConnectionOptions: ParsableArguments {
     )
     var resolve: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Write every request and answer to FILE as a HAR 1.2 log, which browsers and HAR viewers open: "
+                + "headers and URLs with credentials hidden, bodies up to 64 KiB, timings, server address.",
+            valueName: "file"
+        )
+    )
+    var har: String?
+
     @Flag(help: "Offer HTTP/2 on https URLs; the server chooses through ALPN (the default, made explicit).")
     var http2 = false
 
@@ -183,6 +192,7 @@ struct ConnectionOptions: ParsableArguments {
             cookie: cookie,
             cookieJar: cookieJar,
             resolve: resolve,
+            har: har,
             http2: http2,
             http11: http11,
             timeout: timeout,
@@ -225,6 +235,7 @@ struct ConnectionSettings {
     var cookie: String?
     var cookieJar: String?
     var resolve: [String] = []
+    var har: String?
     var http2 = false
     var http11 = false
     var timeout: String?
@@ -267,6 +278,7 @@ struct ConnectionSettings {
     /// Every option but `--retries`, on top of `base`.
     private func connection(_ base: Configuration) throws -> Configuration {
         var configuration = base
+        if let har { configuration.monitors.append(try HARFiles.recorder(for: har)) }
         for line in headers {
             if let name = try Self.removedHeader(line) {
                 configuration.defaultHeaders[name] = nil

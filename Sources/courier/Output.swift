@@ -63,7 +63,11 @@ enum Output {
         }
         defer { watcher?.cancel() }
         do {
-            try await work.value
+            do { try await work.value } catch {
+                try? HARFiles.finishAll()  // a failed request is an entry too; the command's own error is told
+                throw error
+            }
+            try HARFiles.finishAll()
         } catch let exit as ExitCode {
             throw exit
         } catch {

@@ -140,6 +140,7 @@ enum RequestCommandLine {
             (["-b", "--cookie"], one { $0.connection.cookie = $1 }),
             (["-c", "--cookie-jar"], one { $0.connection.cookieJar = $1 }),
             (["--resolve"], one { $0.connection.resolve.append($1) }),
+            (["--har"], one { $0.connection.har = $1 }),
             (["--http2"], .flag { $0.connection.http2 = true }),
             (["--http1.1"], .flag { $0.connection.http11 = true }),
             (["-m", "--max-time", "--timeout"], one { $0.connection.timeout = $1 }),

@@ -41,6 +41,8 @@ public struct ConnectionFacts: Sendable, Hashable {
     public var ready: ContinuousClock.Instant
     /// When the request's head was written to the connection.
     public var requestSent: ContinuousClock.Instant
+    /// The HTTP version the connection speaks, `HTTP/1.1` or `HTTP/2`; `nil` when not known.
+    public var httpVersion: String?
 
     /// When the TCP connect was done: ``ready`` for a plain connection; `nil` for TLS, whose handshake
     /// AsyncHTTPClient finishes before it hands the connection over.
@@ -54,7 +56,8 @@ public struct ConnectionFacts: Sendable, Hashable {
         remote: Endpoint?,
         local: Endpoint?,
         ready: ContinuousClock.Instant,
-        requestSent: ContinuousClock.Instant
+        requestSent: ContinuousClock.Instant,
+        httpVersion: String? = nil
     ) {
         self.id = id
         self.isReused = isReused
@@ -63,6 +66,7 @@ public struct ConnectionFacts: Sendable, Hashable {
         self.local = local
         self.ready = ready
         self.requestSent = requestSent
+        self.httpVersion = httpVersion
     }
 
     init(_ use: ConnectionUse) {
@@ -73,7 +77,8 @@ public struct ConnectionFacts: Sendable, Hashable {
             remote: use.record.remote,
             local: use.record.local,
             ready: use.record.ready.instant,
-            requestSent: use.sent.instant
+            requestSent: use.sent.instant,
+            httpVersion: use.record.version.isEmpty ? nil : "HTTP/" + use.record.version
         )
     }
 }

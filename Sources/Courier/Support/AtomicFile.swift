@@ -25,18 +25,37 @@ package enum AtomicFile {
     /// Writes `data` to `url` atomically with the given permissions. With `durable`, the file is flushed to
     /// the disk before the rename, so a power cut cannot leave an empty file under the final name.
     package static func write(_ data: Data, to url: URL, permissions: UInt32 = 0o600, durable: Bool = false) throws {
-        // "." + name + "." + at most 20 digits + ".tmp": a long name gets a short stand-in, so any name that fits fits here.
-        let base = FileNameLimit.base(for: url.lastPathComponent, suffixBytes: 26)
-        let temp = url.deletingLastPathComponent().appendingPathComponent(
-            ".\(base).\(UInt64.random(in: 0...UInt64.max)).tmp"
-        )
-        let descriptor = open(temp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(permissions))
-        guard descriptor >= 0 else { throw failure("cannot create", temp) }
-        var closed = false
-        defer {
-            if !closed { close(descriptor) }
+        let writer = try Writer(for: url, permissions: permissions)
+        do { try writer.append(data) } catch {
+            writer.abandon()
+            throw error
         }
-        do {
+        try writer.commit(durable: durable)  // which cleans up after itself
+    }
+
+    /// A whole-or-nothing file written in parts: each ``append(_:)`` goes to the temporary file beside the target,
+    /// and ``commit(durable:)`` renames it into place. Until then the target is untouched; ``abandon()`` removes the
+    /// temporary file. Use it from one thread at a time.
+    package struct Writer: Sendable {
+        private let descriptor: Int32
+        private let temp: URL
+        private let target: URL
+
+        /// Creates the temporary file for `url`, readable and writable as `permissions` say.
+        package init(for url: URL, permissions: UInt32 = 0o600) throws {
+            // "." + name + "." + at most 20 digits + ".tmp": a long name gets a short stand-in, so any name that fits
+            // fits here.
+            let base = FileNameLimit.base(for: url.lastPathComponent, suffixBytes: 26)
+            temp = url.deletingLastPathComponent().appendingPathComponent(
+                ".\(base).\(UInt64.random(in: 0...UInt64.max)).tmp"
+            )
+            target = url
+            descriptor = open(temp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(permissions))
+            guard descriptor >= 0 else { throw failure("cannot create", temp) }
+        }
+
+        /// Writes `data` at the end of the temporary file.
+        package func append(_ data: Data) throws {
             try data.withUnsafeBytes { bytes in
                 var offset = 0
                 while offset < bytes.count {
@@ -49,13 +68,33 @@ package enum AtomicFile {
                     offset += written
                 }
             }
-            if durable, fsync(descriptor) != 0 { throw failure("cannot flush", temp) }
-            closed = true
-            guard close(descriptor) == 0 else { throw failure("cannot close", temp) }
-            guard rename(temp.path, url.path) == 0 else { throw failure("cannot rename into place", url) }
-        } catch {
+        }
+
+        /// Closes the temporary file and renames it over the target; with `durable`, flushed to the disk first, so
+        /// a power cut cannot leave an empty file under the final name. On failure the temporary file is removed.
+        package func commit(durable: Bool = false) throws {
+            do {
+                if durable, fsync(descriptor) != 0 { throw failure("cannot flush", temp) }
+            } catch {
+                abandon()
+                throw error
+            }
+            guard close(descriptor) == 0 else {
+                let error = failure("cannot close", temp)
+                unlink(temp.path)
+                throw error
+            }
+            guard rename(temp.path, target.path) == 0 else {
+                let error = failure("cannot rename into place", target)
+                unlink(temp.path)
+                throw error
+            }
+        }
+
+        /// Closes and removes the temporary file; the target stays as it was.
+        package func abandon() {
+            close(descriptor)
             unlink(temp.path)
-            throw error
         }
     }
 

@@ -35,7 +35,7 @@ final class ConnectionRecord: Sendable, Hashable {
         remote = facts.remote
         local = facts.local
         isSecure = facts.isSecure
-        version = ""
+        version = facts.httpVersion.map { String($0.dropFirst("HTTP/".count)) } ?? ""
         ready = Tick(facts.ready)
     }
 
