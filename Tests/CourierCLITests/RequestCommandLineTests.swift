@@ -43,6 +43,7 @@ struct RequestCommandLineTests {
         ["127.0.0.1:8080/echo", "--user=ada:pw", "-x", "socks5://127.0.0.1:1080", "--proxy", "http://p:3128"],
         ["127.0.0.1:8080/echo", "--oauth2-bearer", "TOKEN", "-b", "a=1; b=2", "-c", "jar.txt"],
         ["127.0.0.1:8080/echo", "--cookie", "cookies.txt", "--cookie-jar=jar.txt", "--resolve", "a.test:80:127.0.0.1"],
+        ["127.0.0.1:8080/echo", "--har", "run.har", "-w", "%{num_connects} %{time_connect}"],
         ["127.0.0.1:8080/echo", "-m", "5", "--max-time", "6", "--timeout", "7", "--read-timeout", "8"],
         ["127.0.0.1:8080/echo", "--connect-timeout", "2", "--retries", "3", "--max-redirs", "0", "-L"],
         ["127.0.0.1:8080/echo", "--location", "--compressed", "--retries=4", "--max-redirs=12", "-d", "-"],
