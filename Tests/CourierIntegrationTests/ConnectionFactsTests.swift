@@ -93,6 +93,23 @@ struct ConnectionFactsTests {
         }
     }
 
+    @Test func aPinnedHostGoesThroughTheRelayWhoseConnectionHasNoAddresses() async throws {
+        let authority = try TestCertificateAuthority()
+        let leaf = try authority.issue()
+        try await withServerSession(tls: .init(identity: leaf)) {
+            $0.tls.default = TLSPolicy(
+                trustRoots: .pem(authority.certificatePEM),
+                pinning: .publicKeys(["sha256/" + leaf.publicKeyPin])
+            )
+        } _: { session, _ in
+            let timing = try await session.send(Request<Data>.get("/bytes/10")).timing
+            let connection = try #require(timing.connection)
+            #expect(connection.remote == nil && connection.local == nil && connection.connected == nil)
+            #expect(timing.timeToConnect == nil && timing.timeToSecureConnection == nil)
+            #expect(timing.timeToRequestSent != nil && timing.connectionsOpened == 1)
+        }
+    }
+
     @Test func http2StreamsShareTheirConnection() async throws {
         let authority = try TestCertificateAuthority()
         let leaf = try authority.issue()

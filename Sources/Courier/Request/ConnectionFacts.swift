@@ -45,8 +45,10 @@ public struct ConnectionFacts: Sendable, Hashable {
     public var httpVersion: String?
 
     /// When the TCP connect was done: ``ready`` for a plain connection; `nil` for TLS, whose handshake
-    /// AsyncHTTPClient finishes before it hands the connection over.
-    public var connected: ContinuousClock.Instant? { isSecure ? nil : ready }
+    /// AsyncHTTPClient finishes before it hands the connection over, and over a Unix socket (Courier's relay makes
+    /// the server's connection and handshake after AsyncHTTPClient's head reaches it, so they fall in the wait for
+    /// the answer).
+    public var connected: ContinuousClock.Instant? { isSecure || remote == nil ? nil : ready }
 
     /// Creates the facts of one connection's use.
     public init(

@@ -105,7 +105,7 @@ public struct Timing: Sendable, Hashable {
     /// that was connected during the call (for it, or for one of its redirects) and is not TLS; `nil` otherwise (see
     /// ``ConnectionFacts/connected``).
     public var timeToConnect: Duration? {
-        guard let use = openedDuringCall, !use.record.isSecure else { return nil }
+        guard let use = openedDuringCall, !use.record.isSecure, use.record.remote != nil else { return nil }
         return startTick.duration(to: use.record.ready)
     }
 

@@ -139,10 +139,10 @@ final class ConnectionSlot {
     /// NIO's thread-specific variable where Courier's C module is not built. Read on the thread that set it only.
     nonisolated(unsafe) private static let threadSlot = ThreadSpecificVariable<ConnectionSlot>()
 
-    private static var current: ConnectionSlot? { threadSlot.get() }
+    private static var current: ConnectionSlot? { threadSlot.currentValue }
 
     private static func makeCurrent(_ slot: ConnectionSlot) {
-        if threadSlot.get() !== slot { threadSlot.set(slot) }
+        if threadSlot.currentValue !== slot { threadSlot.currentValue = slot }
     }
     #endif
 }
