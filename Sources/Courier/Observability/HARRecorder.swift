@@ -88,10 +88,12 @@ public final class HARRecorder: EventMonitor {
         do {
             if let failure { throw failure }
             try writer.append(Data(Self.tail.utf8))
-            try writer.commit()
         } catch {
-            if error is CourierError { writer.abandon() }
+            writer.abandon()
             throw Self.failure(url, error)
+        }
+        do { try writer.commit() } catch {
+            throw Self.failure(url, error)  // the commit removed the temporary file
         }
     }
 

@@ -73,9 +73,8 @@ package enum AtomicFile {
         /// Closes the temporary file and renames it over the target; with `durable`, flushed to the disk first, so
         /// a power cut cannot leave an empty file under the final name. On failure the temporary file is removed.
         package func commit(durable: Bool = false) throws {
-            do {
-                if durable, fsync(descriptor) != 0 { throw failure("cannot flush", temp) }
-            } catch {
+            if durable, fsync(descriptor) != 0 {
+                let error = failure("cannot flush", temp)
                 abandon()
                 throw error
             }

@@ -74,10 +74,7 @@ public final class AsyncHTTPClientTransport: Transport {
         logger: Logger,
         metrics: CourierMetrics?
     ) {
-        self.baseConfiguration = ConnectionObserver.installing(
-            on: Self.preparedConfiguration(configuration, observingConnections: false),
-            metrics: metrics
-        )
+        self.baseConfiguration = Self.preparedConfiguration(configuration, metrics: metrics)
         self.routing = ConnectionRouting(logger: logger)
         self.providedClient = nil
         self.lanes = Lanes(eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton)
@@ -124,14 +121,13 @@ public final class AsyncHTTPClientTransport: Transport {
     /// and an observer that tells each response which connection carried it (``Timing/connection``).
     /// Make your own `HTTPClient` from it to hand to ``init(client:logger:)``.
     public static func preparedConfiguration(_ configuration: HTTPClient.Configuration) -> HTTPClient.Configuration {
-        preparedConfiguration(configuration, observingConnections: true)
+        preparedConfiguration(configuration, metrics: nil)
     }
 
-    /// `configuration` prepared, with the connection observers that tell ``Timing/connection`` unless the caller
-    /// installs its own (which may count in metrics).
+    /// `configuration` prepared, its connections counted in `metrics` when there are any.
     private static func preparedConfiguration(
         _ configuration: HTTPClient.Configuration,
-        observingConnections: Bool
+        metrics: CourierMetrics?
     ) -> HTTPClient.Configuration {
         var configuration = configuration
         configuration.redirectConfiguration = .disallow
@@ -139,9 +135,7 @@ public final class AsyncHTTPClientTransport: Transport {
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.tracing.tracer = nil
         let guarded = ResponseStatusGuard.installing(on: configuration)
-        return ReceiveBufferSize.installing(
-            on: observingConnections ? ConnectionObserver.installing(on: guarded) : guarded
-        )
+        return ReceiveBufferSize.installing(on: ConnectionObserver.installing(on: guarded, metrics: metrics))
     }
 
     /// Sends the request; see ``Transport/send(_:cancellation:)``.

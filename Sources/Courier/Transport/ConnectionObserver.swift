@@ -183,7 +183,7 @@ extension ConnectionObserver {
     /// of any initialiser the caller set; their connections count in `metrics` when there are any.
     static func installing(
         on configuration: HTTPClient.Configuration,
-        metrics: CourierMetrics? = nil
+        metrics: CourierMetrics?
     ) -> HTTPClient.Configuration {
         var configuration = configuration
         let metered = metrics != nil
