@@ -122,7 +122,10 @@ struct ConnectionHandler {
                 state.record(
                     SeenRequest(request.head, path: request.path, bodyLength: request.bodyLength, body: request.body)
                 )
-                let keepAlive = try await Routes(state: state).respond(to: request, writer: writer)
+                let keepAlive =
+                    request.path.hasPrefix("/ws/")
+                    ? try await WebSocketRoute(state: state).respond(to: request, writer: writer)
+                    : try await Routes(state: state).respond(to: request, writer: writer)
                 try await writer.end()
                 if !keepAlive || !requestHead.isKeepAlive { return }
             }

@@ -25,7 +25,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case redirectLoop, tooManyRedirects, ignored, sessionClosed, transport
             case tooFrequent, offline, batchFailed, chainFailed, cacheMiss
             case rangeMismatch, integrity, destinationExists, destinationBusy, diskFull, invalidState
-            case compressionTarget, database, authenticationFailed, unreadableBody
+            case compressionTarget, database, authenticationFailed, unreadableBody, webSocket
         }
         private let base: Base
 
@@ -119,6 +119,10 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         /// refresh threw (``CourierError/underlying`` holds its error), fresh credentials were refused again and
         /// again, or the body could not be sent a second time.
         public static let authenticationFailed = Code(base: .authenticationFailed)
+        /// A WebSocket connection failed on the protocol: the server broke RFC 6455 (a masked frame, reserved
+        /// bits, a bad close code, text that is not UTF-8, …) or sent a message past the limits. Courier closed it
+        /// with ``CourierError/webSocketCloseCode``.
+        public static let webSocket = Code(base: .webSocket)
     }
 
     /// Which timeout elapsed, for ``Code/timeout`` errors.
@@ -164,6 +168,9 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     /// that holds an error allocates nothing for it (a `URL` field cost each of them a task allocation).
     private var partialFilePath: String?
     var retryAfterValue: String?
+    /// The close code Courier ended a WebSocket connection with, for ``Code/webSocket`` errors and a ping left
+    /// unanswered.
+    public var webSocketCloseCode: WebSocketCloseCode?
     /// Whether the transport found the pooled connection it picked already closed by the server before any of
     /// the answer arrived: the request never reached the server, so an idempotent one goes again at once, once,
     /// whatever the retry rule says. A ``Transport`` of your own sets it where its client reports such a

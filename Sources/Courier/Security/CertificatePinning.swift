@@ -1,4 +1,5 @@
 import Crypto
+import NIOCore
 import NIOSSL
 
 #if canImport(FoundationEssentials)
@@ -55,5 +56,25 @@ public enum CertificatePinning: Sendable, Hashable {
     static func publicKeyHash(of certificate: NIOSSLCertificate) throws -> String {
         let spki = try certificate.extractPublicKey().toSPKIBytes()
         return Data(SHA256.hash(data: spki)).base64EncodedString()
+    }
+}
+
+extension CertificatePinning {
+    /// Checks, once the TLS handshake on `context`'s channel is done, that the server's leaf certificate has one of
+    /// `pins` as its public key; does nothing without pins (verification alone decides). Throws
+    /// ``CourierError/Code/tls`` naming `host` on a mismatch. Call on the channel's event loop.
+    static func check(_ context: ChannelHandlerContext, against pins: Set<String>, host: String) throws {
+        guard !pins.isEmpty else { return }
+        let handler = try context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self)
+        guard let leaf = handler.peerCertificate else {
+            throw CourierError(code: .tls, message: "\(host) presented no certificate to check against its pins")
+        }
+        let presented = try publicKeyHash(of: leaf)
+        guard pins.contains(presented) else {
+            throw CourierError(
+                code: .tls,
+                message: "certificate pin mismatch for \(host): its public key sha256/\(presented) is not pinned"
+            )
+        }
     }
 }

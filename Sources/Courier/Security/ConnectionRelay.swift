@@ -233,22 +233,7 @@ private final class PinCheck: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func check(_ context: ChannelHandlerContext) throws {
-        guard !pins.isEmpty else { return }  // a relay for a SOCKS hop only: verification alone decides
-        let handler = try context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self)
-        guard let leaf = handler.peerCertificate else {
-            throw CourierError(
-                code: .tls,
-                message: "\(reporter.host) presented no certificate to check against its pins"
-            )
-        }
-        let presented = try CertificatePinning.publicKeyHash(of: leaf)
-        guard pins.contains(presented) else {
-            throw CourierError(
-                code: .tls,
-                message:
-                    "certificate pin mismatch for \(reporter.host): its public key sha256/\(presented) is not pinned"
-            )
-        }
+        try CertificatePinning.check(context, against: pins, host: reporter.host)
     }
 
     private func join(_ context: ChannelHandlerContext) throws {

@@ -74,7 +74,7 @@ extension RequestExecutor {
     /// request as finally sent and when its head arrived. Inlined into its two callers, so the answer reaches them
     /// without a frame of its own and `send` runs in theirs.
     @inline(__always)
-    private nonisolated(nonsending) func following<Answer: ResponseHead>(
+    nonisolated(nonsending) func following<Answer: ResponseHead>(
         _ call: Call,
         _ request: PreparedRequest,
         _ machine: inout CallStateMachine,

@@ -271,15 +271,40 @@ struct RequestExecutor: Sendable {
         attempt: nonisolated(nonsending) (PreparedRequest, inout CallStateMachine) async throws -> Answer,
         next: nonisolated(nonsending) (Answer?, CallStateMachine.Leaving) async -> Void
     ) async throws -> (answer: Answer, attempts: Int) {
+        let retrier = call.request.retryPolicy ?? configuration.retryPolicy
+        retrier?.callWillStart(call.prepared)
+        var machine = CallStateMachine(call.prepared, hasRetryRule: retrier != nil, deadline: call.deadline)
+        let answer = try await drive(
+            call,
+            machine: &machine,
+            from: machine.start(as: role),
+            retrier: retrier,
+            attempt: attempt,
+            next: next
+        )
+        return (answer, machine.attempt)
+    }
+
+    /// The driver's loop, from `action` on, with `machine` as the call has it: ``drive(_:as:attempt:next:)``'s,
+    /// and the way back into it for a call that goes on after an answer was delivered (a WebSocket whose
+    /// connection dropped: the machine heard ``CallStateMachine/bodyFailed(_:)`` and the retry rule). `failure`
+    /// is what ended the connection before, for the retry's log line.
+    @inline(__always)
+    nonisolated(nonsending) func drive<Answer: ResponseHead>(
+        _ call: Call,
+        machine: inout CallStateMachine,
+        from action: CallStateMachine.Action,
+        retrier: (any RequestRetrier)?,
+        after failure: CourierError? = nil,
+        attempt: nonisolated(nonsending) (PreparedRequest, inout CallStateMachine) async throws -> Answer,
+        next: nonisolated(nonsending) (Answer?, CallStateMachine.Leaving) async -> Void
+    ) async throws -> Answer {
         let (request, prepared) = (call.request, call.prepared)
-        let retrier = request.retryPolicy ?? configuration.retryPolicy
-        retrier?.callWillStart(prepared)
         let credentials = request.credentials(under: configuration)
-        var machine = CallStateMachine(prepared, hasRetryRule: retrier != nil, deadline: call.deadline)
         var generation = 0  // of the credential the attempt carries
         // what ended the last attempt, for the retry's log line (none made on the way of a success)
-        var failure: CourierError?
-        var action = machine.start(as: role)
+        var failure = failure
+        var action = action
         while true {
             switch action {
             case .exchange, .resend:
@@ -296,7 +321,7 @@ struct RequestExecutor: Sendable {
                     let retryAfter = received.value(of: .retryAfter)
                     action = machine.answered(received.status, retryAfter: retryAfter, refusedGeneration: refused)
                     action = machine.asking(retrier, about: prepared, action)
-                    if case .deliver = action { return (received, machine.attempt) }
+                    if case .deliver = action { return received }
                     var refusal = CourierError.httpStatus(received.status, bodyPreview: nil)
                     refusal.retryAfterValue = retryAfter
                     failure = refusal

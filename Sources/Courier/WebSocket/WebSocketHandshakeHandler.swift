@@ -1,0 +1,154 @@
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+
+/// Sends the upgrade request on a connection ready for it (TCP, through a proxy's tunnel, after TLS) and reads
+/// the answer. A 101 that passes ``WebSocketHandshake/check(_:)`` turns the pipeline into a WebSocket one (NIO's
+/// frame codec, ``WebSocketChannelHandler``, an `NIOAsyncChannel` for the caller), with the bytes that came after
+/// the 101 handed to the frame decoder; any other answer is reported with its head and the start of its body (for
+/// the error's preview and the authenticator), and the connection is closed.
+final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    /// How the handshake ended.
+    enum Outcome {
+        /// The server switched protocols: the connection as the caller uses it, and what the 101 agreed to.
+        case upgraded(WebSocketLink, HTTPResponseHead)
+        /// The server answered otherwise: its head and the first bytes of its body.
+        case refused(HTTPResponseHead, ByteBuffer)
+    }
+
+    /// The most of a refusal's body kept for the error's preview.
+    static let previewBytes = 2048
+
+    private let handshake: WebSocketHandshake
+    private let options: WebSocketOptions
+    private let ending: WebSocketEnding
+    private let httpHandlers: [any RemovableChannelHandler]
+    private let completed: (Result<Outcome, CourierError>) -> Void
+    private var response: HTTPResponseHead?
+    private var preview = ByteBuffer()
+    private var sentRequest = false
+    private var isDone = false
+
+    /// A handler that sends `handshake` and reports to `completed` once; `httpHandlers` are the HTTP/1 codec it
+    /// removes when the server switches protocols.
+    init(
+        _ handshake: WebSocketHandshake,
+        options: WebSocketOptions,
+        ending: WebSocketEnding,
+        httpHandlers: [any RemovableChannelHandler],
+        completed: @escaping (Result<Outcome, CourierError>) -> Void
+    ) {
+        self.handshake = handshake
+        self.options = options
+        self.ending = ending
+        self.httpHandlers = httpHandlers
+        self.completed = completed
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { sendRequest(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        sendRequest(context)
+        context.fireChannelActive()
+    }
+
+    private func sendRequest(_ context: ChannelHandlerContext) {
+        guard !sentRequest else { return }
+        sentRequest = true
+        context.write(wrapOutboundOut(.head(handshake.head)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !isDone else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            // An interim answer (100 Continue, 103 Early Hints) is not the answer.
+            if head.status == .switchingProtocols || head.status.code >= 200 { response = head }
+        case .body(var chunk):
+            guard response?.status != .switchingProtocols else { return }
+            let room = Self.previewBytes - preview.readableBytes
+            if room > 0, let kept = chunk.readSlice(length: min(room, chunk.readableBytes)) {
+                var kept = kept
+                preview.writeBuffer(&kept)
+            }
+        case .end:
+            guard let response else { return }
+            isDone = true
+            if response.status == .switchingProtocols {
+                upgrade(context, response)
+            } else {
+                completed(.success(.refused(response, preview)))
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        fail(
+            context,
+            CourierError(
+                code: .connectionClosed,
+                message: "the server closed the connection before it answered the WebSocket handshake"
+            )
+        )
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(context, ending.failed(by: error))
+    }
+
+    private func fail(_ context: ChannelHandlerContext, _ error: CourierError) {
+        guard !isDone else { return }
+        isDone = true
+        completed(.failure(error))
+        context.close(promise: nil)
+    }
+
+    /// Checks the 101 and puts the WebSocket handlers in place of the HTTP/1 codec, all within this call on the
+    /// event loop, so no byte the server sent after the 101 reaches a handler that would misread it.
+    private func upgrade(_ context: ChannelHandlerContext, _ response: HTTPResponseHead) {
+        do {
+            let agreement = try handshake.check(response)
+            let handler = try WebSocketChannelHandler(
+                options: options,
+                compression: agreement.compression,
+                ending: ending
+            )
+            let pipeline = context.pipeline.syncOperations
+            try pipeline.addHandlers(
+                [
+                    ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: options.maxMessageBytes)),
+                    WebSocketFrameEncoder(), handler,
+                ],
+                position: .after(self)
+            )
+            let channel = try NIOAsyncChannel<WebSocketMessage, WebSocketOutbound>(
+                wrappingChannelSynchronously: context.channel
+            )
+            let link = WebSocketLink(
+                channel: channel,
+                handler: NIOLoopBound(handler, eventLoop: context.eventLoop),
+                agreement: agreement,
+                ending: ending
+            )
+            let httpContexts = try httpHandlers.map { try pipeline.context(handler: $0) }
+            pipeline.removeHandler(context: context, promise: nil)
+            // The response decoder goes last: its removal hands the bytes after the 101 to the frame decoder.
+            for httpContext in httpContexts { pipeline.removeHandler(context: httpContext, promise: nil) }
+            completed(.success(.upgraded(link, response)))
+        } catch {
+            completed(.failure(error as? CourierError ?? ending.failed(by: error)))
+            context.close(promise: nil)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension WebSocketHandshakeHandler: Sendable {}

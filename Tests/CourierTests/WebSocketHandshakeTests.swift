@@ -1,0 +1,129 @@
+import CompressNIO
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@testable import Courier
+
+@Suite("The WebSocket opening handshake and permessage-deflate, by the RFCs' own examples")
+struct WebSocketHandshakeTests {
+    func prepared(_ url: String = "http://example.com:8080/chat?room=1", headers: HTTPFields = [:]) -> PreparedRequest {
+        PreparedRequest(method: .get, url: URL(string: url)!, headers: headers)
+    }
+
+    @Test func theAcceptKeyOfRFC6455() {
+        // RFC 6455 §1.3's example.
+        #expect(WebSocketHandshake.accept(for: "dGhlIHNhbXBsZSBub25jZQ==") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+        #expect(Data(base64Encoded: WebSocketHandshake.makeKey())?.count == 16)
+    }
+
+    @Test func theRequestCarriesTheUpgradeAndTheOffers() throws {
+        var options = WebSocketOptions()
+        options.compression = true
+        options.subprotocols = ["chat", "superchat"]
+        var headers = HTTPFields()
+        headers[.authorization] = "Bearer t"
+        headers[.connection] = "keep-alive"
+        let handshake = try WebSocketHandshake(prepared(headers: headers), options: options, key: "k")
+        let fields = handshake.head.headers
+        #expect(handshake.head.uri == "/chat?room=1" && handshake.head.method == .GET)
+        #expect(fields["Host"] == ["example.com:8080"])
+        #expect(fields["Upgrade"] == ["websocket"] && fields["Connection"] == ["Upgrade"])
+        #expect(fields["Sec-WebSocket-Key"] == ["k"] && fields["Sec-WebSocket-Version"] == ["13"])
+        #expect(fields["Sec-WebSocket-Extensions"] == ["permessage-deflate; client_max_window_bits"])
+        #expect(fields["Sec-WebSocket-Protocol"] == ["chat, superchat"])
+        #expect(fields["Authorization"] == ["Bearer t"])
+    }
+
+    @Test func aRequestThatCannotOpenIsRefusedBeforeAnythingIsSent() {
+        #expect(throws: CourierError.self) {
+            _ = try WebSocketHandshake(PreparedRequest(method: .post, url: URL(string: "http://h/")!), options: .init())
+        }
+        var options = WebSocketOptions()
+        options.subprotocols = ["bad name"]
+        #expect(throws: CourierError.self) { _ = try WebSocketHandshake(prepared(), options: options) }
+    }
+
+    func response(_ headers: [(String, String)]) -> HTTPResponseHead {
+        HTTPResponseHead(version: .http1_1, status: .switchingProtocols, headers: HTTPHeaders(headers))
+    }
+
+    @Test func the101IsCheckedAsRFC6455Asks() throws {
+        var options = WebSocketOptions()
+        options.compression = true
+        options.subprotocols = ["chat"]
+        let handshake = try WebSocketHandshake(prepared(), options: options, key: "dGhlIHNhbXBsZSBub25jZQ==")
+        let good: [(String, String)] = [
+            ("Upgrade", "WebSocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Accept", "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="),
+        ]
+        #expect(try handshake.check(response(good)) == .init(subprotocol: nil, compression: nil))
+        let agreed = try handshake.check(
+            response(
+                good + [
+                    ("Sec-WebSocket-Extensions", "permessage-deflate; server_no_context_takeover; client_max_window_bits=10"),
+                    ("Sec-WebSocket-Protocol", "chat"),
+                ]
+            )
+        )
+        #expect(agreed.subprotocol == "chat")
+        #expect(agreed.compression?.serverNoContextTakeover == true && agreed.compression?.clientMaxWindowBits == 10)
+        let bad: [[(String, String)]] = [
+            Array(good.dropFirst()),
+            [good[0], good[2]],
+            [good[0], good[1], ("Sec-WebSocket-Accept", "nope")],
+            good + [("Sec-WebSocket-Protocol", "other")],
+            good + [("Sec-WebSocket-Extensions", "x-unknown")],
+            good + [("Sec-WebSocket-Extensions", "permessage-deflate; server_max_window_bits=7")],
+            good + [("Sec-WebSocket-Extensions", "permessage-deflate; mystery")],
+            good + [("Sec-WebSocket-Extensions", "permessage-deflate; server_no_context_takeover; server_no_context_takeover")],
+            good + [("Sec-WebSocket-Extensions", "permessage-deflate;;")],
+        ]
+        for headers in bad {
+            #expect(throws: CourierError.self, "\(headers)") { _ = try handshake.check(response(headers)) }
+        }
+        let withoutOffer = try WebSocketHandshake(prepared(), options: .init(), key: "dGhlIHNhbXBsZSBub25jZQ==")
+        #expect(throws: CourierError.self) {
+            _ = try withoutOffer.check(response(good + [("Sec-WebSocket-Extensions", "permessage-deflate")]))
+        }
+    }
+
+    @Test func permessageDeflateReadsRFC7692sExampleAndRoundTrips() throws {
+        let deflate = try PerMessageDeflate(.init())
+        // RFC 7692 §7.2.3.1: "Hello" compressed in one message.
+        let hello = try deflate.inflate(ByteBuffer(bytes: [0xf2, 0x48, 0xcd, 0xc9, 0xc9, 0x07, 0x00]), limit: 100)
+        #expect(String(buffer: hello) == "Hello")
+        // §7.2.3.2: the same message again, using the context of the first.
+        let again = try deflate.inflate(ByteBuffer(bytes: [0xf2, 0x00, 0x11, 0x00, 0x00]), limit: 100)
+        #expect(String(buffer: again) == "Hello")
+
+        let sender = try PerMessageDeflate(.init())
+        let receiver = try PerMessageDeflate(.init())
+        for text in ["first message", String(repeating: "repeat ", count: 500), "first message"] {
+            let sent = try sender.deflate(ByteBuffer(string: text))
+            #expect(String(buffer: try receiver.inflate(sent, limit: 1 << 20)) == text)
+        }
+    }
+
+    @Test func aDeflateBombStopsAtTheLimit() throws {
+        let sender = try PerMessageDeflate(.init())
+        var zeros = ByteBuffer()
+        zeros.writeRepeatingByte(0, count: 1 << 20)
+        let bomb = try sender.deflate(zeros)
+        #expect(bomb.readableBytes < 4096)
+        let receiver = try PerMessageDeflate(.init())
+        #expect(throws: PerMessageDeflate.Failure.tooBig) { _ = try receiver.inflate(bomb, limit: 64 << 10) }
+        let other = try PerMessageDeflate(.init())
+        #expect(throws: PerMessageDeflate.Failure.corrupt) {
+            _ = try other.inflate(ByteBuffer(bytes: [0xff, 0xff, 0xff, 0xff]), limit: 100)
+        }
+    }
+
+    @Test func webSocketURLsAreSentAsHTTP() {
+        #expect(Session.httpForm(ofWebSocketURL: "ws://h/a") == "http://h/a")
+        #expect(Session.httpForm(ofWebSocketURL: "WSS://h/a") == "https://h/a")
+        #expect(Session.httpForm(ofWebSocketURL: "/chat") == "/chat")
+        #expect(WebSocketChannelHandler.fitting(String(repeating: "é", count: 100)).utf8.count == 122)
+    }
+}
