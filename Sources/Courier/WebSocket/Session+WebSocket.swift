@@ -36,7 +36,8 @@ extension Session {
     /// unanswered, or a server closing with 1001 or 1011–1014) is opened again when the call's retry rule says so,
     /// after its backoff, and `body` runs again with the new connection: its ``WebSocket/connectionNumber`` and
     /// ``WebSocket/previousDrop`` say it is a reconnection, and nothing is sent on it that `body` does not send
-    /// again. The rule counts drops in a row, not drops in all: each connection that opened starts the count anew.
+    /// again. The rule counts failures in a row, not in all: a connection that delivered a message starts the count
+    /// anew, one that dropped before any did not.
     ///
     /// Throws ``CourierError``: ``CourierError/Code/httpStatus`` when the server answered the handshake with
     /// another status (the body's first bytes in ``CourierError/bodyPreview``), ``CourierError/Code/invalidResponse``
@@ -111,7 +112,6 @@ extension RequestExecutor {
             while true {
                 guard let link = answer.link else { throw refusal(answer, call) }
                 lease.delivered(.switchingProtocols)
-                machine.progressed()
                 let outcome = await connected(
                     link,
                     answer,
@@ -130,6 +130,8 @@ extension RequestExecutor {
                     throw error
                 case .dropped(let drop):
                     guard options.reconnects else { throw drop }
+                    // A connection that delivered a message got somewhere: the drops before it no longer count.
+                    if link.ending.deliveredMessages { machine.progressed() }
                     call.log?.retry(prepared, attempt: machine.attempt, delay: .zero, error: drop)
                     let action = machine.asking(retrier, about: prepared, machine.bodyFailed(drop))
                     if case .fail(let error) = action { throw error }

@@ -227,18 +227,15 @@ struct WebSocketStateMachine {
         case .closed:
             return nil
         case .open, .closing:
-            let dropped = WebSocketClose(code: .abnormalClosure, byServer: true)
-            close = dropped
-            return WebSocketFailure(
-                closeCode: .abnormalClosure,
-                sendsClose: false,
-                error: CourierError(
-                    code: .connectionClosed,
-                    message: state == .open
-                        ? "the WebSocket connection ended without a close frame"
-                        : "the WebSocket connection ended before the server answered the close"
-                )
+            close = WebSocketClose(code: .abnormalClosure, byServer: true)
+            var error = CourierError(
+                code: .connectionClosed,
+                message: state == .open
+                    ? "the WebSocket connection ended without a close frame"
+                    : "the WebSocket connection ended before the server answered the close"
             )
+            error.webSocketCloseCode = .abnormalClosure
+            return WebSocketFailure(closeCode: .abnormalClosure, sendsClose: false, error: error)
         }
     }
 

@@ -219,6 +219,7 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
                 )
             }
         }
+        ending.noteDelivery()
         if opcode == .text {
             guard let text = try? data.readUTF8ValidatedString(length: data.readableBytes) else {
                 return perform(machine.undecodable(.invalidFramePayloadData, "a text message is not UTF-8"), context)

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -15,6 +17,8 @@ final class WebSocketEnding: Sendable {
     }
 
     private let value = Locked<Ending?>(nil)
+    /// Whether the connection delivered a message: a reconnecting call counts that as progress.
+    private let delivered = Atomic<Bool>(false)
     /// What connection errors are reported against.
     private let url: URL
     private let timeouts: Timeouts
@@ -28,6 +32,14 @@ final class WebSocketEnding: Sendable {
     func record(_ ending: Ending) {
         value.withLock { if $0 == nil { $0 = ending } }
     }
+
+    /// Notes that a message was delivered (on the event loop, for each; a relaxed store when already noted).
+    func noteDelivery() {
+        if !delivered.load(ordering: .relaxed) { delivered.store(true, ordering: .relaxed) }
+    }
+
+    /// Whether the connection delivered any message.
+    var deliveredMessages: Bool { delivered.load(ordering: .relaxed) }
 
     /// The ending, once there is one.
     var ending: Ending? { value.withLock { $0 } }

@@ -31,6 +31,8 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
     private var preview = ByteBuffer()
     private var sentRequest = false
     private var isDone = false
+    /// Reads that arrive while the HTTP/1 codec leaves the pipeline, for the frame decoder once it has.
+    private var heldBack: [NIOAny]?
 
     /// A handler that sends `handshake` and reports to `completed` once; `httpHandlers` are the HTTP/1 codec it
     /// removes when the server switches protocols.
@@ -65,6 +67,12 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if var waiting = heldBack {
+            // The bytes after the 101, which the response decoder hands on as it leaves: kept until it has left.
+            waiting.append(data)
+            heldBack = waiting
+            return
+        }
         guard !isDone else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
@@ -138,11 +146,24 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
                 agreement: agreement,
                 ending: ending
             )
+            // The response decoder is in the middle of handing over the 101: it leaves once that call returns,
+            // handing on the bytes that came after it, which wait here until it is gone (as a write would meet its
+            // write-observing half). Then they go to the frame decoder, and this handler leaves too.
+            heldBack = []
             let httpContexts = try httpHandlers.map { try pipeline.context(handler: $0) }
-            pipeline.removeHandler(context: context, promise: nil)
-            // The response decoder goes last: its removal hands the bytes after the 101 to the frame decoder.
-            for httpContext in httpContexts { pipeline.removeHandler(context: httpContext, promise: nil) }
-            completed(.success(.upgraded(link, response)))
+            let removals = httpContexts.map { httpContext in
+                let removed = context.eventLoop.makePromise(of: Void.self)
+                pipeline.removeHandler(context: httpContext, promise: removed)
+                return removed.futureResult
+            }
+            EventLoopFuture.andAllComplete(removals, on: context.eventLoop).assumeIsolated().whenComplete { _ in
+                let held = self.heldBack ?? []
+                self.heldBack = nil
+                for data in held { context.fireChannelRead(data) }
+                if !held.isEmpty { context.fireChannelReadComplete() }
+                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+                self.completed(.success(.upgraded(link, response)))
+            }
         } catch {
             completed(.failure(error as? CourierError ?? ending.failed(by: error)))
             context.close(promise: nil)
