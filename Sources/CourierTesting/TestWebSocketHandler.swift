@@ -87,8 +87,16 @@ final class TestWebSocketHandler: ChannelInboundHandler {
             } else {
                 state.add("ws-client-close:\(path)", Int(number))
             }
-            if !sentClose { sendClose(context, code: number == 1005 ? 1000 : number, reason: "") }
-            context.close(promise: nil)
+            floodLeft = 0
+            // The answer goes after what is queued, and the connection closes once it has gone (closing at once
+            // would drop both).
+            if !sentClose {
+                sendClose(context, code: number == 1005 ? 1000 : number, reason: "") {
+                    context.close(promise: nil)
+                }
+            } else {
+                context.close(promise: nil)
+            }
         case .ping:
             if case .echo(false, _, _) = behaviour { return }
             write(context, Self.frame(opcode: 0xA, payload: payload))
@@ -156,12 +164,19 @@ final class TestWebSocketHandler: ChannelInboundHandler {
         if floodLeft == 0, !sentClose { sendClose(context, code: 1000, reason: "") }
     }
 
-    private func sendClose(_ context: ChannelHandlerContext, code: UInt16, reason: String) {
+    /// Sends a close frame; `then` runs once it has been written.
+    private func sendClose(
+        _ context: ChannelHandlerContext,
+        code: UInt16,
+        reason: String,
+        then: (() -> Void)? = nil
+    ) {
         sentClose = true
         var payload = ByteBuffer()
         payload.writeInteger(code)
         payload.writeString(reason)
-        write(context, Self.frame(opcode: 0x8, payload: payload))
+        let written = context.writeAndFlush(wrapOutboundOut(Self.frame(opcode: 0x8, payload: payload)))
+        if let then { written.assumeIsolated().whenComplete { _ in then() } }
     }
 
     private func write(_ context: ChannelHandlerContext, _ bytes: ByteBuffer) {

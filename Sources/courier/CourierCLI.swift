@@ -46,8 +46,8 @@ struct CourierCLI: AsyncParsableCommand {
         version: Courier.version,
         subcommands: [
             Get.self, Post.self, Put.self, Delete.self, Patch.self, Head.self, BatchCommand.self, CacheCommand.self,
-            DownloadCommand.self, QueueCommand.self, UploadCommand.self, EventsCommand.self, ReachabilityCommand.self,
-            Serve.self, Demo.self,
+            DownloadCommand.self, QueueCommand.self, UploadCommand.self, EventsCommand.self, WebSocketCommand.self,
+            ReachabilityCommand.self, Serve.self, Demo.self,
         ]
     )
 
@@ -87,7 +87,7 @@ struct CourierCLI: AsyncParsableCommand {
     /// are reflowed as it is made); a test checks them against `configuration.subcommands`.
     static let commandNames = [
         "get", "post", "put", "delete", "patch", "head", "batch", "cache", "download", "queue", "upload", "events",
-        "reachability", "serve", "demo",
+        "ws", "reachability", "serve", "demo",
     ]
 
     /// Sends a request whose line ``RequestCommandLine`` read, and exits as swift-argument-parser's `main` would

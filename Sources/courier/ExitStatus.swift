@@ -35,6 +35,7 @@ enum ExitStatus: Int32, CaseIterable {
     case tls = 35
     case tooManyRedirects = 47
     case untrustedCertificate = 60
+    case receiveError = 56
     case badContentEncoding = 61
     case bodyTooLarge = 63
     case usage = 64
@@ -57,6 +58,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .timeout: "a timeout (-m, --read-timeout, --connect-timeout)"
         case .tls: "the TLS handshake failed (refused, a pin that does not match)"
         case .tooManyRedirects: "too many redirects (--max-redirs) or a redirect loop"
+        case .receiveError: "ws: the server broke the WebSocket protocol"
         case .badContentEncoding: "the body's Content-Encoding could not be decoded"
         case .bodyTooLarge: "the body is larger than --max-filesize"
         case .usage: "a usage error: a bad command, option or value (named)"
@@ -111,6 +113,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .decompression: .badContentEncoding
         case .bodyTooLarge: .bodyTooLarge
         case .httpStatus: .httpError
+        case .webSocket: error.webSocketCloseCode == .messageTooBig ? .bodyTooLarge : .receiveError
         default: .failure
         }
     }

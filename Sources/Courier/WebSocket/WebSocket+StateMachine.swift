@@ -12,7 +12,7 @@ import NIOWebSocket
 struct WebSocketStateMachine {
     /// What the handler does next.
     enum Action: Equatable {
-        /// Nothing: a fragment was kept, a pong answered the keep-alive, a frame came after Courier's close.
+        /// Nothing: a fragment was kept, a pong answered the keep-alive, a control frame came after Courier's close.
         case none
         /// A whole message arrived: inflate it when `compressed`, check text is UTF-8, then hand it on.
         case deliver(WebSocketOpcode, ByteBuffer, compressed: Bool)
@@ -119,8 +119,8 @@ struct WebSocketStateMachine {
             assembly = message
             return .none
         }
-        // After Courier's close, RFC 6455 §1.4 lets data still arrive; the caller asked for no more.
-        guard state == .open else { return .none }
+        // After Courier's close, data may still arrive until the server's close (RFC 6455 §1.4): it is delivered,
+        // as what the server sent before it read the close.
         return .deliver(message.opcode, message.data, compressed: message.compressed)
     }
 
