@@ -62,6 +62,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.3.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // courier-bench's ws-echo contender: swift-websocket's client used directly.
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
         // `swift package generate-documentation` (.ci/build-docs); a plugin, so nothing of it is linked.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -179,6 +181,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/courier-bench",
             swiftSettings: strictSettings

@@ -41,16 +41,23 @@ struct CourierBench: AsyncParsableCommand {
     @Option(help: .hidden)
     var queueChild: Int?  // a worker process of queue-workers
 
+    @Option(help: .hidden)
+    var wsChild: String?  // a child process of ws-echo
+
     func validate() throws {
         let unknown = scenarios.filter { name in !Scenario.all.contains { $0.name == name } }
         if !unknown.isEmpty { throw ValidationError("unknown scenario \(unknown.joined(separator: ", "))") }
-        if let url, URL(string: url)?.host() == nil { throw ValidationError("--url must be an absolute http URL") }
+        if let url, URL(string: url)?.host() == nil { throw ValidationError("--url must be an absolute URL") }
     }
 
     func run() async throws {
         if let cpuChild {
             guard let url else { throw ValidationError("--cpu-child needs --url") }
             return try await CPUChild.run(cpuChild, base: url)
+        }
+        if let wsChild {
+            guard let url else { throw ValidationError("--ws-child needs --url") }
+            return try await WebSocketChild.run(wsChild, url: url)
         }
         if let overheadChild { return try await Scenario.overheadChild(overheadChild) }
         if let queueChild { return try await QueueChild.run(concurrency: queueChild) }

@@ -18,7 +18,7 @@ struct Scenario: Sendable {
         cacheHit(disk: false), cacheHit(disk: true), compressJSON, sessionOverhead, cpuPerRequest,
         download1G, downloadSegmented, uploadMultipart1G, uploadResumable1G, uploadGzip, cliGet1G, cliGet1K, soak,
         fleetCache,
-        queueWorkers, sse100k,
+        queueWorkers, sse100k, wsEcho,
     ]
 
     /// `get-small-cN`: 1 KiB GETs over keep-alive connections, N at a time.
