@@ -4,6 +4,7 @@
 import CoreMetrics
 
 var session: Session { fatalError() }
+var socket: WebSocket { fatalError() }
 var config: Configuration {
     get { fatalError() }
     set {}

@@ -24,7 +24,12 @@ extension Scenario {
             for run in 0..<runs {
                 let order = run % 2 == 0 ? WebSocketChild.contenders : WebSocketChild.contenders.reversed()
                 for contender in order {
-                    let report = try await WebSocketChild.spawn(contender, mode: "echo", count: count, url: base + "/ws/echo")
+                    let report = try await WebSocketChild.spawn(
+                        contender,
+                        mode: "echo",
+                        count: count,
+                        url: base + "/ws/echo"
+                    )
                     rates[contender, default: []].append(report.messagesPerSecond)
                     cpu[contender, default: []].append(report.cpuMicrosPerMessage)
                 }
@@ -110,7 +115,9 @@ enum WebSocketChild {
             }
         }
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let numbers = text.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        let numbers = text.split(separator: " ").compactMap {
+            Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
         guard status == 0, numbers.count == 3 else {
             throw BenchError.unexpected("the \(contender) WebSocket child exited with \(status) and printed '\(text)'")
         }

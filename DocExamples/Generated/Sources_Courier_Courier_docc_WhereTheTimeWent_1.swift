@@ -5,6 +5,7 @@ import Courier
 import Foundation
 
 fileprivate var session: Session { fatalError() }
+fileprivate var socket: WebSocket { fatalError() }
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Courier.docc/WhereTheTimeWent.md", line: 13)
 let response = try await session.send(Request<Data>.get("/users"))

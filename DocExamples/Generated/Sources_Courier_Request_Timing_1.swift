@@ -5,6 +5,7 @@ import Courier
 import Foundation
 
 fileprivate var session: Session { fatalError() }
+fileprivate var socket: WebSocket { fatalError() }
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Request/Timing.swift", line: 17)
 let timing = try await session.send(Request<Data>.get("/users")).timing

@@ -215,14 +215,19 @@ final class TestWebSocketHandler: ChannelInboundHandler {
             sentClose = true
         case "storm":
             write(context, Self.frame(opcode: 0x1, payload: ByteBuffer(string: "x"), fin: false))
-            for _ in 0..<10_000 { context.write(wrapOutboundOut(Self.frame(opcode: 0x0, payload: ByteBuffer(), fin: false)), promise: nil) }
+            for _ in 0..<10_000 {
+                context.write(wrapOutboundOut(Self.frame(opcode: 0x0, payload: ByteBuffer(), fin: false)), promise: nil)
+            }
             context.flush()
         case "reserved-opcode":
             write(context, Self.frame(opcode: 0x3, payload: text))
         case "fragmented-control":
             write(context, Self.frame(opcode: 0x9, payload: text, fin: false))
         case "bad-deflate":
-            write(context, Self.frame(opcode: 0x2, payload: ByteBuffer(bytes: [0xff, 0xff, 0xff, 0xff, 0x00]), rsv: 0x4))
+            write(
+                context,
+                Self.frame(opcode: 0x2, payload: ByteBuffer(bytes: [0xff, 0xff, 0xff, 0xff, 0x00]), rsv: 0x4)
+            )
         case "drop":
             context.close(promise: nil)
         default:
@@ -257,10 +262,12 @@ final class TestWebSocketHandler: ChannelInboundHandler {
         if let mask {
             bytes.writeBytes(mask)
             var index = 0
-            body = ByteBuffer(bytes: payload.readableBytesView.map { byte in
-                defer { index += 1 }
-                return byte ^ mask[index % 4]
-            })
+            body = ByteBuffer(
+                bytes: payload.readableBytesView.map { byte in
+                    defer { index += 1 }
+                    return byte ^ mask[index % 4]
+                }
+            )
         }
         bytes.writeBuffer(&body)
         return bytes

@@ -40,7 +40,11 @@ struct WebSocketRoute {
         let name = parts.count > 1 ? parts[1] : ""
         guard request.header("upgrade")?.lowercased() == "websocket", let key = request.header("sec-websocket-key")
         else {
-            try await writer.respond(status: 426, text: "upgrade to websocket", extraHeaders: [("Upgrade", "websocket")])
+            try await writer.respond(
+                status: 426,
+                text: "upgrade to websocket",
+                extraHeaders: [("Upgrade", "websocket")]
+            )
             return true
         }
         guard case .bytes = writer.sink else {
@@ -77,7 +81,9 @@ struct WebSocketRoute {
         ]
         if deflates { headers.append(("Sec-WebSocket-Extensions", "permessage-deflate")) }
         let offered = request.header("sec-websocket-protocol")?.split(separator: ",").map { $0.trimmingSpaces() }
-        if let chosen = request.query["protocol"] ?? offered?.first { headers.append(("Sec-WebSocket-Protocol", chosen)) }
+        if let chosen = request.query["protocol"] ?? offered?.first {
+            headers.append(("Sec-WebSocket-Protocol", chosen))
+        }
         if let cookie = request.query["cookie"] { headers.append(("Set-Cookie", cookie)) }
         let head = "HTTP/1.1 101 Switching Protocols\r\n" + headers.map { "\($0): \($1)\r\n" }.joined() + "\r\n"
         state.add("ws-open:\(request.path)", 1)

@@ -47,7 +47,10 @@ struct WebSocketCommand: AsyncParsableCommand {
     @Option(help: "Append binary messages to this file instead of printing them as base64.")
     var binaryOutput: String?
 
-    @Flag(name: [.customShort("n"), .customLong("no-input")], help: "Send nothing: print what the server sends until it closes.")
+    @Flag(
+        name: [.customShort("n"), .customLong("no-input")],
+        help: "Send nothing: print what the server sends until it closes."
+    )
     var noInput = false
 
     @Flag(help: "Offer permessage-deflate compression.")

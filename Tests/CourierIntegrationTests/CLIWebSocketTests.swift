@@ -33,10 +33,16 @@ struct CLIWebSocketTests {
     @Test func binaryMessagesAsBase64JSONOrAFile() async throws {
         try await withTestServer { server in
             let json = try await CLI.run(["ws", "-n", wsURL(server, "/ws/flood?count=2&size=3"), "--json"])
-            #expect(json.status == 0 && json.stdout == String(repeating: "{\"type\":\"binary\",\"base64\":\"YWFh\"}\n", count: 2))
+            #expect(
+                json.status == 0
+                    && json.stdout == String(repeating: "{\"type\":\"binary\",\"base64\":\"YWFh\"}\n", count: 2)
+            )
             let file = try newTemporaryDirectory(prefix: "courier-ws").appending(path: "frames.bin")
             let saved = try await CLI.run(
-                ["ws", "--no-input", wsURL(server, "/ws/flood?count=4&size=5"), "--binary-output", file.path(percentEncoded: false)]
+                [
+                    "ws", "--no-input", wsURL(server, "/ws/flood?count=4&size=5"), "--binary-output",
+                    file.path(percentEncoded: false),
+                ]
             )
             #expect(saved.status == 0 && saved.stdout.isEmpty)
             #expect(try Data(contentsOf: file) == Data(repeating: 0x61, count: 20))

@@ -31,7 +31,10 @@ struct WebSocketEdgeTests {
     }
 
     @Test func wssWithTheRightPinOpensAndAWrongPinSendsNothing() async throws {
-        let pinned = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .publicKeys(["sha256/" + leaf.publicKeyPin]))
+        let pinned = TLSPolicy(
+            trustRoots: .pem(authority.certificatePEM),
+            pinning: .publicKeys(["sha256/" + leaf.publicKeyPin])
+        )
         let (answer, _) = try await echoed(tls: true) { $0.tls.default = pinned }
         #expect(answer == .text("over the edge"))
 
@@ -51,13 +54,21 @@ struct WebSocketEdgeTests {
 
     @Test func throughAnHTTPProxyWithCredentials() async throws {
         try await withTestProxy(.http(credentials: ("ada", "s3cret"))) { proxy in
-            let through = Proxy.http(host: "127.0.0.1", port: proxy.port, credentials: .init(username: "ada", password: "s3cret"))
+            let through = Proxy.http(
+                host: "127.0.0.1",
+                port: proxy.port,
+                credentials: .init(username: "ada", password: "s3cret")
+            )
             let (answer, server) = try await echoed(tls: false) { $0.proxies = ProxySettings(all: through) }
             #expect(answer == .text("over the edge"))
             #expect(proxy.tunnels == ["127.0.0.1:\(server.port)"])
             #expect(server.requests("/ws/echo").first?.header("proxy-authorization") == nil)
 
-            let wrong = Proxy.http(host: "127.0.0.1", port: proxy.port, credentials: .init(username: "ada", password: "no"))
+            let wrong = Proxy.http(
+                host: "127.0.0.1",
+                port: proxy.port,
+                credentials: .init(username: "ada", password: "no")
+            )
             try await withServerSession({ $0.proxies = ProxySettings(all: wrong) }) { session, server in
                 let error = await courierError { try await session.webSocket(.get("/ws/echo")) { _ in } }
                 #expect(error?.code == .connectionFailed && error?.message.contains("407") == true)
@@ -69,8 +80,15 @@ struct WebSocketEdgeTests {
 
     @Test func wssThroughASOCKS5ProxyWithCredentialsAndPins() async throws {
         try await withTestProxy(.socks5(credentials: ("ada", "s0cks"))) { proxy in
-            let socks = Proxy.socks5(host: "127.0.0.1", port: proxy.port, credentials: .init(username: "ada", password: "s0cks"))
-            let pinned = TLSPolicy(trustRoots: .pem(authority.certificatePEM), pinning: .publicKeys([leaf.publicKeyPin]))
+            let socks = Proxy.socks5(
+                host: "127.0.0.1",
+                port: proxy.port,
+                credentials: .init(username: "ada", password: "s0cks")
+            )
+            let pinned = TLSPolicy(
+                trustRoots: .pem(authority.certificatePEM),
+                pinning: .publicKeys([leaf.publicKeyPin])
+            )
             let (answer, server) = try await echoed(tls: true) {
                 $0.proxies = ProxySettings(all: socks)
                 $0.tls.default = pinned

@@ -30,7 +30,9 @@ struct WebSocketTests {
         try await withServerSession { session, server in
             var big = ByteBuffer()
             big.writeRepeatingByte(7, count: 300_000)  // five fragments of 64 KiB each way
-            let messages: [WebSocketMessage] = [.text("héllo"), .binary(ByteBuffer(bytes: [0, 1, 2])), .binary(big), .text("")]
+            let messages: [WebSocketMessage] = [
+                .text("héllo"), .binary(ByteBuffer(bytes: [0, 1, 2])), .binary(big), .text(""),
+            ]
             let (answers, compressed) = try await echo(session, messages)
             #expect(answers == messages && !compressed)
             #expect(server.counter("ws-open:/ws/echo") == 1 && server.counter("ws-messages:/ws/echo") == 4)
@@ -45,7 +47,9 @@ struct WebSocketTests {
             var options = WebSocketOptions()
             options.compression = true
             let repeated = String(repeating: "compress me ", count: 20_000)
-            let messages: [WebSocketMessage] = [.text(repeated), .text("short"), .text(repeated), .binary(ByteBuffer(string: "b"))]
+            let messages: [WebSocketMessage] = [
+                .text(repeated), .text("short"), .text(repeated), .binary(ByteBuffer(string: "b")),
+            ]
             let (answers, compressed) = try await echo(session, messages, options: options)
             #expect(compressed && answers == messages)
             // A server that declines leaves messages uncompressed.
@@ -97,7 +101,9 @@ struct WebSocketTests {
             #expect(error?.code == .webSocket, "\(kind): \(String(describing: error))")
             #expect(error?.webSocketCloseCode?.rawValue == code, "\(kind)")
             // The server heard Courier's close frame with that code before the connection ended.
-            await eventually("the server counted ws-client-close:\(kind)") { server.counter("ws-client-close:\(kind)") == Int(code) }
+            await eventually("the server counted ws-client-close:\(kind)") {
+                server.counter("ws-client-close:\(kind)") == Int(code)
+            }
         }
     }
 
@@ -122,7 +128,9 @@ struct WebSocketTests {
                 }
             }
             #expect(error?.code == .timeout && error?.webSocketCloseCode == .goingAway)
-            await eventually("the server counted ws-client-close:/ws/silent") { server.counter("ws-client-close:/ws/silent") == 1001 }
+            await eventually("the server counted ws-client-close:/ws/silent") {
+                server.counter("ws-client-close:/ws/silent") == 1001
+            }
             // A server that answers keeps the connection open through many pings.
             let answers = try await session.webSocket(.get("/ws/echo"), options: options) { socket in
                 try await Task.sleep(for: .milliseconds(600))
@@ -168,7 +176,9 @@ struct WebSocketTests {
             let (answers, _) = try await echo(session, [.text("signed")], path: "/ws/auth")
             #expect(answers == [.text("signed")])
             #expect(refreshes.withLock { $0 } == 1)
-            #expect(server.requests("/ws/auth").map { $0.header("authorization") } == ["Bearer stale", "Bearer token-1"])
+            #expect(
+                server.requests("/ws/auth").map { $0.header("authorization") } == ["Bearer stale", "Bearer token-1"]
+            )
         }
     }
 
@@ -178,10 +188,17 @@ struct WebSocketTests {
             configuration.cookieJar = try? CookieJar()
         }) { session, server in
             _ = try await echo(session, [.text("a")], path: "/ws/echo?cookie=seen%3Dyes")
-            _ = try await echo(session, [.text("b")], path: server.url("/ws/echo").absoluteString.replacing("http://", with: "ws://"))
+            _ = try await echo(
+                session,
+                [.text("b")],
+                path: server.url("/ws/echo").absoluteString.replacing("http://", with: "ws://")
+            )
             let handshakes = server.requests("/ws/echo")
             #expect(handshakes.count == 2 && handshakes.allSatisfy { $0.header("x-app") == "courier" })
-            #expect(handshakes.last?.header("cookie") == "seen=yes", "the cookie the 101 set went with the next handshake")
+            #expect(
+                handshakes.last?.header("cookie") == "seen=yes",
+                "the cookie the 101 set went with the next handshake"
+            )
         }
     }
 
@@ -203,7 +220,9 @@ struct WebSocketTests {
                 #expect(error?.code == .cancelled)
                 #expect(await session.pool.snapshot().isEmpty)
             }
-            await eventually("the server counted ws-client-close:/ws/echo") { server.counter("ws-client-close:/ws/echo") == 2 * 1001 }
+            await eventually("the server counted ws-client-close:/ws/echo") {
+                server.counter("ws-client-close:/ws/echo") == 2 * 1001
+            }
         }
     }
 
@@ -220,7 +239,9 @@ struct WebSocketTests {
             task.cancel()
             let result = await task.result
             #expect((try? result.get()) == nil)
-            await eventually("the server counted ws-client-close:/ws/echo") { server.counter("ws-client-close:/ws/echo") == 1001 }
+            await eventually("the server counted ws-client-close:/ws/echo") {
+                server.counter("ws-client-close:/ws/echo") == 1001
+            }
             #expect(await session.pool.snapshot().isEmpty)
         }
     }

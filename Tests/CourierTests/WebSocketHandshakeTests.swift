@@ -56,13 +56,17 @@ struct WebSocketHandshakeTests {
         options.subprotocols = ["chat"]
         let handshake = try WebSocketHandshake(prepared(), options: options, key: "dGhlIHNhbXBsZSBub25jZQ==")
         let good: [(String, String)] = [
-            ("Upgrade", "WebSocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Accept", "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="),
+            ("Upgrade", "WebSocket"), ("Connection", "Upgrade"),
+            ("Sec-WebSocket-Accept", "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="),
         ]
         #expect(try handshake.check(response(good)) == .init(subprotocol: nil, compression: nil))
         let agreed = try handshake.check(
             response(
                 good + [
-                    ("Sec-WebSocket-Extensions", "permessage-deflate; server_no_context_takeover; client_max_window_bits=10"),
+                    (
+                        "Sec-WebSocket-Extensions",
+                        "permessage-deflate; server_no_context_takeover; client_max_window_bits=10"
+                    ),
                     ("Sec-WebSocket-Protocol", "chat"),
                 ]
             )
@@ -77,7 +81,12 @@ struct WebSocketHandshakeTests {
             good + [("Sec-WebSocket-Extensions", "x-unknown")],
             good + [("Sec-WebSocket-Extensions", "permessage-deflate; server_max_window_bits=7")],
             good + [("Sec-WebSocket-Extensions", "permessage-deflate; mystery")],
-            good + [("Sec-WebSocket-Extensions", "permessage-deflate; server_no_context_takeover; server_no_context_takeover")],
+            good + [
+                (
+                    "Sec-WebSocket-Extensions",
+                    "permessage-deflate; server_no_context_takeover; server_no_context_takeover"
+                )
+            ],
             good + [("Sec-WebSocket-Extensions", "permessage-deflate;;")],
         ]
         for headers in bad {

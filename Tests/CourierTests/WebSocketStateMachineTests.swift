@@ -42,10 +42,15 @@ struct WebSocketStateMachineTests {
 
     @Test func aWholeMessageIsDeliveredAndFragmentsAreJoined() {
         var machine = machine()
-        #expect(machine.received(frame(.text, "hello")) == .deliver(.text, ByteBuffer(string: "hello"), compressed: false))
+        #expect(
+            machine.received(frame(.text, "hello")) == .deliver(.text, ByteBuffer(string: "hello"), compressed: false)
+        )
         #expect(machine.received(frame(.binary, "ab", fin: false)) == .none)
         #expect(machine.received(frame(.continuation, "cd", fin: false)) == .none)
-        #expect(machine.received(frame(.continuation, "e")) == .deliver(.binary, ByteBuffer(string: "abcde"), compressed: false))
+        #expect(
+            machine.received(frame(.continuation, "e"))
+                == .deliver(.binary, ByteBuffer(string: "abcde"), compressed: false)
+        )
     }
 
     @Test func pingsAreAnsweredAndPongsAnswerTheKeepAlive() {
@@ -72,7 +77,10 @@ struct WebSocketStateMachineTests {
     @Test func theServersCloseIsAnsweredWithItsCode() {
         var machine = machine()
         let action = machine.received(close(4000, reason: "bye"))
-        #expect(action == .replyClose(WebSocketClose(code: WebSocketCloseCode(rawValue: 4000), reason: "bye", byServer: true)))
+        #expect(
+            action
+                == .replyClose(WebSocketClose(code: WebSocketCloseCode(rawValue: 4000), reason: "bye", byServer: true))
+        )
         #expect(!machine.isOpen)
         #expect(machine.connectionEnded() == nil, "a closing handshake, not a drop")
         var empty = self.machine()
@@ -131,14 +139,16 @@ struct WebSocketStateMachineTests {
         case "fragmented ping": frames = [frame(.ping, "p", fin: false)]
         case "close code 1005": frames = [close(1005)]
         case "close code 999": frames = [close(999)]
-        case "one-byte close": frames = [WebSocketFrame(fin: true, opcode: .connectionClose, data: ByteBuffer(bytes: [3]))]
+        case "one-byte close":
+            frames = [WebSocketFrame(fin: true, opcode: .connectionClose, data: ByteBuffer(bytes: [3]))]
         case "close reason not UTF-8":
             var payload = ByteBuffer()
             payload.writeInteger(UInt16(1000))
             payload.writeBytes([0xff, 0xfe])
             frames = [WebSocketFrame(fin: true, opcode: .connectionClose, data: payload)]
         case "too long": frames = [frame(.binary, String(repeating: "x", count: 17))]
-        case "too long in fragments": frames = [frame(.binary, "0123456789", fin: false), frame(.continuation, "0123456")]
+        case "too long in fragments":
+            frames = [frame(.binary, "0123456789", fin: false), frame(.continuation, "0123456")]
         default: frames = [frame(.binary, "a", fin: false)] + (0..<4).map { _ in frame(.continuation, "", fin: false) }
         }
         let last = frames.removeLast()
@@ -154,7 +164,10 @@ struct WebSocketStateMachineTests {
 
     @Test func compressionLetsRSV1MarkTheFirstFrameOnly() {
         var machine = machine(compression: true)
-        #expect(machine.received(frame(.text, "z", rsv1: true)) == .deliver(.text, ByteBuffer(string: "z"), compressed: true))
+        #expect(
+            machine.received(frame(.text, "z", rsv1: true))
+                == .deliver(.text, ByteBuffer(string: "z"), compressed: true)
+        )
         #expect(machine.received(frame(.text, "a", fin: false, rsv1: true)) == .none)
         #expect(failureCode(machine.received(frame(.continuation, "b", rsv1: true))) == .protocolError)
     }

@@ -80,7 +80,11 @@ final class PerMessageDeflate {
                 configuration: ZlibConfiguration(windowSize: Int32(max(9, parameters.clientMaxWindowBits)))
             )
         } catch {
-            throw CourierError(code: .encoding, message: "could not start permessage-deflate: \(error)", underlying: error)
+            throw CourierError(
+                code: .encoding,
+                message: "could not start permessage-deflate: \(error)",
+                underlying: error
+            )
         }
     }
 
@@ -111,7 +115,9 @@ final class PerMessageDeflate {
         var input = message
         do {
             var output = try input.compressStream(with: deflater, flush: .sync)
-            if output.readableBytes >= Self.tail.count { output.moveWriterIndex(to: output.writerIndex - Self.tail.count) }
+            if output.readableBytes >= Self.tail.count {
+                output.moveWriterIndex(to: output.writerIndex - Self.tail.count)
+            }
             if parameters.clientNoContextTakeover { try deflater.reset() }
             return output
         } catch {

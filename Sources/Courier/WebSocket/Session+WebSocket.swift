@@ -103,7 +103,8 @@ extension RequestExecutor {
             }
         ) { _ in
             try await drive(call, machine: &machine, from: machine.start(), retrier: retrier, attempt: handshake) {
-                answer, _ in answer?.discard()
+                answer,
+                _ in answer?.discard()
             }
         }
         var previousDrop: CourierError?

@@ -130,7 +130,11 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
 
     /// Writes `message` as one frame, or as fragments of ``WebSocketOptions/maxOutgoingFrameBytes``; deflated
     /// first when permessage-deflate was agreed (RSV1 on the first frame).
-    private func send(_ message: WebSocketMessage, _ context: ChannelHandlerContext, promise: EventLoopPromise<Void>?)
+    private func send(
+        _ message: WebSocketMessage,
+        _ context: ChannelHandlerContext,
+        promise: EventLoopPromise<Void>?
+    )
         throws
     {
         let opcode: WebSocketOpcode
@@ -198,8 +202,12 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
         }
     }
 
-    private func deliver(_ opcode: WebSocketOpcode, _ data: ByteBuffer, compressed: Bool, _ context: ChannelHandlerContext)
-    {
+    private func deliver(
+        _ opcode: WebSocketOpcode,
+        _ data: ByteBuffer,
+        compressed: Bool,
+        _ context: ChannelHandlerContext
+    ) {
         var data = data
         if compressed, let deflate {
             do {

@@ -125,7 +125,11 @@ struct WebSocketConnector: Sendable {
         } catch {
             let failure =
                 if case .connectTimeout? = error as? ChannelError {
-                    CourierError.timeout(.connect, after: request.timeouts.connect, url: Redactor.standard.redact(url: url))
+                    CourierError.timeout(
+                        .connect,
+                        after: request.timeouts.connect,
+                        url: Redactor.standard.redact(url: url)
+                    )
                 } else { ending.failed(by: error) }
             outcome.complete(.failure(failure))
             throw failure
@@ -255,7 +259,9 @@ private final class TLSReadiness: ChannelInboundHandler, RemovableChannelHandler
     func channelInactive(context: ChannelHandlerContext) {
         if !isDone {
             isDone = true
-            failed(CourierError(code: .connectionClosed, message: "\(host) closed the connection during the TLS handshake"))
+            failed(
+                CourierError(code: .connectionClosed, message: "\(host) closed the connection during the TLS handshake")
+            )
         }
         context.fireChannelInactive()
     }
