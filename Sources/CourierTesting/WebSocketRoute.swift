@@ -101,10 +101,11 @@ struct WebSocketRoute {
                 deflates: deflates,
                 state: state
             )
-            try pipeline.addHandlers(
-                [ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: 1 << 26)), handler],
-                position: position
-            )
+            // The decoder first: the handler starts sending as it is added, and a read that its flush brings in
+            // must meet the decoder (`addHandlers` at `.first` adds the last handler first).
+            let decoder = ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: 1 << 26))
+            try pipeline.addHandler(decoder, position: position)
+            try pipeline.addHandler(handler, position: .after(decoder))
         }.get()
         try? await channel.closeFuture.get()
         return false

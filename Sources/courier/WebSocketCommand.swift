@@ -77,7 +77,7 @@ struct WebSocketCommand: AsyncParsableCommand {
 
     private func talk() async throws {
         let configuration = try connection.configuration()
-        let target = try UsageError.parsing("URL") { try CommandLineInput.url(Self.httpForm(url)) }
+        let target = try UsageError.parsing("URL") { try CommandLineInput.url(Session.httpForm(ofWebSocketURL: url)) }
         var request = Request<Data>.get(target.absoluteString)
         request.timeouts = try connection.timeoutOverrides()
         var options = WebSocketOptions(compression: compress, subprotocols: subprotocol, reconnects: reconnect)
@@ -122,14 +122,6 @@ struct WebSocketCommand: AsyncParsableCommand {
             group.cancelAll()
             return socket.closed
         }
-    }
-
-    /// `ws://` and `wss://` as `http://` and `https://`, which the URL reader takes.
-    static func httpForm(_ url: String) -> String {
-        let lowered = url.prefix(6).lowercased()
-        if lowered.hasPrefix("ws://") { return "http://" + url.dropFirst(5) }
-        if lowered.hasPrefix("wss://") { return "https://" + url.dropFirst(6) }
-        return url
     }
 }
 

@@ -55,7 +55,7 @@ extension Session {
     }
 
     /// `path` with a `ws://` or `wss://` scheme written as `http://` or `https://`.
-    static func httpForm(ofWebSocketURL path: String) -> String {
+    package static func httpForm(ofWebSocketURL path: String) -> String {
         let lowered = path.prefix(6).lowercased()
         if lowered.hasPrefix("ws://") { return "http://" + path.dropFirst(5) }
         if lowered.hasPrefix("wss://") { return "https://" + path.dropFirst(6) }
