@@ -73,6 +73,8 @@ struct WebSocketTests {
         try await withServerSession { session, server in
             try await session.webSocket(.get("/ws/echo")) { socket in
                 try await socket.close(WebSocketCloseCode(rawValue: 4100), reason: "done here")
+                let closing = await courierError { try await socket.send("after close") }
+                #expect(closing?.code == .connectionClosed)
                 for try await _ in socket {}
                 #expect(socket.closed?.code.rawValue == 4100 && socket.closed?.byServer == false)
                 let error = await courierError { try await socket.send("late") }
@@ -131,7 +133,9 @@ struct WebSocketTests {
             await eventually("the server counted ws-client-close:/ws/silent") {
                 server.counter("ws-client-close:/ws/silent") == 1001
             }
-            // A server that answers keeps the connection open through many pings.
+            // A server that answers keeps the connection open through many pings (a generous timeout: a loaded
+            // machine may answer late, and this part checks the pongs count, not their speed).
+            options.keepAlive = .init(interval: .milliseconds(100), timeout: .seconds(10))
             let answers = try await session.webSocket(.get("/ws/echo"), options: options) { socket in
                 try await Task.sleep(for: .milliseconds(600))
                 try await socket.send("still here")

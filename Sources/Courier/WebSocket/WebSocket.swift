@@ -41,6 +41,8 @@ public final class WebSocket: AsyncSequence, Sendable {
     /// reconnecting call goes on.
     private let serverClosesAsDrops: Bool
     private let iterated = Atomic<Bool>(false)
+    /// Whether the caller started the closing handshake: no message may follow its close frame.
+    private let isClosing = Atomic<Bool>(false)
 
     init(
         response: HTTPResponse,
@@ -97,7 +99,7 @@ public final class WebSocket: AsyncSequence, Sendable {
         guard code.isSendable else {
             throw CourierError(code: .invalidParameter, message: "the close code \(code.rawValue) may not be sent")
         }
-        guard link.ending.ending == nil else { return }
+        guard link.ending.ending == nil, !isClosing.exchange(true, ordering: .relaxed) else { return }
         do {
             try await outbound.write(.close(code, reason: reason))
         } catch {
@@ -107,7 +109,10 @@ public final class WebSocket: AsyncSequence, Sendable {
 
     private func checkOpen() throws {
         switch link.ending.ending {
-        case nil: return
+        case nil:
+            guard !isClosing.load(ordering: .relaxed) else {
+                throw CourierError(code: .connectionClosed, message: "the WebSocket is closing: close() was called")
+            }
         case .failure(let error)?: throw error
         case .closed(let close)?:
             throw CourierError(code: .connectionClosed, message: "the WebSocket is closed (\(close))")
