@@ -98,6 +98,20 @@ struct WebSocketEdgeTests {
         }
     }
 
+    @Test func hostAddressesSendTheConnectionElsewhereAndKeepTheName() async throws {
+        try await withTestServer { server in
+            try await withSession(Configuration { $0.hostAddresses = ["chat.example": "127.0.0.1"] }) { session in
+                let answer = try await session.webSocket(.get("ws://chat.example:\(server.port)/ws/echo")) { socket in
+                    try await socket.send("renamed")
+                    for try await message in socket { return Optional(message) }
+                    return nil
+                }
+                #expect(answer == .text("renamed"))
+                #expect(server.requests("/ws/echo").first?.header("host") == "chat.example:\(server.port)")
+            }
+        }
+    }
+
     @Test func aRefusedConnectionAndAnUnresolvableHostAreTyped() async throws {
         try await withSession { session in
             let refused = await courierError { try await session.webSocket(.get("ws://127.0.0.1:1/")) { _ in } }

@@ -90,7 +90,7 @@ extension RequestExecutor {
             request.retryPolicy ?? configuration.retryPolicy ?? (options.reconnects ? RetryPolicy.exponential() : nil)
         retrier?.callWillStart(prepared)
         var machine = CallStateMachine(prepared, hasRetryRule: retrier != nil, deadline: call.deadline)
-        let connector = WebSocketConnector(options: options)
+        let connector = WebSocketConnector(options: options, hostAddresses: configuration.hostAddresses)
         let handshake: nonisolated(nonsending) (PreparedRequest, inout CallStateMachine) async throws -> WebSocketAnswer
         handshake = { sending, machine in
             try await opening(call, sending, &machine, connector: connector)

@@ -38,10 +38,17 @@ struct WebSocketAnswer: ResponseHead {
 /// no upgrade, so the connection is Courier's own, made with the same NIO pieces (see ``ConnectionRelay``).
 struct WebSocketConnector: Sendable {
     let options: WebSocketOptions
+    /// Where to connect for a host name instead of resolving it (``Configuration/hostAddresses``).
+    let hostAddresses: [String: String]
     let group: any EventLoopGroup
 
-    init(options: WebSocketOptions, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    init(
+        options: WebSocketOptions,
+        hostAddresses: [String: String] = [:],
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) {
         self.options = options
+        self.hostAddresses = hostAddresses
         self.group = group
     }
 
@@ -61,7 +68,8 @@ struct WebSocketConnector: Sendable {
         let outcome = HandshakeOutcome(loop.makePromise())
         let options = self.options
         let proxy = request.proxy
-        let hop = proxy.map { (host: $0.host, port: $0.port) } ?? target
+        // The request, its Host and the certificate check keep the name; only the connection goes elsewhere.
+        let hop = proxy.map { (host: $0.host, port: $0.port) } ?? (host: hostAddresses[host] ?? host, port: target.port)
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(TimeAmount(request.timeouts.connect))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
