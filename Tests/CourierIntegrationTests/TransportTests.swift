@@ -67,7 +67,8 @@ struct TransportTests {
                     Request<Data>.post("/echo", body: .stream(endless)).timeout(.milliseconds(300))
                 )
             }
-            #expect(stalled?.code == .timeout && spooling.duration(to: .now) < .seconds(2))
+            // Bounded loosely: the check is that the deadline ends the spooling, not how fast a busy machine does it.
+            #expect(stalled?.code == .timeout && spooling.duration(to: .now) < .seconds(10))
             #expect(server.hits("/echo") == 2)
         }
         #expect(try spooled() == before)
