@@ -59,7 +59,8 @@ struct CLIWebSocketTests {
                 ("/ws/hostile?kind=drop", [], 1, "without a close frame"),
             ]
             for (path, extra, status, said) in cases {
-                let run = try await CLI.run(["ws", wsURL(server, path)] + extra)
+                // `-n`: stdin's end would otherwise close first and race the server's own ending.
+                let run = try await CLI.run(["ws", "-n", wsURL(server, path)] + extra)
                 #expect(run.status == status, "\(path): \(run.stderr)")
                 #expect(run.stderr.contains(said), "\(path): \(run.stderr)")
             }
