@@ -283,7 +283,11 @@ struct WebSocketTests {
     }
 
     @Test func reconnectionStopsWhenTheRuleSaysSo() async throws {
-        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10)) }) {
+        let monitor = FinishedCalls()
+        try await withServerSession({
+            $0.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10))
+            $0.monitors = [monitor]
+        }) {
             session,
             server in
             var options = WebSocketOptions()
@@ -295,6 +299,14 @@ struct WebSocketTests {
             }
             #expect(error?.code == .connectionClosed)
             #expect(server.counter("ws-open:/ws/hostile") == 2, "the rule's two attempts in a row")
+            #expect(monitor.attempts == [2], "the monitors hear the call once, with both handshakes")
         }
     }
+}
+
+/// The attempts of each call the monitors heard end.
+private final class FinishedCalls: EventMonitor {
+    private let seen = Locked<[Int]>([])
+    var attempts: [Int] { seen.withLock { $0 } }
+    func didFinish(with message: DebugMessage) { seen.withLock { $0.append(message.attempts) } }
 }

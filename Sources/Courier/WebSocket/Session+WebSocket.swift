@@ -92,14 +92,19 @@ extension RequestExecutor {
         var machine = CallStateMachine(prepared, hasRetryRule: retrier != nil, deadline: call.deadline)
         let connector = WebSocketConnector(options: options, hostAddresses: configuration.hostAddresses)
         let handshake: nonisolated(nonsending) (PreparedRequest, inout CallStateMachine) async throws -> WebSocketAnswer
+        // The handshakes the machine made, for the monitors when the call ends (the pool's `ended` outlives `machine`).
+        let attempts = Locked(0)
         handshake = { sending, machine in
-            try await opening(call, sending, &machine, connector: connector)
+            let made = machine.attempt
+            attempts.withLock { $0 = made }
+            return try await opening(call, sending, &machine, connector: connector)
         }
         var (answer, lease) = try await pool.open(
             call,
             failure: { [self] in timedOut($0, call) },
             ended: { [self] status, failure in
-                webSocketEnded(call, status: status, failure: failure, trace: trace, attempts: 1)
+                let made = attempts.withLock { $0 }
+                webSocketEnded(call, status: status, failure: failure, trace: trace, attempts: max(made, 1))
             }
         ) { _ in
             try await drive(call, machine: &machine, from: machine.start(), retrier: retrier, attempt: handshake) {
