@@ -82,21 +82,12 @@ enum CPUChild {
 
     /// Runs this executable as a child for one contender and returns the µs of CPU per request it reports.
     static func spawn(_ contender: String, concurrency: Int, count: Int, base: String) async throws -> Double {
-        let process = Process()
-        process.executableURL = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["--cpu-child", "\(contender):\(concurrency):\(count)", "--url", base]
-        let output = Pipe()
-        process.standardOutput = output
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        guard status == 0, let micros = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw BenchError.unexpected("the \(contender) child exited with \(status) and printed '\(text)'")
+        let text = try await Tools.output(
+            Tools.benchmark,
+            ["--cpu-child", "\(contender):\(concurrency):\(count)", "--url", base]
+        )
+        guard let micros = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw BenchError.unexpected("the \(contender) child printed '\(text)'")
         }
         return micros
     }

@@ -260,7 +260,7 @@ final class QueueChild: Sendable {
 
     init() throws {
         let process = Process()
-        process.executableURL = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.executableURL = Tools.benchmark
         process.arguments = ["--queue-child", "2"]
         process.standardOutput = FileHandle.nullDevice
         let (stream, continuation) = AsyncStream<Void>.makeStream()

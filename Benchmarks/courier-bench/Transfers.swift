@@ -105,6 +105,9 @@ enum Tools {
         try handle.synchronize()
     }
 
+    /// This executable, for the scenarios that measure a contender alone in a child process.
+    static var benchmark: URL { URL(filePath: "/proc/self/exe").resolvingSymlinksInPath() }
+
     /// Runs `tool`, waits for it to exit 0, and returns what it wrote to stdout (through a file, so a long output
     /// cannot fill a pipe nobody reads yet).
     static func output(_ tool: URL, _ arguments: [String]) async throws -> String {

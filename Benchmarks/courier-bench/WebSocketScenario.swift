@@ -102,24 +102,15 @@ enum WebSocketChild {
 
     /// Runs this executable as a child for one contender and returns what it reports.
     static func spawn(_ contender: String, mode: String, count: Int, url: String) async throws -> Report {
-        let process = Process()
-        process.executableURL = URL(filePath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["--ws-child", "\(contender):\(mode):\(count)", "--url", url]
-        let output = Pipe()
-        process.standardOutput = output
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = try await Tools.output(
+            Tools.benchmark,
+            ["--ws-child", "\(contender):\(mode):\(count)", "--url", url]
+        )
         let numbers = text.split(separator: " ").compactMap {
             Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        guard status == 0, numbers.count == 3 else {
-            throw BenchError.unexpected("the \(contender) WebSocket child exited with \(status) and printed '\(text)'")
+        guard numbers.count == 3 else {
+            throw BenchError.unexpected("the \(contender) WebSocket child printed '\(text)'")
         }
         return Report(cpuMicrosPerMessage: numbers[0], messagesPerSecond: numbers[1], peakRSSMiB: numbers[2])
     }

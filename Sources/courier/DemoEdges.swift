@@ -11,7 +11,7 @@ import Foundation
 
 extension DemoTour {
     /// The network edges: a public-key pin checked on the connection itself, HTTP/2 multiplexing, cookies, a
-    /// proxy with credentials, and reachability of a port that closes. Certificates are made on the spot.
+    /// proxy with credentials, a WebSocket, and reachability of a port that closes. Certificates are made on the spot.
     mutating func edgeSteps() async throws {
         let server = self.server
         let authority = try TestCertificateAuthority()
@@ -92,6 +92,28 @@ extension DemoTour {
                     "HTTP \(status.code) through CONNECT tunnels to \(proxy.tunnels)"
                 )
             }
+        }
+        await check("A WebSocket through the session: permessage-deflate echoes, then the server's close") {
+            var options = WebSocketOptions()
+            options.compression = true
+            let said = try await withSession(Configuration { $0.baseURL = server.baseURL }) { session in
+                let echoed = try await session.webSocket(.get("/ws/echo"), options: options) {
+                    socket -> (WebSocketMessage?, Bool) in
+                    try await socket.send("hello over one connection")
+                    for try await message in socket { return (message, socket.isCompressed) }
+                    return (nil, false)
+                }
+                let closed = try await session.webSocket(.get("/ws/close?code=4001&reason=bye")) { socket in
+                    for try await _ in socket {}
+                    return socket.closed
+                }
+                return (echoed, closed)
+            }
+            let (echo, closed) = said
+            return (
+                echo.0 == .text("hello over one connection") && echo.1 && closed?.code.rawValue == 4001,
+                "echo \(echo.0.map { "\($0)" } ?? "none") (deflated: \(echo.1)); then \(closed?.description ?? "no close")"
+            )
         }
         await check("Reachability follows a port that closes") {
             let closing = try await TestServer.start()
