@@ -3,6 +3,8 @@ import CourierTestSupport
 import CourierTesting
 import Foundation
 import HTTPTypes
+import InMemoryTracing
+import Tracing
 import NIOCore
 import Testing
 
@@ -160,10 +162,18 @@ struct WebSocketTests {
         }
     }
 
-    @Test func aRedirectIsFollowedToTheSocket() async throws {
-        try await withServerSession { session, server in
+    @Test func aRedirectIsFollowedToTheSocketAndItsSpanIsTheCallsChild() async throws {
+        let tracer = InMemoryTracer()
+        try await withServerSession({ $0.tracer = tracer }) { session, server in
             let (answers, _) = try await echo(session, [.text("moved")], path: "/ws/redirect")
             #expect(answers == [.text("moved")] && server.counter("ws-open:/ws/echo") == 1)
+            let spans = tracer.finishedSpans
+            #expect(spans.count == 2, "the call and its redirected handshake")
+            let call = try #require(spans.last)
+            let hop = try #require(spans.first)
+            #expect(hop.spanContext.parentSpanID == call.spanContext.spanID)
+            #expect(hop.attributes["http.request.resend_count"]?.toSpanAttribute() == 1)
+            #expect(call.attributes["http.response.status_code"]?.toSpanAttribute() == 101)
         }
     }
 

@@ -129,3 +129,13 @@ extension PreparedRequest {
         tracer.inject(context, into: &headers, using: HTTPFieldsInjector())
     }
 }
+
+extension RequestTrace? {
+    /// ``RequestTrace/run(_:)`` when there is a trace; else `body` as it is.
+    nonisolated(nonsending) func run<T>(_ body: nonisolated(nonsending) () async throws -> T) async rethrows -> T {
+        switch self {
+        case .some(let trace): try await trace.run(body)
+        case .none: try await body()
+        }
+    }
+}

@@ -28,9 +28,6 @@ extension RequestExecutor {
         let trace = tracer.map { RequestTrace(tracer: $0, method: request.method) }
         var started: PreparedRequest?
         do {
-            guard let trace else {
-                return try await open(request, known: known, start: start, trace: nil, sink: sink, started: &started)
-            }
             return try await trace.run {
                 try await open(request, known: known, start: start, trace: trace, sink: sink, started: &started)
             }

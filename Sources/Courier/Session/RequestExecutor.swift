@@ -62,8 +62,7 @@ struct RequestExecutor: Sendable {
             return try await body(prepared, start)
         }
         do {
-            let response =
-                if let trace { try await trace.run { try await prepared() } } else { try await prepared() }
+            let response = try await trace.run { try await prepared() }
             let outcome =
                 request.accessories.isEmpty
                 ? nil

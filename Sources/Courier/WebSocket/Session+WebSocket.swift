@@ -99,17 +99,21 @@ extension RequestExecutor {
             attempts.withLock { $0 = made }
             return try await opening(call, sending, &machine, connector: connector)
         }
-        var (answer, lease) = try await pool.open(
-            call,
-            failure: { [self] in timedOut($0, call) },
-            ended: { [self] status, failure in
-                let made = attempts.withLock { $0 }
-                webSocketEnded(call, status: status, failure: failure, trace: trace, attempts: max(made, 1))
-            }
-        ) { _ in
-            try await drive(call, machine: &machine, from: machine.start(), retrier: retrier, attempt: handshake) {
-                answer,
-                _ in answer?.discard()
+        // The handshakes run in the call span's context, so a resend's span (a redirect, a retry, a refreshed
+        // credential) is its child; `body` does not (its own requests are not parts of this call).
+        var (answer, lease) = try await trace.run {
+            try await pool.open(
+                call,
+                failure: { [self] in timedOut($0, call) },
+                ended: { [self] status, failure in
+                    let made = attempts.withLock { $0 }
+                    webSocketEnded(call, status: status, failure: failure, trace: trace, attempts: max(made, 1))
+                }
+            ) { _ in
+                try await drive(call, machine: &machine, from: machine.start(), retrier: retrier, attempt: handshake) {
+                    answer,
+                    _ in answer?.discard()
+                }
             }
         }
         var previousDrop: CourierError?
@@ -143,14 +147,16 @@ extension RequestExecutor {
                     if case .fail(let error) = action { throw error }
                     previousDrop = drop
                     number += 1
-                    answer = try await drive(
-                        call,
-                        machine: &machine,
-                        from: action,
-                        retrier: retrier,
-                        after: drop,
-                        attempt: handshake
-                    ) { answer, _ in answer?.discard() }
+                    answer = try await trace.run {
+                        try await drive(
+                            call,
+                            machine: &machine,
+                            from: action,
+                            retrier: retrier,
+                            after: drop,
+                            attempt: handshake
+                        ) { answer, _ in answer?.discard() }
+                    }
                 }
             }
         } catch {
