@@ -4,9 +4,9 @@ import CourierTesting
 import Foundation
 import HTTPTypes
 import InMemoryTracing
-import Tracing
 import NIOCore
 import Testing
+import Tracing
 
 @Suite("WebSockets through the session, against the loopback server's /ws endpoints")
 struct WebSocketTests {
