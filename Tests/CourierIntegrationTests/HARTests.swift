@@ -50,17 +50,28 @@ struct HARTests {
             #expect(!FileManager.default.fileExists(atPath: file.path(percentEncoded: false)), "whole or not there")
             _ = server
         }
-        await eventually("every call was recorded") { recorder.entries == 5 }
+        await eventually("every call was recorded, the redirect as an entry of its own") { recorder.entries == 6 }
         try recorder.finish()
 
-        #expect(try await viewerReads(file).contains("5 entries"))
+        #expect(try await viewerReads(file).contains("6 entries"))
         let text = try String(contentsOf: file, encoding: .utf8)
         for secret in ["s3cret", "hunter2", "top-secret"] { #expect(!text.contains(secret), "\(secret) leaked") }
-        let entries = try #require(try log(file)["entries"] as? [[String: Any]])
+        var entries = try #require(try log(file)["entries"] as? [[String: Any]])
+        // The redirect, as browsers record it: its own request, its 302 with the next URL, its own timings.
+        let hop = entries.removeFirst()
+        let hopRequest = try #require(hop["request"] as? [String: Any])
+        let hopResponse = try #require(hop["response"] as? [String: Any])
+        #expect((hopRequest["url"] as? String)?.hasSuffix("/redirect/1?token=<redacted>&page=2") == true)
+        #expect(hopResponse["status"] as? Int == 302)
+        #expect((hopResponse["redirectURL"] as? String)?.hasSuffix("/redirect/0?token=<redacted>&page=2") == true)
+        #expect(hop["serverIPAddress"] as? String == "127.0.0.1" && hop["connection"] != nil)
         let first = try #require(entries.first)
         let request = try #require(first["request"] as? [String: Any])
         #expect((request["url"] as? String)?.hasSuffix("/redirect/0?token=<redacted>&page=2") == true)
         #expect(first["serverIPAddress"] as? String == "127.0.0.1" && first["connection"] != nil)
+        let hopStart = try #require(hop["startedDateTime"] as? String)
+        let finalStart = try #require(first["startedDateTime"] as? String)
+        #expect(hopStart <= finalStart, "the final request starts where its redirect ended")
         let bytes = try #require(entries[2]["response"] as? [String: Any])
         let content = try #require(bytes["content"] as? [String: Any])
         #expect(content["size"] as? Int == 1000 && content["encoding"] as? String == "base64")
@@ -83,7 +94,7 @@ struct HARTests {
                 "-H", "X-Api-Key: k3y",
             ])
             #expect(run.status == 0, "\(run.stderr)")
-            #expect(try await viewerReads(URL(filePath: file)).contains("1 entries"))
+            #expect(try await viewerReads(URL(filePath: file)).contains("3 entries"), "two redirects and the answer")
             #expect(try !String(contentsOfFile: file, encoding: .utf8).contains("k3y"))
 
             let batchList = directory.appending(path: "list.txt")

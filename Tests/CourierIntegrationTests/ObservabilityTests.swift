@@ -231,9 +231,14 @@ struct ObservabilityTests {
         try await withServerSession({ $0.monitors = [collector] }) { session, _ in
             _ = try await session.send(Request<Data>.get("/redirect/1").header("Authorization", "Bearer hidden"))
             _ = await courierError { _ = try await session.send(Request<Data>.get("/status/503")) }
+            _ = await courierError {
+                _ = try await session.send(
+                    Request<Data>.get("/redirect-to", query: ["url": "http://127.0.0.1:9/gone", "status": 303])
+                )
+            }
         }
         let messages = collector.all
-        #expect(messages.count == 2)
+        #expect(messages.count == 3)
         let redirected = try #require(messages.first)
         #expect(redirected.originalRequest.url.path() == "/redirect/1")
         #expect(redirected.currentRequest.url.path() == "/redirect/0")
@@ -241,7 +246,18 @@ struct ObservabilityTests {
         #expect(redirected.timing.timeToFirstByte != nil)
         #expect(redirected.description.contains("sent as: GET"))
         #expect(!redirected.description.contains("hidden"))
-        let failed = try #require(messages.last)
-        #expect(failed.error?.code == .httpStatus && failed.response == nil)
+        // The redirect it followed: the request as sent, the 302, where it went, and the hop's own time.
+        #expect(redirected.redirects.count == 1)
+        let hop = try #require(redirected.redirects.first)
+        #expect(hop.request.url.path() == "/redirect/1" && hop.status == .found && hop.location.path() == "/redirect/0")
+        #expect(hop.headers[.location] == "/redirect/0" && hop.timing.total <= redirected.timing.total)
+        #expect(hop.timing.connection != nil)
+        #expect(redirected.description.contains("302 → http://127.0.0.1:"))
+        let failed = try #require(messages[1] as DebugMessage?)
+        #expect(failed.error?.code == .httpStatus && failed.response == nil && failed.redirects.isEmpty)
+        // A call that fails after a redirect names the request it failed on, not the one it began with.
+        let gone = try #require(messages.last)
+        #expect(gone.error?.code == .connectionFailed && gone.redirects.count == 1)
+        #expect(gone.currentRequest.url.absoluteString == "http://127.0.0.1:9/gone")
     }
 }

@@ -18,6 +18,15 @@ struct RedactorTests {
         #expect(text.contains("Accept: text/plain"))
     }
 
+    @Test func headersThatCarryAURLHideItsSecrets() {
+        let fields: HTTPFields = [
+            .location: "/next?token=s3cret&page=2", .contentLocation: "https://u:pw@h/x", .referer: "/from?api_key=K",
+        ]
+        let text = redactor.redact(fields)
+        #expect(!text.contains("s3cret") && !text.contains(":pw@") && !text.contains("=K"))
+        #expect(text.contains("Location: /next?token=<redacted>&page=2"))
+    }
+
     @Test func sensitiveQueryValuesAndPasswordsAreHidden() {
         let url = URL(string: "https://user:pw@h.example.com/p?token=abc&page=2&user%5Bpassword%5D=x")!
         let text = redactor.redact(url: url)

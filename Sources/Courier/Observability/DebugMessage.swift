@@ -7,7 +7,8 @@ import Foundation
 #endif
 
 /// Everything about one finished request in one value (HLNetworking's `HLDebugMessage`): the request as first
-/// prepared and as last sent (after redirects), the response or the error, the timing and the attempts.
+/// prepared and as last sent (after redirects), the response or the error, the timing, the attempts and the
+/// redirects followed on the way.
 /// ``EventMonitor/didFinish(with:)`` receives it; its ``description`` is a readable report with credentials redacted.
 public struct DebugMessage: Sendable, CustomStringConvertible {
     /// The request after preparation (adapters, defaults), before any redirect.
@@ -22,6 +23,8 @@ public struct DebugMessage: Sendable, CustomStringConvertible {
     public var timing: Timing
     /// How many times it was sent (1 without retries).
     public var attempts: Int
+    /// The redirects the call followed, in order (empty when it followed none).
+    public var redirects: [RedirectHop]
 
     /// Creates a message.
     public init(
@@ -30,7 +33,8 @@ public struct DebugMessage: Sendable, CustomStringConvertible {
         response: ResponseBody?,
         error: CourierError?,
         timing: Timing,
-        attempts: Int
+        attempts: Int,
+        redirects: [RedirectHop] = []
     ) {
         self.originalRequest = originalRequest
         self.currentRequest = currentRequest
@@ -38,12 +42,16 @@ public struct DebugMessage: Sendable, CustomStringConvertible {
         self.error = error
         self.timing = timing
         self.attempts = attempts
+        self.redirects = redirects
     }
 
     /// A multi-line report, with credentials and sensitive parameters hidden by ``Redactor/standard``.
     public var description: String {
         let redactor = Redactor.standard
         var lines = ["\(originalRequest.method.rawValue) \(redactor.redact(url: originalRequest.url))"]
+        for hop in redirects {
+            lines.append("  \(hop.status.code) → \(redactor.redact(url: hop.location)) after \(hop.timing.total)")
+        }
         if currentRequest.url != originalRequest.url || currentRequest.method != originalRequest.method {
             lines.append("  sent as: \(currentRequest.method.rawValue) \(redactor.redact(url: currentRequest.url))")
         }

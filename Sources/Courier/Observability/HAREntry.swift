@@ -6,8 +6,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// One entry of a HAR 1.2 log (W3C's draft "HTTP Archive (HAR) format", version 1.2): a finished call's final
-/// request and answer, its timings, the server's address and the connection's number, with secrets redacted.
+/// One entry of a HAR 1.2 log (W3C's draft "HTTP Archive (HAR) format", version 1.2): one request and its answer
+/// (a redirect a call followed, or its final request), its timings, the server's address and the connection's
+/// number, with secrets redacted.
 /// ``HARRecorder`` writes them; the names of the fields are the format's.
 struct HAREntry: Encodable {
     struct NameValue: Encodable {
@@ -77,13 +78,63 @@ struct HAREntry: Encodable {
     /// Why the call failed, when it did (a custom field: HAR's start with an underscore).
     var _error: String?
 
-    /// The entry for `message`, the last request sent and its answer or failure, with bodies up to `bodyLimit`
-    /// bytes and everything `redactor` hides hidden.
-    init(_ message: DebugMessage, bodyLimit: Int, redactor: Redactor) {
+    /// The entries of `message`: one for each redirect it followed, as browsers record them, then the last request
+    /// sent and its answer or failure, timed from the last redirect's end. Bodies go up to `bodyLimit` bytes, and
+    /// everything `redactor` hides is hidden.
+    static func entries(_ message: DebugMessage, bodyLimit: Int, redactor: Redactor) -> [HAREntry] {
+        var entries: [HAREntry] = message.redirects.map { hop in
+            let answer = Response(
+                status: hop.status.code,
+                statusText: hop.status.reasonPhrase,
+                httpVersion: hop.timing.connection?.httpVersion ?? "",
+                headers: fields(hop.headers, redactor),
+                content: Content(
+                    size: 0,
+                    mimeType: hop.headers[.contentType] ?? "",
+                    comment: "a redirect's body is not read"
+                ),
+                redirectURL: redactor.redact(url: hop.location),
+                bodySize: -1
+            )
+            return HAREntry(hop.request, answer, timing: hop.timing, bodyLimit: bodyLimit, redactor: redactor)
+        }
         let sent = message.currentRequest
-        let timing = message.timing
+        let timing = message.redirects.last.map { message.timing.counted(after: $0.timing) } ?? message.timing
+        let version = timing.connection?.httpVersion ?? ""
+        let answer = message.response.map { answer in
+            Response(
+                status: answer.status.code,
+                statusText: answer.status.reasonPhrase,
+                httpVersion: version,
+                headers: fields(answer.headers, redactor),
+                content: content(answer, method: sent.method, limit: bodyLimit, redactor: redactor),
+                redirectURL: answer.headers[.location].map { redactor.redact(urlText: $0) } ?? "",
+                bodySize: answer.data.count
+            )
+        }
+        var last = HAREntry(
+            sent,
+            answer
+                ?? Response(
+                    status: 0,
+                    statusText: "",
+                    httpVersion: version,
+                    headers: [],
+                    content: Content(size: 0, mimeType: ""),
+                    bodySize: -1
+                ),
+            timing: timing,
+            bodyLimit: bodyLimit,
+            redactor: redactor
+        )
+        last._error = message.error.map { redactor.redact(body: $0.description) }
+        entries.append(last)
+        return entries
+    }
+
+    /// The entry for `sent`, answered by `response`, timed by `timing`.
+    private init(_ sent: PreparedRequest, _ response: Response, timing: Timing, bodyLimit: Int, redactor: Redactor) {
         let connection = timing.connection
-        let version = connection?.httpVersion ?? ""
         startedDateTime = timing.startDate.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
         timings = Self.timings(timing)
         time = Self.rounded(timings.blocked + max(timings.connect, 0) + timings.send + timings.wait + timings.receive)
@@ -93,33 +144,13 @@ struct HAREntry: Encodable {
         request = Request(
             method: sent.method.rawValue,
             url: redactedURL,
-            httpVersion: version,
+            httpVersion: connection?.httpVersion ?? "",
             headers: Self.fields(sent.headers, redactor),
             queryString: Self.query(redactedURL),
             postData: Self.postData(sent, limit: bodyLimit, redactor: redactor),
             bodySize: sent.body.length ?? -1
         )
-        if let answer = message.response {
-            response = Response(
-                status: answer.status.code,
-                statusText: answer.status.reasonPhrase,
-                httpVersion: version,
-                headers: Self.fields(answer.headers, redactor),
-                content: Self.content(answer, method: sent.method, limit: bodyLimit, redactor: redactor),
-                redirectURL: answer.headers[.location] ?? "",
-                bodySize: answer.data.count
-            )
-        } else {
-            response = Response(
-                status: 0,
-                statusText: "",
-                httpVersion: version,
-                headers: [],
-                content: Content(size: 0, mimeType: ""),
-                bodySize: -1
-            )
-        }
-        _error = message.error.map { redactor.redact(body: $0.description) }
+        self.response = response
     }
 
     /// HAR's phases from Courier's figures, in milliseconds: `blocked` until the connection (or, reused, the head),

@@ -7,7 +7,8 @@ public import Foundation
 /// An event monitor that writes every finished call to a HAR 1.2 file, which browsers' developer tools, Charles,
 /// Proxyman and HAR viewers open.
 ///
-/// Each entry is a call's final request (after redirects) and its answer or failure: headers and URL with
+/// Each call gives an entry for each redirect it followed (status, headers, `redirectURL`, the hop's own timings)
+/// and one for its final request and its answer or failure, timed from the last redirect's end: headers and URL with
 /// credentials hidden as ``Redactor`` hides them in the log, bodies up to ``bodyLimit`` bytes (text redacted too,
 /// other bytes in base64), the timings ``Timing`` has (see <doc:WhereTheTimeWent>), the server's IP address and the
 /// connection's number. A streamed answer (``Session/stream(_:)``, a download) is read by its caller, so its entry
@@ -60,17 +61,20 @@ public final class HARRecorder: EventMonitor {
     /// How many entries have been written.
     public var entries: Int { file.withLock { $0.entries } }
 
-    /// Writes the call's entry.
+    /// Writes the call's entries: one for each redirect it followed, then its final request's.
     public func didFinish(with message: DebugMessage) {
-        let entry = HAREntry(message, bodyLimit: bodyLimit, redactor: redactor)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let json = try? encoder.encode(entry) else { return }
+        let entries = HAREntry.entries(message, bodyLimit: bodyLimit, redactor: redactor)
+        let encoded = entries.compactMap { try? encoder.encode($0) }
+        guard encoded.count == entries.count else { return }
         file.withLock { output in
             guard let writer = output.writer, output.failure == nil else { return }
             do {
-                try writer.append(Data((output.entries == 0 ? "\n" : ",\n").utf8) + json)
-                output.entries += 1
+                for json in encoded {
+                    try writer.append(Data((output.entries == 0 ? "\n" : ",\n").utf8) + json)
+                    output.entries += 1
+                }
             } catch {
                 output.failure = Self.failure(url, error)
             }

@@ -55,11 +55,16 @@ public struct Redactor: Sendable, Hashable {
 
     /// The header's value, or the placeholder when the header is sensitive: named in ``sensitiveHeaders``, or
     /// marked never to be indexed (`indexingStrategy` `.disallow`, as an ``Authenticator``'s credential is),
-    /// while ``hidesUnindexedFields``.
+    /// while ``hidesUnindexedFields``. A header whose value is a URL (`Location`, `Content-Location`, `Referer`)
+    /// has its credentials and sensitive query values hidden as ``redact(urlText:)`` hides them.
     public func redact(_ field: HTTPField) -> String {
         let hidden =
             sensitiveHeaders.contains(field.name) || (hidesUnindexedFields && field.indexingStrategy == .disallow)
-        return hidden ? placeholder : field.value
+        if hidden { return placeholder }
+        switch field.name {
+        case .location, .contentLocation, .referer: return redact(urlText: field.value)
+        default: return field.value
+        }
     }
 
     /// Headers as `Name: value` lines, sensitive values hidden.

@@ -96,6 +96,11 @@ public struct Timing: Sendable, Hashable {
         self.use = use
     }
 
+    /// The same figures counted from the end of `earlier`: a request after a redirect, timed from its hop's end.
+    func counted(after earlier: Timing) -> Timing {
+        Timing(startTick: earlier.endTick, firstByteTick: firstByteTick, endTick: endTick, use: use)
+    }
+
     /// Start to end.
     public var total: Duration { startTick.duration(to: endTick) }
     /// Start to the first byte of the response.

@@ -54,6 +54,8 @@ final class Call: Sendable {
         var resumers: [@Sendable () -> Void]?
         /// The caller, while it waits for an answer read whole.
         var waiter: UnsafeContinuation<Void, Never>?
+        /// The redirects followed so far, kept while the session has monitors.
+        var redirects: [RedirectHop] = []
     }
 
     private let state = Locked(State())
@@ -84,6 +86,12 @@ final class Call: Sendable {
         self.cookies = cookies
         self.log = log
     }
+
+    /// Notes a redirect the call followed, for the monitors (``DebugMessage/redirects``).
+    func followed(_ hop: RedirectHop) { state.withLock { $0.redirects.append(hop) } }
+
+    /// The redirects followed so far.
+    var redirects: [RedirectHop] { state.withLock { $0.redirects } }
 
     // MARK: The cancel slot
 

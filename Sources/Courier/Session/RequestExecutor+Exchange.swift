@@ -90,6 +90,8 @@ extension RequestExecutor {
             if configuration.cookieJar != nil { await addCookies(to: &sending, handling: call.cookies) }
             let resend = tracer.flatMap { ResendSpan.start($0, for: sending) }
             if let tracer { sending.addTraceContext(tracer: tracer, span: resend) }
+            // A hop's start, read only for the monitors' record of redirects.
+            let sentAt: Tick? = configuration.monitors.isEmpty ? nil : .now
             for monitor in configuration.monitors { monitor.willSend(sending) }
             call.log?.request(sending)
             var answer: Answer
@@ -142,6 +144,23 @@ extension RequestExecutor {
                 }
                 if stripsCredentials {
                     for name in configuration.redirects.crossOriginStrippedHeaders { current.headers[name] = nil }
+                }
+                if let sentAt {
+                    let timing = Timing(
+                        startTick: sentAt,
+                        firstByteTick: answer.firstByte,
+                        endTick: .now,
+                        use: answer.connection
+                    )
+                    var hop = RedirectHop(
+                        request: sending,
+                        status: answer.status,
+                        headers: answer.headers,
+                        location: url,
+                        timing: timing
+                    )
+                    (hop.next, hop.attempt) = (current, machine.attempt)
+                    call.followed(hop)
                 }
             }
         }

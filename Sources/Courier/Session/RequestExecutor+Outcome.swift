@@ -19,9 +19,9 @@ extension RequestExecutor {
         attempts: Int
     ) -> ErasedResponse {
         // `sent` is set on every answer from the network
-        let (original, sent) = (call.prepared, body.sent ?? call.prepared)
+        let sent = body.sent ?? call.prepared
         let timing = Timing(startTick: call.start, firstByteTick: body.firstByte, endTick: .now, use: body.connection)
-        tellMonitors(original, sent: sent, result: .success(body), timing: timing, attempts: attempts)
+        tellMonitors(call, sent: sent, result: .success(body), timing: timing, attempts: attempts)
         return Response(
             value: value,
             storage: ResponseStorage(
@@ -47,13 +47,13 @@ extension RequestExecutor {
     func complete(_ call: Call, _ failure: CourierError, attempts: Int) {
         let timing = Timing(startTick: call.start, firstByteTick: nil, endTick: .now)
         call.log?.failure(call.prepared, failure, duration: timing.total)
-        tellMonitors(call.prepared, sent: call.prepared, result: .failure(failure), timing: timing, attempts: attempts)
+        tellMonitors(call, sent: call.prepared, result: .failure(failure), timing: timing, attempts: attempts)
     }
 
-    /// Tells every monitor the request ended: ``EventMonitor/didComplete(_:result:timing:)``, then the
-    /// ``DebugMessage`` in ``EventMonitor/didFinish(with:)``.
+    /// Tells every monitor `call` ended: ``EventMonitor/didComplete(_:result:timing:)``, then the ``DebugMessage``
+    /// in ``EventMonitor/didFinish(with:)``, with the redirects it followed.
     func tellMonitors(
-        _ original: PreparedRequest,
+        _ call: Call,
         sent: PreparedRequest,
         result: Result<ResponseBody, CourierError>,
         timing: Timing,
@@ -61,16 +61,23 @@ extension RequestExecutor {
     ) {
         guard !configuration.monitors.isEmpty else { return }
         var message = DebugMessage(
-            originalRequest: original,
+            originalRequest: call.prepared,
             currentRequest: sent,
             response: nil,
             error: nil,
             timing: timing,
-            attempts: attempts
+            attempts: attempts,
+            redirects: call.redirects
         )
         switch result {
         case .success(let body): message.response = body
-        case .failure(let error): message.error = error
+        case .failure(let error):
+            message.error = error
+            // A failure knows the request it began with; after a redirect of its last attempt, the last one sent
+            // is the hop's next.
+            if let hop = message.redirects.last, hop.attempt == attempts, let next = hop.next {
+                message.currentRequest = next
+            }
         }
         for monitor in configuration.monitors {
             monitor.didComplete(sent, result: result, timing: timing)

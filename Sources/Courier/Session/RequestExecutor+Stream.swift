@@ -131,7 +131,7 @@ extension RequestExecutor {
                 use: head.answer.connection
             )
             tellMonitors(
-                call.prepared,
+                call,
                 sent: head.answer.sent ?? call.prepared,
                 result: outcome,
                 timing: timing,

@@ -293,7 +293,7 @@ extension RequestExecutor {
             sentBytes: nil
         )
         let timing = Timing(startTick: call.start, firstByteTick: nil, endTick: .now)
-        tellMonitors(call.prepared, sent: call.prepared, result: outcome, timing: timing, attempts: attempts)
+        tellMonitors(call, sent: call.prepared, result: outcome, timing: timing, attempts: attempts)
         for accessory in call.request.accessories { accessory.requestDidStop(call.prepared, outcome: outcome) }
     }
 }
