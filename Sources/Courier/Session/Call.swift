@@ -93,6 +93,13 @@ final class Call: Sendable {
     /// The redirects followed so far.
     var redirects: [RedirectHop] { state.withLock { $0.redirects } }
 
+    /// The request the call sent last when it ended on `attempt`: the one after that attempt's last redirect, when
+    /// the monitors' record has it, else the prepared request.
+    func lastSent(onAttempt attempt: Int) -> PreparedRequest {
+        guard let hop = redirects.last, hop.attempt == attempt, let next = hop.next else { return prepared }
+        return next
+    }
+
     // MARK: The cancel slot
 
     /// Whether ``cancel()`` has been called.

@@ -47,7 +47,13 @@ extension RequestExecutor {
     func complete(_ call: Call, _ failure: CourierError, attempts: Int) {
         let timing = Timing(startTick: call.start, firstByteTick: nil, endTick: .now)
         call.log?.failure(call.prepared, failure, duration: timing.total)
-        tellMonitors(call, sent: call.prepared, result: .failure(failure), timing: timing, attempts: attempts)
+        tellMonitors(
+            call,
+            sent: call.lastSent(onAttempt: attempts),
+            result: .failure(failure),
+            timing: timing,
+            attempts: attempts
+        )
     }
 
     /// Tells every monitor `call` ended: ``EventMonitor/didComplete(_:result:timing:)``, then the ``DebugMessage``
@@ -71,13 +77,7 @@ extension RequestExecutor {
         )
         switch result {
         case .success(let body): message.response = body
-        case .failure(let error):
-            message.error = error
-            // A failure knows the request it began with; after a redirect of its last attempt, the last one sent
-            // is the hop's next.
-            if let hop = message.redirects.last, hop.attempt == attempts, let next = hop.next {
-                message.currentRequest = next
-            }
+        case .failure(let error): message.error = error
         }
         for monitor in configuration.monitors {
             monitor.didComplete(sent, result: result, timing: timing)

@@ -293,7 +293,13 @@ extension RequestExecutor {
             sentBytes: nil
         )
         let timing = Timing(startTick: call.start, firstByteTick: nil, endTick: .now)
-        tellMonitors(call, sent: call.prepared, result: outcome, timing: timing, attempts: attempts)
+        tellMonitors(
+            call,
+            sent: call.lastSent(onAttempt: attempts),
+            result: outcome,
+            timing: timing,
+            attempts: attempts
+        )
         for accessory in call.request.accessories { accessory.requestDidStop(call.prepared, outcome: outcome) }
     }
 }
