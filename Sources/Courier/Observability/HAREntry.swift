@@ -83,47 +83,33 @@ struct HAREntry: Encodable {
     /// everything `redactor` hides is hidden.
     static func entries(_ message: DebugMessage, bodyLimit: Int, redactor: Redactor) -> [HAREntry] {
         var entries: [HAREntry] = message.redirects.map { hop in
-            let answer = Response(
-                status: hop.status.code,
-                statusText: hop.status.reasonPhrase,
-                httpVersion: hop.timing.connection?.httpVersion ?? "",
-                headers: fields(hop.headers, redactor),
+            HAREntry(
+                hop.request,
+                status: hop.status,
+                headers: hop.headers,
                 content: Content(
                     size: 0,
                     mimeType: hop.headers[.contentType] ?? "",
                     comment: "a redirect's body is not read"
                 ),
                 redirectURL: redactor.redact(url: hop.location),
-                bodySize: -1
+                bodySize: -1,
+                timing: hop.timing,
+                bodyLimit: bodyLimit,
+                redactor: redactor
             )
-            return HAREntry(hop.request, answer, timing: hop.timing, bodyLimit: bodyLimit, redactor: redactor)
         }
         let sent = message.currentRequest
-        let timing = message.redirects.last.map { message.timing.counted(after: $0.timing) } ?? message.timing
-        let version = timing.connection?.httpVersion ?? ""
-        let answer = message.response.map { answer in
-            Response(
-                status: answer.status.code,
-                statusText: answer.status.reasonPhrase,
-                httpVersion: version,
-                headers: fields(answer.headers, redactor),
-                content: content(answer, method: sent.method, limit: bodyLimit, redactor: redactor),
-                redirectURL: answer.headers[.location].map { redactor.redact(urlText: $0) } ?? "",
-                bodySize: answer.data.count
-            )
-        }
+        let answer = message.response
         var last = HAREntry(
             sent,
-            answer
-                ?? Response(
-                    status: 0,
-                    statusText: "",
-                    httpVersion: version,
-                    headers: [],
-                    content: Content(size: 0, mimeType: ""),
-                    bodySize: -1
-                ),
-            timing: timing,
+            status: answer?.status,
+            headers: answer?.headers ?? [:],
+            content: answer.map { content($0, method: sent.method, limit: bodyLimit, redactor: redactor) }
+                ?? Content(size: 0, mimeType: ""),
+            redirectURL: answer?.headers[.location].map { redactor.redact(urlText: $0) } ?? "",
+            bodySize: answer?.data.count ?? -1,
+            timing: message.redirects.last.map { message.timing.counted(after: $0.timing) } ?? message.timing,
             bodyLimit: bodyLimit,
             redactor: redactor
         )
@@ -132,9 +118,21 @@ struct HAREntry: Encodable {
         return entries
     }
 
-    /// The entry for `sent`, answered by `response`, timed by `timing`.
-    private init(_ sent: PreparedRequest, _ response: Response, timing: Timing, bodyLimit: Int, redactor: Redactor) {
+    /// The entry for `sent`, answered with `status` (`nil`: no answer came, HAR's status 0), `headers` and
+    /// `content`, timed by `timing`; request and response carry the HTTP version of the connection.
+    private init(
+        _ sent: PreparedRequest,
+        status: HTTPResponse.Status?,
+        headers: HTTPFields,
+        content: Content,
+        redirectURL: String,
+        bodySize: Int,
+        timing: Timing,
+        bodyLimit: Int,
+        redactor: Redactor
+    ) {
         let connection = timing.connection
+        let version = connection?.httpVersion ?? ""
         startedDateTime = timing.startDate.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
         timings = Self.timings(timing)
         time = Self.rounded(timings.blocked + max(timings.connect, 0) + timings.send + timings.wait + timings.receive)
@@ -144,13 +142,21 @@ struct HAREntry: Encodable {
         request = Request(
             method: sent.method.rawValue,
             url: redactedURL,
-            httpVersion: connection?.httpVersion ?? "",
+            httpVersion: version,
             headers: Self.fields(sent.headers, redactor),
             queryString: Self.query(redactedURL),
             postData: Self.postData(sent, limit: bodyLimit, redactor: redactor),
             bodySize: sent.body.length ?? -1
         )
-        self.response = response
+        response = Response(
+            status: status?.code ?? 0,
+            statusText: status?.reasonPhrase ?? "",
+            httpVersion: version,
+            headers: Self.fields(headers, redactor),
+            content: content,
+            redirectURL: redirectURL,
+            bodySize: bodySize
+        )
     }
 
     /// HAR's phases from Courier's figures, in milliseconds: `blocked` until the connection (or, reused, the head),
