@@ -9,7 +9,8 @@ extension Scenario {
     /// `ws-echo`: WebSocket echo through Courier's `session.webSocket` against swift-websocket's `WebSocketClient`
     /// used directly, each alone in a child process (this executable again, see ``WebSocketChild``) against the
     /// in-process loopback server's `/ws/echo`: messages per second and CPU per message (a 128-byte text message
-    /// sent and its echo read, the child's user + system time), alternated over several runs. Then each child
+    /// sent and its echo read, the child's user + system time), alternated over several runs; and round trips per
+    /// second with one message at a time, where a batching sender gains nothing and latency shows. Then each child
     /// reads a 1 GiB stream of 64 KiB messages from `/ws/flood` and reports its peak RSS.
     static let wsEcho = Scenario(name: "ws-echo") { _, plan in
         let server = try await TestServer.start()
@@ -17,21 +18,29 @@ extension Scenario {
         let count = plan.isQuick ? 2_000 : 100_000
         let runs = plan.isQuick ? 1 : 5
         let floodCount = plan.isQuick ? 64 : 16_384
+        let turnCount = plan.isQuick ? 500 : 10_000
         var rates: [String: [Double]] = [:]
+        var turns: [String: [Double]] = [:]
         var cpu: [String: [Double]] = [:]
         var rss: [String: Double] = [:]
         do {
             for run in 0..<runs {
                 let order = run % 2 == 0 ? WebSocketChild.contenders : WebSocketChild.contenders.reversed()
                 for contender in order {
-                    let report = try await WebSocketChild.spawn(
-                        contender,
-                        mode: "echo",
-                        count: count,
-                        url: base + "/ws/echo"
-                    )
-                    rates[contender, default: []].append(report.messagesPerSecond)
-                    cpu[contender, default: []].append(report.cpuMicrosPerMessage)
+                    for (mode, messages) in [("echo", count), ("turns", turnCount)] {
+                        let report = try await WebSocketChild.spawn(
+                            contender,
+                            mode: mode,
+                            count: messages,
+                            url: base + "/ws/echo"
+                        )
+                        if mode == "turns" {
+                            turns[contender, default: []].append(report.messagesPerSecond)
+                        } else {
+                            rates[contender, default: []].append(report.messagesPerSecond)
+                            cpu[contender, default: []].append(report.cpuMicrosPerMessage)
+                        }
+                    }
                 }
             }
             for contender in WebSocketChild.contenders {
@@ -62,13 +71,15 @@ extension Scenario {
             results: rates.mapValues(Throughput.median),
             metrics: [
                 "cpu_us_per_msg": cpu.mapValues(Throughput.median),
+                "round_trips_per_s": turns.mapValues(Throughput.median),
                 "peak_rss_mib": rss,
             ],
             notes: String(
                 format:
                     "%d echoes of a 128-byte text message per child, sender and reader at once on one connection; "
                     + "courier/swift-websocket = %.3f in msg/s (target >= 0.90), %.3f in CPU per message (target <= 1.10), "
-                    + "medians of %d alternated runs' own ratios; peak RSS reading %d MiB of 64 KiB messages: "
+                    + "medians of %d alternated runs' own ratios; %d round trips one at a time: %.3f in round trips "
+                    + "per second (target >= 0.90); peak RSS reading %d MiB of 64 KiB messages: "
                     + "courier %.1f MiB, swift-websocket %.1f MiB (reading 1 MiB: %.1f and %.1f MiB); "
                     + "both validate UTF-8, neither pings nor compresses, "
                     + "both take messages up to 1 MiB; Courier's call also goes through its session (pool, monitors)",
@@ -76,6 +87,8 @@ extension Scenario {
                 ratio(rates),
                 ratio(cpu),
                 runs,
+                turnCount,
+                ratio(turns),
                 floodCount / 16,
                 rss["courier"] ?? 0,
                 rss["swift-websocket"] ?? 0,
@@ -87,8 +100,9 @@ extension Scenario {
 }
 
 /// The child side of `ws-echo`: `courier-bench --ws-child NAME:MODE:COUNT --url WS-URL` echoes COUNT messages
-/// (`echo`) or reads a stream until the server closes (`flood`) with one contender, and prints the CPU per message
-/// in µs, the messages per second and the peak RSS in MiB.
+/// with the sender and the reader at once (`echo`), or one message at a time, each sent once the one before came
+/// back (`turns`), or reads a stream until the server closes (`flood`) with one contender, and prints the CPU per
+/// message in µs, the messages per second and the peak RSS in MiB.
 enum WebSocketChild {
     static let contenders = ["courier", "swift-websocket"]
     static let maxMessage = 1 << 20
@@ -118,10 +132,11 @@ enum WebSocketChild {
     /// The child's work.
     static func run(_ spec: String, url: String) async throws {
         let parts = spec.split(separator: ":").map(String.init)
-        guard parts.count == 3, contenders.contains(parts[0]), ["echo", "flood"].contains(parts[1]),
+        guard parts.count == 3, contenders.contains(parts[0]), ["echo", "turns", "flood"].contains(parts[1]),
             let count = Int(parts[2]), count > 0
-        else { throw BenchError.unexpected("--ws-child takes NAME:echo|flood:COUNT, not \(spec)") }
+        else { throw BenchError.unexpected("--ws-child takes NAME:echo|turns|flood:COUNT, not \(spec)") }
         let echoes = parts[1] == "echo"
+        let takesTurns = parts[1] == "turns"
         let clock = ContinuousClock()
         var started: (cpu: Double, time: ContinuousClock.Instant)?
         let received: Int
@@ -132,6 +147,14 @@ enum WebSocketChild {
                 options: WebSocketOptions(maxMessageBytes: maxMessage)
             ) { socket in
                 started = (CPUChild.cpuMicros(), clock.now)
+                if takesTurns {
+                    var messages = socket.makeAsyncIterator()
+                    for turn in 0..<count {
+                        try await socket.send(.text(text))
+                        guard try await messages.next() != nil else { return turn }
+                    }
+                    return count
+                }
                 return try await withThrowingTaskGroup(of: Void.self) { group in
                     if echoes { group.addTask { for _ in 0..<count { try await socket.send(.text(text)) } } }
                     var received = 0
@@ -153,6 +176,16 @@ enum WebSocketChild {
                 logger: Logger(label: "ws-echo")
             ) { inbound, outbound, _ in
                 begun.set(CPUChild.cpuMicros(), clock.now)
+                if takesTurns {
+                    var messages = inbound.messages(maxSize: maxMessage).makeAsyncIterator()
+                    var turns = 0
+                    while turns < count {
+                        try await outbound.write(.text(text))
+                        guard try await messages.next() != nil else { break }
+                        turns += 1
+                    }
+                    return counted.set(turns)
+                }
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     if echoes { group.addTask { for _ in 0..<count { try await outbound.write(.text(text)) } } }
                     var received = 0

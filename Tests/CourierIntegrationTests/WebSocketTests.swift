@@ -60,6 +60,31 @@ struct WebSocketTests {
         }
     }
 
+    /// A sender faster than the event loop: its messages go out in batches (one flush after the writes queued
+    /// meanwhile), and each arrives once, in order, with and without compression.
+    @Test(arguments: [false, true])
+    func aBurstOfMessagesSentWhileReadingComesBackInOrder(compressed: Bool) async throws {
+        try await withServerSession { session, server in
+            var options = WebSocketOptions()
+            options.compression = compressed
+            let count = 2_000
+            let answers = try await session.webSocket(.get("/ws/echo"), options: options) { socket in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { for index in 0..<count { try await socket.send("message \(index)") } }
+                    var answers: [WebSocketMessage] = []
+                    for try await answer in socket {
+                        answers.append(answer)
+                        if answers.count == count { break }
+                    }
+                    try await group.waitForAll()
+                    return answers
+                }
+            }
+            #expect(answers == (0..<count).map { .text("message \($0)") })
+            #expect(server.counter("ws-messages:/ws/echo") == count)
+        }
+    }
+
     @Test func theServersCloseEndsTheSequenceWithItsCodeAndIsAnswered() async throws {
         try await withServerSession { session, server in
             let closed = try await session.webSocket(.get("/ws/close?code=4000&reason=bye")) { socket in

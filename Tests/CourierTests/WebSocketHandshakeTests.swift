@@ -19,6 +19,15 @@ struct WebSocketHandshakeTests {
         #expect(Data(base64Encoded: WebSocketHandshake.makeKey())?.count == 16)
     }
 
+    /// Masking keys come from the kernel 1 KiB at a time: over several refills the numbers keep changing (not one
+    /// batch again, not zeros), and 1,000 keys are (all but certainly) all different.
+    @Test func maskingKeysComeFromTheSystemInBatchesAndDiffer() {
+        var random = BatchedSystemRandom()
+        let numbers = (0..<1_000).map { _ in random.next() }
+        #expect(Set(numbers).count == numbers.count)
+        #expect(numbers[0..<128] != numbers[128..<256])
+    }
+
     @Test func theRequestCarriesTheUpgradeAndTheOffers() throws {
         var options = WebSocketOptions()
         options.compression = true

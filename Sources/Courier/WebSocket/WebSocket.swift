@@ -1,5 +1,6 @@
 public import HTTPTypes
 import NIOCore
+import NIOWebSocket
 import Synchronization
 
 /// An open WebSocket connection, inside ``Session/webSocket(_:options:_:)``: an `AsyncSequence` of the
@@ -81,7 +82,7 @@ public final class WebSocket: AsyncSequence, Sendable {
     public func send(_ message: WebSocketMessage) async throws {
         try checkOpen()
         do {
-            try await outbound.write(.message(message))
+            try await outbound.write(Self.outbound(message))
         } catch {
             throw link.ending.error ?? Self.closedError
         }
@@ -118,6 +119,16 @@ public final class WebSocket: AsyncSequence, Sendable {
             throw CourierError(code: .connectionClosed, message: "the WebSocket is closed (\(close))")
         }
     }
+
+    /// `message` as the connection's handler takes it: a text message in UTF-8.
+    private static func outbound(_ message: WebSocketMessage) -> WebSocketOutbound {
+        switch message {
+        case .text(let text): .message(.text, allocator.buffer(string: text))
+        case .binary(let bytes): .message(.binary, bytes)
+        }
+    }
+
+    private static let allocator = ByteBufferAllocator()
 
     private static let closedError = CourierError(code: .connectionClosed, message: "the WebSocket is closed")
 

@@ -1,9 +1,10 @@
 import NIOCore
 import NIOWebSocket
 
-/// What the caller writes to a connection: a message, or its close.
+/// What the caller writes to a connection: a message (a text message already in UTF-8, made on the caller's task
+/// rather than the event loop), or its close.
 enum WebSocketOutbound: Sendable {
-    case message(WebSocketMessage)
+    case message(WebSocketOpcode, ByteBuffer)
     case close(WebSocketCloseCode, reason: String)
 }
 
@@ -25,6 +26,10 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
     private let ending: WebSocketEnding
     private var keepAlive: RepeatedTask?
     private var closeTimer: Scheduled<Void>?
+    /// Where the frames' masking keys come from.
+    private var random = BatchedSystemRandom()
+    /// Whether a flush is queued on the event loop (see ``flush(context:)``).
+    private var isFlushQueued = false
     /// The handler's place in the pipeline, while it is in one: what ``cancel()`` acts through.
     private var context: ChannelHandlerContext?
 
@@ -109,15 +114,26 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
 
     // MARK: Outbound
 
+    /// Flushes after the tasks already queued on the event loop: a caller sending faster than the loop writes
+    /// queues a task per message, and the messages written meanwhile go out in one `writev` rather than one each.
+    func flush(context: ChannelHandlerContext) {
+        guard !isFlushQueued else { return }
+        isFlushQueued = true
+        context.eventLoop.assumeIsolated().execute {
+            self.isFlushQueued = false
+            context.flush()
+        }
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .message(let message):
+        case .message(let opcode, let payload):
             guard machine.isOpen else {
                 promise?.fail(ending.error ?? CourierError(code: .connectionClosed, message: "the WebSocket is closed"))
                 return
             }
             do {
-                try send(message, context, promise: promise)
+                try send(opcode, payload, context, promise: promise)
             } catch {
                 perform(machine.undecodable(.internalServerError, "a message could not be compressed"), context)
                 promise?.fail(error)
@@ -128,22 +144,18 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
         }
     }
 
-    /// Writes `message` as one frame, or as fragments of ``WebSocketOptions/maxOutgoingFrameBytes``; deflated
-    /// first when permessage-deflate was agreed (RSV1 on the first frame).
+    /// Writes a message as one frame, or as fragments of ``WebSocketOptions/maxOutgoingFrameBytes``; deflated
+    /// first when permessage-deflate was agreed (RSV1 on the first frame). No flush: the caller's
+    /// `NIOAsyncChannel` flushes once after the messages it hands over together.
     private func send(
-        _ message: WebSocketMessage,
+        _ opcode: WebSocketOpcode,
+        _ payload: ByteBuffer,
         _ context: ChannelHandlerContext,
         promise: EventLoopPromise<Void>?
     )
         throws
     {
-        let opcode: WebSocketOpcode
-        var payload: ByteBuffer
-        (opcode, payload) =
-            switch message {
-            case .text(let text): (.text, context.channel.allocator.buffer(string: text))
-            case .binary(let bytes): (.binary, bytes)
-            }
+        var payload = payload
         let compressed = deflate != nil
         if let deflate { payload = try deflate.deflate(payload) }
         var first = true
@@ -153,13 +165,12 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
                 fin: payload.readableBytes == 0,
                 rsv1: first && compressed,
                 opcode: first ? opcode : .continuation,
-                maskKey: .random(),
+                maskKey: .random(using: &random),
                 data: slice
             )
             first = false
             context.write(wrapOutboundOut(frame), promise: payload.readableBytes == 0 ? promise : nil)
         } while payload.readableBytes > 0
-        context.flush()
     }
 
     // MARK: Doing what the machine says
@@ -192,7 +203,12 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
             if failure.sendsClose {
                 var payload = context.channel.allocator.buffer(capacity: 2)
                 payload.writeInteger(failure.closeCode.rawValue)
-                let frame = WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: payload)
+                let frame = WebSocketFrame(
+                    fin: true,
+                    opcode: .connectionClose,
+                    maskKey: .random(using: &random),
+                    data: payload
+                )
                 context.writeAndFlush(wrapOutboundOut(frame)).assumeIsolated().whenComplete { _ in
                     context.close(promise: nil)
                 }
@@ -239,7 +255,7 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
     }
 
     private func writeControl(_ opcode: WebSocketOpcode, _ payload: ByteBuffer, _ context: ChannelHandlerContext) {
-        let frame = WebSocketFrame(fin: true, opcode: opcode, maskKey: .random(), data: payload)
+        let frame = WebSocketFrame(fin: true, opcode: opcode, maskKey: .random(using: &random), data: payload)
         context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
     }
 
