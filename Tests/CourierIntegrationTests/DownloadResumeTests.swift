@@ -144,7 +144,10 @@ struct DownloadResumeTests {
             )
             _ = try await download.completion()
             #expect(try sha256(of: target) == ServerFiles.sha256(count: size))
-            #expect(server.counter("file:stall") == 2 && server.counter("file-bytes:stall") - size <= Self.retryOverlap)
+            // Only the first request stalls; a machine busy enough to hold the resumed one past 300 ms makes a third,
+            // and each resumption may fetch an overlap again.
+            let requests = server.counter("file:stall")
+            #expect(requests >= 2 && server.counter("file-bytes:stall") - size <= (requests - 1) * Self.retryOverlap)
         }
     }
 
