@@ -18,9 +18,10 @@ struct CLIWebSocketTests {
     }
 
     @Test func linesGoOutAndMessagesComeBackOnePerLine() async throws {
+        let har = try newTemporaryDirectory(prefix: "courier-ws-har").appending(path: "ws.har")
         try await withTestServer { server in
             let run = try await CLI.run(
-                ["ws", wsURL(server, "/ws/echo"), "-H", "X-Via: cli", "--compress"],
+                ["ws", wsURL(server, "/ws/echo"), "-H", "X-Via: cli", "--compress", "--har", har.path()],
                 standardInput: try input("hello\nsecond line\n")
             )
             #expect(run.status == 0, "\(run.stderr)")
@@ -28,6 +29,16 @@ struct CLIWebSocketTests {
             #expect(server.requests("/ws/echo").first?.header("x-via") == "cli")
             #expect(server.counter("ws-client-close:/ws/echo") == 1000, "stdin's end closed it with 1000")
         }
+        // `--har` records the connection's entry with its four messages.
+        let log = try JSONSerialization.jsonObject(with: Data(contentsOf: har)) as? [String: Any]
+        let entries = (log?["log"] as? [String: Any])?["entries"] as? [[String: Any]]
+        let messages = entries?.first?["_webSocketMessages"] as? [[String: Any]]
+        #expect(
+            entries?.count == 1
+                && messages?.compactMap { $0["data"] as? String }.sorted() == [
+                    "hello", "hello", "second line", "second line",
+                ]
+        )
     }
 
     @Test func binaryMessagesAsBase64JSONOrAFile() async throws {

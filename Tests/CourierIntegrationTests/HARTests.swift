@@ -2,6 +2,8 @@ import Courier
 import CourierTestSupport
 import CourierTesting
 import Foundation
+import HTTPTypes
+import NIOCore
 import Testing
 
 /// `Scripts/har-check`: whether it can run here (python3 with jsonschema and haralyzer); `.ci/run` installs them and
@@ -82,6 +84,64 @@ struct HARTests {
         #expect(
             stream["size"] as? Int == 5000 && stream["comment"] as? String == "streamed to the caller, not recorded"
         )
+    }
+
+    /// A WebSocket's entry, as a browser writes one: the handshake as it went on the wire, the 101 and its
+    /// headers, the connection's address and timings, and the messages both ways (text redacted as bodies are,
+    /// binary in base64, each cut to the body limit).
+    @Test(.enabled(if: harCheckRuns, "python3 with jsonschema and haralyzer is not installed"))
+    func aWebSocketsEntryHasItsHandshakeAndMessages() async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-har-ws")
+        let file = directory.appending(path: "ws.har")
+        let recorder = try HARRecorder(url: file, bodyLimit: 100)
+        let monitor = MessageCollector()
+        try await withServerSession({ $0.monitors = [recorder, monitor] }) { session, _ in
+            try await session.webSocket(.get("/ws/echo?token=s3cret")) { socket in
+                try await socket.send(#"{"password":"hunter2"}"#)
+                try await socket.send(.binary(ByteBuffer(bytes: [0, 1, 2])))
+                try await socket.send(String(repeating: "é", count: 100))
+                var answers = 0
+                for try await _ in socket {
+                    answers += 1
+                    if answers == 3 { break }
+                }
+            }
+        }
+        await eventually("the call was recorded") { recorder.entries == 1 }
+        try recorder.finish()
+        #expect(try await viewerReads(file).contains("1 entries"))
+        let text = try String(contentsOf: file, encoding: .utf8)
+        for secret in ["s3cret", "hunter2"] { #expect(!text.contains(secret), "\(secret) leaked") }
+
+        let entry = try #require((try log(file)["entries"] as? [[String: Any]])?.first)
+        #expect(entry["_resourceType"] as? String == "websocket")
+        let request = try #require(entry["request"] as? [String: Any])
+        let response = try #require(entry["response"] as? [String: Any])
+        #expect((request["url"] as? String)?.hasPrefix("ws://127.0.0.1:") == true)
+        func names(_ part: [String: Any]) -> [String] {
+            (part["headers"] as? [[String: String]] ?? []).compactMap { $0["name"] }
+        }
+        #expect(["Upgrade", "Sec-WebSocket-Key", "Sec-WebSocket-Version"].allSatisfy(names(request).contains))
+        #expect(response["status"] as? Int == 101 && names(response).contains("Sec-WebSocket-Accept"))
+        #expect(request["httpVersion"] as? String == "HTTP/1.1")
+        #expect(entry["serverIPAddress"] as? String == "127.0.0.1" && entry["connection"] != nil)
+        #expect(((entry["timings"] as? [String: Double])?["connect"] ?? -1) >= 0)
+
+        let messages = try #require(entry["_webSocketMessages"] as? [[String: Any]])
+        #expect(messages.map { $0["type"] as? String } == ["send", "send", "send", "receive", "receive", "receive"])
+        #expect(messages.map { $0["opcode"] as? Int } == [1, 2, 1, 1, 2, 1])
+        #expect(messages[0]["data"] as? String == #"{"password":"<redacted>"}"#)
+        #expect(messages[1]["data"] as? String == "AAEC")
+        #expect(messages[2]["data"] as? String == String(repeating: "é", count: 50), "cut at 100 bytes")
+        let times = messages.compactMap { $0["time"] as? Double }
+        #expect(times.count == 6 && times == times.sorted())
+
+        // The monitors see the same: the messages whole up to 64 KiB, the handshake as sent.
+        let finished = try #require(monitor.all.first)
+        #expect(finished.webSocketMessages.count == 6 && finished.webSocketMessagesLeftOut == 0)
+        #expect(finished.webSocketMessages[2].byteCount == 200)
+        #expect(finished.currentRequest.headers[.upgrade] == "websocket")
+        #expect(finished.timing.connection?.isReused == false)
     }
 
     @Test(.enabled(if: harCheckRuns, "python3 with jsonschema and haralyzer is not installed"))

@@ -10,7 +10,7 @@ import Testing
 import Tracing
 
 /// Keeps every debug message a session delivers.
-private final class MessageCollector: EventMonitor {
+final class MessageCollector: EventMonitor {
     private let messages = Locked<[DebugMessage]>([])
     var all: [DebugMessage] { messages.withLock { $0 } }
     func didFinish(with message: DebugMessage) { messages.withLock { $0.append(message) } }

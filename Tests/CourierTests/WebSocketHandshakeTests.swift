@@ -28,6 +28,30 @@ struct WebSocketHandshakeTests {
         #expect(numbers[0..<128] != numbers[128..<256])
     }
 
+    /// A call's transcript keeps messages within its bounds and counts the rest; a long message is cut, a text one
+    /// at a character, a binary one copied out of the buffer it came in.
+    @Test func aTranscriptKeepsWhatItHasRoomForAndCountsTheRest() {
+        #expect(WebSocketTranscript.prefix(of: .text("aé"), bytes: 2) == .text("a"))
+        #expect(WebSocketTranscript.prefix(of: .text("aé"), bytes: 3) == .text("aé"))
+        var big = ByteBuffer(repeating: 7, count: 10)
+        big.moveReaderIndex(forwardBy: 2)
+        #expect(WebSocketTranscript.prefix(of: .binary(big), bytes: 4) == .binary(ByteBuffer(repeating: 7, count: 4)))
+
+        let transcript = WebSocketTranscript()
+        let large = WebSocketMessage.binary(ByteBuffer(repeating: 1, count: 100_000))
+        for _ in 0..<70 { transcript.record(large, .received) }  // 64 KiB kept of each: 4 MiB after 64
+        transcript.record(.text(""), .sent)  // nothing to keep, so it fits
+        var (kept, leftOut) = transcript.records
+        #expect(kept.count == 65 && leftOut == 6)
+        #expect(kept[0].message.byteCount == 64 * 1024 && kept[0].byteCount == 100_000)
+        #expect(kept.last?.direction == .sent)
+
+        let many = WebSocketTranscript()
+        for index in 0..<(WebSocketTranscript.maxMessages + 5) { many.record(.text("\(index)"), .sent) }
+        (kept, leftOut) = many.records
+        #expect(kept.count == WebSocketTranscript.maxMessages && leftOut == 5)
+    }
+
     @Test func theRequestCarriesTheUpgradeAndTheOffers() throws {
         var options = WebSocketOptions()
         options.compression = true

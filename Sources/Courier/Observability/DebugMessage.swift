@@ -25,6 +25,11 @@ public struct DebugMessage: Sendable, CustomStringConvertible {
     public var attempts: Int
     /// The redirects the call followed, in order (empty when it followed none).
     public var redirects: [RedirectHop]
+    /// For a WebSocket call (``Session/webSocket(_:options:_:)``), the messages sent and received on its
+    /// connections, in order: at most 10,000, each cut to 64 KiB and all to 4 MiB.
+    public var webSocketMessages: [WebSocketMessageRecord]
+    /// How many of a WebSocket call's messages were past those bounds, and left out of ``webSocketMessages``.
+    public var webSocketMessagesLeftOut: Int
 
     /// Creates a message.
     public init(
@@ -34,7 +39,9 @@ public struct DebugMessage: Sendable, CustomStringConvertible {
         error: CourierError?,
         timing: Timing,
         attempts: Int,
-        redirects: [RedirectHop] = []
+        redirects: [RedirectHop] = [],
+        webSocketMessages: [WebSocketMessageRecord] = [],
+        webSocketMessagesLeftOut: Int = 0
     ) {
         self.originalRequest = originalRequest
         self.currentRequest = currentRequest
@@ -43,6 +50,8 @@ public struct DebugMessage: Sendable, CustomStringConvertible {
         self.timing = timing
         self.attempts = attempts
         self.redirects = redirects
+        self.webSocketMessages = webSocketMessages
+        self.webSocketMessagesLeftOut = webSocketMessagesLeftOut
     }
 
     /// A multi-line report, with credentials and sensitive parameters hidden by ``Redactor/standard``.
@@ -58,6 +67,11 @@ public struct DebugMessage: Sendable, CustomStringConvertible {
         for field in currentRequest.headers { lines.append("  > \(field.name): \(redactor.redact(field))") }
         if let response {
             lines.append("  < \(response.status.code) \(response.status.reasonPhrase), \(response.data.count) bytes")
+        }
+        if !webSocketMessages.isEmpty || webSocketMessagesLeftOut > 0 {
+            let counts = Dictionary(grouping: webSocketMessages, by: \.direction).mapValues(\.count)
+            let leftOut = webSocketMessagesLeftOut > 0 ? " (\(webSocketMessagesLeftOut) more not kept)" : ""
+            lines.append("  messages: \(counts[.sent] ?? 0) sent, \(counts[.received] ?? 0) received\(leftOut)")
         }
         if let error { lines.append("  error: \(error)") }
         let firstByte = timing.timeToFirstByte.map { ", first byte after \($0)" } ?? ""

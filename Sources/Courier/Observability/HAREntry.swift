@@ -1,4 +1,5 @@
 import HTTPTypes
+import NIOCore
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -77,6 +78,21 @@ struct HAREntry: Encodable {
     var connection: String?
     /// Why the call failed, when it did (a custom field: HAR's start with an underscore).
     var _error: String?
+    /// `websocket` for a WebSocket's handshake, as browsers mark it.
+    var _resourceType: String?
+    /// A WebSocket's messages, as Chrome writes them.
+    var _webSocketMessages: [WebSocketMessageEntry]?
+    /// How many of a WebSocket's messages the call did not keep (see ``DebugMessage/webSocketMessagesLeftOut``).
+    var _webSocketMessagesLeftOut: Int?
+
+    /// One WebSocket message in Chrome's form: `send` or `receive`, seconds since 1970, opcode 1 (text) or 2
+    /// (binary, its data in base64).
+    struct WebSocketMessageEntry: Encodable {
+        var type: String
+        var time: Double
+        var opcode: Int
+        var data: String
+    }
 
     /// The entries of `message`: one for each redirect it followed, as browsers record them, then the last request
     /// sent and its answer or failure, timed from the last redirect's end. Bodies go up to `bodyLimit` bytes, and
@@ -114,6 +130,9 @@ struct HAREntry: Encodable {
             redactor: redactor
         )
         last._error = message.error.map { redactor.redact(body: $0.description) }
+        if answer?.status == .switchingProtocols {
+            last.describeWebSocket(message, bodyLimit: bodyLimit, redactor: redactor)
+        }
         entries.append(last)
         return entries
     }
@@ -157,6 +176,30 @@ struct HAREntry: Encodable {
             redirectURL: redirectURL,
             bodySize: bodySize
         )
+    }
+
+    /// Marks the entry as a WebSocket's: its URL with the `ws` or `wss` scheme, its messages (each cut to
+    /// `bodyLimit` bytes, text redacted as bodies are).
+    private mutating func describeWebSocket(_ message: DebugMessage, bodyLimit: Int, redactor: Redactor) {
+        _resourceType = "websocket"
+        for (http, ws) in [("http://", "ws://"), ("https://", "wss://")] where request.url.hasPrefix(http) {
+            request.url = ws + request.url.dropFirst(http.count)
+        }
+        _webSocketMessages = message.webSocketMessages.map { record in
+            let cut = WebSocketTranscript.prefix(of: record.message, bytes: max(0, bodyLimit))
+            let (opcode, data) =
+                switch cut {
+                case .text(let text): (1, redactor.redact(body: text))
+                case .binary(let bytes): (2, Data(bytes.readableBytesView).base64EncodedString())
+                }
+            return WebSocketMessageEntry(
+                type: record.direction == .sent ? "send" : "receive",
+                time: (record.date.timeIntervalSince1970 * 1e6).rounded() / 1e6,
+                opcode: opcode,
+                data: data
+            )
+        }
+        if message.webSocketMessagesLeftOut > 0 { _webSocketMessagesLeftOut = message.webSocketMessagesLeftOut }
     }
 
     /// HAR's phases from Courier's figures, in milliseconds: `blocked` until the connection (or, reused, the head),

@@ -63,9 +63,11 @@ extension RequestExecutor {
         sent: PreparedRequest,
         result: Result<ResponseBody, CourierError>,
         timing: Timing,
-        attempts: Int
+        attempts: Int,
+        transcript: WebSocketTranscript? = nil
     ) {
         guard !configuration.monitors.isEmpty else { return }
+        let messages = transcript?.records
         var message = DebugMessage(
             originalRequest: call.prepared,
             currentRequest: sent,
@@ -73,7 +75,9 @@ extension RequestExecutor {
             error: nil,
             timing: timing,
             attempts: attempts,
-            redirects: call.redirects
+            redirects: call.redirects,
+            webSocketMessages: messages?.kept ?? [],
+            webSocketMessagesLeftOut: messages?.leftOut ?? 0
         )
         switch result {
         case .success(let body): message.response = body

@@ -92,12 +92,16 @@ extension RequestExecutor {
         var machine = CallStateMachine(prepared, hasRetryRule: retrier != nil, deadline: call.deadline)
         let connector = WebSocketConnector(options: options, hostAddresses: configuration.hostAddresses)
         let handshake: nonisolated(nonsending) (PreparedRequest, inout CallStateMachine) async throws -> WebSocketAnswer
-        // The handshakes the machine made, for the monitors when the call ends (the pool's `ended` outlives `machine`).
-        let attempts = Locked(0)
+        // What the handshakes did, for the monitors when the call ends (the pool's `ended` outlives `machine`), and
+        // the messages, while there are monitors to tell.
+        let handshakes = Locked(HandshakeRecord())
+        let transcript = configuration.monitors.isEmpty ? nil : WebSocketTranscript()
         handshake = { sending, machine in
             let made = machine.attempt
-            attempts.withLock { $0 = made }
-            return try await opening(call, sending, &machine, connector: connector)
+            handshakes.withLock { $0.attempts = made }
+            let answer = try await opening(call, sending, &machine, connector: connector)
+            handshakes.withLock { $0.last = answer }
+            return answer
         }
         // The handshakes run in the call span's context, so a resend's span (a redirect, a retry, a refreshed
         // credential) is its child; `body` does not (its own requests are not parts of this call).
@@ -106,8 +110,15 @@ extension RequestExecutor {
                 call,
                 failure: { [self] in timedOut($0, call) },
                 ended: { [self] status, failure in
-                    let made = attempts.withLock { $0 }
-                    webSocketEnded(call, status: status, failure: failure, trace: trace, attempts: max(made, 1))
+                    let record = handshakes.withLock { $0 }
+                    webSocketEnded(
+                        call,
+                        status: status,
+                        failure: failure,
+                        trace: trace,
+                        handshakes: record,
+                        transcript: transcript
+                    )
                 }
             ) { _ in
                 try await drive(call, machine: &machine, from: machine.start(), retrier: retrier, attempt: handshake) {
@@ -129,6 +140,7 @@ extension RequestExecutor {
                     number: number,
                     previousDrop: previousDrop,
                     serverClosesAsDrops: options.reconnects,
+                    transcript: transcript,
                     body
                 )
                 switch outcome {
@@ -215,6 +227,7 @@ extension RequestExecutor {
         number: Int,
         previousDrop: CourierError?,
         serverClosesAsDrops: Bool,
+        transcript: WebSocketTranscript?,
         _ body: (WebSocket) async throws -> Result
     ) async -> ConnectionOutcome<Result> {
         call.install(link)
@@ -230,7 +243,8 @@ extension RequestExecutor {
                         outbound: outbound,
                         connectionNumber: number,
                         previousDrop: previousDrop,
-                        serverClosesAsDrops: serverClosesAsDrops
+                        serverClosesAsDrops: serverClosesAsDrops,
+                        transcript: transcript
                     )
                     do {
                         let result = try await body(socket)
@@ -269,18 +283,29 @@ extension RequestExecutor {
         try? await link.channel.channel.closeFuture.get()
     }
 
+    /// What a call's handshakes did: how many the machine made, and the last answer.
+    private struct HandshakeRecord: Sendable {
+        var attempts = 0
+        var last: WebSocketAnswer?
+    }
+
     /// Reports the call's end, when its last connection ended: to its span, its accessories, the metrics and the
-    /// monitors.
+    /// monitors (the last handshake as it went on the wire, its 101 and connection, the messages kept).
     private func webSocketEnded(
         _ call: Call,
         status: HTTPResponse.Status?,
         failure: CourierError?,
         trace: RequestTrace?,
-        attempts: Int
+        handshakes: HandshakeRecord,
+        transcript: WebSocketTranscript?
     ) {
+        let last = handshakes.last
+        let attempts = max(handshakes.attempts, 1)
         let outcome: Swift.Result<ResponseBody, CourierError> =
             if let failure { .failure(userFacing(failure)) } else {
-                .success(ResponseBody(status: status ?? .switchingProtocols, headers: [:], data: Data()))
+                .success(
+                    ResponseBody(status: status ?? .switchingProtocols, headers: last?.headers ?? [:], data: Data())
+                )
             }
         for accessory in call.request.accessories { accessory.requestWillStop(call.prepared, outcome: outcome) }
         trace?.finished(status: status, error: failure)
@@ -292,14 +317,10 @@ extension RequestExecutor {
             start: call.start,
             sentBytes: nil
         )
-        let timing = Timing(startTick: call.start, firstByteTick: nil, endTick: .now)
-        tellMonitors(
-            call,
-            sent: call.lastSent(onAttempt: attempts),
-            result: outcome,
-            timing: timing,
-            attempts: attempts
-        )
+        let timing = Timing(startTick: call.start, firstByteTick: last?.firstByte, endTick: .now, use: last?.connection)
+        var sent = call.lastSent(onAttempt: attempts)
+        if let last, last.sent?.url == sent.url { sent.headers = last.requestHeaders }
+        tellMonitors(call, sent: sent, result: outcome, timing: timing, attempts: attempts, transcript: transcript)
         for accessory in call.request.accessories { accessory.requestDidStop(call.prepared, outcome: outcome) }
     }
 }

@@ -41,6 +41,8 @@ public final class WebSocket: AsyncSequence, Sendable {
     /// Whether a drop-like close by the server (going away, restarting) ends the sequence with an error, so a
     /// reconnecting call goes on.
     private let serverClosesAsDrops: Bool
+    /// Where the messages are kept for the monitors, when the session has any.
+    private let transcript: WebSocketTranscript?
     private let iterated = Atomic<Bool>(false)
     /// Whether the caller started the closing handshake: no message may follow its close frame.
     private let isClosing = Atomic<Bool>(false)
@@ -52,7 +54,8 @@ public final class WebSocket: AsyncSequence, Sendable {
         outbound: NIOAsyncChannelOutboundWriter<WebSocketOutbound>,
         connectionNumber: Int,
         previousDrop: CourierError?,
-        serverClosesAsDrops: Bool
+        serverClosesAsDrops: Bool,
+        transcript: WebSocketTranscript?
     ) {
         self.response = response
         self.link = link
@@ -63,6 +66,7 @@ public final class WebSocket: AsyncSequence, Sendable {
         self.connectionNumber = connectionNumber
         self.previousDrop = previousDrop
         self.serverClosesAsDrops = serverClosesAsDrops
+        self.transcript = transcript
     }
 
     /// How the connection was closed, once it has been: the close frame's code and reason and who sent it first;
@@ -86,6 +90,7 @@ public final class WebSocket: AsyncSequence, Sendable {
         } catch {
             throw link.ending.error ?? Self.closedError
         }
+        transcript?.record(message, .sent)
     }
 
     /// Sends a text message.
@@ -138,7 +143,8 @@ public final class WebSocket: AsyncSequence, Sendable {
         return AsyncIterator(
             base: first ? inbound.makeAsyncIterator() : nil,
             ending: link.ending,
-            serverClosesAsDrops: serverClosesAsDrops
+            serverClosesAsDrops: serverClosesAsDrops,
+            transcript: transcript
         )
     }
 
@@ -147,16 +153,19 @@ public final class WebSocket: AsyncSequence, Sendable {
         private var base: NIOAsyncChannelInboundStream<WebSocketMessage>.AsyncIterator?
         private let ending: WebSocketEnding
         private let serverClosesAsDrops: Bool
+        private let transcript: WebSocketTranscript?
         private var isFirst = true
 
         fileprivate init(
             base: NIOAsyncChannelInboundStream<WebSocketMessage>.AsyncIterator?,
             ending: WebSocketEnding,
-            serverClosesAsDrops: Bool
+            serverClosesAsDrops: Bool,
+            transcript: WebSocketTranscript?
         ) {
             self.base = base
             self.ending = ending
             self.serverClosesAsDrops = serverClosesAsDrops
+            self.transcript = transcript
         }
 
         /// The next message; `nil` once the connection closed with a closing handshake.
@@ -174,7 +183,10 @@ public final class WebSocket: AsyncSequence, Sendable {
                 isFirst = false
                 throw ending.error ?? ending.dropped(by: error)
             }
-            if let message { return message }
+            if let message {
+                transcript?.record(message, .received)
+                return message
+            }
             base = nil
             isFirst = false
             switch ending.ending {

@@ -23,6 +23,8 @@ struct WebSocketAnswer: ResponseHead {
     let link: WebSocketLink?
     /// The start of a refusal's body, as text.
     let bodyPreview: String?
+    /// The handshake's request headers as they went on the wire (the upgrade's own among them), for the monitors.
+    let requestHeaders: HTTPFields
 
     func value(of name: HTTPField.Name) -> String? { headers[name] }
 
@@ -84,6 +86,7 @@ struct WebSocketConnector: Sendable {
                             options: options,
                             ending: ending,
                             httpHandlers: [encoder, decoder],
+                            isSecure: tls != nil,
                             completed: { outcome.complete($0) }
                         )
                         try channel.pipeline.syncOperations.addHandlers([encoder, decoder, handler])
@@ -163,20 +166,24 @@ struct WebSocketConnector: Sendable {
             throw error as? CourierError ?? ending.failed(by: error)
         }
         switch answer {
-        case .upgraded(let link, let head):
+        case .upgraded(let link, let head, let use):
             return WebSocketAnswer(
                 status: .switchingProtocols,
                 headers: ResponseFields.fields(head.headers),
+                connection: use,
                 link: link,
-                bodyPreview: nil
+                bodyPreview: nil,
+                requestHeaders: ResponseFields.fields(handshake.head.headers)
             )
-        case .refused(let head, let body):
+        case .refused(let head, let body, let use):
             return WebSocketAnswer(
                 status: HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase),
                 headers: ResponseFields.fields(head.headers),
+                connection: use,
                 link: nil,
                 bodyPreview: body.readableBytes > 0
-                    ? CourierError.printable(String(decoding: body.readableBytesView, as: UTF8.self)) : nil
+                    ? CourierError.printable(String(decoding: body.readableBytesView, as: UTF8.self)) : nil,
+                requestHeaders: ResponseFields.fields(handshake.head.headers)
             )
         }
     }
@@ -212,7 +219,7 @@ private final class HandshakeOutcome: Sendable {
         }
         guard first else {
             // A connection upgraded after a timeout or a cancel won: nobody will use it.
-            if case .success(.upgraded(let link, _)) = result { link.channel.channel.close(promise: nil) }
+            if case .success(.upgraded(let link, _, _)) = result { link.channel.channel.close(promise: nil) }
             return
         }
         promise.completeWith(result.mapError { $0 as any Error })

@@ -11,12 +11,12 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
 
-    /// How the handshake ended.
+    /// How the handshake ended; each with the connection it used, for the call's timing.
     enum Outcome {
         /// The server switched protocols: the connection as the caller uses it, and what the 101 agreed to.
-        case upgraded(WebSocketLink, HTTPResponseHead)
+        case upgraded(WebSocketLink, HTTPResponseHead, ConnectionUse?)
         /// The server answered otherwise: its head and the first bytes of its body.
-        case refused(HTTPResponseHead, ByteBuffer)
+        case refused(HTTPResponseHead, ByteBuffer, ConnectionUse?)
     }
 
     /// The most of a refusal's body kept for the error's preview.
@@ -26,27 +26,32 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
     private let options: WebSocketOptions
     private let ending: WebSocketEnding
     private let httpHandlers: [any RemovableChannelHandler]
+    private let isSecure: Bool
     private let completed: (Result<Outcome, CourierError>) -> Void
     private var response: HTTPResponseHead?
     private var preview = ByteBuffer()
     private var sentRequest = false
+    /// The connection, and when the request went out on it: set as it goes.
+    private var use: ConnectionUse?
     private var isDone = false
     /// Reads that arrive while the HTTP/1 codec leaves the pipeline, for the frame decoder once it has.
     private var heldBack: [NIOAny]?
 
     /// A handler that sends `handshake` and reports to `completed` once; `httpHandlers` are the HTTP/1 codec it
-    /// removes when the server switches protocols.
+    /// removes when the server switches protocols; `isSecure` says whether the connection is TLS.
     init(
         _ handshake: WebSocketHandshake,
         options: WebSocketOptions,
         ending: WebSocketEnding,
         httpHandlers: [any RemovableChannelHandler],
+        isSecure: Bool,
         completed: @escaping (Result<Outcome, CourierError>) -> Void
     ) {
         self.handshake = handshake
         self.options = options
         self.ending = ending
         self.httpHandlers = httpHandlers
+        self.isSecure = isSecure
         self.completed = completed
     }
 
@@ -62,6 +67,16 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
     private func sendRequest(_ context: ChannelHandlerContext) {
         guard !sentRequest else { return }
         sentRequest = true
+        // The connection is ready now: connected, through the proxy's tunnel and TLS when there are.
+        let now = Tick.now
+        let record = ConnectionRecord(
+            remote: context.channel.remoteAddress,
+            local: context.channel.localAddress,
+            isSecure: isSecure,
+            version: "1.1",
+            ready: now
+        )
+        use = ConnectionUse(record: record, isReused: false, sent: now)
         context.write(wrapOutboundOut(.head(handshake.head)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
@@ -91,7 +106,7 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
             if response.status == .switchingProtocols {
                 upgrade(context, response)
             } else {
-                completed(.success(.refused(response, preview)))
+                completed(.success(.refused(response, preview, use)))
                 context.close(promise: nil)
             }
         }
@@ -162,7 +177,7 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
                 for data in held { context.fireChannelRead(data) }
                 if !held.isEmpty { context.fireChannelReadComplete() }
                 context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-                self.completed(.success(.upgraded(link, response)))
+                self.completed(.success(.upgraded(link, response, self.use)))
             }
         } catch {
             completed(.failure(error as? CourierError ?? ending.failed(by: error)))
