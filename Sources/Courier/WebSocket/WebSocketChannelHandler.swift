@@ -201,17 +201,9 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
             stopTimers()
             context.fireErrorCaught(failure.error)
             if failure.sendsClose {
-                var payload = context.channel.allocator.buffer(capacity: 2)
-                payload.writeInteger(failure.closeCode.rawValue)
-                let frame = WebSocketFrame(
-                    fin: true,
-                    opcode: .connectionClose,
-                    maskKey: .random(using: &random),
-                    data: payload
-                )
-                context.writeAndFlush(wrapOutboundOut(frame)).assumeIsolated().whenComplete { _ in
-                    context.close(promise: nil)
-                }
+                let written = context.eventLoop.makePromise(of: Void.self)
+                writeClose(failure.closeCode, reason: "", context, promise: written)
+                written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
             } else {
                 context.close(promise: nil)
             }
@@ -254,25 +246,30 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
         }
     }
 
-    private func writeControl(_ opcode: WebSocketOpcode, _ payload: ByteBuffer, _ context: ChannelHandlerContext) {
+    private func writeControl(
+        _ opcode: WebSocketOpcode,
+        _ payload: ByteBuffer,
+        _ context: ChannelHandlerContext,
+        promise: EventLoopPromise<Void>? = nil
+    ) {
         let frame = WebSocketFrame(fin: true, opcode: opcode, maskKey: .random(using: &random), data: payload)
-        context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
     }
 
-    private func writeClose(_ code: WebSocketCloseCode, reason: String, _ context: ChannelHandlerContext) {
+    private func writeClose(
+        _ code: WebSocketCloseCode,
+        reason: String,
+        _ context: ChannelHandlerContext,
+        promise: EventLoopPromise<Void>? = nil
+    ) {
         var payload = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
         payload.writeInteger(code.rawValue)
         payload.writeString(Self.fitting(reason))
-        writeControl(.connectionClose, payload, context)
+        writeControl(.connectionClose, payload, context, promise: promise)
     }
 
     /// `reason` cut, at a character, to the 123 bytes a close frame has room for.
-    static func fitting(_ reason: String) -> String {
-        guard reason.utf8.count > 123 else { return reason }
-        var cut = Substring(reason)
-        while cut.utf8.count > 123 { cut = cut.dropLast() }
-        return String(cut)
-    }
+    static func fitting(_ reason: String) -> String { reason.prefix(utf8Bytes: 123) }
 
     /// Ends the connection if the server has not within the close timeout (RFC 6455 §7.1.1: the server closes
     /// the TCP connection first).

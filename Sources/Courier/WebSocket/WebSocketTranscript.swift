@@ -79,10 +79,7 @@ final class WebSocketTranscript: Sendable {
     static func prefix(of message: WebSocketMessage, bytes: Int) -> WebSocketMessage {
         switch message {
         case .text(let text):
-            guard text.utf8.count > bytes else { return message }
-            var end = text.utf8.index(text.utf8.startIndex, offsetBy: bytes)
-            while end.samePosition(in: text.unicodeScalars) == nil { end = text.utf8.index(before: end) }
-            return .text(String(text[..<end]))
+            return .text(text.prefix(utf8Bytes: bytes))
         case .binary(let buffer):
             return .binary(ByteBuffer(bytes: buffer.readableBytesView.prefix(bytes)))
         }
