@@ -15,6 +15,9 @@ final class TestWebSocketHandler: ChannelInboundHandler {
         case close(code: UInt16, reason: String)
         case hostile(String)
         case flood(count: Int, size: Int)
+        /// Sends "ready" and the first fragment of a message; the rest of the message goes after the client's
+        /// close, before the answer to it.
+        case fragmentAcrossClose
 
         init(name: String, query: [String: String]) {
             switch name {
@@ -22,6 +25,7 @@ final class TestWebSocketHandler: ChannelInboundHandler {
             case "hostile": self = .hostile(query["kind"] ?? "")
             case "flood":
                 self = .flood(count: query["count"].flatMap(Int.init) ?? 1, size: query["size"].flatMap(Int.init) ?? 1)
+            case "fragment-across-close": self = .fragmentAcrossClose
             case "silent": self = .echo(answersPings: false, dropAfter: nil, dropCode: nil)
             case "drop":
                 self = .echo(
@@ -67,6 +71,9 @@ final class TestWebSocketHandler: ChannelInboundHandler {
         case .flood(let count, _):
             floodLeft = count
             pump(context)
+        case .fragmentAcrossClose:
+            context.write(wrapOutboundOut(Self.frame(opcode: 0x1, payload: ByteBuffer(string: "ready"))), promise: nil)
+            write(context, Self.frame(opcode: 0x1, payload: ByteBuffer(string: "half "), fin: false))
         }
     }
 
@@ -80,6 +87,12 @@ final class TestWebSocketHandler: ChannelInboundHandler {
         let payload = frame.unmaskedData
         switch frame.opcode {
         case .connectionClose:
+            if case .fragmentAcrossClose = behaviour {
+                context.write(
+                    wrapOutboundOut(Self.frame(opcode: 0x0, payload: ByteBuffer(string: "and the rest"))),
+                    promise: nil
+                )
+            }
             var code = payload
             let number = code.readInteger(as: UInt16.self) ?? 1005
             if case .hostile(let kind) = behaviour {

@@ -24,6 +24,10 @@ import Foundation
 /// - `/ws/silent`: echoes messages but answers no ping.
 /// - `/ws/flood?count=N&size=S`: sends N binary messages of S bytes, then closes with 1000.
 /// - `/ws/drop?after=N`: echoes N messages, then drops the connection; `?code=C` closes with C instead.
+/// - `/ws/burst`: the 101, a text message "hello" and a close frame (1000, "bye") in one write, then the
+///   connection closed; `?close=0` leaves out the close frame.
+/// - `/ws/fragment-across-close`: sends "ready" and the first fragment of a message, and the message's last
+///   fragment after the client's close, before its answer.
 /// - `/ws/auth`: 401 unless `Authorization: Bearer token-N` names `/auth/…`'s current generation.
 /// - `/ws/status/NNN`: answers the handshake with that status; `/ws/ignore`: with 200; `/ws/bad-accept`: a 101
 ///   with the wrong `Sec-WebSocket-Accept`; `/ws/redirect`: 302 to `/ws/echo`.
@@ -90,6 +94,22 @@ struct WebSocketRoute {
         let (path, query, state) = (request.path, request.query, self.state)
         let channel = writer.channel
         // The 101 and the switch happen in one turn of the loop, so no frame can reach the HTTP decoder.
+        if name == "burst" {
+            // What some servers do on accepting and closing at once: everything in one segment, then the FIN.
+            var bytes = ByteBuffer(string: head)
+            var message = TestWebSocketHandler.frame(opcode: 0x1, payload: ByteBuffer(string: "hello"))
+            bytes.writeBuffer(&message)
+            if query["close"] != "0" {
+                var payload = ByteBuffer()
+                payload.writeInteger(UInt16(1000))
+                payload.writeString("bye")
+                var close = TestWebSocketHandler.frame(opcode: 0x8, payload: payload)
+                bytes.writeBuffer(&close)
+            }
+            try? await channel.writeAndFlush(bytes)
+            try? await channel.close()
+            return false
+        }
         try await channel.eventLoop.submit {
             let pipeline = channel.pipeline.syncOperations
             channel.writeAndFlush(ByteBuffer(string: head), promise: nil)

@@ -51,6 +51,7 @@ struct WebSocketTests {
             let repeated = String(repeating: "compress me ", count: 20_000)
             let messages: [WebSocketMessage] = [
                 .text(repeated), .text("short"), .text(repeated), .binary(ByteBuffer(string: "b")),
+                .text(""),  // an empty message after others: zlib has nothing to flush, and it is ordinary
             ]
             let (answers, compressed) = try await echo(session, messages, options: options)
             #expect(compressed && answers == messages)
@@ -170,6 +171,48 @@ struct WebSocketTests {
                 return nil
             }
             #expect(answers == .text("still here"))
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func framesThatCameWithThe101AndTheServersEndAreDelivered(withClose: Bool) async throws {
+        try await withServerSession { session, _ in
+            for _ in 0..<20 {
+                var received: [WebSocketMessage] = []
+                var closed: WebSocketClose?
+                var error: CourierError?
+                do {
+                    try await session.webSocket(.get("/ws/burst?close=\(withClose ? 1 : 0)")) { socket in
+                        defer { closed = socket.closed }
+                        for try await message in socket { received.append(message) }
+                    }
+                } catch let failure as CourierError {
+                    error = failure
+                }
+                #expect(received == [.text("hello")], "the message sent with the 101")
+                if withClose {
+                    #expect(error == nil && closed?.code == .normalClosure && closed?.reason == "bye")
+                } else {
+                    #expect(error?.code == .connectionClosed && error?.webSocketCloseCode == .abnormalClosure)
+                }
+            }
+        }
+    }
+
+    @Test func aMessageHalfReceivedWhenTheCallerClosesIsStillDelivered() async throws {
+        try await withServerSession { session, server in
+            let received = try await session.webSocket(.get("/ws/fragment-across-close")) { socket in
+                var received: [WebSocketMessage] = []
+                for try await message in socket {
+                    received.append(message)
+                    // "ready" came in the read that brought the message's first fragment.
+                    if message == .text("ready") { try await socket.close() }
+                }
+                #expect(socket.closed?.code == .normalClosure)
+                return received
+            }
+            #expect(received == [.text("ready"), .text("half and the rest")])
+            #expect(server.counter("ws-client-close:/ws/fragment-across-close") == 1000, "no protocol error")
         }
     }
 

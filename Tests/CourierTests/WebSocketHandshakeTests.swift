@@ -2,7 +2,9 @@ import CompressNIO
 import Foundation
 import HTTPTypes
 import NIOCore
+import NIOEmbedded
 import NIOHTTP1
+import NIOWebSocket
 import Testing
 
 @testable import Courier
@@ -11,6 +13,72 @@ import Testing
 struct WebSocketHandshakeTests {
     func prepared(_ url: String = "http://example.com:8080/chat?room=1", headers: HTTPFields = [:]) -> PreparedRequest {
         PreparedRequest(method: .get, url: URL(string: url)!, headers: headers)
+    }
+
+    /// The keep-alive's first ping waits for the pipeline to be the WebSocket's: written while the HTTP/1 codec was
+    /// still there (an upgrade slow to finish, a short interval), it trapped in the request encoder's unwrap.
+    @Test func theKeepAliveWaitsForTheHTTPCodecToLeave() throws {
+        let channel = EmbeddedChannel()
+        var options = WebSocketOptions()
+        options.keepAlive = .init(interval: .milliseconds(10), timeout: .seconds(60))
+        let ending = WebSocketEnding(url: URL(string: "http://example.com/")!, timeouts: Timeouts())
+        let handler = try WebSocketChannelHandler(options: options, compression: nil, ending: ending)
+        let encoder = HTTPRequestEncoder()
+        try channel.pipeline.syncOperations.addHandlers([encoder, handler])
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(try channel.readOutbound(as: IOData.self) == nil, "no ping while the codec is in the pipeline")
+
+        try channel.pipeline.syncOperations.removeHandler(encoder).wait()
+        handler.pipelineIsReady()
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(10))
+        channel.embeddedEventLoop.run()
+        let ping = try #require(try channel.readOutbound(as: WebSocketFrame.self))
+        #expect(ping.opcode == .ping)
+        _ = try? channel.finish()
+    }
+
+    /// A server that sends pings and reads nothing: while the channel is not writable the handler keeps only the
+    /// latest ping's pong and asks for no more reads; once writable, that one pong goes and reading goes on. Every
+    /// pong written had grown memory without bound (3 M pings, 323 MiB). On loopback the kernel's buffers take
+    /// megabytes before the channel's writability changes, so the channel's writability is set here.
+    @Test func pingsWhileTheChannelIsNotWritableGetOnlyTheLatestPong() throws {
+        let channel = EmbeddedChannel()
+        let ending = WebSocketEnding(url: URL(string: "http://example.com/")!, timeouts: Timeouts())
+        let handler = try WebSocketChannelHandler(options: .init(), compression: nil, ending: ending)
+        let reads = ReadCounter()
+        try channel.pipeline.syncOperations.addHandlers([reads, handler])
+        func ping(_ number: UInt32) -> WebSocketFrame {
+            var payload = ByteBuffer()
+            payload.writeInteger(number)
+            return WebSocketFrame(fin: true, opcode: .ping, data: payload)
+        }
+        try channel.writeInbound(ping(0))
+        #expect(try channel.readOutbound(as: WebSocketFrame.self)?.data == ping(0).data, "answered at once")
+
+        channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
+        for number in 1...1_000 { try channel.writeInbound(ping(UInt32(number))) }
+        channel.read()
+        #expect(try channel.readOutbound(as: WebSocketFrame.self) == nil, "no pong queued while not writable")
+        #expect(reads.count == 0, "no read asked for while a pong waits")
+
+        channel.isWritable = true
+        channel.pipeline.fireChannelWritabilityChanged()
+        let pong = try #require(try channel.readOutbound(as: WebSocketFrame.self))
+        #expect(pong.opcode == .pong && pong.data == ping(1_000).data, "the latest ping's")
+        #expect(try channel.readOutbound(as: WebSocketFrame.self) == nil)
+        #expect(reads.count == 1, "the held read went on")
+        _ = try? channel.finish()
+    }
+
+    /// Counts the reads that reach the head of the pipeline.
+    private final class ReadCounter: ChannelOutboundHandler {
+        typealias OutboundIn = NIOAny
+        var count = 0
+        func read(context: ChannelHandlerContext) {
+            count += 1
+            context.read()
+        }
     }
 
     @Test func theAcceptKeyOfRFC6455() {

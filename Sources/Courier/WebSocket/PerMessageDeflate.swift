@@ -112,6 +112,9 @@ final class PerMessageDeflate {
 
     /// `message` deflated, with the sync flush's tail left out.
     func deflate(_ message: ByteBuffer) throws(Failure) -> ByteBuffer {
+        // zlib has nothing to flush for no input after an earlier message (Z_BUF_ERROR); an empty message is one
+        // empty stored block, 0x00 once the tail is left out (RFC 7692 §7.2.3.6), and leaves the stream as it was.
+        guard message.readableBytes > 0 else { return ByteBuffer(bytes: [0x00]) }
         var input = message
         do {
             var output = try input.compressStream(with: deflater, flush: .sync)

@@ -186,7 +186,7 @@ struct WebSocketStateMachine {
     mutating func close(_ code: WebSocketCloseCode, reason: String) -> Action {
         guard state == .open else { return .none }
         state = .closing
-        assembly = nil
+        // A message half received stays: its remaining frames may still come, and are delivered (RFC 6455 §1.4).
         outstandingPing = nil
         close = WebSocketClose(code: code, reason: reason, byServer: false)
         return .sendClose(code, reason: reason)

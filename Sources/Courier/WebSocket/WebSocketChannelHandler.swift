@@ -13,6 +13,10 @@ enum WebSocketOutbound: Sendable {
 /// deflated) frames out. Pongs, the answer to the server's close and the keep-alive's pings go out from here,
 /// without a hop to the caller's task; so does the close frame of a failure, before the caller's sequence throws
 /// its error.
+///
+/// A server that sends pings faster than it reads the pongs gets one pong at a time: while the channel is not
+/// writable the handler keeps only the latest ping's pong (RFC 6455 §5.5.3 lets an endpoint answer only the most
+/// recent ping) and reads nothing more, so the queue of unsent frames stays bounded by the channel's watermarks.
 final class WebSocketChannelHandler: ChannelDuplexHandler {
     typealias InboundIn = WebSocketFrame
     typealias InboundOut = WebSocketMessage
@@ -32,6 +36,10 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
     private var isFlushQueued = false
     /// The handler's place in the pipeline, while it is in one: what ``cancel()`` acts through.
     private var context: ChannelHandlerContext?
+    /// The pong to the latest ping, kept while the channel is not writable (see the type's note).
+    private var heldPong: ByteBuffer?
+    /// Whether a read was asked for while a pong was held: it is passed on once the pong has gone.
+    private var isReadHeld = false
 
     init(options: WebSocketOptions, compression: PerMessageDeflate.Parameters?, ending: WebSocketEnding) throws {
         self.options = options
@@ -46,7 +54,12 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
-        guard let keepAliveOptions = options.keepAlive else { return }
+    }
+
+    /// The pipeline is the WebSocket's now (the HTTP/1 codec has left): starts the keep-alive. Before this, a
+    /// ping would meet the HTTP request encoder, which takes only HTTP parts. Call on the event loop.
+    func pipelineIsReady() {
+        guard let context, let keepAliveOptions = options.keepAlive, keepAlive == nil, machine.isOpen else { return }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         keepAlive = context.eventLoop.scheduleRepeatedTask(
             initialDelay: TimeAmount(keepAliveOptions.interval),
@@ -60,6 +73,26 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
         stopTimers()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, let pong = heldPong {
+            heldPong = nil
+            writeControl(.pong, pong, context)
+            if isReadHeld {
+                isReadHeld = false
+                context.read()
+            }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        guard heldPong == nil else {
+            isReadHeld = true
+            return
+        }
+        context.read()
     }
 
     /// The call was cancelled (by its task, the pool, or the session): close with
@@ -182,7 +215,11 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
         case .deliver(let opcode, let data, let compressed):
             deliver(opcode, data, compressed: compressed, context)
         case .pong(let payload):
-            writeControl(.pong, payload, context)
+            if context.channel.isWritable {
+                writeControl(.pong, payload, context)
+            } else {
+                heldPong = payload
+            }
         case .ping(let payload):
             writeControl(.ping, payload, context)
         case .sendClose(let code, let reason):
@@ -262,6 +299,12 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
         _ context: ChannelHandlerContext,
         promise: EventLoopPromise<Void>? = nil
     ) {
+        // Nothing goes after a close frame: a pong still held for writability is dropped, and reading goes on.
+        heldPong = nil
+        if isReadHeld {
+            isReadHeld = false
+            context.read()
+        }
         var payload = context.channel.allocator.buffer(capacity: 2 + reason.utf8.count)
         payload.writeInteger(code.rawValue)
         payload.writeString(Self.fitting(reason))

@@ -81,15 +81,17 @@ struct WebSocketConnector: Sendable {
                     let upgrade: (any Channel) throws -> Void = { channel in
                         let encoder = HTTPRequestEncoder()
                         let decoder = ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .forwardBytes))
+                        let gate = WebSocketHandshakeHandler.EndGate()
                         let handler = WebSocketHandshakeHandler(
                             handshake,
                             options: options,
                             ending: ending,
+                            gate: gate,
                             httpHandlers: [encoder, decoder],
                             isSecure: tls != nil,
                             completed: { outcome.complete($0) }
                         )
-                        try channel.pipeline.syncOperations.addHandlers([encoder, decoder, handler])
+                        try channel.pipeline.syncOperations.addHandlers([gate, encoder, decoder, handler])
                     }
                     let secure: (any Channel) throws -> Void = { channel in
                         guard let tls else { return try upgrade(channel) }

@@ -36,13 +36,17 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
     private var isDone = false
     /// Reads that arrive while the HTTP/1 codec leaves the pipeline, for the frame decoder once it has.
     private var heldBack: [NIOAny]?
+    /// Stands before the HTTP/1 codec and holds the connection's end while the codec leaves (see ``EndGate``).
+    private let gate: EndGate
 
     /// A handler that sends `handshake` and reports to `completed` once; `httpHandlers` are the HTTP/1 codec it
-    /// removes when the server switches protocols; `isSecure` says whether the connection is TLS.
+    /// removes when the server switches protocols, with `gate` before them; `isSecure` says whether the
+    /// connection is TLS.
     init(
         _ handshake: WebSocketHandshake,
         options: WebSocketOptions,
         ending: WebSocketEnding,
+        gate: EndGate,
         httpHandlers: [any RemovableChannelHandler],
         isSecure: Bool,
         completed: @escaping (Result<Outcome, CourierError>) -> Void
@@ -50,6 +54,7 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
         self.handshake = handshake
         self.options = options
         self.ending = ending
+        self.gate = gate
         self.httpHandlers = httpHandlers
         self.isSecure = isSecure
         self.completed = completed
@@ -165,6 +170,7 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
             // handing on the bytes that came after it, which wait here until it is gone (as a write would meet its
             // write-observing half). Then they go to the frame decoder, and this handler leaves too.
             heldBack = []
+            gate.isHolding = true
             let httpContexts = try httpHandlers.map { try pipeline.context(handler: $0) }
             let removals = httpContexts.map { httpContext in
                 let removed = context.eventLoop.makePromise(of: Void.self)
@@ -177,6 +183,7 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
                 for data in held { context.fireChannelRead(data) }
                 if !held.isEmpty { context.fireChannelReadComplete() }
                 context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+                if !self.gate.open(context.pipeline) { handler.pipelineIsReady() }
                 self.completed(.success(.upgraded(link, response, self.use)))
             }
         } catch {
@@ -188,3 +195,54 @@ final class WebSocketHandshakeHandler: ChannelInboundHandler, RemovableChannelHa
 
 @available(*, unavailable)
 extension WebSocketHandshakeHandler: Sendable {}
+
+extension WebSocketHandshakeHandler {
+    /// Stands before the HTTP/1 codec and, while the codec leaves the pipeline after a 101, holds the end of the
+    /// connection (and an error) back from it. The response decoder hands on the bytes that came after the 101
+    /// only when it leaves; told of the end first, it would drop them (NIO's `HTTPDecoder.decodeLast` with
+    /// `seenEOF`), and with them the frames a server sent with its 101 before it closed, its close among them.
+    final class EndGate: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = NIOAny
+
+        /// Set when the upgrade starts.
+        var isHolding = false
+        private var held: Held?
+        private var context: ChannelHandlerContext?
+
+        private enum Held {
+            case inactive
+            case error(any Error)
+        }
+
+        func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+        func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            guard isHolding else { return context.fireChannelInactive() }
+            held = .inactive
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            guard isHolding else { return context.fireErrorCaught(error) }
+            if held == nil { held = .error(error) }
+        }
+
+        /// The codec has left and the bytes it held have been read: passes on what was held and leaves. Returns
+        /// whether the connection had ended meanwhile.
+        func open(_ pipeline: ChannelPipeline) -> Bool {
+            isHolding = false
+            let ended = held != nil
+            if let context {
+                switch held {
+                case .inactive?: context.fireChannelInactive()
+                case .error(let error)?: context.fireErrorCaught(error)
+                case nil: break
+                }
+                pipeline.syncOperations.removeHandler(context: context, promise: nil)
+            }
+            held = nil
+            return ended
+        }
+    }
+}
