@@ -86,6 +86,24 @@ struct HARTests {
         )
     }
 
+    /// A body that made the redaction backtrack (a key, then spaces with no value): quadratic, it took minutes at
+    /// 32 KB, and the process did not end until it was done; the suite's two-minute limit fails it.
+    @Test func redactingAHostileBodyTakesTimeLinearInItsLength() async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-har")
+        let file = directory.appending(path: "hostile.har")
+        let recorder = try HARRecorder(url: file, bodyLimit: 64 << 10)
+        let hostile = #"{"token":"# + String(repeating: " ", count: 32 << 10) + #"}, "password": "hunter2"}"#
+        try await withServerSession({ $0.monitors = [recorder] }) { session, _ in
+            _ = try await session.send(
+                Request<Data>.post("/echo", body: .text(hostile, contentType: "application/json"))
+            )
+        }
+        await eventually("the call was recorded") { recorder.entries == 1 }
+        try recorder.finish()
+        let text = try String(contentsOf: file, encoding: .utf8)
+        #expect(!text.contains("hunter2") && text.contains(String(repeating: " ", count: 1000)))
+    }
+
     /// A WebSocket's entry, as a browser writes one: the handshake as it went on the wire, the 101 and its
     /// headers, the connection's address and timings, and the messages both ways (text redacted as bodies are,
     /// binary in base64, each cut to the body limit).

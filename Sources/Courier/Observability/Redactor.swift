@@ -107,47 +107,149 @@ public struct Redactor: Sendable, Hashable {
 
     /// Text with `"key": value` (JSON, also inside an escaped JSON string) and `key=value` (form) pairs of
     /// sensitive keys hidden. Sensitive header names count as keys too, so an echoed header stays hidden.
+    ///
+    /// One pass over the text for each form, in time linear in its length whatever a server put in it (a
+    /// backtracking expression took minutes on a body of spaces after a key).
     public func redact(body text: String) -> String {
         let keys = sensitiveKeys.union(sensitiveHeaders.map { $0.canonicalName.lowercased() })
         guard !keys.isEmpty else { return text }
-        // One alternation of every key (longest first, so `signature` is tried before `sign`), compiled once per
-        // call for each of the two forms, where a pattern per key compiled 2 × 17 of them for the defaults.
-        let anyKey =
-            "(?:" + keys.sorted { ($0.count, $0) > ($1.count, $1) }.map(Self.escapedPattern).joined(separator: "|")
-            + ")"
-        let quote = #"\\?""#
-        let jsonValue = #"(?:\\?"(?:[^"\\]|\\.)*?\\?"|[^,}\]\s]+)"#
-        var result = Self.replace(
-            in: text,
-            pattern: "(\(quote)\(anyKey)\(quote)\\s*:\\s*\\[?\\s*)\(jsonValue)",
-            keepingFirstGroupThen: "\"\(placeholder)\""
-        )
-        result = Self.replace(
-            in: result,
-            pattern: "((?:^|[&?])\(anyKey)=)[^&\\s]*",
-            keepingFirstGroupThen: placeholder
-        )
-        return result
+        // Longest first, so `signature` is tried before `sign`.
+        let keyBytes = keys.sorted { ($0.count, $0) > ($1.count, $1) }.map { Array($0.utf8) }
+        let replacement = Array(placeholder.utf8)
+        var scanner = BodyRedaction(text: Array(text.utf8), keys: keyBytes)
+        let json = scanner.redactingJSONValues(with: Array("\"\(placeholder)\"".utf8))
+        if let json { scanner = BodyRedaction(text: json, keys: keyBytes) }
+        guard let redacted = scanner.redactingFormValues(with: replacement) ?? json else { return text }
+        return String(decoding: redacted, as: UTF8.self)
     }
 
     private func isSensitive(key: String) -> Bool {
         let lowered = key.lowercased()
         return sensitiveKeys.contains(lowered) || sensitiveKeys.contains(where: { lowered.hasSuffix("[\($0)]") })
     }
+}
 
-    /// `text` with each case-insensitive match of `pattern` replaced by its first group and `replacement`.
-    private static func replace(in text: String, pattern: String, keepingFirstGroupThen replacement: String) -> String {
-        guard let regex = try? Regex(pattern).ignoresCase() else { return text }
-        return text.replacing(regex) { match in (match.output[1].substring ?? "") + replacement }
+/// The scan behind ``Redactor/redact(body:)``: finds `"key": value` and `key=value` pairs of the keys (lowercase
+/// UTF-8, compared case-insensitively in ASCII) and replaces their values, each position looked at a bounded number
+/// of times.
+private struct BodyRedaction {
+    let text: [UInt8]
+    let keys: [[UInt8]]
+
+    private static let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || (0x09...0x0D).contains(byte)
     }
 
-    /// `literal` with the characters a regular expression gives a meaning to escaped.
-    private static func escapedPattern(_ literal: String) -> String {
-        var out = ""
-        for character in literal {
-            if "\\^$.|?*+()[]{}".contains(character) { out.append("\\") }
-            out.append(character)
+    /// The end of the key that starts at `index`, the longest that matches.
+    private func key(at index: Int) -> Int? {
+        for key in keys where index + key.count <= text.count {
+            var matches = true
+            for (offset, byte) in key.enumerated() {
+                var candidate = text[index + offset]
+                if (0x41...0x5A).contains(candidate) { candidate |= 0x20 }
+                if candidate != byte {
+                    matches = false
+                    break
+                }
+            }
+            if matches { return index + key.count }
         }
-        return out
+        return nil
+    }
+
+    /// The end of a quote (`"` or an escaped `\"`) at `index`.
+    private func quoteEnd(at index: Int) -> Int? {
+        if index < text.count, text[index] == Self.quote { return index + 1 }
+        if index + 1 < text.count, text[index] == Self.backslash, text[index + 1] == Self.quote { return index + 2 }
+        return nil
+    }
+
+    /// `"key"` (its quotes escaped or not), `:`, an optional `[`, spaces between, then a value: a string up to
+    /// its first closing quote, or a run up to `,`, `}`, `]` or a space. `nil` when nothing was replaced.
+    func redactingJSONValues(with replacement: [UInt8]) -> [UInt8]? {
+        var output: [UInt8] = []
+        var copied = 0
+        var index = 0
+        while index < text.count {
+            guard let afterOpen = quoteEnd(at: index), let afterKey = key(at: afterOpen),
+                let afterClose = quoteEnd(at: afterKey)
+            else {
+                index += 1
+                continue
+            }
+            var cursor = afterClose
+            while cursor < text.count, Self.isSpace(text[cursor]) { cursor += 1 }
+            guard cursor < text.count, text[cursor] == UInt8(ascii: ":") else {
+                index += 1
+                continue
+            }
+            cursor += 1
+            while cursor < text.count, Self.isSpace(text[cursor]) { cursor += 1 }
+            if cursor < text.count, text[cursor] == UInt8(ascii: "[") { cursor += 1 }
+            while cursor < text.count, Self.isSpace(text[cursor]) { cursor += 1 }
+            guard let valueEnd = valueEnd(at: cursor) else {
+                index += 1
+                continue
+            }
+            output.append(contentsOf: text[copied..<cursor])
+            output.append(contentsOf: replacement)
+            copied = valueEnd
+            index = valueEnd
+        }
+        guard copied > 0 else { return nil }
+        output.append(contentsOf: text[copied...])
+        return output
+    }
+
+    /// Where the JSON value at `start` ends: a quoted string at its first closing quote, else a run of bytes other
+    /// than `,`, `}`, `]` and spaces; `nil` for neither.
+    private func valueEnd(at start: Int) -> Int? {
+        if let afterOpen = quoteEnd(at: start) {
+            var cursor = afterOpen
+            while cursor < text.count {
+                if let closed = quoteEnd(at: cursor) { return closed }
+                if text[cursor] == Self.backslash {
+                    // An escape takes the next byte, but not a line break.
+                    guard cursor + 1 < text.count, text[cursor + 1] != 0x0A else { break }
+                    cursor += 2
+                } else {
+                    cursor += 1
+                }
+            }
+        }
+        var cursor = start
+        while cursor < text.count, !Self.isSpace(text[cursor]), text[cursor] != UInt8(ascii: ","),
+            text[cursor] != UInt8(ascii: "}"), text[cursor] != UInt8(ascii: "]")
+        {
+            cursor += 1
+        }
+        return cursor > start ? cursor : nil
+    }
+
+    /// `key=value` at the start of the text or after `&` or `?`, the value up to `&` or a space. `nil` when
+    /// nothing was replaced.
+    func redactingFormValues(with replacement: [UInt8]) -> [UInt8]? {
+        var output: [UInt8] = []
+        var copied = 0
+        var index = 0
+        while index < text.count {
+            let startsPair = index == 0 || text[index - 1] == UInt8(ascii: "&") || text[index - 1] == UInt8(ascii: "?")
+            guard startsPair, let afterKey = key(at: index), afterKey < text.count, text[afterKey] == UInt8(ascii: "=")
+            else {
+                index += 1
+                continue
+            }
+            var end = afterKey + 1
+            while end < text.count, text[end] != UInt8(ascii: "&"), !Self.isSpace(text[end]) { end += 1 }
+            output.append(contentsOf: text[copied...afterKey])
+            output.append(contentsOf: replacement)
+            copied = end
+            index = end
+        }
+        guard copied > 0 else { return nil }
+        output.append(contentsOf: text[copied...])
+        return output
     }
 }
