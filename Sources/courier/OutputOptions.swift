@@ -160,10 +160,17 @@ struct OutputSettings {
     }
 
     /// The file the body goes to (`-o FILE`, or `-O`'s name from `url`); `nil` for standard output.
+    ///
+    /// `-O` takes the URL's last path segment as written, as curl does: `..%2F..%2Fx` names a file of that name in
+    /// the current folder. Decoded, the server's `%2F`, `..`, `%00` and `%0A` would reach the file system.
     func outputPath(for url: URL) throws -> String? {
         if remoteName {
-            let name = url.lastPathComponent
-            guard !name.isEmpty, name != "/", name != ".", name != ".." else {
+            let path = url.path(percentEncoded: true)
+            let name = String(path[(path.lastIndex(of: "/").map(path.index(after:)) ?? path.startIndex)...])
+            let isPlain = !name.unicodeScalars.contains {
+                $0 == "/" || $0 == "\\" || $0.properties.generalCategory == .control
+            }
+            guard isPlain, !name.isEmpty, name != ".", name != ".." else {
                 throw UsageError(option: "-O", message: "the URL has no file name in its path; use -o FILE")
             }
             return name

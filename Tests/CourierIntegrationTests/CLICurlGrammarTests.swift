@@ -199,6 +199,24 @@ struct CLICurlGrammarTests {
             #expect(FileManager.default.contents(atPath: directory.appending(path: "500").path())?.count == 500)
             let noName = try await CLI.run(["-O", server.url("/").absoluteString])
             #expect(noName.status == 64 && noName.stderr.contains("-O"), "\(noName.stderr)")
+            // The segment as written, as curl keeps it: never a separator, `..`, NUL or line break from the server.
+            let inside = directory.appending(path: "a/b")
+            try FileManager.default.createDirectory(at: inside, withIntermediateDirectories: true)
+            for segment in ["..%2F..%2Fescaped", "%2Ftmp%2Fcourier-O-absolute", "nul%00and%0Aline"] {
+                let saved = try await CLI.run(
+                    [
+                        "sh", "-c", "cd \"$0\" && exec \"$1\" -s -O \"$2\"", inside.path(), CLI.executable().path,
+                        server.url("/echo/").absoluteString + segment,
+                    ],
+                    program: "/usr/bin/env"
+                )
+                #expect(saved.status == 0, "\(saved.stderr)")
+                let file = inside.path(percentEncoded: false) + "/" + segment
+                #expect(FileManager.default.fileExists(atPath: file), "\(segment)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: directory.appending(path: "escaped").path()))
+            #expect(!FileManager.default.fileExists(atPath: "/tmp/courier-O-absolute"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: inside.path(percentEncoded: false)).count == 3)
 
             let headers = directory.appending(path: "headers.txt")
             let dumped = try await CLI.run(["-s", "-D", headers.path(), server.url("/small").absoluteString])
@@ -257,6 +275,15 @@ struct CLICurlGrammarTests {
             _ = try await CLI.run(["-s", "-b", both, "-c", both, server.url("/set-cookies?d=4").absoluteString])
             _ = try await CLI.run(["-s", "-b", both, echo])
             #expect(cookiePairs() == ["c=3", "d=4"])
+
+            // The latest expiry a file can say, as curl round-trips it (it trapped in a Double-to-Int64 conversion).
+            let far = directory.appending(path: "far.txt")
+            let line = "127.0.0.1\tFALSE\t/\tFALSE\t9223372036854775807\tfar\tfuture\n"
+            try Data(("# Netscape HTTP Cookie File\n\n" + line).utf8).write(to: far)
+            let farOut = directory.appending(path: "far-out.txt").path()
+            let roundTrip = try await CLI.run(["-s", "-o", "/dev/null", "-b", far.path(), "-c", farOut, echo])
+            #expect(roundTrip.status == 0 && cookiePairs() == ["far=future"], "\(roundTrip.stderr)")
+            #expect(try String(contentsOfFile: farOut, encoding: .utf8).contains("\t9223372036854775807\tfar\t"))
         }
     }
 

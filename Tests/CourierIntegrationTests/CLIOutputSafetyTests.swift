@@ -82,6 +82,31 @@ struct CLIOutputSafetyTests {
         #expect(try Data(contentsOf: directory.appending(path: "made.bin")) == ServerFiles.data(count: 100))
     }
 
+    /// `--har FILE` and `-c FILE` follow `-o`'s rule: through a symbolic link (the link stays), straight into a
+    /// FIFO or the process's own standard output (`/proc/self/fd/1`), which each had been replaced by a regular file.
+    @Test(arguments: ["--har", "-c"])
+    func theHARFileAndTheCookieJarKeepWhatThePathNames(option: String) async throws {
+        let directory = try newTemporaryDirectory(prefix: "courier-named")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let expected = option == "--har" ? "\"entries\"" : "session"
+        let outcome = try await withTestServer { server in
+            try await shell(
+                """
+                cd '\(directory.path())' && ln -s real.txt link && mkfifo pipe && (cat pipe > received &) && \
+                "$COURIER" -s -o /dev/null '\(server.url("/set-cookies?session=abc").absoluteString)' \
+                    \(option) link && \
+                "$COURIER" -s -o /dev/null '\(server.url("/set-cookies?session=abc").absoluteString)' \
+                    \(option) pipe && wait && sleep 0.2 && \
+                "$COURIER" -s -o /dev/null '\(server.url("/set-cookies?session=abc").absoluteString)' \
+                    \(option) /proc/self/fd/1 > stdout.txt && \
+                test -L link && test -p pipe && grep -c '\(expected)' real.txt received stdout.txt
+                """
+            )
+        }
+        #expect(outcome.status == 0, "\(outcome.stdout) \(outcome.stderr)")
+        #expect(outcome.stdout.split(separator: "\n").allSatisfy { !$0.hasSuffix(":0") }, "\(outcome.stdout)")
+    }
+
     /// `-o` to a path that is no regular file (here a FIFO; `/dev/null` and `/dev/stdout` alike) writes to it and
     /// leaves it what it was.
     @Test func writingToAFIFOWritesThroughIt() async throws {

@@ -188,7 +188,8 @@ public actor CookieJar {
         }
     }
 
-    /// Writes the jar to its file atomically (a reader sees the old jar or the new one, never half of either).
+    /// Writes the jar to its file atomically (a reader sees the old jar or the new one, never half of either),
+    /// through a symbolic link, and straight into a path that names no regular file (`/dev/null`).
     private func save() throws {
         guard let file else { return }
         try Self.write(all, to: file, format: format)
@@ -202,9 +203,9 @@ public actor CookieJar {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
                 encoder.dateEncodingStrategy = .secondsSince1970
-                try AtomicFile.write(try encoder.encode(cookies), to: file)
+                try AtomicFile.write(try encoder.encode(cookies), to: file, userNamed: true)
             case .netscape:
-                try AtomicFile.write(Data(NetscapeCookieFile.text(of: cookies).utf8), to: file)
+                try AtomicFile.write(Data(NetscapeCookieFile.text(of: cookies).utf8), to: file, userNamed: true)
             }
         } catch {
             throw CourierError(

@@ -49,11 +49,20 @@ public enum NetscapeCookieFile {
         for cookie in cookies {
             let fields = [
                 (cookie.hostOnly ? "" : ".") + cookie.domain, cookie.hostOnly ? "FALSE" : "TRUE", cookie.path,
-                cookie.secure ? "TRUE" : "FALSE", String(Int64(cookie.expires?.timeIntervalSince1970 ?? 0)),
+                cookie.secure ? "TRUE" : "FALSE", String(expiry(of: cookie)),
                 cookie.name, cookie.value,
             ]
             text += (cookie.httpOnly ? "#HttpOnly_" : "") + fields.joined(separator: "\t") + "\n"
         }
         return text
+    }
+
+    /// The cookie's expiry in whole seconds since 1970 (0 for a session cookie), clamped to what an `Int64` holds:
+    /// a file may say 9223372036854775807, as curl writes and reads it, which as a `Double` is one past the most.
+    private static func expiry(of cookie: Cookie) -> Int64 {
+        let seconds = cookie.expires?.timeIntervalSince1970 ?? 0
+        guard seconds < 0x1p63 else { return .max }
+        guard seconds > -0x1p63 else { return .min }
+        return Int64(seconds)
     }
 }

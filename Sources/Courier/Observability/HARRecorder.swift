@@ -16,7 +16,8 @@ public import Foundation
 ///
 /// Entries are written as calls finish, so memory stays flat however many there are, into a temporary file beside
 /// the target; ``finish()`` completes the log and renames it into place, so the target is a whole HAR file or is
-/// not there.
+/// not there. A symbolic link is written through, and a path that names no regular file (`/dev/null`, a pipe,
+/// `/dev/stdout`) is written to directly.
 ///
 /// ```swift
 /// let har = try HARRecorder(url: URL(filePath: "run.har"))
@@ -46,7 +47,7 @@ public final class HARRecorder: EventMonitor {
         self.redactor = redactor
         let writer: AtomicFile.Writer
         do {
-            writer = try AtomicFile.Writer(for: url, permissions: 0o600)
+            writer = try AtomicFile.Writer(for: url, permissions: 0o600, userNamed: true)
             try writer.append(Data(Self.head.utf8))
         } catch {
             throw Self.failure(url, error)

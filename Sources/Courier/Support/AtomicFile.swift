@@ -24,8 +24,15 @@ package enum AtomicFile {
 
     /// Writes `data` to `url` atomically with the given permissions. With `durable`, the file is flushed to
     /// the disk before the rename, so a power cut cannot leave an empty file under the final name.
-    package static func write(_ data: Data, to url: URL, permissions: UInt32 = 0o600, durable: Bool = false) throws {
-        let writer = try Writer(for: url, permissions: permissions)
+    /// `userNamed` as ``Writer/init(for:permissions:userNamed:)`` has it.
+    package static func write(
+        _ data: Data,
+        to url: URL,
+        permissions: UInt32 = 0o600,
+        durable: Bool = false,
+        userNamed: Bool = false
+    ) throws {
+        let writer = try Writer(for: url, permissions: permissions, userNamed: userNamed)
         do { try writer.append(data) } catch {
             writer.abandon()
             throw error
@@ -36,20 +43,43 @@ package enum AtomicFile {
     /// A whole-or-nothing file written in parts: each ``append(_:)`` goes to the temporary file beside the target,
     /// and ``commit(durable:)`` renames it into place. Until then the target is untouched; ``abandon()`` removes the
     /// temporary file. Use it from one thread at a time.
+    ///
+    /// A path the user named (`userNamed`: a HAR file, a cookie jar) is never replaced by something else, the rule
+    /// `courier -o` follows: a symbolic link is written through (the file it points to is replaced, the link stays),
+    /// and a path that names no regular file (`/dev/null`, a FIFO) or one of the process's own open files
+    /// (`/dev/stdout`, `/proc/self/fd/N`) is written to directly, without a temporary file: whole-or-nothing holds
+    /// for regular files only. Courier's own files (the cache's, the downloads' records) are always replaced by
+    /// name, so a link planted among them leads nowhere.
     package struct Writer: Sendable {
         private let descriptor: Int32
-        private let temp: URL
+        /// The temporary file, for a regular file (or none yet); `nil` when writing straight to the target.
+        private let temp: URL?
         private let target: URL
 
-        /// Creates the temporary file for `url`, readable and writable as `permissions` say.
-        package init(for url: URL, permissions: UInt32 = 0o600) throws {
+        /// Creates the temporary file for `url`, readable and writable as `permissions` say; or, for a path the user
+        /// named that names no regular file, opens it to write to directly.
+        package init(for url: URL, permissions: UInt32 = 0o600, userNamed: Bool = false) throws {
+            let resolved = userNamed ? try AtomicFile.target(of: url.path(percentEncoded: false)) : url.path
+            target = userNamed ? URL(filePath: resolved) : url
+            var status = stat()
+            let isProcessFile = ["/dev/", "/proc/"].contains { resolved.hasPrefix($0) }
+            if userNamed, stat(resolved, &status) == 0, status.st_mode & S_IFMT != S_IFREG || isProcessFile {
+                guard status.st_mode & S_IFMT != S_IFDIR else {
+                    throw Failure(description: "cannot write \(resolved): it is a directory", code: EISDIR)
+                }
+                let truncates = status.st_mode & S_IFMT == S_IFREG ? O_TRUNC : 0
+                temp = nil
+                descriptor = open(resolved, O_WRONLY | truncates | O_CLOEXEC)
+                guard descriptor >= 0 else { throw failure("cannot open", target) }
+                return
+            }
             // "." + name + "." + at most 20 digits + ".tmp": a long name gets a short stand-in, so any name that fits
             // fits here.
-            let base = FileNameLimit.base(for: url.lastPathComponent, suffixBytes: 26)
-            temp = url.deletingLastPathComponent().appendingPathComponent(
+            let base = FileNameLimit.base(for: target.lastPathComponent, suffixBytes: 26)
+            let temp = target.deletingLastPathComponent().appendingPathComponent(
                 ".\(base).\(UInt64.random(in: 0...UInt64.max)).tmp"
             )
-            target = url
+            self.temp = temp
             descriptor = open(temp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(permissions))
             guard descriptor >= 0 else { throw failure("cannot create", temp) }
         }
@@ -63,7 +93,7 @@ package enum AtomicFile {
                     let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
                     if written < 0 {
                         if errno == EINTR { continue }
-                        throw failure("cannot write", temp)
+                        throw failure("cannot write", temp ?? target)
                     }
                     offset += written
                 }
@@ -73,6 +103,10 @@ package enum AtomicFile {
         /// Closes the temporary file and renames it over the target; with `durable`, flushed to the disk first, so
         /// a power cut cannot leave an empty file under the final name. On failure the temporary file is removed.
         package func commit(durable: Bool = false) throws {
+            guard let temp else {
+                guard close(descriptor) == 0 else { throw failure("cannot close", target) }
+                return
+            }
             if durable, fsync(descriptor) != 0 {
                 let error = failure("cannot flush", temp)
                 abandon()
@@ -90,11 +124,31 @@ package enum AtomicFile {
             }
         }
 
-        /// Closes and removes the temporary file; the target stays as it was.
+        /// Closes and removes the temporary file; the target stays as it was (written straight to, it keeps what
+        /// went).
         package func abandon() {
             close(descriptor)
-            unlink(temp.path)
+            if let temp { unlink(temp.path) }
         }
+    }
+
+    /// The path `path` names once every symbolic link on its last component is followed: itself when it is no
+    /// link, and the target of a dangling link (which is then created). Throws for a loop past the kernel's 40.
+    private static func target(of path: String) throws -> String {
+        var current = path
+        for _ in 0..<40 {
+            var status = stat()
+            guard lstat(current, &status) == 0, status.st_mode & S_IFMT == S_IFLNK else { return current }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let length = readlink(current, &buffer, buffer.count - 1)
+            guard length > 0 else { return current }
+            let link = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current =
+                link.hasPrefix("/")
+                ? link
+                : URL(filePath: current).deletingLastPathComponent().appending(path: link).path(percentEncoded: false)
+        }
+        throw Failure(description: "cannot write \(path): too many levels of symbolic links", code: ELOOP)
     }
 
     /// Whether `name` is one of the temporary files ``write(_:to:permissions:durable:)`` leaves if the process
