@@ -13,6 +13,24 @@ struct CacheRFC9111Tests {
         try await session.send(Request<Data>.get(path, headers: headers).cachePolicy(.http))
     }
 
+    /// A 302 with no freshness to a 200 with `max-age=3600`: the 200 is stored under its own URL, which is then
+    /// a hit, and the URL that redirected is asked again (it had been answered from the cache with the other
+    /// URL's body, and the other URL's own request was a miss).
+    @Test func aRedirectsAnswerIsStoredUnderItsOwnURL() async throws {
+        try await withCachingSession { session, server in
+            let target = server.url("/cache/target?cache-control=max-age=3600").absoluteString
+            let redirecting =
+                "/redirect-to?url=" + (target.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            let first = try await get(session, redirecting)
+            #expect(first.status == .ok && !first.cacheInfo.isFromCache)
+            let again = try await get(session, redirecting)
+            #expect(!again.cacheInfo.isFromCache, "the URL that redirected is asked again")
+            #expect(server.requests("/redirect-to").count == 2)
+            let direct = try await get(session, "/cache/target?cache-control=max-age=3600")
+            #expect(direct.cacheInfo.isFromCache, "the answer is stored under its own URL")
+        }
+    }
+
     @Test func aCachedAnswerCarriesItsCurrentAgeAlsoAfterA304() async throws {
         try await withCachingSession { session, _ in
             // No Age from the server, but a Date 100 s old: the answer is 100 s old when it arrives (§4.2.3).

@@ -14,6 +14,8 @@ struct CacheStep: Sendable {
     let cache: ResponseCache
     let key: CacheKey
     let decision: CacheDecision
+    /// The request's URL: an answer that came from elsewhere (a redirect's) is stored under its own.
+    private let url: URL
     /// The entry a conditional request revalidates; a 304 turns into its body.
     var revalidating: CacheEntry?
     private let metrics: CourierMetrics?
@@ -31,6 +33,7 @@ struct CacheStep: Sendable {
         self.cache = cache
         self.key = key
         self.decision = decision
+        self.url = request.url
         self.metrics = snapshot.metrics  // looked up once per configuration, not per request
     }
 
@@ -91,8 +94,17 @@ struct CacheStep: Sendable {
     /// Stores an answer when the policy and the response allow; returns whether it did. A response that varies
     /// (`Vary`) keeps the URL's key while its variant is the one stored there; another variant goes beside it,
     /// under a key of its own (see ``CacheKey/variant(_:)``), so variants no longer evict each other.
+    ///
+    /// An answer that followed redirects is stored under the URL that answered it, not the one that redirected
+    /// (RFC 9111 §2: a response is stored under its own target URI; the redirect itself, never heuristically
+    /// fresh, is not kept), so the first URL is asked again and the final one is a hit.
     func store(_ body: ResponseBody, requestTime: Date) async -> Bool {
         recordMiss()
+        var key = self.key
+        if let sent = body.sent, sent.url != url {
+            guard let own = CacheKey(sent, namespace: cache.options.namespace) else { return false }
+            key = own
+        }
         guard var entry = decision.entryToStore(body, key: key, requestTime: requestTime, responseTime: Date()) else {
             return false
         }
