@@ -12,7 +12,8 @@ import Foundation
 /// `/events?count=N` sends events `1…N`, each `id: I`, `event: tick` and `data: {"n":I}`, in chunked encoding,
 /// starting after the request's `Last-Event-ID`; a request whose `Last-Event-ID` is already N gets 204, the
 /// standard's way to stop a client reconnecting. Options:
-/// - `drop-after=K`: the connection is cut (no chunked terminator) after K events of this connection;
+/// - `drop-after=K`: the connection is cut (no chunked terminator) after K events of this connection (0: before
+///   the first, after the comment and `retry`);
 /// - `retry=MS`: a `retry: MS` field first;
 /// - `interval=MS`: a pause before each event (the route notices a closed connection during it);
 /// - `count=0`: events without end;
@@ -55,6 +56,12 @@ struct EventRoutes {
         var pending = ": a comment the client ignores\(end)"
         if let retry = request.int("retry") { pending += "retry: \(retry)\(end)" }
         let dropAfter = request.int("drop-after")
+        if dropAfter == 0 {  // cut before the first event: a connection that brings none
+            guard try await send(Array(pending.utf8)) else { return false }
+            await writer.drain()
+            try? await writer.channel.close()
+            return false
+        }
         var sent = 0
         var id = start + 1
         while count == 0 || id <= count {

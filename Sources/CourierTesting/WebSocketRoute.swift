@@ -30,7 +30,7 @@ import Foundation
 ///   fragment after the client's close, before its answer.
 /// - `/ws/auth`: 401 unless `Authorization: Bearer token-N` names `/auth/…`'s current generation.
 /// - `/ws/status/NNN`: answers the handshake with that status; `/ws/ignore`: with 200; `/ws/bad-accept`: a 101
-///   with the wrong `Sec-WebSocket-Accept`; `/ws/redirect`: 302 to `/ws/echo`.
+///   with the wrong `Sec-WebSocket-Accept`; `/ws/redirect`: 302 to `/ws/echo` (or to `?to=URL`).
 ///
 /// Every 101 counts `ws-open:PATH`; each message received counts `ws-messages:PATH`; a `?cookie=name=value`
 /// comes back as `Set-Cookie`; `?protocol=P` chooses that subprotocol (else the first offered).
@@ -64,7 +64,7 @@ struct WebSocketRoute {
             try await writer.respond(text: "not a websocket")
             return true
         case "redirect":
-            try await writer.respond(status: 302, headers: [("Location", "/ws/echo")])
+            try await writer.respond(status: 302, headers: [("Location", request.query["to"] ?? "/ws/echo")])
             return true
         case "auth" where request.header("authorization") != "Bearer token-\(state.counter("auth-generation"))":
             try await writer.respond(

@@ -87,7 +87,7 @@ struct RequestRun {
                     contentType: seen?.head.headers[.contentType] ?? "",
                     httpVersion: ""
                 )
-                try? Output.stdoutText(writeOut.text(facts))
+                try? Output.stdoutText(writeOut.text(facts, onTerminal: isatty(STDOUT_FILENO) != 0))
             }
             throw error
         }
@@ -104,7 +104,7 @@ struct RequestRun {
                 httpVersion: answer.head.version.map { String($0.dropFirst("HTTP/".count)) } ?? ""
             )
             facts.note(answer.timing, since: start)
-            try Output.stdoutText(writeOut.text(facts))
+            try Output.stdoutText(writeOut.text(facts, onTerminal: isatty(STDOUT_FILENO) != 0))
         }
         guard options.show.checkStatus, let checked = ExitStatus.checked(status: status.code) else { return .success }
         if options.show.reportsErrors {

@@ -96,12 +96,14 @@ struct WriteOut {
         self.parts = parts
     }
 
-    /// The text with the variables filled in from `facts`.
-    func text(_ facts: Facts) -> String {
+    /// The text with the variables filled in from `facts`; with `onTerminal`, control characters in the values a
+    /// server controls escaped as `-i` escapes its head (``TerminalText``), C1's 8-bit CSI among them.
+    func text(_ facts: Facts, onTerminal: Bool) -> String {
         parts.map { part in
             switch part {
             case .text(let text): text
-            case .variable(let name): Self.value(name, facts)
+            case .variable(let name):
+                onTerminal ? TerminalText.escaped(Self.value(name, facts)) : Self.value(name, facts)
             }
         }.joined()
     }

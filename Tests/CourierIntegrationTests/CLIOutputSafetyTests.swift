@@ -82,6 +82,20 @@ struct CLIOutputSafetyTests {
         #expect(try Data(contentsOf: directory.appending(path: "made.bin")) == ServerFiles.data(count: 100))
     }
 
+    /// `-w` escapes what a server controls on a terminal as `-i` does: a Content-Type holding U+009B (C1's 8-bit
+    /// CSI) reached the terminal raw. `script` gives the command a terminal.
+    @Test func writeOutEscapesTheServersControlCharactersOnATerminal() async throws {
+        let outcome = try await withTestServer { server in
+            let url = server.url("/response-headers?Content-Type=text/x%C2%9B31m").absoluteString
+            return try await shell(
+                "script -qec \"\\\"$COURIER\\\" -s -o /dev/null -w '[%{content_type}]' '\(url)'\" /dev/null < /dev/null"
+            )
+        }
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(outcome.stdout.contains("[text/x\\x9B31m]"), "\(outcome.stdout)")
+        #expect(!outcome.stdout.unicodeScalars.contains("\u{9B}"))
+    }
+
     /// `--har FILE` and `-c FILE` follow `-o`'s rule: through a symbolic link (the link stays), straight into a
     /// FIFO or the process's own standard output (`/proc/self/fd/1`), which each had been replaced by a regular file.
     @Test(arguments: ["--har", "-c"])

@@ -295,22 +295,46 @@ extension EventStreamTests {
         }
     }
 
-    /// A server that sends one event per connection and drops it at once cannot defeat the limit, and `retry: 0`
-    /// cannot make the stream reconnect in a tight loop: the floor holds and the wait doubles.
-    @Test func quickDropsCountAndBackOff() async throws {
+    /// A server that drops every connection before an event counts against the limit, and `retry: 0` cannot make
+    /// the stream reconnect in a tight loop: the floor holds and the wait doubles.
+    @Test func dropsWithoutAnEventCountAndBackOff() async throws {
         try await withServerSession { session, server in
-            let request = Request<Data>.get("/events?count=0&drop-after=1&retry=0")
-            let start = ContinuousClock.now
-            var received = 0
+            let request = Request<Data>.get("/events?count=0&drop-after=0&retry=0")
+            var delays: [Duration] = []
             let error = await courierError {
-                for try await _ in session.events(request, options: EventStreamOptions(maxReconnects: 3)) {
-                    received += 1
+                for try await activity in session.events(request, options: EventStreamOptions(maxReconnects: 3))
+                    .activity
+                {
+                    if case .dropped(let drop) = activity { delays.append(drop.delay) }
                 }
             }
             #expect(error?.code == .connectionClosed)
-            #expect(received == 4 && server.requests("/events").count == 4)
-            // Waits of 250, 500 and 1000 ms between the four connections.
-            #expect(start.duration(to: .now) >= .milliseconds(1750))
+            #expect(server.requests("/events").count == 4)
+            #expect(delays == [.milliseconds(250), .milliseconds(500), .milliseconds(1000)])
+        }
+    }
+
+    /// A server that sends a batch of events and closes, again and again, is healthy: each connection that brought
+    /// an event starts the count again, so every wait is the server's `retry` time (here the 250 ms floor). They
+    /// had doubled to 32 s by the seventh batch.
+    @Test func aConnectionThatBroughtEventsResetsTheBackoff() async throws {
+        try await withServerSession { session, server in
+            let request = Request<Data>.get("/events?count=50&drop-after=7&retry=0")
+            var delays: [Duration] = []
+            var ids: [String] = []
+            for try await activity in session.events(request, options: EventStreamOptions(maxReconnects: 2)).activity {
+                switch activity {
+                case .event(let event): ids.append(event.id)
+                case .dropped(let drop):
+                    #expect(drop.failuresInARow == 1)
+                    delays.append(drop.delay)
+                case .reconnected: break
+                }
+            }
+            #expect(ids == (1...50).map(String.init))
+            // Seven batches of seven cut, the last event and the stream's end, then the 204.
+            #expect(delays.count == 8 && delays.allSatisfy { $0 == .milliseconds(250) }, "\(delays)")
+            #expect(server.requests("/events").count == 9)
         }
     }
 

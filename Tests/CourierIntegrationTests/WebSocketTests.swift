@@ -216,6 +216,20 @@ struct WebSocketTests {
         }
     }
 
+    /// A Location in the handshake's own scheme (`ws://`) is followed as an `http://` one is (it was "an invalid
+    /// location").
+    @Test func aRedirectToAWebSocketURLIsFollowed() async throws {
+        try await withServerSession { session, server in
+            let to = "ws://127.0.0.1:\(server.port)/ws/echo"
+            let answer = try await session.webSocket(.get("/ws/redirect?to=\(to)")) { socket in
+                try await socket.send("redirected")
+                for try await message in socket { return Optional(message) }
+                return nil
+            }
+            #expect(answer == .text("redirected") && server.counter("ws-open:/ws/echo") == 1)
+        }
+    }
+
     @Test func aRefusedHandshakeIsAnHTTPStatusWithItsBody() async throws {
         try await withServerSession { session, _ in
             let refused = await courierError { try await session.webSocket(.get("/ws/status/403")) { _ in } }

@@ -10,13 +10,11 @@ public struct EventStreamOptions: Sendable, Hashable {
     /// How many reconnections in a row may fail before the stream gives up with the last error; `nil` keeps
     /// trying as long as the caller iterates, as a browser's `EventSource` does.
     ///
-    /// A connection that fails, that brings no event, or that ends within ``minimumConnectionTime`` counts as a
-    /// failure, so a server that sends one event per connection and drops it cannot keep the count at zero. After
-    /// each failure in a row the wait doubles (from the server's `retry` time or ``reconnectDelay``, up to
-    /// ``maxReconnectDelay``).
+    /// A connection that fails or brings no event counts as a failure; one that brought an event was progress and
+    /// starts the count again, however short it was (a server may close after each batch). After each failure in
+    /// a row the wait doubles (from the server's `retry` time or ``reconnectDelay``, up to ``maxReconnectDelay``);
+    /// ``minReconnectDelay`` keeps a server that drops every connection at once from making a tight loop.
     public var maxReconnects: Int?
-    /// How long a connection that brought events must have lasted to reset the count of failures (default 1 s).
-    public var minimumConnectionTime: Duration
     /// The largest event (its data and the line being read) the stream holds (default 16 MiB, enough for a full
     /// JSON snapshot); a larger one ends the stream with ``CourierError/Code/bodyTooLarge``.
     public var maxEventBytes: Int
@@ -32,7 +30,6 @@ public struct EventStreamOptions: Sendable, Hashable {
         minReconnectDelay: Duration = .milliseconds(250),
         maxReconnectDelay: Duration = .seconds(300),
         maxReconnects: Int? = nil,
-        minimumConnectionTime: Duration = .seconds(1),
         maxEventBytes: Int = 16 << 20,
         maxEventIDBytes: Int = 4096,
         lastEventID: String? = nil
@@ -41,7 +38,6 @@ public struct EventStreamOptions: Sendable, Hashable {
         self.minReconnectDelay = minReconnectDelay
         self.maxReconnectDelay = maxReconnectDelay
         self.maxReconnects = maxReconnects
-        self.minimumConnectionTime = minimumConnectionTime
         self.maxEventBytes = maxEventBytes
         self.maxEventIDBytes = maxEventIDBytes
         self.lastEventID = lastEventID

@@ -106,9 +106,7 @@ final class EventStreamReader {
     private var notices: [EventStreamActivity] = []
     private var body: ByteStream.AsyncIterator?
     private var hasConnected = false
-    /// When the current connection opened, and whether it has brought an event: a connection that ends before
-    /// ``EventStreamOptions/minimumConnectionTime`` or without an event counts as a failed one.
-    private var connectedAt = ContinuousClock.now
+    /// Whether the current connection has brought an event: one that ends without an event counts as a failed one.
     private var connectionBroughtEvents = false
     private var failedReconnects = 0
     /// The wait before the next connection, set when the last one ended.
@@ -210,7 +208,6 @@ final class EventStreamReader {
         switch response.status.code {
         case 200 where Self.isEventStream(response.headers[.contentType]):
             body = response.body.makeAsyncIterator()
-            connectedAt = .now
             connectionBroughtEvents = false
             if isReconnection, reportsConnections { notices.append(.reconnected) }
         case 200:
@@ -225,8 +222,9 @@ final class EventStreamReader {
         }
     }
 
-    /// The stream ended or failed mid-body: reconnect, unless the caller has gone. A connection that lasted and
-    /// brought events resets the count of failures first.
+    /// The stream ended or failed mid-body: reconnect, unless the caller has gone. A connection that brought an
+    /// event was progress, however short (a server that closes after each batch of events is a healthy one): it
+    /// resets the count of failures first, so the wait is the server's `retry` time (at least the floor) again.
     private func dropped(_ error: CourierError?) throws(CourierError) {
         body = nil
         parser.finish()
@@ -234,17 +232,15 @@ final class EventStreamReader {
             isFinished = true
             throw error
         }
-        if connectionBroughtEvents, connectedAt.duration(to: .now) >= options.minimumConnectionTime {
-            failedReconnects = 0
-        }
+        if connectionBroughtEvents { failedReconnects = 0 }
         try giveUpOrRetry(
             after: error
                 ?? CourierError(code: .connectionClosed, message: "the server ended the event stream")
         )
     }
 
-    /// Counts one more connection that failed, brought no event or ended quickly; ends the stream with `error`
-    /// past the limit, and otherwise sets the wait before the next one: the server's `retry` time (or the
+    /// Counts one more connection in a row that failed or brought no event; ends the stream with `error` past the
+    /// limit, and otherwise sets the wait before the next one: the server's `retry` time (or the
     /// default), at least the floor, doubled for each failure in a row after the first.
     private func giveUpOrRetry(after error: CourierError) throws(CourierError) {
         failedReconnects += 1

@@ -26,7 +26,12 @@ struct WebSocketAnswer: ResponseHead {
     /// The handshake's request headers as they went on the wire (the upgrade's own among them), for the monitors.
     let requestHeaders: HTTPFields
 
-    func value(of name: HTTPField.Name) -> String? { headers[name] }
+    /// A `Location` in the handshake's own schemes (`ws`, `wss`) is read as the `http` or `https` the handshake
+    /// travels as, so a redirect to one is followed like a redirect to the other.
+    func value(of name: HTTPField.Name) -> String? {
+        guard name == .location, let location = headers[name] else { return headers[name] }
+        return Session.httpForm(ofWebSocketURL: location)
+    }
 
     /// Lets the answer go (a redirect followed, a refused credential): closes its connection, if it has one open.
     func discard() {
