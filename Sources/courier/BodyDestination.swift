@@ -157,26 +157,12 @@ final class BodyDestination {
 
 /// Where a chain of symbolic links ends, so `-o` replaces the file a link names and keeps the link.
 enum SymbolicLink {
-    /// The most links followed, as the kernel's own limit (`ELOOP` past 40).
-    static let maxLinks = 40
-
     /// The path `path` names once every symbolic link on its last component is followed: itself when it is no
     /// link, and the target of a dangling link (which `-o` then creates, as curl does). Throws ``OutputFailure``
     /// for a loop.
     static func target(of path: String) throws -> String {
-        var current = path
-        for _ in 0..<maxLinks {
-            var status = stat()
-            guard lstat(current, &status) == 0, status.st_mode & S_IFMT == S_IFLNK else { return current }
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let length = readlink(current, &buffer, buffer.count - 1)
-            guard length > 0 else { return current }
-            let link = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            current =
-                link.hasPrefix("/")
-                ? link
-                : URL(filePath: current).deletingLastPathComponent().appending(path: link).path(percentEncoded: false)
+        do { return try AtomicFile.target(of: path) } catch {
+            throw OutputFailure(message: "cannot write \"\(path)\": too many levels of symbolic links")
         }
-        throw OutputFailure(message: "cannot write \"\(path)\": too many levels of symbolic links")
     }
 }

@@ -134,7 +134,8 @@ package enum AtomicFile {
 
     /// The path `path` names once every symbolic link on its last component is followed: itself when it is no
     /// link, and the target of a dangling link (which is then created). Throws for a loop past the kernel's 40.
-    private static func target(of path: String) throws -> String {
+    /// `courier -o` follows links by the same rule.
+    package static func target(of path: String) throws -> String {
         var current = path
         for _ in 0..<40 {
             var status = stat()
