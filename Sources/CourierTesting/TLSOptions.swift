@@ -15,12 +15,22 @@ extension TestServer {
         /// Offer HTTP/2 through ALPN (clients that do not ask for it get HTTP/1.1). Over HTTP/2 each stream is
         /// served by the same routes, except those that write malformed HTTP/1 on purpose.
         public var http2: Bool
+        /// With HTTP/2, how many streams a connection serves, as nginx's `keepalive_requests`: after the last,
+        /// the server sends `GOAWAY` (`NO_ERROR`, naming that stream), serves the streams it took, and closes.
+        /// Streams the client opened above it are not processed. `nil`: no limit.
+        public var http2StreamsPerConnection: Int?
 
         /// Creates options.
-        public init(identity: TestIdentity, clientCertificateAuthorityPEM: String? = nil, http2: Bool = false) {
+        public init(
+            identity: TestIdentity,
+            clientCertificateAuthorityPEM: String? = nil,
+            http2: Bool = false,
+            http2StreamsPerConnection: Int? = nil
+        ) {
             self.identity = identity
             self.clientCertificateAuthorityPEM = clientCertificateAuthorityPEM
             self.http2 = http2
+            self.http2StreamsPerConnection = http2StreamsPerConnection
         }
 
         func serverConfiguration() throws -> TLSConfiguration {

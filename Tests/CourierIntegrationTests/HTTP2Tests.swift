@@ -53,6 +53,35 @@ struct HTTP2Tests {
         }
     }
 
+    /// A server that serves 10 streams per connection (nginx's `keepalive_requests`) sends `GOAWAY` naming the last
+    /// one: the streams in flight above it were not processed and go again on a new connection, POSTs included
+    /// (RFC 9113 §8.7), each exactly once, with no retry rule.
+    @Test func streamsAGracefulGoAwayLeftUnprocessedGoAgain() async throws {
+        let trust = TLSPolicy(trustRoots: .pem(authority.certificatePEM))
+        try await withServerSession(
+            tls: .init(identity: leaf, http2: true, http2StreamsPerConnection: 10),
+            { $0.tls.default = trust }
+        ) { session, server in
+            try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<80 {
+                    group.addTask {
+                        let request =
+                            index.isMultiple(of: 4)
+                            ? Request<Echo>.post("/echo", body: .text("n\(index)"))
+                            : Request<Echo>.get("/echo", query: ["n": .string("n\(index)")])
+                        let echo = try await session.send(request).value
+                        return echo.method == "POST" ? echo.body : echo.query["n"] ?? ""
+                    }
+                }
+                var answers = Set<String>()
+                for try await answer in group { answers.insert(answer.replacing("n", with: "")) }
+                #expect(answers.count == 80)
+            }
+            #expect(server.hits("/echo") == 80, "each request processed once")
+            #expect(server.counter("h2-goaways") >= 8 && server.counter("h2-connections") >= 8)
+        }
+    }
+
     /// An HTTP/2 connection reads up to 256 KiB at a time too, and the caller's own initialiser still runs.
     @Test func http2ConnectionsReadUpTo256KiB() async throws {
         let seen = Locked<[Int]>([])
@@ -107,6 +136,11 @@ struct HTTP2Tests {
             #expect(server.counter("h2-streams") == 1 && server.hits("/echo") == 2)
             let both = try await CLI.run(["get", url, "--http2", "--http1.1"])
             #expect(both.status != 0 && both.stderr.contains("cannot be combined"))
+            // -i prints the head as the server sent it: HTTP/2 has no reason phrase and no Transfer-Encoding.
+            let head = try await CLI.run(["get", url, "--cacert", caFile.path(percentEncoded: false), "-i"])
+            #expect(head.status == 0 && head.stdout.hasPrefix("HTTP/2 200\r\n"), "\(head.stdout.prefix(200))")
+            let fields = head.stdout.components(separatedBy: "\r\n\r\n").first?.lowercased() ?? ""
+            #expect(!fields.contains("transfer-encoding") && fields.contains("content-type"), "\(fields)")
         }
     }
 }

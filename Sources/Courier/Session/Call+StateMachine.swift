@@ -84,6 +84,11 @@ struct CallStateMachine {
     /// The refreshes this call asked for.
     private(set) var refreshes = 0
     private var resentStale = false
+    /// The resends of requests the server said it did not process (``CourierError/isUnprocessed``).
+    private var unprocessedResends = 0
+    /// The most such resends of one call: each needs a connection on which the server processed other streams, and
+    /// a server that refuses every stream must still end the call.
+    static let maxUnprocessedResends = 10
     /// The redirects followed in the attempt under way: made at its first 3xx (an answer that is not one decides
     /// nothing), dropped when the next attempt or a resend starts again from the call's request.
     private var redirects: RedirectState?
@@ -204,6 +209,11 @@ struct CallStateMachine {
     mutating func failed(_ error: CourierError) -> Action {
         guard case .exchanging = state else { return invalid("failed") }
         if error.code == .cancelled { return fail(error) }
+        if error.isUnprocessed, unprocessedResends < Self.maxUnprocessedResends, request.body.isReplayable {
+            unprocessedResends += 1
+            redirects = nil
+            return .resend  // not processed: safe whatever the method (RFC 9113 §8.7)
+        }
         if error.isStaleConnection, !resentStale, request.isIdempotent, request.body.isReplayable {
             resentStale = true
             redirects = nil

@@ -58,6 +58,7 @@ extension AsyncHTTPClientTransport: CollectingTransport {
                     if onLoop { delegate.taskEnded() }
                     call.finish(
                         result.flatMapError { error in
+                            if let unsent = delegate.neverSent(error) { return .failure(unsent) }
                             guard let error = error as? HTTPClientError, error == .requestStreamCancelled,
                                 !call.isCancelled
                             else {
@@ -111,6 +112,8 @@ final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
         var collected: Collected?
         /// The connection that carries the request, once its head has gone out.
         var connection: ConnectionUse?
+        /// Whether the request's head has gone out.
+        var headSent = false
         var task: HTTPClient.Task<ResponseBody>?
         var isCancelled = false
         var hasEnded = false
@@ -163,7 +166,17 @@ final class CollectingDelegate: HTTPClientResponseDelegate, RequestCancellable {
     }
 
     func didSendRequestHead(task: HTTPClient.Task<ResponseBody>, _ head: HTTPRequestHead) {
+        onLoop.value.headSent = true
         onLoop.value.connection = ConnectionSlot.take(for: head)
+    }
+
+    /// The unprocessed error `error` stands for when the request's head never went out (on the loop).
+    func neverSent(_ error: any Error) -> CourierError? {
+        UnprocessedRequests.neverSent(
+            error,
+            headSent: onLoop.value.headSent,
+            cancelled: onLoop.value.isCancelled || call.isCancelled
+        )
     }
 
     func didReceiveHead(task: HTTPClient.Task<ResponseBody>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {

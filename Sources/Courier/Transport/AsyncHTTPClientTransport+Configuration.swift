@@ -24,7 +24,7 @@ extension AsyncHTTPClientTransport {
         configuration.decompression = .disabled
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.tracing.tracer = nil
-        let guarded = ResponseStatusGuard.installing(on: configuration)
+        let guarded = UnprocessedRequests.installing(on: ResponseStatusGuard.installing(on: configuration))
         return ReceiveBufferSize.installing(on: ConnectionObserver.installing(on: guarded, metrics: metrics))
     }
 }
