@@ -39,6 +39,9 @@ final class TestWebSocketHandler: ChannelInboundHandler {
     }
 
     private let behaviour: Behaviour
+    /// How long `echo` waits before it sends a message back (`?delay=MS`); an echo due after the client's close
+    /// is not sent, as a server that has received a close sends nothing more (Python `websockets`).
+    private let echoDelay: TimeAmount?
     private let path: String
     private let state: ServerState
     private let inflater: ZlibDecompressor?
@@ -47,11 +50,14 @@ final class TestWebSocketHandler: ChannelInboundHandler {
     private var message: (opcode: WebSocketOpcode, compressed: Bool, data: ByteBuffer)?
     private var received = 0
     private var sentClose = false
+    private var receivedClose = false
     /// Messages `flood` has yet to send.
     private var floodLeft = 0
 
-    init(_ behaviour: Behaviour, path: String, deflates: Bool, state: ServerState) throws {
+    init(_ behaviour: Behaviour, echoDelay: TimeAmount? = nil, path: String, deflates: Bool, state: ServerState) throws
+    {
         self.behaviour = behaviour
+        self.echoDelay = echoDelay
         self.path = path
         self.state = state
         inflater = deflates ? try ZlibDecompressor(algorithm: .deflate, windowSize: 15) : nil
@@ -87,6 +93,7 @@ final class TestWebSocketHandler: ChannelInboundHandler {
         let payload = frame.unmaskedData
         switch frame.opcode {
         case .connectionClose:
+            receivedClose = true
             if case .fragmentAcrossClose = behaviour {
                 context.write(
                     wrapOutboundOut(Self.frame(opcode: 0x0, payload: ByteBuffer(string: "and the rest"))),
@@ -146,7 +153,14 @@ final class TestWebSocketHandler: ChannelInboundHandler {
             data = inflated
         }
         guard case .echo(_, let dropAfter, let code) = behaviour, !sentClose else { return }
-        writeMessage(context, opcode: whole.opcode == .text ? 0x1 : 0x2, data)
+        let opcode: UInt8 = whole.opcode == .text ? 0x1 : 0x2
+        if let echoDelay {
+            context.eventLoop.assumeIsolated().scheduleTask(in: echoDelay) {
+                if !self.receivedClose, !self.sentClose { self.writeMessage(context, opcode: opcode, data) }
+            }
+            return
+        }
+        writeMessage(context, opcode: opcode, data)
         if let dropAfter, received >= dropAfter { drop(context, code: code) }
     }
 

@@ -14,7 +14,8 @@ import Foundation
 /// the connection then speaks RFC 6455 from the server's side; an ordinary request gets 426.
 ///
 /// - `/ws/echo`: sends each message back (inflated and deflated again with permessage-deflate, which it accepts
-///   when offered unless `?deflate=0`); answers pings; answers a close with the same code and closes.
+///   when offered unless `?deflate=0`); answers pings; answers a close with the same code and closes. With
+///   `?delay=MS` each message goes back MS milliseconds after it came, unless the client has closed by then.
 /// - `/ws/close?code=C&reason=R`: closes at once with that code (default 1000) and reason.
 /// - `/ws/hostile?kind=K`: sends one frame a client must refuse, then waits for the client's close and counts its
 ///   code as `ws-client-close:K`: `oversize` (a frame announcing 64 MiB), `long-message` (fragments past 2 MiB),
@@ -117,6 +118,7 @@ struct WebSocketRoute {
                 if let tls = try? pipeline.handler(type: NIOSSLServerHandler.self) { .after(tls) } else { .first }
             let handler = try TestWebSocketHandler(
                 TestWebSocketHandler.Behaviour(name: name, query: query),
+                echoDelay: query["delay"].flatMap(Int64.init).map(TimeAmount.milliseconds),
                 path: path,
                 deflates: deflates,
                 state: state

@@ -129,7 +129,7 @@ struct ConnectionOptions: ParsableArguments {
             "The longest a request may take, in seconds: connecting, sending and reading the answer to its "
                 + "last byte, redirects and retries included (curl's --max-time). Default: none for get and its "
                 + "siblings, upload and download, which end on silence (--read-timeout), as curl; 30 for batch "
-                + "and queue work.",
+                + "and queue work. For ws, the whole connection.",
             valueName: "seconds"
         )
     )

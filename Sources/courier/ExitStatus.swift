@@ -39,6 +39,7 @@ enum ExitStatus: Int32, CaseIterable {
     case badContentEncoding = 61
     case bodyTooLarge = 63
     case usage = 64
+    case proxyRefused = 97
     case interrupted = 130
 
     /// What the code means, as the help text and the README say it.
@@ -62,6 +63,7 @@ enum ExitStatus: Int32, CaseIterable {
         case .badContentEncoding: "the body's Content-Encoding could not be decoded"
         case .bodyTooLarge: "the body is larger than --max-filesize"
         case .usage: "a usage error: a bad command, option or value (named)"
+        case .proxyRefused: "the proxy refused: credentials wanted or refused, or the host"
         case .untrustedCertificate: "the certificate check failed (an unknown CA, expired, another host's)"
         case .interrupted: "interrupted (Ctrl-C, SIGTERM); no half file is left"
         }
@@ -103,6 +105,7 @@ enum ExitStatus: Int32, CaseIterable {
 
     private static func of(_ error: CourierError) -> ExitStatus {
         switch error.code {
+        case .connectionFailed where error.isProxyRefusal: .proxyRefused
         case .connectionFailed: error.isUnresolvedHost ? .unresolvedHost : .couldNotConnect
         case .offline: .couldNotConnect
         case .timeout: .timeout

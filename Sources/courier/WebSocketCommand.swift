@@ -22,9 +22,12 @@ struct WebSocketCommand: AsyncParsableCommand {
         discussion: HelpText.reflow(
             """
             The URL may be ws://, wss://, http:// or https:// (or a bare host, as for the other commands). Each line
-            read from stdin is sent as a text message; at the end of stdin courier closes the connection (code 1000)
-            and prints what still arrives until the server closes (with -n, it reads no stdin and waits for the
-            server to close, or Ctrl-C). Text messages are printed as they came, one per
+            read from stdin is sent as a text message; at the end of stdin courier goes on printing what arrives
+            until the server has been quiet for --linger seconds (default 1), then closes the connection (code
+            1000) and prints what still arrives until the server closes: a server that has received a close sends
+            nothing more, so the answers to the last lines come first. With -n it reads no stdin and waits for the
+            server to close, or Ctrl-C. -m bounds the whole connection and --read-timeout the server's silence
+            after the handshake (exit 28 for either; by default neither). Text messages are printed as they came, one per
             line (control characters escaped on a terminal); binary ones as base64, or appended to --binary-output.
             With --json each message is one JSON object per line: {"type":"text","data":…} or
             {"type":"binary","base64":…}. A close by the server other than 1000 is told on stderr. Exit codes are
@@ -68,6 +71,15 @@ struct WebSocketCommand: AsyncParsableCommand {
     @Flag(help: "Reconnect when the connection drops, as --retries allows (at least 3 attempts in a row).")
     var reconnect = false
 
+    @Option(
+        help: ArgumentHelp(
+            "After stdin ends, close once the server has been quiet this many seconds (default 1; 0 closes at "
+                + "once).",
+            valueName: "seconds"
+        )
+    )
+    var linger: String?
+
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
@@ -90,37 +102,99 @@ struct WebSocketCommand: AsyncParsableCommand {
                 try CommandLineInput.byteSize(maxMessage)
             }
         }
-        let printer = try MessagePrinter(json: json, binaryOutput: binaryOutput)
-        let lines = noInput ? nil : StandardInputLines()
-        try await withSession(configuration) { session in
-            let closed = try await session.webSocket(request, options: options) { socket in
-                if let drop = socket.previousDrop {
-                    Output.stderr("courier: the WebSocket dropped (\(drop)); reconnected")
+        let linger = try linger.map { text in
+            try UsageError.parsing("--linger") { Double(text) == 0 ? .zero : try CommandLineInput.seconds(text) }
+        }
+        let exchange = Exchange(
+            lines: noInput ? nil : StandardInputLines(),
+            printer: try MessagePrinter(json: json, binaryOutput: binaryOutput),
+            linger: linger ?? .seconds(1),
+            silenceLimit: request.timeouts.readIdle
+        )
+        let (handshake, socketOptions) = (request, options)
+        try await Deadline.within(request.timeouts.total) {
+            try await withSession(configuration) { session in
+                let closed = try await session.webSocket(handshake, options: socketOptions) { socket in
+                    if let drop = socket.previousDrop {
+                        Output.stderr("courier: the WebSocket dropped (\(drop)); reconnected")
+                    }
+                    return try await exchange.run(socket)
                 }
-                return try await Self.exchange(socket, lines: lines, printer: printer)
-            }
-            if let closed, closed.code != .normalClosure {
-                Output.stderr("courier: the WebSocket was \(closed)")
+                if let closed, closed.code != .normalClosure {
+                    Output.stderr("courier: the WebSocket was \(closed)")
+                }
             }
         }
     }
 
-    /// Sends stdin's lines and prints the server's messages until the connection closes; returns how it closed.
-    private static func exchange(
-        _ socket: WebSocket,
-        lines: StandardInputLines?,
-        printer: MessagePrinter
-    ) async throws -> WebSocketClose? {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            if let lines {
+    /// One connection's talk: stdin's lines go out, the server's messages are printed until the connection
+    /// closes.
+    private struct Exchange: Sendable {
+        let lines: StandardInputLines?
+        let printer: MessagePrinter
+        /// How long the connection must be quiet after stdin's end before the close goes.
+        let linger: Duration
+        /// The longest silence of the server after the handshake (`--read-timeout`), or none.
+        let silenceLimit: Duration?
+
+        /// What one of the exchange's tasks ended with.
+        private enum Outcome: Sendable {
+            case closed(WebSocketClose?)
+            case sent
+        }
+
+        /// Runs until the connection closes; returns how it closed. Fails with a read-idle timeout when the server
+        /// is silent past `silenceLimit`.
+        func run(_ socket: WebSocket) async throws -> WebSocketClose? {
+            let (heard, activity) = (LastActivity(), LastActivity())
+            return try await withThrowingTaskGroup(of: Outcome.self) { group in
                 group.addTask {
-                    while let line = await lines.next() { try await socket.send(line) }
-                    try await socket.close()
+                    for try await message in socket {
+                        await heard.now()
+                        await activity.now()
+                        try printer.print(message)
+                    }
+                    return .closed(socket.closed)
                 }
+                if let lines {
+                    group.addTask {
+                        while let line = await lines.next() {
+                            try await socket.send(line)
+                            await activity.now()
+                        }
+                        try await activity.quiet(for: linger)
+                        try await socket.close()
+                        return .sent
+                    }
+                }
+                if let silenceLimit {
+                    group.addTask {
+                        try await heard.quiet(for: silenceLimit)
+                        throw CourierError.timeout(.readIdle, after: silenceLimit)
+                    }
+                }
+                defer { group.cancelAll() }
+                while let outcome = try await group.next() {
+                    if case .closed(let close) = outcome { return close }
+                }
+                return socket.closed
             }
-            for try await message in socket { try printer.print(message) }
-            group.cancelAll()
-            return socket.closed
+        }
+    }
+}
+
+/// When a message last went or came (what counts is the caller's).
+private actor LastActivity {
+    private var last = ContinuousClock.now
+
+    func now() { last = .now }
+
+    /// Returns once no message has gone or come for `duration`.
+    func quiet(for duration: Duration) async throws {
+        while true {
+            let since = ContinuousClock.now - last
+            if since >= duration { return }
+            try await Task.sleep(for: duration - since)
         }
     }
 }

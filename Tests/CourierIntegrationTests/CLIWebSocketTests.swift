@@ -82,6 +82,35 @@ struct CLIWebSocketTests {
         }
     }
 
+    @Test func pipedLinesGetTheirAnswersBeforeTheClose() async throws {
+        try await withTestServer { server in
+            // The server answers each message 300 ms after it came and sends nothing once it has the client's
+            // close, as Python's `websockets` does: the close waits for a quiet second.
+            let url = wsURL(server, "/ws/echo?delay=300")
+            let run = try await CLI.run(["ws", url], standardInput: try input("hello\nwörld\n"))
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout == "hello\nwörld\n")
+            // Without the linger the close goes first and the answers are lost: the route is what the test says.
+            let hasty = try await CLI.run(["ws", url, "--linger", "0"], standardInput: try input("hello\n"))
+            #expect(hasty.status == 0 && hasty.stdout.isEmpty, "\(hasty.status) \(hasty.stdout) \(hasty.stderr)")
+        }
+    }
+
+    @Test func maxTimeAndReadTimeoutBoundTheExchange() async throws {
+        try await withTestServer { server in
+            // A server that says nothing after the handshake: -m bounds the connection, --read-timeout the
+            // silence, each with curl's 28.
+            for bound in [["-m", "1"], ["--read-timeout", "0.5"]] {
+                let run = try await CLI.run(["ws", "-n", wsURL(server, "/ws/silent")] + bound)
+                #expect(run.status == 28, "\(bound): \(run.stderr)")
+                #expect(run.stderr.contains("timed out") || run.stderr.contains("timeout"), "\(run.stderr)")
+            }
+            // A message within the read timeout keeps the connection open: the flood's close ends it with 0.
+            let busy = try await CLI.run(["ws", "-n", wsURL(server, "/ws/flood?count=2&size=1"), "--read-timeout", "5"])
+            #expect(busy.status == 0, "\(busy.stderr)")
+        }
+    }
+
     @Test func memoryStaysFlatUnderAStreamOfMessages() async throws {
         try await withTestServer { server in
             // 1 MiB, then 64 MiB in 64 KiB messages, written to /dev/null: the peak differs by little (a stream

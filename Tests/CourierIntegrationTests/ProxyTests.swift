@@ -132,6 +132,40 @@ struct ProxyTests {
         }
     }
 
+    @Test func aProxyThatWantsCredentialsGivenNoneSaysSo() async throws {
+        try await withTestServer { server in
+            let url = server.url("/echo").absoluteString
+            try await withTestProxy(.socks5(credentials: ("ada", "s0cks"))) { proxy in
+                // AsyncHTTPClient's own SOCKS client goes without credentials: its refusal is put in words too.
+                let error = await courierError {
+                    _ = try await echo(through: .socks5(host: "127.0.0.1", port: proxy.port), to: server)
+                }
+                #expect(error?.isProxyRefusal == true, "\(String(describing: error))")
+                #expect(
+                    error?.message == "the SOCKS5 proxy 127.0.0.1:\(proxy.port) wants credentials and none were given"
+                )
+                let run = try await CLI.run(["get", url, "--proxy", "socks5://127.0.0.1:\(proxy.port)"])
+                #expect(run.status == 97, "\(run.stderr)")
+                #expect(run.stderr.contains("the SOCKS5 proxy 127.0.0.1:\(proxy.port) wants credentials"))
+                let wrong = try await CLI.run(["get", url, "--proxy", "socks5://ada:nope@127.0.0.1:\(proxy.port)"])
+                #expect(wrong.status == 97 && wrong.stderr.contains("refused the credentials"), "\(wrong.stderr)")
+                #expect(!wrong.stderr.contains("nope"))
+            }
+            try await withTestProxy(.http(credentials: ("ada", "pw"))) { proxy in
+                let run = try await CLI.run(["get", url, "--proxy", "http://127.0.0.1:\(proxy.port)"])
+                #expect(run.status == 97, "\(run.stderr)")
+                #expect(
+                    run.stderr.contains("the HTTP proxy 127.0.0.1:\(proxy.port) wants credentials (407")
+                        && run.stderr.contains("none were given"),
+                    "\(run.stderr)"
+                )
+                let wrong = try await CLI.run(["get", url, "--proxy", "http://ada:nope@127.0.0.1:\(proxy.port)"])
+                #expect(wrong.status == 97 && wrong.stderr.contains("refused the credentials"), "\(wrong.stderr)")
+            }
+            #expect(server.totalHits == 0)
+        }
+    }
+
     @Test func aProxyThatIsDownFailsToConnect() async throws {
         try await withTestServer { server in
             let error = await courierError {

@@ -239,12 +239,12 @@ struct CallStateMachineTests {
             HTTPClientError.remoteConnectionClosed,
         ] {
             #expect(
-                AsyncHTTPClientTransport.translate(error, timeouts: Timeouts(), url: url).isStaleConnection,
+                AsyncHTTPClientTransport.translate(error, timeouts: Timeouts(), url: url, proxy: nil).isStaleConnection,
                 "\(error)"
             )
         }
         #expect(
-            !AsyncHTTPClientTransport.translate(HTTPClientError.readTimeout, timeouts: Timeouts(), url: url)
+            !AsyncHTTPClientTransport.translate(HTTPClientError.readTimeout, timeouts: Timeouts(), url: url, proxy: nil)
                 .isStaleConnection
         )
     }

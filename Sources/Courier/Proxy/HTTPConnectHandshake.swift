@@ -16,7 +16,7 @@ final class HTTPConnectHandshake: ChannelInboundHandler, RemovableChannelHandler
 
     private let host: String
     private let port: Int
-    private let credentials: Proxy.Credentials?
+    private let proxy: Proxy
     private let established: (any Channel) -> Void
     private let failed: (CourierError) -> Void
     private var received = ByteBuffer()
@@ -29,13 +29,13 @@ final class HTTPConnectHandshake: ChannelInboundHandler, RemovableChannelHandler
     init(
         host: String,
         port: Int,
-        credentials: Proxy.Credentials?,
+        proxy: Proxy,
         established: @escaping (any Channel) -> Void,
         failed: @escaping (CourierError) -> Void
     ) {
         self.host = host
         self.port = port
-        self.credentials = credentials
+        self.proxy = proxy
         self.established = established
         self.failed = failed
     }
@@ -54,7 +54,7 @@ final class HTTPConnectHandshake: ChannelInboundHandler, RemovableChannelHandler
         sentRequest = true
         let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         var text = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n"
-        if let credentials {
+        if let credentials = proxy.credentials {
             let pair = Data((credentials.username + ":" + credentials.password).utf8).base64EncodedString()
             text += "Proxy-Authorization: Basic \(pair)\r\n"
         }
@@ -76,12 +76,14 @@ final class HTTPConnectHandshake: ChannelInboundHandler, RemovableChannelHandler
         let head = received.readString(length: headLength) ?? ""
         let status = Self.status(of: head)
         guard let status, (200..<300).contains(status) else {
-            let reason =
-                status == 407
-                ? "the proxy refused the credentials (407 Proxy Authentication Required)"
-                : "the proxy refused to open a tunnel to \(host):\(port)"
-                    + (status.map { " (HTTP \($0))" } ?? " (not an HTTP answer)")
-            return fail(context, reason)
+            if status == 407 { return fail(context, proxy.authenticationRefusal) }
+            return fail(
+                context,
+                proxy.refusal(
+                    "refused to open a tunnel to \(host):\(port)"
+                        + (status.map { " (HTTP \($0))" } ?? " (not an HTTP answer)")
+                )
+            )
         }
         isDone = true
         let channel = context.channel
@@ -103,9 +105,13 @@ final class HTTPConnectHandshake: ChannelInboundHandler, RemovableChannelHandler
     }
 
     private func fail(_ context: ChannelHandlerContext, _ reason: String) {
+        fail(context, CourierError(code: .connectionFailed, message: CourierError.printable(reason)))
+    }
+
+    private func fail(_ context: ChannelHandlerContext, _ error: CourierError) {
         guard !isDone else { return }
         isDone = true
-        failed(CourierError(code: .connectionFailed, message: CourierError.printable(reason)))
+        failed(error)
         context.close(promise: nil)
     }
 

@@ -107,4 +107,24 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
 
     /// `KIND://HOST:PORT`, with any credentials left out.
     public var description: String { "\(kind.rawValue)://\(host):\(port)" }
+
+    /// The typed error for this proxy's refusal: `what` it did, after the proxy's name (never its credentials).
+    func refusal(_ what: String) -> CourierError {
+        let name = kind == .http ? "HTTP" : "SOCKS5"
+        var error = CourierError(
+            code: .connectionFailed,
+            message: CourierError.printable("the \(name) proxy \(host):\(port) \(what)")
+        )
+        error.isProxyRefusal = true
+        return error
+    }
+
+    /// The refusal of an HTTP proxy's 407: it wants credentials, or refused the ones it was given.
+    var authenticationRefusal: CourierError {
+        refusal(
+            credentials == nil
+                ? "wants credentials (407 Proxy Authentication Required) and none were given"
+                : "refused the credentials (407 Proxy Authentication Required)"
+        )
+    }
 }

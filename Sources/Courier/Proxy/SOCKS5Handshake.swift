@@ -11,7 +11,8 @@ final class SOCKS5Handshake: ChannelInboundHandler, RemovableChannelHandler {
 
     private let host: String
     private let port: Int
-    private let credentials: Proxy.Credentials?
+    private let proxy: Proxy
+    private var credentials: Proxy.Credentials? { proxy.credentials }
     private let established: (any Channel) -> Void
     private let failed: (CourierError) -> Void
     private var step = Step.greeting
@@ -20,13 +21,13 @@ final class SOCKS5Handshake: ChannelInboundHandler, RemovableChannelHandler {
     init(
         host: String,
         port: Int,
-        credentials: Proxy.Credentials?,
+        proxy: Proxy,
         established: @escaping (any Channel) -> Void,
         failed: @escaping (CourierError) -> Void
     ) {
         self.host = host
         self.port = port
-        self.credentials = credentials
+        self.proxy = proxy
         self.established = established
         self.failed = failed
     }
@@ -59,17 +60,18 @@ final class SOCKS5Handshake: ChannelInboundHandler, RemovableChannelHandler {
                 switch (reply[0], reply[1]) {
                 case (5, 0): connect(context)
                 case (5, 2) where credentials != nil: authenticate(context)
-                default: throw Self.refusal("accepts none of the offered authentication methods")
+                case (5, 2): throw proxy.refusal("wants credentials and none were given")
+                default: throw proxy.refusal("accepts none of the offered authentication methods")
                 }
             case .authentication:
                 guard let reply = received.readBytes(length: 2) else { return }
-                guard reply[1] == 0 else { throw Self.refusal("refused the credentials") }
+                guard reply[1] == 0 else { throw proxy.refusal("refused the credentials") }
                 connect(context)
             case .connecting:
                 guard let length = Self.replyLength(received) else { return }
                 let reply = received.readBytes(length: length) ?? []
                 guard reply[1] == 0 else {
-                    throw Self.refusal("could not connect to \(host):\(port) (\(Self.reason(reply[1])))")
+                    throw proxy.refusal("could not connect to \(host):\(port) (\(Self.reason(reply[1])))")
                 }
                 step = .done
                 let channel = context.channel
@@ -113,11 +115,8 @@ final class SOCKS5Handshake: ChannelInboundHandler, RemovableChannelHandler {
         return buffer.readableBytes >= length ? length : nil
     }
 
-    private static func refusal(_ what: String) -> CourierError {
-        CourierError(code: .connectionFailed, message: "the SOCKS5 proxy \(what)")
-    }
-
-    private static func reason(_ code: UInt8) -> String {
+    /// What a SOCKS5 reply code (RFC 1928 §6) says.
+    static func reason(_ code: UInt8) -> String {
         switch code {
         case 1: "general failure"
         case 2: "not allowed by its rules"

@@ -176,12 +176,21 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     /// whatever the retry rule says. A ``Transport`` of your own sets it where its client reports such a
     /// connection; both of Courier's transports do.
     public var isStaleConnection = false
+    /// Whether the server said it did not process the request: an HTTP/2 stream above the last one of its
+    /// `GOAWAY`, or one it refused (`REFUSED_STREAM`, RFC 9113 §8.7). Such a request goes again on a new
+    /// connection, whatever its method, up to 10 times, whatever the retry rule says. A ``Transport`` of
+    /// your own sets it where its client reports such a stream; Courier's AsyncHTTPClient transport does.
+    public var isUnprocessed = false
     /// Whether a ``Code/connectionFailed`` failure happened before any connection was tried: the host name did
     /// not resolve (a CLI tells it apart, as curl's exit code 6 does).
     public var isUnresolvedHost = false
     /// Whether a ``Code/tls`` failure is the server's certificate failing the check (untrusted, expired, or for
     /// another host) rather than the handshake itself (a CLI tells it apart, as curl's exit code 60 does).
     public var isUntrustedCertificate = false
+    /// Whether a ``Code/connectionFailed`` failure is a proxy's refusal: it wants credentials that were not given,
+    /// refused the ones given, or would not reach the host (a CLI tells it apart, as curl's exit code 97 does).
+    /// The message names the proxy, never its credentials.
+    public var isProxyRefusal = false
 
     /// Creates an error; prefer the static factories such as ``invalidURL(_:reason:)``.
     public init(code: Code, message: String, underlying: (any Error)? = nil) {

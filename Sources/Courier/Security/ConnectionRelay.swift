@@ -109,7 +109,7 @@ final class ConnectionRelay: Sendable {
                     let handshake = SOCKS5Handshake(
                         host: target.host,
                         port: target.port,
-                        credentials: socks.credentials,
+                        proxy: socks,
                         established: { tunnel in
                             do { try secure(tunnel) } catch {
                                 reporter.report(TLSFailure.describe(error, host: target.host))

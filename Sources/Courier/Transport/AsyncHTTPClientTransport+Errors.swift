@@ -1,7 +1,9 @@
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
+import NIOSOCKS
 import NIOSSL
 
 #if canImport(FoundationEssentials)
@@ -12,9 +14,11 @@ import Foundation
 
 extension AsyncHTTPClientTransport {
     /// Maps AsyncHTTPClient's and SwiftNIO's errors to ``CourierError``, marking the ones that say a pooled
-    /// connection was already closed when the request went out (``CourierError/isStaleConnection``).
-    static func translate(_ error: any Error, timeouts: Timeouts, url: URL) -> CourierError {
+    /// connection was already closed when the request went out (``CourierError/isStaleConnection``). `proxy` is
+    /// the proxy the request went through, which a refusal names.
+    static func translate(_ error: any Error, timeouts: Timeouts, url: URL, proxy: Proxy?) -> CourierError {
         if let error = error as? CourierError { return error }
+        if let proxy, let refusal = refusal(error, by: proxy, url: url) { return refusal }
         var failure = mapped(error, timeouts: timeouts, url: url)
         failure.isStaleConnection = isStaleConnection(error)
         return failure
@@ -27,6 +31,32 @@ extension AsyncHTTPClientTransport {
         if let error = error as? HTTPClientError { return error == .remoteConnectionClosed }
         if let error = error as? IOError { return error.errnoCode == ECONNRESET || error.errnoCode == EPIPE }
         return false
+    }
+
+    /// The proxy's refusal `error` is, in words that name the proxy; `nil` for any other error.
+    private static func refusal(_ error: any Error, by proxy: Proxy, url: URL) -> CourierError? {
+        var refusal: CourierError
+        switch error {
+        case let error as HTTPClientError where error == .proxyAuthenticationRequired:
+            refusal = proxy.authenticationRefusal
+        case let error as HTTPClientError where error == .invalidProxyResponse:
+            refusal = proxy.refusal("refused to open a tunnel to \(Redactor.standard.redact(url: url))")
+        case is SOCKSError.InvalidAuthenticationSelection, is SOCKSError.NoValidAuthenticationMethod:
+            refusal = proxy.refusal(
+                proxy.credentials == nil
+                    ? "wants credentials and none were given"
+                    : "accepts none of the offered authentication methods"
+            )
+        case let error as SOCKSError.ConnectionFailed:
+            let host = url.host(percentEncoded: false) ?? "the host"
+            refusal = proxy.refusal(
+                "could not connect to \(host) (\(SOCKS5Handshake.reason(error.reply.value)))"
+            )
+        default:
+            return nil
+        }
+        refusal.underlying = error
+        return refusal
     }
 
     private static func mapped(_ error: any Error, timeouts: Timeouts, url: URL) -> CourierError {
@@ -53,18 +83,6 @@ extension AsyncHTTPClientTransport {
                     underlying: error
                 )
             case .invalidURL, .emptyHost, .emptyScheme: return .invalidURL(url.absoluteString)
-            case .proxyAuthenticationRequired:
-                return CourierError(
-                    code: .connectionFailed,
-                    message: "the proxy refused the credentials (407 Proxy Authentication Required)",
-                    underlying: error
-                )
-            case .invalidProxyResponse:
-                return CourierError(
-                    code: .connectionFailed,
-                    message: "the proxy refused to open a tunnel to \(shownURL)",
-                    underlying: error
-                )
             case .socksHandshakeTimeout, .httpProxyHandshakeTimeout:
                 return .timeout(.connect, after: timeouts.connect, url: shownURL)
             case .bodyLengthMismatch:
@@ -119,6 +137,14 @@ extension AsyncHTTPClientTransport {
         }
         if error is NIOConnectionError || error is ChannelError && "\(error)".contains("connect") {
             return CourierError(code: .connectionFailed, message: "could not connect to \(shownURL)", underlying: error)
+        }
+        if let closed = error as? NIOHTTP2Errors.StreamClosed {
+            if closed.errorCode == .refusedStream { return UnprocessedRequests.unprocessed(closed) }
+            return CourierError(
+                code: .connectionReset,
+                message: "the server reset the HTTP/2 stream (\(closed.errorCode))",
+                underlying: error
+            )
         }
         if let parserError = error as? HTTPParserError, parserError == .invalidEOFState {
             return CourierError(

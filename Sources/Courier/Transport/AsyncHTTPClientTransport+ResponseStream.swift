@@ -52,6 +52,8 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
         var outcome: Result<Void, any Error>?
         /// The connection that carries the request, once its head has gone out.
         var connection: ConnectionUse?
+        /// Whether the request's head has gone out.
+        var headSent = false
     }
 
     /// Where the body's chunks go.
@@ -79,11 +81,14 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
     private let state = Locked(State())
     private let timeouts: Timeouts
     private let url: URL
+    /// The proxy the request goes through, which a refusal names.
+    private let proxy: Proxy?
     private let holdsBody: Bool
 
-    init(timeouts: Timeouts, url: URL, holdsBody: Bool = false) {
+    init(timeouts: Timeouts, url: URL, proxy: Proxy?, holdsBody: Bool = false) {
         self.timeouts = timeouts
         self.url = url
+        self.proxy = proxy
         self.holdsBody = holdsBody
     }
 
@@ -180,8 +185,11 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
     // MARK: HTTPClientResponseDelegate (on the task's event loop)
 
     func didSendRequestHead(task: HTTPClient.Task<Void>, _ head: HTTPRequestHead) {
-        guard let connection = ConnectionSlot.take(for: head) else { return }
-        state.withLock { $0.connection = connection }
+        let connection = ConnectionSlot.take(for: head)
+        state.withLock { state in
+            state.headSent = true
+            if let connection { state.connection = connection }
+        }
     }
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
@@ -259,7 +267,16 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
     }
 
     func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
-        end(failure: AsyncHTTPClientTransport.translate(error, timeouts: timeouts, url: url))
+        end(failure: failure(error))
+    }
+
+    /// The typed error for `error`, which ended the exchange.
+    private func failure(_ error: any Error) -> CourierError {
+        let (headSent, cancelled) = state.withLock { ($0.headSent, $0.cancelled) }
+        if let unsent = UnprocessedRequests.neverSent(error, headSent: headSent, cancelled: cancelled) {
+            return unsent
+        }
+        return AsyncHTTPClientTransport.translate(error, timeouts: timeouts, url: url, proxy: proxy)
     }
 
     /// AsyncHTTPClient's task ended. The delegate has almost always heard already, and then this does nothing.
@@ -273,7 +290,7 @@ final class ResponseStream: HTTPClientResponseDelegate, NIOAsyncSequenceProducer
         guard case .failure(let error) = result else { return end(failure: nil) }
         let answered = state.withLock { $0.source != nil }
         if answered, (error as? HTTPClientError) == .requestStreamCancelled { return end(failure: nil) }
-        end(failure: AsyncHTTPClientTransport.translate(error, timeouts: timeouts, url: url))
+        end(failure: failure(error))
     }
 
     /// Tells the caller waiting for the head, or else the body's reader or sink, how the exchange ended; only the
@@ -371,7 +388,8 @@ struct TranslatingBody<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable 
 
         mutating func next() async throws -> ByteBuffer? {
             do { return try await base.next() } catch {
-                throw AsyncHTTPClientTransport.translate(error, timeouts: timeouts, url: url)
+                // The head has come: the proxy, if any, let the request through.
+                throw AsyncHTTPClientTransport.translate(error, timeouts: timeouts, url: url, proxy: nil)
             }
         }
     }

@@ -127,7 +127,12 @@ public final class AsyncHTTPClientTransport: Transport {
             var outgoing = bodiless
             outgoing.body = Self.body(request.body, idle: request.timeouts.readIdle)
             let deadline = NIODeadline.now() + TimeAmount(Tick.now.duration(to: request.deadlineTick))
-            let stream = ResponseStream(timeouts: request.timeouts, url: request.url, holdsBody: holdingBody)
+            let stream = ResponseStream(
+                timeouts: request.timeouts,
+                url: request.url,
+                proxy: request.proxy,
+                holdsBody: holdingBody
+            )
             // Until the body has been read: the head's wait and the body's both end when the stream is cancelled.
             cancellation.onCancel { stream.cancel() }
             await withCheckedContinuation { continuation in
@@ -181,7 +186,7 @@ public final class AsyncHTTPClientTransport: Transport {
         } catch {
             // A relay that gave up on the server (a pin mismatch, a failed handshake, a proxy's refusal) knows why.
             if case .relayed(let relay) = route, let failure = relay.takeFailure() { throw failure }
-            throw Self.translate(error, timeouts: request.timeouts, url: request.url)
+            throw Self.translate(error, timeouts: request.timeouts, url: request.url, proxy: request.proxy)
         }
     }
 

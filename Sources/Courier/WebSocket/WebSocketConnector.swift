@@ -119,7 +119,7 @@ struct WebSocketConnector: Sendable {
                             HTTPConnectHandshake(
                                 host: host,
                                 port: target.port,
-                                credentials: proxy.credentials,
+                                proxy: proxy,
                                 established: established,
                                 failed: failed
                             )
@@ -129,7 +129,7 @@ struct WebSocketConnector: Sendable {
                             SOCKS5Handshake(
                                 host: host,
                                 port: target.port,
-                                credentials: proxy.credentials,
+                                proxy: proxy,
                                 established: established,
                                 failed: failed
                             )

@@ -63,7 +63,7 @@ final class WebSocketEnding: Sendable {
 
     /// The typed error for `error`, which ended the connection before or during its handshake.
     func failed(by error: any Error) -> CourierError {
-        var failure = AsyncHTTPClientTransport.translate(error, timeouts: timeouts, url: url)
+        var failure = AsyncHTTPClientTransport.translate(error, timeouts: timeouts, url: url, proxy: nil)
         failure.isStaleConnection = false  // a connection of its own, never a kept-alive one: nothing to resend
         return failure
     }
