@@ -120,6 +120,27 @@ struct CallStateMachineTests {
         #expect(machine.failed(stale).failure?.code == .connectionClosed, "only once")
     }
 
+    /// A request the server said it did not process (a stream above a GOAWAY's last one) goes again whatever its
+    /// method, without a rule, up to the machine's bound; one whose body cannot be sent again does not.
+    @Test func anUnprocessedRequestIsResentWhateverItsMethodUpToTheBound() {
+        var unprocessed = CourierError(code: .connectionClosed, message: "GOAWAY")
+        unprocessed.isUnprocessed = true
+        var machine = CallStateMachine(post, hasRetryRule: false, deadline: deadline)
+        _ = machine.start()
+        for _ in 0..<CallStateMachine.maxUnprocessedResends {
+            #expect(machine.failed(unprocessed).is(.resend))
+            _ = machine.attemptLeft()
+        }
+        #expect(machine.attempt == 1, "a resend is not another attempt")
+        #expect(machine.failed(unprocessed).failure?.isUnprocessed == true, "a server refusing every stream ends it")
+
+        var streamed = post
+        streamed.body = .stream(ByteStream(chunks: [ByteBuffer(string: "x")]), length: 1)
+        var once = CallStateMachine(streamed, hasRetryRule: false, deadline: deadline)
+        _ = once.start()
+        #expect(once.failed(unprocessed).failure != nil)
+    }
+
     @Test func aStaleConnectionIsNotResentForAnUnsafeMethodOrAStreamedBody() {
         var unsafe = CallStateMachine(post, hasRetryRule: false, deadline: deadline)
         _ = unsafe.start()
