@@ -14,6 +14,8 @@ import Foundation
 /// standard's way to stop a client reconnecting. Options:
 /// - `drop-after=K`: the connection is cut (no chunked terminator) after K events of this connection (0: before
 ///   the first, after the comment and `retry`);
+/// - `silent-after=K`: after K events of this connection, nothing more is sent, and the connection stays open until
+///   the client closes it (a server gone quiet);
 /// - `retry=MS`: a `retry: MS` field first;
 /// - `interval=MS`: a pause before each event (the route notices a closed connection during it);
 /// - `count=0`: events without end;
@@ -74,6 +76,10 @@ struct EventRoutes {
             state.add("events-sent", 1)
             sent += 1
             id += 1
+            if let silentAfter = request.int("silent-after"), sent >= silentAfter, count == 0 || id <= count {
+                while await writer.waitWhileConnected(for: .milliseconds(100)) {}
+                return false
+            }
             if let dropAfter, sent >= dropAfter, count == 0 || id <= count {
                 if request.query["cut-mid-event"] != nil {
                     _ = try await send(Array("id: \(1000 + id)\(end)data: never completed\(end)".utf8))

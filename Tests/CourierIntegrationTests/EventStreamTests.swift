@@ -297,6 +297,29 @@ extension EventStreamTests {
 
     /// A server that drops every connection before an event counts against the limit, and `retry: 0` cannot make
     /// the stream reconnect in a tight loop: the floor holds and the wait doubles.
+    /// A server that goes quiet after an event, with the connection open, is dropped once the read-idle time has
+    /// passed and reconnected to, and the next event comes (LaunchDarkly's contract test "can set read timeout").
+    @Test func aServerQuietPastTheReadTimeoutIsReconnectedTo() async throws {
+        try await withServerSession { session, server in
+            var request = Request<Data>.get("/events?count=3&silent-after=1&retry=0")
+            request.timeouts.readIdle = .milliseconds(500)
+            var ids: [String] = []
+            var drops: [CourierError.Code] = []
+            let started = ContinuousClock.now
+            for try await activity in session.events(request, options: EventStreamOptions(maxReconnects: 2)).activity {
+                switch activity {
+                case .event(let event): ids.append(event.id)
+                case .dropped(let drop): drops.append(drop.error.code)
+                default: break
+                }
+            }
+            #expect(ids == ["1", "2", "3"])
+            #expect(drops == [.timeout, .timeout, .connectionClosed], "the third ends the stream: 204 follows")
+            #expect(server.requests("/events").compactMap { $0.header("last-event-id") } == ["1", "2", "3"])
+            #expect(ContinuousClock.now - started < .seconds(30), "well before a 30 s read timeout would have")
+        }
+    }
+
     @Test func dropsWithoutAnEventCountAndBackOff() async throws {
         try await withServerSession { session, server in
             let request = Request<Data>.get("/events?count=0&drop-after=0&retry=0")
