@@ -45,7 +45,8 @@ struct ServiceTests {
             try await running.value
             let error = await courierError { _ = try await slow.value }
             #expect(error?.code == .cancelled)
-            #expect(ContinuousClock.now - start < .seconds(5))
+            // What would be wrong is waiting for `/slow`'s minute; a loaded machine may take seconds to get here.
+            #expect(ContinuousClock.now - start < .seconds(50))
         }
     }
 
