@@ -4,6 +4,7 @@ import HTTPTypes
 /// dispatches on. A line that names a command goes through as it is; otherwise the request command (`get`) runs it:
 ///
 /// - `courier URL …`, `courier -s URL …`, `courier -X PUT URL …`: options anywhere, as curl takes them;
+/// - `courier -s put URL …`: request options before a command's name, which goes first (it had become the host);
 /// - `courier POST URL …` (xh's method word, in capitals), which the request command reads as the method, as it
 ///   does after options (`courier -v POST URL`).
 ///
@@ -18,6 +19,13 @@ enum CommandLineGrammar {
                 .contains(first)
         {
             return arguments
+        }
+        if first.hasPrefix("-"), let count = RequestCommandLine.leadingOptionCount(arguments), count < arguments.count,
+            commands.contains(arguments[count])
+        {
+            var rest = arguments
+            let command = rest.remove(at: count)
+            return [command] + rest
         }
         if first.hasPrefix("-") || methodWord(first) != nil && arguments.count > 1
             || UnknownCommand.looksLikeURL(first, among: commands)

@@ -279,12 +279,18 @@ struct ConnectionSettings {
     private func connection(_ base: Configuration) throws -> Configuration {
         var configuration = base
         if let har { configuration.monitors.append(try HARFiles.recorder(for: har)) }
+        // As curl: the first -H of a name replaces the default, a later one of the same name is sent beside it,
+        // and `Name:` removes the header, Accept-Encoding included (the answer then arrives as the server sent it).
+        var given: Set<HTTPField.Name> = []
         for line in headers {
             if let name = try Self.removedHeader(line) {
                 configuration.defaultHeaders[name] = nil
+                given.remove(name)
+                if name == .acceptEncoding { configuration.decompressesResponses = false }
             } else {
                 let field = try UsageError.parsing("-H") { try CommandLineInput.header(line) }
-                configuration.defaultHeaders[field.name] = field.value
+                if given.insert(field.name).inserted { configuration.defaultHeaders[field.name] = nil }
+                configuration.defaultHeaders.append(field)
             }
         }
         if let userAgent {

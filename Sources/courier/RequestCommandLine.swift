@@ -55,6 +55,20 @@ enum RequestCommandLine {
         return options
     }
 
+    /// The words `arguments` starts with, up to its first word that is not an option or an option's value; `nil`
+    /// when one of them is an option this reader does not know (whether it takes a value is then unknown).
+    static func leadingOptionCount(_ arguments: [String]) -> Int? {
+        let setters = setters()
+        var index = arguments.startIndex
+        while index < arguments.endIndex, arguments[index].hasPrefix("-"), arguments[index] != "-" {
+            let (names, attached) = split(arguments[index])
+            guard let last = names.last, names.allSatisfy({ setters[$0] != nil }) else { return nil }
+            index += 1
+            if case .value? = setters[last], attached == nil { index += 1 }
+        }
+        return min(index, arguments.endIndex)
+    }
+
     /// The option names in `word` (one long name, or each letter of a short group) and a value given after `=`
     /// in a long one; no names for a word of another shape (`--`, `-X=PUT`, `-d@file`).
     private static func split(_ word: String) -> (names: [String], attached: String?) {

@@ -57,6 +57,27 @@ struct CLIHabitTests {
     }
 
     /// `-o` streams into a temporary file renamed at the end; stdout streams too, byte for byte into a pipe.
+    /// curl's way with `-H` and with options before the command's name, seen from the server.
+    @Test func headersAndOptionsBeforeTheCommandAsCurlHasThem() async throws {
+        try await withTestServer { server in
+            let url = server.url("/echo").absoluteString
+            let run = try await CLI.run(["get", url, "-H", "X-A: 1", "-H", "X-A: 2", "-H", "Accept-Encoding:"])
+            #expect(run.status == 0, "\(run.stderr)")
+            let sent = try #require(server.requests("/echo").last)
+            #expect(sent.headers.filter { $0.name.lowercased() == "x-a" }.map(\.value) == ["1", "2"])
+            #expect(sent.header("accept-encoding") == nil, "Accept-Encoding: with no value removes the default")
+            let replaced = try await CLI.run(["get", url, "-H", "User-Agent: mine", "-s"])
+            #expect(replaced.status == 0 && server.requests("/echo").last?.header("user-agent") == "mine")
+            // An option before the command's name: the name is the command, not the host.
+            for (typed, method) in [(["-s", "put", url, "-d", "a=1"], "PUT"), (["-i", "delete", url], "DELETE")] {
+                let moved = try await CLI.run(typed)
+                #expect(moved.status == 0, "\(typed): \(moved.stderr)")
+                #expect(server.requests("/echo").last?.method == method, "\(typed)")
+            }
+            #expect(server.hits("/echo") == 4)
+        }
+    }
+
     @Test func bodiesStreamToAFileOrStdout() async throws {
         let directory = try newTemporaryDirectory(prefix: "courier-stream")
         let target = directory.appending(path: "body.bin")
