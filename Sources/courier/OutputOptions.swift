@@ -67,7 +67,7 @@ struct OutputOptions: ParsableArguments {
         name: [.customShort("w"), .customLong("write-out")],
         help: ArgumentHelp(
             "Print FORMAT on stdout after the transfer, failed or not (http_code 000 when no answer came); it may use "
-                + "%{\(WriteOut.variables.joined(separator: "}, %{"))}, \\n and \\t.",
+                + "%{\(WriteOut.variables.joined(separator: "}, %{"))}, \\n and \\t; @FILE reads it from FILE.",
             valueName: "format"
         )
     )
@@ -138,7 +138,7 @@ struct OutputSettings {
         if let pretty, OutputStyle(named: pretty) == nil {
             throw ValidationError("--pretty must be one of none, format, colors, all")
         }
-        if let writeOut {
+        if let writeOut, !writeOut.hasPrefix("@") {  // a file is read when the request runs
             do { _ = try WriteOut(writeOut) } catch let error as UsageError { throw ValidationError(error.description) }
         }
         if output != nil && remoteName { throw ValidationError("-o and -O each name the output: use one of them") }

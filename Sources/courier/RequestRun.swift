@@ -48,7 +48,7 @@ struct RequestRun {
         configuration.monitors.append(redirects)
         var request = try options.request(command: command, defaults: configuration.defaultHeaders)
         let limit = try options.show.bodyLimit()
-        let writeOut = try options.show.writeOut.map(WriteOut.init)
+        let writeOut = try options.show.writeOut.map { try WriteOut(argument: $0) }
         let target = try UsageError.parsing("URL") { try CommandLineInput.url(options.url) }
         let path = try options.show.outputPath(for: target)
         let resume = options.show.continueAt != nil ? path.map(CurlResume.init) : nil

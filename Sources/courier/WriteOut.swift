@@ -5,6 +5,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// curl's `-w/--write-out FORMAT`: text printed to stdout after the transfer, with `%{variable}` replaced by a
 /// fact about it and `\n`, `\r`, `\t` and `\\` by what they stand for. A name it does not know is a usage error.
@@ -55,6 +58,35 @@ struct WriteOut {
         case variable(String)
     }
     private let parts: [Part]
+
+    /// The most bytes of a format read from a file.
+    static let maxFileBytes = 64 << 10
+
+    /// Parses `-w`'s argument as curl does: `@FILE` reads the format from FILE (`@-` from stdin), anything else is
+    /// the format. An unreadable file is an ``InputFailure``.
+    init(argument: String) throws {
+        guard argument.hasPrefix("@") else {
+            try self.init(argument)
+            return
+        }
+        let path = String(argument.dropFirst())
+        let descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw InputFailure(path: path, reason: SystemErrorText.text(of: errno)) }
+        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        while bytes.count <= Self.maxFileBytes {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw InputFailure(path: path, reason: SystemErrorText.text(of: errno)) }
+            if count == 0 { break }
+            bytes += chunk[..<count]
+        }
+        guard bytes.count <= Self.maxFileBytes else {
+            throw UsageError(option: "-w", message: "the format in \(path) is longer than 64 KiB")
+        }
+        try self.init(String(decoding: bytes, as: UTF8.self))
+    }
 
     /// Parses `format`; throws a ``UsageError`` for an unknown or unclosed `%{…}`.
     init(_ format: String) throws {

@@ -43,6 +43,15 @@ struct CLIHabitTests {
             }
             let unknown = try await CLI.run(["get", server.url("/small").absoluteString, "-w", "%{nope}"])
             #expect(unknown.status == 64 && unknown.stderr.contains("unknown variable %{nope}"))
+            // -w @FILE reads the format from the file, as curl does.
+            let formatFile = try newTemporaryDirectory(prefix: "courier-w").appending(path: "format")
+            try Data("code=%{http_code}\\n".utf8).write(to: formatFile)
+            let fromFile = try await CLI.run(
+                ["get", server.url("/small").absoluteString, "-s", "-o", "/dev/null", "-w", "@" + formatFile.path()]
+            )
+            #expect(fromFile.status == 0 && fromFile.stdout == "code=200\n", "\(fromFile.stdout) \(fromFile.stderr)")
+            let missing = try await CLI.run(["get", server.url("/small").absoluteString, "-w", "@/no/such/format"])
+            #expect(missing.status == 26, "\(missing.stderr)")
 
             let notFollowed = try await CLI.run([
                 "get", server.url("/redirect/1").absoluteString, "--max-redirs", "0", "-i", "-s",
