@@ -41,7 +41,7 @@ struct RequestTests {
             $0.hasPrefix("## ") && $0.first(where: \.isNumber) != nil
         }
         #expect(released?.hasPrefix("## \(Courier.version) ") == true, "newest release heading: \(released ?? "none")")
-        #expect(CourierRelease.version == Courier.version)
+        #expect(released?.hasPrefix("## \(CourierRelease.version) ") == true, "CourierRelease names the same release")
     }
 
     /// Every session names itself `courier/VERSION` unless its configuration says otherwise.
