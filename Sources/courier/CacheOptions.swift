@@ -68,7 +68,7 @@ struct CacheSettings {
     /// Sets the session's cache and policy when `--cache` asks for one.
     func apply(to configuration: inout Configuration) throws {
         guard let cache else { return }
-        let ttl = try ttl.map(CommandLineInput.seconds)
+        let ttl = try ttl.map { try CommandLineInput.seconds($0) }
         guard let policy = Self.policy(named: cache, ttl: ttl) else { return }
         let store = try FleetStores.cacheStore(cacheStore ?? Self.directory(cacheDir).path(percentEncoded: false))
         configuration.cache = ResponseCache(memory: nil, disk: store)

@@ -116,12 +116,13 @@ enum CommandLineInput {
         return (parts[0].lowercased(), address)
     }
 
-    /// Seconds as a duration; rejects negative, zero and non-numbers.
-    static func seconds(_ text: String) throws -> Duration {
-        guard let value = Double(text), value > 0, value.isFinite, value < 1e9 else {
+    /// Seconds as a duration; rejects negative numbers, zero (unless `allowingZero`) and non-numbers.
+    static func seconds(_ text: String, allowingZero: Bool = false) throws -> Duration {
+        guard let value = Double(text), value > 0 || allowingZero && value == 0, value.isFinite, value < 1e9 else {
             throw CourierError(
                 code: .invalidParameter,
-                message: "\"\(CourierError.printable(text))\" is not a positive number of seconds"
+                message:
+                    "\"\(CourierError.printable(text))\" is not a \(allowingZero ? "" : "positive ")number of seconds"
             )
         }
         return .milliseconds(Int64(value * 1000))

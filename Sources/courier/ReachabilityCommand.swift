@@ -35,7 +35,7 @@ struct ReachabilityCommand: AsyncParsableCommand {
         // With --watch, until SIGINT or SIGTERM shuts the monitor down gracefully (CommandServices); exit 0.
         try await Output.exitOnFailure(cancelsOnSignal: !watch) {
             let endpoint = try CommandLineInput.reachabilityTarget(target)
-            let every = try interval.map(CommandLineInput.seconds) ?? .seconds(5)
+            let every = try interval.map { try CommandLineInput.seconds($0) } ?? .seconds(5)
             let monitor = ReachabilityMonitor(host: endpoint.host, port: endpoint.port, interval: every)
             let name = "\(monitor.host):\(monitor.port)"
             guard watch else {

@@ -103,7 +103,7 @@ struct WebSocketCommand: AsyncParsableCommand {
             }
         }
         let linger = try linger.map { text in
-            try UsageError.parsing("--linger") { Double(text) == 0 ? .zero : try CommandLineInput.seconds(text) }
+            try UsageError.parsing("--linger") { try CommandLineInput.seconds(text, allowingZero: true) }
         }
         let exchange = Exchange(
             lines: noInput ? nil : StandardInputLines(),

@@ -5,9 +5,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// curl's `-w/--write-out FORMAT`: text printed to stdout after the transfer, with `%{variable}` replaced by a
 /// fact about it and `\n`, `\r`, `\t` and `\\` by what they stand for. A name it does not know is a usage error.
@@ -59,7 +56,7 @@ struct WriteOut {
     }
     private let parts: [Part]
 
-    /// The most bytes of a format read from a file.
+    /// The longest format a file may hold, in bytes.
     static let maxFileBytes = 64 << 10
 
     /// Parses `-w`'s argument as curl does: `@FILE` reads the format from FILE (`@-` from stdin), anything else is
@@ -70,22 +67,11 @@ struct WriteOut {
             return
         }
         let path = String(argument.dropFirst())
-        let descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw InputFailure(path: path, reason: SystemErrorText.text(of: errno)) }
-        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        while bytes.count <= Self.maxFileBytes {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw InputFailure(path: path, reason: SystemErrorText.text(of: errno)) }
-            if count == 0 { break }
-            bytes += chunk[..<count]
-        }
-        guard bytes.count <= Self.maxFileBytes else {
+        let format = try CommandLineInput.readText(path)
+        guard format.utf8.count <= Self.maxFileBytes else {
             throw UsageError(option: "-w", message: "the format in \(path) is longer than 64 KiB")
         }
-        try self.init(String(decoding: bytes, as: UTF8.self))
+        try self.init(format)
     }
 
     /// Parses `format`; throws a ``UsageError`` for an unknown or unclosed `%{…}`.

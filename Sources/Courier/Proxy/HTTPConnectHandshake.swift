@@ -76,10 +76,11 @@ final class HTTPConnectHandshake: ChannelInboundHandler, RemovableChannelHandler
         let head = received.readString(length: headLength) ?? ""
         let status = Self.status(of: head)
         guard let status, (200..<300).contains(status) else {
-            if status == 407 { return fail(context, proxy.authenticationRefusal) }
+            if status == 407 { return fail(context, Proxy.authenticationRefusal(by: proxy)) }
             return fail(
                 context,
-                proxy.refusal(
+                Proxy.refusal(
+                    by: proxy,
                     "refused to open a tunnel to \(host):\(port)"
                         + (status.map { " (HTTP \($0))" } ?? " (not an HTTP answer)")
                 )

@@ -108,23 +108,34 @@ public struct Proxy: Sendable, Hashable, CustomStringConvertible {
     /// `KIND://HOST:PORT`, with any credentials left out.
     public var description: String { "\(kind.rawValue)://\(host):\(port)" }
 
-    /// The typed error for this proxy's refusal: `what` it did, after the proxy's name (never its credentials).
-    func refusal(_ what: String) -> CourierError {
-        let name = kind == .http ? "HTTP" : "SOCKS5"
-        var error = CourierError(
-            code: .connectionFailed,
-            message: CourierError.printable("the \(name) proxy \(host):\(port) \(what)")
-        )
+    /// The typed error for a proxy's refusal: `what` it did, after the proxy's name (never its credentials), or
+    /// after "the proxy" when which one is not known (an `HTTPClient` of the caller's with a proxy of its own).
+    static func refusal(by proxy: Proxy?, _ what: String) -> CourierError {
+        let name =
+            proxy.map { "the \($0.kind == .http ? "HTTP" : "SOCKS5") proxy \($0.host):\($0.port)" } ?? "the proxy"
+        var error = CourierError(code: .connectionFailed, message: CourierError.printable("\(name) \(what)"))
         error.isProxyRefusal = true
         return error
     }
 
     /// The refusal of an HTTP proxy's 407: it wants credentials, or refused the ones it was given.
-    var authenticationRefusal: CourierError {
+    static func authenticationRefusal(by proxy: Proxy?) -> CourierError {
         refusal(
-            credentials == nil
+            by: proxy,
+            proxy.map { $0.credentials == nil } == true
                 ? "wants credentials (407 Proxy Authentication Required) and none were given"
                 : "refused the credentials (407 Proxy Authentication Required)"
+        )
+    }
+
+    /// The refusal of a SOCKS5 proxy that accepts none of the authentication methods offered: without
+    /// credentials, it wants some.
+    static func authenticationMethodRefusal(by proxy: Proxy?) -> CourierError {
+        refusal(
+            by: proxy,
+            proxy.map { $0.credentials == nil } == true
+                ? "wants credentials and none were given"
+                : "accepts none of the offered authentication methods"
         )
     }
 }

@@ -60,18 +60,17 @@ final class SOCKS5Handshake: ChannelInboundHandler, RemovableChannelHandler {
                 switch (reply[0], reply[1]) {
                 case (5, 0): connect(context)
                 case (5, 2) where credentials != nil: authenticate(context)
-                case (5, 2): throw proxy.refusal("wants credentials and none were given")
-                default: throw proxy.refusal("accepts none of the offered authentication methods")
+                default: throw Proxy.authenticationMethodRefusal(by: proxy)
                 }
             case .authentication:
                 guard let reply = received.readBytes(length: 2) else { return }
-                guard reply[1] == 0 else { throw proxy.refusal("refused the credentials") }
+                guard reply[1] == 0 else { throw Proxy.refusal(by: proxy, "refused the credentials") }
                 connect(context)
             case .connecting:
                 guard let length = Self.replyLength(received) else { return }
                 let reply = received.readBytes(length: length) ?? []
                 guard reply[1] == 0 else {
-                    throw proxy.refusal("could not connect to \(host):\(port) (\(Self.reason(reply[1])))")
+                    throw Proxy.refusal(by: proxy, "could not connect to \(host):\(port) (\(Self.reason(reply[1])))")
                 }
                 step = .done
                 let channel = context.channel

@@ -18,7 +18,7 @@ extension AsyncHTTPClientTransport {
     /// the proxy the request went through, which a refusal names.
     static func translate(_ error: any Error, timeouts: Timeouts, url: URL, proxy: Proxy?) -> CourierError {
         if let error = error as? CourierError { return error }
-        if let proxy, let refusal = refusal(error, by: proxy, url: url) { return refusal }
+        if let refusal = refusal(error, by: proxy, url: url) { return refusal }
         var failure = mapped(error, timeouts: timeouts, url: url)
         failure.isStaleConnection = isStaleConnection(error)
         return failure
@@ -33,23 +33,20 @@ extension AsyncHTTPClientTransport {
         return false
     }
 
-    /// The proxy's refusal `error` is, in words that name the proxy; `nil` for any other error.
-    private static func refusal(_ error: any Error, by proxy: Proxy, url: URL) -> CourierError? {
+    /// The proxy's refusal `error` is, in words that name the proxy when it is known; `nil` for any other error.
+    private static func refusal(_ error: any Error, by proxy: Proxy?, url: URL) -> CourierError? {
         var refusal: CourierError
         switch error {
         case let error as HTTPClientError where error == .proxyAuthenticationRequired:
-            refusal = proxy.authenticationRefusal
+            refusal = Proxy.authenticationRefusal(by: proxy)
         case let error as HTTPClientError where error == .invalidProxyResponse:
-            refusal = proxy.refusal("refused to open a tunnel to \(Redactor.standard.redact(url: url))")
+            refusal = Proxy.refusal(by: proxy, "refused to open a tunnel to \(Redactor.standard.redact(url: url))")
         case is SOCKSError.InvalidAuthenticationSelection, is SOCKSError.NoValidAuthenticationMethod:
-            refusal = proxy.refusal(
-                proxy.credentials == nil
-                    ? "wants credentials and none were given"
-                    : "accepts none of the offered authentication methods"
-            )
+            refusal = Proxy.authenticationMethodRefusal(by: proxy)
         case let error as SOCKSError.ConnectionFailed:
             let host = url.host(percentEncoded: false) ?? "the host"
-            refusal = proxy.refusal(
+            refusal = Proxy.refusal(
+                by: proxy,
                 "could not connect to \(host) (\(SOCKS5Handshake.reason(error.reply.value)))"
             )
         default:

@@ -54,24 +54,22 @@ enum UnprocessedRequests {
         let closed = (error as? ChannelError) == .ioOnClosedChannel
         let closing = (error as? HTTPClientError) == .cancelled && !cancelled
         guard closed || closing else { return nil }
-        var failure = CourierError(
-            code: .connectionClosed,
-            message: "the connection closed before the request was sent",
-            underlying: error
-        )
-        failure.isUnprocessed = true
-        return failure
+        return unprocessed("the connection closed before the request was sent", underlying: error)
     }
 
     /// The error for a stream the server did not process.
     static func unprocessed(_ closed: NIOHTTP2Errors.StreamClosed) -> CourierError {
-        var error = CourierError(
-            code: .connectionClosed,
-            message: closed.errorCode == .refusedStream
+        unprocessed(
+            closed.errorCode == .refusedStream
                 ? "the server refused the HTTP/2 stream before processing it (REFUSED_STREAM)"
                 : "the server closed the HTTP/2 connection (GOAWAY) before processing the request",
             underlying: closed
         )
+    }
+
+    /// A ``CourierError/isUnprocessed`` error saying `message`.
+    private static func unprocessed(_ message: String, underlying: any Error) -> CourierError {
+        var error = CourierError(code: .connectionClosed, message: message, underlying: underlying)
         error.isUnprocessed = true
         return error
     }
@@ -131,7 +129,8 @@ final class UnprocessedStreamCheck: ChannelDuplexHandler, RemovableChannelHandle
         guard let closed = error as? NIOHTTP2Errors.StreamClosed else { return error }
         let record = try? channel.parent?.pipeline.syncOperations.handler(type: GoAwayRecord.self)
         guard UnprocessedRequests.isUnprocessed(closed, lastStreamID: record?.lastStreamID) else { return error }
-        unprocessed = UnprocessedRequests.unprocessed(closed)
-        return unprocessed ?? error
+        let failure = UnprocessedRequests.unprocessed(closed)
+        unprocessed = failure
+        return failure
     }
 }
