@@ -49,4 +49,25 @@ struct TLSCLITests {
             #expect(server.hits("/echo") == 3)  // trusted, pinned and insecure; every refused one sent nothing
         }
     }
+
+    /// curl's `--resolve` keeps the certificate check on the URL's name: against a certificate for `localhost` and
+    /// `127.0.0.1` only, `https://other.test` mapped to 127.0.0.1 is refused with curl's 60.
+    @Test func resolveChecksTheCertificateAgainstTheURLsName() async throws {
+        let authority = try TestCertificateAuthority()
+        let directory = try newTemporaryDirectory(prefix: "courier-tls-resolve")
+        let caFile = directory.appending(path: "ca.pem").path(percentEncoded: false)
+        try Data(authority.certificatePEM.utf8).write(to: URL(filePath: caFile))
+        try await withTestServer(tls: .init(identity: try authority.issue())) { server in
+            let resolve = "other.test:\(server.port):127.0.0.1"
+            let url = "https://other.test:\(server.port)/echo"
+            let refused = try await CLI.run(["-s", "--cacert", caFile, "--resolve", resolve, url])
+            #expect(refused.status == 60, "\(refused.stderr)")
+            let named = try await CLI.run([
+                "-s", "--cacert", caFile, "--resolve", "localhost:\(server.port):127.0.0.1",
+                "https://localhost:\(server.port)/echo",
+            ])
+            #expect(named.status == 0, "\(named.stderr)")
+            #expect(server.hits("/echo") == 1)
+        }
+    }
 }

@@ -261,4 +261,50 @@ struct TLSTests {
         #expect(try CertificatePinning.publicKeyHash(ofPEM: leaf.certificatePEM) == leaf.publicKeyPin)
         #expect(throws: CourierError.self) { try CertificatePinning.publicKeyHash(ofPEM: "not a certificate") }
     }
+
+    /// How a request reaches a host mapped to an address: AsyncHTTPClient's own connection over HTTP/1.1 or
+    /// HTTP/2, the relay that checks public-key pins, or a WebSocket's connection.
+    enum MappedRoad: String, CaseIterable, Sendable {
+        case http1, http2, pinned, webSocket
+    }
+
+    /// A host mapped to an address (`hostAddresses`, curl's `--resolve`) is checked against its own name: a
+    /// certificate that names only the address (and `localhost`) is refused as curl refuses it (SwiftNIO SSL alone
+    /// matched its IP entry against the address it connected to), and one that names the host is accepted.
+    @Test(arguments: MappedRoad.allCases)
+    func aMappedHostIsCheckedAgainstItsNameNotTheAddress(_ road: MappedRoad) async throws {
+        for (hosts, isAccepted) in [(["localhost", "127.0.0.1"], false), (["other.test"], true)] {
+            let identity = try authority.issue(hosts: hosts)
+            try await withTestServer(tls: .init(identity: identity, http2: road == .http2)) { server in
+                var policy = TLSPolicy(trustRoots: .pem(authority.certificatePEM))
+                if road == .pinned { policy.pinning = .publicKeys([identity.publicKeyPin]) }
+                let configuration = Configuration {
+                    $0.hostAddresses = ["other.test": "127.0.0.1"]
+                    $0.tls.default = policy
+                }
+                try await withSession(configuration) { session in
+                    let url = "https://other.test:\(server.port)"
+                    var failure: CourierError?
+                    do {
+                        if road == .webSocket {
+                            try await session.webSocket(.get("wss://other.test:\(server.port)/ws/echo")) { _ in }
+                        } else {
+                            _ = try await session.send(Request<Data>.get(url + "/echo"))
+                        }
+                    } catch let error as CourierError {
+                        failure = error
+                    }
+                    if let error = failure {
+                        #expect(!isAccepted, "\(road): \(error)")
+                        #expect(error.code == .tls && error.isUntrustedCertificate, "\(road): \(error)")
+                        #expect(error.message.contains("other.test"), "\(error.message)")
+                        #expect(server.hits("/echo") == 0 && server.hits("/ws/echo") == 0)
+                    } else {
+                        #expect(isAccepted, "\(road) accepted a certificate for \(hosts)")
+                        #expect(server.counter("h2-connections") == (road == .http2 ? 1 : 0))
+                    }
+                }
+            }
+        }
+    }
 }

@@ -41,6 +41,9 @@ final class ConnectionRelay: Sendable {
     struct Target: Hashable, Sendable {
         var host: String
         var port: Int
+        /// The address to connect to instead of resolving `host` (``Configuration/hostAddresses``); TLS still
+        /// checks the certificate against `host`.
+        var address: String?
         /// The TLS policy for `https`; `nil` for plain `http`.
         var tls: TLSPolicy?
         /// A SOCKS5 proxy to go through.
@@ -90,6 +93,8 @@ final class ConnectionRelay: Sendable {
         reporter: FailureReporter
     ) {
         let pins = target.tls?.pinning.publicKeyHashes ?? []
+        let checksName = target.tls.map { $0.validatesDomainName && !$0.allowsInvalidCertificates } ?? false
+        let connectHost = target.address ?? target.host
         // Once a byte stream to the target exists: TLS and the pin check for https, else join the two at once.
         let secure: @Sendable (any Channel) throws -> Void = { outbound in
             guard let context else { return try PinCheck.join(inbound, outbound) }
@@ -98,16 +103,18 @@ final class ConnectionRelay: Sendable {
                 serverHostname: target.host.isIPAddress ? nil : target.host
             )
             try outbound.pipeline.syncOperations.addHandler(tls)
-            try outbound.pipeline.syncOperations.addHandler(PinCheck(inbound: inbound, pins: pins, reporter: reporter))
+            try outbound.pipeline.syncOperations.addHandler(
+                PinCheck(inbound: inbound, pins: pins, checksName: checksName, reporter: reporter)
+            )
         }
-        let hop = target.socks.map { (host: $0.host, port: $0.port) } ?? (host: target.host, port: target.port)
+        let hop = target.socks.map { (host: $0.host, port: $0.port) } ?? (host: connectHost, port: target.port)
         ClientBootstrap(group: inbound.eventLoop)  // the same loop, so the glue handlers can call each other directly
             .connectTimeout(TimeAmount(target.connectTimeout))
             .channelInitializer { outbound in
                 outbound.eventLoop.makeCompletedFuture {
                     guard let socks = target.socks else { return try secure(outbound) }
                     let handshake = SOCKS5Handshake(
-                        host: target.host,
+                        host: connectHost,
                         port: target.port,
                         proxy: socks,
                         established: { tunnel in
@@ -186,18 +193,23 @@ private final class FailureReporter: Sendable {
     }
 }
 
-/// Waits for the TLS handshake, checks the leaf's public key against the pins, and joins the two connections.
+/// Waits for the TLS handshake, checks that the leaf names the host (``ServerIdentity``) and that its public key is
+/// pinned, and joins the two connections. The first failure is the one reported: the close it causes can make the
+/// TLS handler report an unclean shutdown after it, which would otherwise hide the reason.
 private final class PinCheck: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
     private let inbound: any Channel
     private let pins: Set<String>
+    private let checksName: Bool
     private let reporter: FailureReporter
     private var isJoined = false
+    private var hasFailed = false
 
-    init(inbound: any Channel, pins: Set<String>, reporter: FailureReporter) {
+    init(inbound: any Channel, pins: Set<String>, checksName: Bool, reporter: FailureReporter) {
         self.inbound = inbound
         self.pins = pins
+        self.checksName = checksName
         self.reporter = reporter
     }
 
@@ -233,6 +245,7 @@ private final class PinCheck: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func check(_ context: ChannelHandlerContext) throws {
+        if checksName { try ServerIdentity.check(context.pipeline.syncOperations, names: reporter.host) }
         try CertificatePinning.check(context, against: pins, host: reporter.host)
     }
 
@@ -250,6 +263,8 @@ private final class PinCheck: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func fail(_ context: ChannelHandlerContext, _ error: CourierError) {
+        guard !hasFailed else { return }
+        hasFailed = true
         reporter.report(error)
         inbound.close(promise: nil)
         context.close(promise: nil)

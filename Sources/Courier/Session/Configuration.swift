@@ -103,7 +103,8 @@ public struct Configuration: Sendable {
     /// `http_proxy`, `https_proxy` and `no_proxy`).
     public var proxies: ProxySettings
     /// Host names whose connections go to another address, as curl's `--resolve` sends them (`["example.com":
-    /// "127.0.0.1"]`): the request, its `Host` and the certificate check keep the name. Applied by the transport a
+    /// "127.0.0.1"]`): the request, its `Host` and the certificate check keep the name (a certificate that names
+    /// only the address is refused, as curl refuses it). Applied by the transport a
     /// session makes for itself (AsyncHTTPClient's `dnsOverride`, which maps a name for all its ports); a
     /// transport you pass applies its own settings. Empty by default.
     public var hostAddresses: [String: String]

@@ -114,6 +114,11 @@ final class ConnectionRouting: Sendable {
         /// Plain HTTP over a relay's Unix socket; the relay connects, through a SOCKS5 proxy with credentials if
         /// there is one, and for `https` does TLS and checks the public-key pins.
         case relayed(ConnectionRelay)
+
+        /// Whether AsyncHTTPClient makes the connection itself.
+        var isDirect: Bool {
+            if case .direct = self { true } else { false }
+        }
     }
 
     private let logger: Logger
@@ -122,9 +127,13 @@ final class ConnectionRouting: Sendable {
         (started: [ConnectionRelay.Target: Task<ConnectionRelay, any Error>], isShutDown: Bool)
     >(([:], false))
     private let warnedHosts = Locked<Set<String>>([])
+    /// Where to connect for a host name instead of resolving it: AsyncHTTPClient's `dnsOverride`, which a relay
+    /// follows too.
+    private let hostAddresses: [String: String]
 
-    init(logger: Logger) {
+    init(logger: Logger, hostAddresses: [String: String] = [:]) {
         self.logger = logger
+        self.hostAddresses = hostAddresses
     }
 
     /// The route of the usual plain request, which has nothing to decide (`http`, no proxy), or `nil` when
@@ -154,6 +163,7 @@ final class ConnectionRouting: Sendable {
             let target = ConnectionRelay.Target(
                 host: host,
                 port: request.url.port ?? (isHTTPS ? 443 : 80),
+                address: hostAddresses[host],
                 tls: isHTTPS ? request.tls : nil,
                 socks: socks,
                 connectTimeout: request.timeouts.connect

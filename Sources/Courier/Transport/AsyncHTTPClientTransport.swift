@@ -42,6 +42,9 @@ public final class AsyncHTTPClientTransport: Transport {
         var lane: Int
         /// Whether the lanes share the connection limit (HTTP/1.1) or this lane has all of it.
         var sharesLimit: Bool
+        /// The host name every connection's certificate must name, checked by Courier (``ServerIdentity``): set
+        /// for `https` to a host the configuration maps to an address, whose connections are this client's alone.
+        var checkedName: String? = nil
     }
 
     private let baseConfiguration: HTTPClient.Configuration
@@ -75,7 +78,7 @@ public final class AsyncHTTPClientTransport: Transport {
         metrics: CourierMetrics?
     ) {
         self.baseConfiguration = Self.preparedConfiguration(configuration, metrics: metrics)
-        self.routing = ConnectionRouting(logger: logger)
+        self.routing = ConnectionRouting(logger: logger, hostAddresses: configuration.dnsOverride)
         self.providedClient = nil
         self.lanes = Lanes(eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton)
         clients = Locked(ClientTable(frontLimit: 2 * lanes.count))  // a plain and an HTTP/2 key per lane
@@ -178,7 +181,9 @@ public final class AsyncHTTPClientTransport: Transport {
                     proxy: proxy,
                     httpVersion: request.httpVersion,
                     lane: lane.index,
-                    sharesLimit: lane.sharesLimit
+                    sharesLimit: lane.sharesLimit,
+                    checkedName: route.isDirect
+                        ? Self.checkedName(for: request, hostAddresses: baseConfiguration.dnsOverride) : nil
                 )
             )
         do {
@@ -188,6 +193,17 @@ public final class AsyncHTTPClientTransport: Transport {
             if case .relayed(let relay) = route, let failure = relay.takeFailure() { throw failure }
             throw Self.translate(error, timeouts: request.timeouts, url: request.url, proxy: request.proxy)
         }
+    }
+
+    /// The host name Courier checks the certificates of `request`'s connections against: its host, when `https`
+    /// goes to an address `hostAddresses` maps it to and the policy verifies names. SwiftNIO SSL would accept a
+    /// certificate for the address instead (``ServerIdentity``).
+    private static func checkedName(for request: PreparedRequest, hostAddresses: [String: String]) -> String? {
+        guard !hostAddresses.isEmpty, request.isHTTPS, request.tls.validatesDomainName,
+            !request.tls.allowsInvalidCertificates,
+            let host = request.url.host(percentEncoded: false), hostAddresses[host] != nil, !host.isIPAddress
+        else { return nil }
+        return host
     }
 
     /// AsyncHTTPClient's form of a proxy.
@@ -329,6 +345,20 @@ public final class AsyncHTTPClientTransport: Transport {
         if key.sharesLimit {
             let limit = configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit
             configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(1, limit / lanes.count)
+        }
+        if let name = key.checkedName {
+            // Before the connection takes a request: a failure here fails the requests waiting for it.
+            let check: @Sendable (any Channel) throws -> Void = { channel in
+                try ServerIdentity.check(channel.pipeline.syncOperations, names: name)
+            }
+            configuration.http1_1ConnectionDebugInitializer = ConnectionInitializers.chaining(
+                check,
+                before: configuration.http1_1ConnectionDebugInitializer
+            )
+            configuration.http2ConnectionDebugInitializer = ConnectionInitializers.chaining(
+                check,
+                before: configuration.http2ConnectionDebugInitializer
+            )
         }
         return HTTPClient(eventLoopGroup: lanes.loop(key.lane), configuration: configuration)
     }

@@ -70,6 +70,7 @@ struct WebSocketConnector: Sendable {
         let handshake = try WebSocketHandshake(request, options: options)
         let tls = try url.isHTTPS ? Self.tlsContext(request.tls) : nil
         let pins = url.isHTTPS ? request.tls.pinning.publicKeyHashes : []
+        let checksName = request.tls.validatesDomainName && !request.tls.allowsInvalidCertificates
         let ending = WebSocketEnding(url: url, timeouts: request.timeouts)
         let loop = group.next()
         let outcome = HandshakeOutcome(loop.makePromise())
@@ -102,7 +103,9 @@ struct WebSocketConnector: Sendable {
                         guard let tls else { return try upgrade(channel) }
                         try channel.pipeline.syncOperations.addHandlers([
                             try NIOSSLClientHandler(context: tls, serverHostname: host.isIPAddress ? nil : host),
-                            TLSReadiness(host: host, pins: pins, ready: upgrade) { outcome.complete(.failure($0)) },
+                            TLSReadiness(host: host, pins: pins, checksName: checksName, ready: upgrade) {
+                                outcome.complete(.failure($0))
+                            },
                         ])
                     }
                     guard let proxy else { return try secure(channel) }
@@ -233,12 +236,14 @@ private final class HandshakeOutcome: Sendable {
     }
 }
 
-/// Waits for the TLS handshake, checks the server's key against the pins, and hands the channel on.
+/// Waits for the TLS handshake, checks that the certificate names the host (``ServerIdentity``) and that the
+/// server's key is pinned, and hands the channel on.
 private final class TLSReadiness: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
     private let host: String
     private let pins: Set<String>
+    private let checksName: Bool
     private let ready: (any Channel) throws -> Void
     private let failed: (CourierError) -> Void
     private var isDone = false
@@ -246,11 +251,13 @@ private final class TLSReadiness: ChannelInboundHandler, RemovableChannelHandler
     init(
         host: String,
         pins: Set<String>,
+        checksName: Bool,
         ready: @escaping (any Channel) throws -> Void,
         failed: @escaping (CourierError) -> Void
     ) {
         self.host = host
         self.pins = pins
+        self.checksName = checksName
         self.ready = ready
         self.failed = failed
     }
@@ -259,6 +266,7 @@ private final class TLSReadiness: ChannelInboundHandler, RemovableChannelHandler
         if case .handshakeCompleted = event as? TLSUserEvent, !isDone {
             isDone = true
             do {
+                if checksName { try ServerIdentity.check(context.pipeline.syncOperations, names: host) }
                 try CertificatePinning.check(context, against: pins, host: host)
                 let channel = context.channel
                 context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
