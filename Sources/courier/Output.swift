@@ -41,7 +41,7 @@ enum Output {
     static func ignoreBrokenPipes() { signal(SIGPIPE, SIG_IGN) }
 
     /// Runs `body`; any error but an exit code becomes one line on stderr (a ``CourierError`` prints as
-    /// `code: message`; none under `-s` without `-S`, `reportsErrors` false) and the exit code ``ExitStatus`` gives
+    /// `code: message`; none under `-s` without `-S`, `reportsErrors` false, except a usage error) and the exit code ``ExitStatus`` gives
     /// it. With `cancelsOnSignal`, SIGINT and SIGTERM
     /// cancel `body`, which cleans up as a cancelled task does, and the command ends with 130.
     static func exitOnFailure(
@@ -72,8 +72,13 @@ enum Output {
             throw exit
         } catch {
             let failure: any Error = error is Interrupted || !interrupted.withLock({ $0 }) ? error : Interrupted()
-            if reportsErrors, (failure as? OutputFailure)?.isClosedPipe != true { stderr("courier: \(failure)") }
-            throw ExitStatus.of(failure).exitCode
+            let status = ExitStatus.of(failure)
+            // A usage error is told even under -s, as an unknown option is: it is the caller's to fix, not the
+            // transfer's.
+            if reportsErrors || status == .usage, (failure as? OutputFailure)?.isClosedPipe != true {
+                stderr("courier: \(failure)")
+            }
+            throw status.exitCode
         }
     }
 }

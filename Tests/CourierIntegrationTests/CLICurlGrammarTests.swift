@@ -71,6 +71,9 @@ struct CLICurlGrammarTests {
             }
             let refused = try await CLI.run(["-X", "NOT A METHOD", url])
             #expect(refused.status == 64 && refused.stderr.contains("-X"), "\(refused.stderr)")
+            // -s silences the transfer's errors, never a usage error: that is the caller's to fix.
+            let silentlyBad = try await CLI.run(["-s", "post", url, "--json", "{name:ada}"])
+            #expect(silentlyBad.status == 64 && silentlyBad.stderr.contains("--json"), "\(silentlyBad.stderr)")
             // A curl flag courier gives no meaning is refused with what to write instead, and nothing is sent.
             let seen = server.requests("/echo").count
             for flag in ["-T", "--range=0-9", "-Z", "--limit-rate"] {

@@ -176,6 +176,30 @@ struct DownloadCLITests {
         }
     }
 
+    /// A download killed with one connection and run again with `--connections 4` splits what is left four
+    /// ways, as aria2 does: the first segment goes on from the bytes on disk (it used one connection for the rest).
+    @Test func aResumedDownloadSplitsWhatIsLeftBetweenItsConnections() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withTestServer { server in
+            let size = 8 << 20
+            let url = server.url("/file/\(size)?key=resplit&rate=2000000").absoluteString
+            let target = directory.appendingPathComponent("resplit.bin")
+            let killed = try await CLI.run(
+                ["download", url, "-o", target.path],
+                killWhen: { target.resumeRecord.exists }  // a checkpoint names bytes on disk
+            )
+            #expect(killed.status != 0 && target.partFile.exists)
+            let sentBefore = server.counter("file-bytes:resplit")
+            let resumed = try await CLI.run([
+                "download", url, "-o", target.path, "--connections", "4", "--sha256", ServerFiles.sha256(count: size),
+            ])
+            #expect(resumed.status == 0, "\(resumed.stderr)")
+            #expect(server.counter("file:resplit") == 1 + 1 + 4)  // the killed GET, a HEAD, four ranges
+            #expect(server.counter("file-bytes:resplit") - sentBefore < size)  // the bytes on disk were kept
+        }
+    }
+
     /// Kill the download with SIGKILL at random moments, run it again each time: it resumes, fetches less than
     /// 1.5 × the file in total, and ends with the right bytes; the destination never holds a partial file.
     @Test(arguments: [1, 3])

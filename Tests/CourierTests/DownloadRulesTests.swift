@@ -258,6 +258,16 @@ struct DownloadRulesTests {
         #expect(DownloadProgress(completedBytes: 0, totalBytes: 0, bytesPerSecond: 0).fraction == 1)
     }
 
+    /// A transfer done before a second sample still has a rate: it counts from the transfer's start (the CLI's
+    /// progress line said `0 B/s` for a fast download).
+    @Test func theFirstSampleHasARateFromTheStart() {
+        let start = ContinuousClock.now
+        var meter = RateMeter(from: 0, at: start)
+        #expect(abs(meter.record(500, at: start + .milliseconds(250)) - 2000) < 1)
+        meter.reset(from: 4000)
+        #expect(meter.record(4000) == 0)
+    }
+
     @Test func checksumsRejectWhatIsNotADigest() throws {
         #expect(throws: CourierError.self) { try DownloadChecksum.sha256("abc") }
         #expect(throws: CourierError.self) { try DownloadChecksum(.md5, hex: String(repeating: "z", count: 32)) }

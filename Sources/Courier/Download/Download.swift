@@ -166,7 +166,7 @@ public actor Download {
             await stopTransfer()
             discardPartial()
             outcome = nil
-            meter.reset()
+            meter.reset(from: 0)
             report()
         case .report:
             if let ended {
@@ -203,7 +203,7 @@ public actor Download {
     private func beginTransfer() {
         generation += 1
         let generation = generation
-        meter.reset()
+        meter.reset(from: live.counts().written)
         // The transfer's events (restarts, retries) reach observers in the order it reported them, all before its end.
         let events = OrderedRelay<DownloadEvent>()
         let transfer = DownloadTransfer(
@@ -269,7 +269,7 @@ public actor Download {
 
     private func relay(_ event: DownloadEvent, generation: Int) {
         guard generation == self.generation, machine.state == .running else { return }
-        if case .restarted = event { meter.reset() }
+        if case .restarted = event { meter.reset(from: 0) }
         broadcaster.yield(event)
     }
 

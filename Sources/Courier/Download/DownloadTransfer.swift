@@ -137,27 +137,43 @@ struct DownloadTransfer: Sendable {
         }
     }
 
-    /// With several connections and nothing fetched yet, asks for the length with `HEAD` and splits the file
-    /// when the server accepts ranges and the file is large enough.
+    /// With several connections and one segment left, asks for the length with `HEAD` and splits what is
+    /// missing when the server accepts ranges and it is large enough: the whole file for a fresh download, the
+    /// bytes after those on disk for a resumed one (whose first segment keeps them), when the file is still the
+    /// one the record names.
     private func planSegments() async throws {
         let record = live.snapshot()
-        guard record.segments.count == 1, record.writtenBytes == 0, record.totalLength == nil else { return }
+        guard record.segments.count == 1, !record.segments[0].isDone else { return }
+        let resumedAt = record.segments[0].next  // 0 for a fresh download
         guard let head = try? await session.stream(options.request(.head, url)) else { return }
         // A HEAD's answer has no body: reading its end ends the exchange as read (dropped unread, the monitors,
         // the metrics and the span would hear a cancel) and leaves the connection for the segments.
         do { for try await _ in head.body {} } catch { return }
+        let validator = EntityValidator(head.headers)
         guard head.status.code == 200,
             head.headers[.acceptRanges]?.lowercased().contains("bytes") == true,
-            let length = head.headers[.contentLength].flatMap({ Int64($0) }), length / 2 >= options.minimumSegmentBytes
+            let length = head.headers[.contentLength].flatMap({ Int64($0) }), length > resumedAt,
+            (length - resumedAt) / 2 >= options.minimumSegmentBytes
         else { return }
+        if resumedAt > 0 {  // the bytes on disk must be of this file
+            guard record.totalLength.map({ $0 == length }) ?? true, record.validator.ifRange != nil,
+                validator.isSameVersion(as: record.validator)
+            else { return }
+        }
         var planned = record
-        planned.validator = EntityValidator(head.headers)
+        planned.validator = validator
         planned.totalLength = length
         planned.segments = ResumeRecord.segments(
-            totalLength: length,
+            totalLength: length - resumedAt,
             connections: options.connections,
             minimumBytes: options.minimumSegmentBytes
-        )
+        ).enumerated().map { index, piece in
+            ResumeRecord.Segment(
+                start: index == 0 ? 0 : resumedAt + piece.start,
+                end: piece.end.map { resumedAt + $0 },
+                written: index == 0 ? resumedAt : 0
+            )
+        }
         live.replace(with: planned)
     }
 

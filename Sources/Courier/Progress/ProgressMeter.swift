@@ -22,6 +22,7 @@ final class ProgressMeter: Sendable {
         state.withLock { state in
             state.done = 0
             state.total = total
+            state.rate.reset(from: 0)
         }
     }
 

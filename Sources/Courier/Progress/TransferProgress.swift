@@ -56,7 +56,12 @@ struct RateMeter: Sendable {
     private var samples: [(time: ContinuousClock.Instant, bytes: Int64)] = []
     private let window: Duration
 
-    init(window: Duration = .seconds(2)) { self.window = window }
+    /// A meter whose first rate counts from `bytes` at `time`: the transfer's start, so that a transfer done
+    /// before a second sample still has a rate.
+    init(window: Duration = .seconds(2), from bytes: Int64 = 0, at time: ContinuousClock.Instant = .now) {
+        self.window = window
+        samples = [(time, bytes)]
+    }
 
     /// Records `bytes` (a running total) at `time` and returns the rate in bytes per second.
     mutating func record(_ bytes: Int64, at time: ContinuousClock.Instant = .now) -> Double {
@@ -68,6 +73,6 @@ struct RateMeter: Sendable {
         return max(0, Double(bytes - first.bytes) / first.time.duration(to: time).seconds)
     }
 
-    /// Forgets the history (after a pause, the old rate means nothing).
-    mutating func reset() { samples.removeAll() }
+    /// Forgets the history (after a pause, the old rate means nothing) and counts from `bytes` now.
+    mutating func reset(from bytes: Int64) { samples = [(ContinuousClock.now, bytes)] }
 }
