@@ -256,6 +256,31 @@ struct BatchAndChainTests {
             )
             #expect(server.hits("/delay/100") == 1 && server.hits("/delay/101") == 1)
 
+            // Without options it collects every result too: a failure does not cancel the others.
+            let plain = MixedBatch(Request<String>.get("/status/404"), Request<Data>.get("/delay/150"))
+            #expect(plain.options.mode == .collectAll)
+            let (notFound, delayed) = try await session.run(plain)
+            #expect((try? notFound.get()) == nil && (try? delayed.get())?.status == .ok)
+
+            // One at a time means one at a time: the pool never holds two of its requests running.
+            let bounded = MixedBatch(
+                Request<Data>.get("/delay/200"),
+                Request<Data>.get("/delay/201"),
+                Request<Data>.get("/delay/202"),
+                options: BatchOptions(concurrency: 1)
+            )
+            let boundedRun = Task { try await session.run(bounded) }
+            var mostRunning = 0
+            let giveUp = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < giveUp {
+                let running = await session.pool.snapshot().filter { $0.state == .running }.count
+                mostRunning = max(mostRunning, running)
+                if running == 0 && server.hits("/delay/202") == 1 { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            _ = try await boundedRun.value
+            #expect(mostRunning == 1)
+
             let slow = MixedBatch(Request<Data>.get("/delay/5000"), Request<String>.get("/delay/5001"))
             let running = Task { try await session.run(slow) }
             await eventually("both are sent") { server.hits("/delay/5000") + server.hits("/delay/5001") == 2 }

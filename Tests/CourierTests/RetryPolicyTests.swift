@@ -25,11 +25,13 @@ struct RetryPolicyTests {
         #expect(
             policy.decide(attempt: 3, request: get, error: reset, random: { 0.5 }) == .retry(after: .milliseconds(200))
         )
-        guard case .retry(let capped) = policy.decide(attempt: 4, request: get, error: reset, random: { 0.999 }) else {
+        // attempt 6 uncapped would wait up to 3.2 s (100 ms × 2⁵): maxDelay holds it to 1 s
+        let long = RetryPolicy(maxAttempts: 10, baseDelay: .milliseconds(100), maxDelay: .seconds(1))
+        guard case .retry(let capped) = long.decide(attempt: 6, request: get, error: reset, random: { 0.999 }) else {
             Issue.record("not retried")
             return
         }
-        #expect(capped <= .seconds(1))
+        #expect(capped <= .seconds(1) && capped > .milliseconds(900))
         #expect(policy.decide(attempt: 2, request: get, error: reset, random: { 0 }) == .retry(after: .zero))
     }
 
