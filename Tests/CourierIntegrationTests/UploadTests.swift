@@ -60,6 +60,31 @@ struct UploadTests {
         }
     }
 
+    /// A transfer's progress starts again from zero when its body does (a retry after a cut), and two transfers of
+    /// one URL at once are two exchanges, each watching its own body arrive (never one shared call).
+    @Test func aTransferCountsTheBodyItGotAndSharesNoCall() async throws {
+        try await withServerSession { session, server in
+            let retried = try session.transfer(
+                Request<Data>.get("/file/300000?cut=100000&faults=1&key=again")
+                    .retry(RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10)))
+            )
+            var received: [TransferProgress] = []
+            for await progress in retried.downloadProgress { received.append(progress) }
+            #expect(try await retried.response.body.count == 300_000)
+            #expect(server.counter("file:again") == 2)
+            #expect(received.last?.completedBytes == 300_000, "\(received.suffix(3))")
+
+            let url = "/drip?size=100000&chunk=20000&interval=30"
+            let first = try session.transfer(Request<Data>.get(url))
+            let second = try session.transfer(Request<Data>.get(url))
+            var seen: [Int64] = []
+            for await progress in second.downloadProgress { seen.append(progress.completedBytes) }
+            _ = try await (first.response, second.response)
+            #expect(server.hits("/drip") == 2)
+            #expect(seen.last == 100_000)
+        }
+    }
+
     @Test func cancellingStopsAnEndlessUploadPromptly() async throws {
         try await withServerSession { session, _ in
             let chunks = AsyncStream<ByteBuffer> { continuation in

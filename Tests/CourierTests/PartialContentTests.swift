@@ -82,6 +82,13 @@ struct PartialContentTests {
         let whole = PartialContent.combine(grown, with: touching)
         #expect(whole.status == 200 && whole.headers[.contentRange] == nil && whole.body == bytes)
         #expect(whole.headers[.contentLength] == "100")
+        // a part that ends where the stored one starts joins it too, on its left
+        let right = entry(status: 206, body: bytes[50...99], range: "bytes 50-99/100")
+        let left = entry(status: 206, body: bytes[0...49], range: "bytes 0-49/100")
+        let joined = PartialContent.combine(right, with: left)
+        #expect(joined.status == 200 && joined.body == bytes)
+        let shortOfIt = entry(status: 206, body: bytes[0...48], range: "bytes 0-48/100")
+        #expect(PartialContent.combine(right, with: shortOfIt) == shortOfIt)  // a gap: they cannot combine
     }
 
     @Test func partsThatCannotCombineLeaveTheNewOne() {
