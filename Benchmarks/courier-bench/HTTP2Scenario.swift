@@ -5,6 +5,10 @@ import Foundation
 import NIOPosix
 import NIOSSL
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 extension Scenario {
     /// `get-small-h2-c64`: 1 KiB GETs, 64 at a time, over TLS with HTTP/2 chosen through ALPN, to the in-process
     /// `CourierTesting` server (certificates made at start); Courier against raw AsyncHTTPClient. `--url` does
@@ -48,6 +52,106 @@ extension Scenario {
                 plan.rounds,
                 "\(plan.duration)"
             )
+        )
+    }
+}
+
+extension Scenario {
+    /// `download-h2`: one large body over TLS with HTTP/2, `courier get -s -o FILE` against `curl --http2 -s -o
+    /// FILE`, each a process of its own, with wall and CPU time per process, and AsyncHTTPClient's
+    /// `FileDownloadDelegate` in this process (`ahc`, set up as Courier sets it up). With `--url`, from the nginx of
+    /// `Scripts/bench-nginx` (its `ssl http2` port, the one after the plain one, whose CA it serves as
+    /// `/tls-ca.pem`): 1 GiB in DATA frames of nginx's `http2_chunk_size`, 8 KiB by default. Else from the
+    /// in-process `CourierTesting` server speaking h2 (certificates made at start), 64 MiB (16 MiB with `--quick`).
+    static let downloadH2 = Scenario(name: "download-h2") { target, plan in
+        var notes = ""
+        guard let courier = CLIRuns.courier(noting: &notes) else {
+            return ScenarioResult(name: "download-h2", unit: "MB/s", higherIsBetter: true, results: [:], notes: notes)
+        }
+        let directory = try Transfers.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let caFile = directory.appendingPathComponent("ca.pem")
+        var server: TestServer?
+        let url: String
+        let size: Int
+        let source: String
+        if target.server == nil, let port = target.base.port,
+            let (data, answer) = try? await URLSession.shared.data(from: target.base.appending(path: "tls-ca.pem")),
+            (answer as? HTTPURLResponse)?.statusCode == 200
+        {
+            try data.write(to: caFile)
+            url = "https://localhost:\(port + 1)/big"
+            size = 1 << 30
+            source = "nginx (DATA frames of its http2_chunk_size)"
+        } else {
+            let authority = try TestCertificateAuthority()
+            try Data(authority.certificatePEM.utf8).write(to: caFile)
+            let started = try await TestServer.start(tls: .init(identity: try authority.issue(), http2: true))
+            server = started
+            size = plan.isQuick ? 16 << 20 : 64 << 20
+            url = started.url("/file/\(size)").absoluteString
+            source = "the in-process CourierTesting server"
+        }
+        let file = directory.appendingPathComponent("body.bin").path
+        var commands: [(name: String, argv: [String])] = [
+            ("courier", [courier.path, "get", "-s", "--cacert", caFile.path, "-o", file, url])
+        ]
+        if let curl = Tools.find("curl", noting: &notes) {
+            commands.append(("curl", [curl.path, "-s", "--http2", "--cacert", caFile.path, "-o", file, url]))
+        }
+        // one run each first: both answer over HTTP/2 and write the whole body
+        for (name, argv) in commands {
+            let shown = try await Tools.output(
+                URL(filePath: argv[0]),
+                Array(argv.dropFirst()) + ["-w", "%{http_version}"]
+            )
+            let written = FileManager.default.sizeOfItem(atPath: file) ?? -1
+            guard shown.hasPrefix("2"), written == size else {
+                throw BenchError.unexpected("\(name) answered over HTTP/\(shown) and wrote \(written) of \(size) bytes")
+            }
+        }
+        let runs = plan.isQuick ? 1 : 5
+        let samples = try await ProcessUsage.measure(commands, runs: runs)
+        // AsyncHTTPClient in this process, set up as Courier sets it up: what the transport under Courier costs
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile.path))
+        let client = HTTPClient(
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            configuration: .likeCourier(HTTPClient.Configuration(tlsConfiguration: tls))
+        )
+        var ahcSeconds: [Double] = []
+        for _ in 0..<runs {
+            let start = ContinuousClock.now
+            _ = try await client.execute(
+                request: try HTTPClient.Request(url: url),
+                delegate: try FileDownloadDelegate(path: file)
+            ).get()
+            ahcSeconds.append(start.duration(to: .now).seconds)
+        }
+        try await client.shutdown()
+        await server?.shutdown()
+        var results = samples.mapValues { Double(size) / 1e6 / Throughput.median($0.map(\.wall)) }
+        results["ahc"] = Double(size) / 1e6 / Throughput.median(ahcSeconds)
+        let cpu = samples.mapValues { 1000 * Throughput.median($0.map(\.cpu)) }
+        var versus = ""
+        if results["curl"] != nil {
+            versus = String(
+                format:
+                    "courier/curl = %.2f (target >= 1), courier/ahc = %.2f, CPU per process courier %.0f ms, curl %.0f ms; ",
+                results.ratio("courier", to: "curl"),
+                results.ratio("courier", to: "ahc"),
+                cpu["courier"] ?? 0,
+                cpu["curl"] ?? 0
+            )
+        }
+        return ScenarioResult(
+            name: "download-h2",
+            unit: "MB/s",
+            higherIsBetter: true,
+            results: results,
+            metrics: ["cpu_ms": cpu],
+            notes: notes + versus
+                + "\(ByteCount.format(size)) from \(source) over TLS 1.3 + HTTP/2, median of \(runs) runs each, one process per run"
         )
     }
 }

@@ -16,7 +16,8 @@ struct Scenario: Sendable {
     static let all: [Scenario] = [
         getSmall(concurrency: 1), getSmall(concurrency: 64), getSmallH2, batch10k, coalesce1000,
         cacheHit(disk: false), cacheHit(disk: true), compressJSON, sessionOverhead, cpuPerRequest,
-        download1G, downloadSegmented, uploadMultipart1G, uploadResumable1G, uploadGzip, cliGet1G, cliGet1K, soak,
+        download1G, downloadSegmented, downloadH2, uploadMultipart1G, uploadResumable1G, uploadGzip, cliGet1G, cliGet1K,
+        soak,
         fleetCache,
         queueWorkers, sse100k, wsEcho,
     ]
