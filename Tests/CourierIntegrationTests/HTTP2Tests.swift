@@ -78,7 +78,9 @@ struct HTTP2Tests {
                 #expect(answers.count == 80)
             }
             #expect(server.hits("/echo") == 80, "each request processed once")
-            #expect(server.counter("h2-goaways") >= 8 && server.counter("h2-connections") >= 8)
+            // the last connection's GOAWAY may go out just after its last answer
+            await eventually("a GOAWAY from each connection") { server.counter("h2-goaways") >= 8 }
+            #expect(server.counter("h2-connections") >= 8)
         }
     }
 

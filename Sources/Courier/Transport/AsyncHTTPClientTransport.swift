@@ -348,16 +348,9 @@ public final class AsyncHTTPClientTransport: Transport {
         }
         if let name = key.checkedName {
             // Before the connection takes a request: a failure here fails the requests waiting for it.
-            let check: @Sendable (any Channel) throws -> Void = { channel in
-                try ServerIdentity.check(channel.pipeline.syncOperations, names: name)
-            }
-            configuration.http1_1ConnectionDebugInitializer = ConnectionInitializers.chaining(
-                check,
-                before: configuration.http1_1ConnectionDebugInitializer
-            )
-            configuration.http2ConnectionDebugInitializer = ConnectionInitializers.chaining(
-                check,
-                before: configuration.http2ConnectionDebugInitializer
+            configuration = ConnectionInitializers.installingOnEveryConnection(
+                { channel in try ServerIdentity.check(channel.pipeline.syncOperations, names: name) },
+                on: configuration
             )
         }
         return HTTPClient(eventLoopGroup: lanes.loop(key.lane), configuration: configuration)

@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import NIOCore
 
 /// AsyncHTTPClient's connection initialisers (`http1_1ConnectionDebugInitializer` and its HTTP/2 siblings), as
@@ -20,5 +21,23 @@ enum ConnectionInitializers {
             guard let next else { return installed }
             return installed.flatMap { next(channel) }
         }
+    }
+
+    /// `configuration` with `install` run on every HTTP/1.1 and every HTTP/2 connection, ahead of the initialisers
+    /// set before (which still run, after).
+    static func installingOnEveryConnection(
+        _ install: @escaping @Sendable (any Channel) throws -> Void,
+        on configuration: HTTPClient.Configuration
+    ) -> HTTPClient.Configuration {
+        var configuration = configuration
+        configuration.http1_1ConnectionDebugInitializer = chaining(
+            install,
+            before: configuration.http1_1ConnectionDebugInitializer
+        )
+        configuration.http2ConnectionDebugInitializer = chaining(
+            install,
+            before: configuration.http2ConnectionDebugInitializer
+        )
+        return configuration
     }
 }

@@ -16,16 +16,7 @@ enum ReceiveBufferSize {
     /// `configuration` with the allocator set on every HTTP/1.1 and HTTP/2 connection, ahead of any initialiser
     /// the caller set (which still runs, after).
     static func installing(on configuration: HTTPClient.Configuration) -> HTTPClient.Configuration {
-        var configuration = configuration
-        configuration.http1_1ConnectionDebugInitializer = ConnectionInitializers.chaining(
-            setAllocator,
-            before: configuration.http1_1ConnectionDebugInitializer
-        )
-        configuration.http2ConnectionDebugInitializer = ConnectionInitializers.chaining(
-            setAllocator,
-            before: configuration.http2ConnectionDebugInitializer
-        )
-        return configuration
+        ConnectionInitializers.installingOnEveryConnection(setAllocator, on: configuration)
     }
 
     @Sendable private static func setAllocator(_ channel: any Channel) throws {
