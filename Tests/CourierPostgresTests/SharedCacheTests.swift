@@ -151,7 +151,15 @@ struct SharedCacheTests {
             try await withTestServer { server in
                 let member = try FleetMember(relayedURL, server: server, operationTimeout: .milliseconds(500))
                 let other = try FleetMember(url, server: server)
-                _ = try await member.get("/cache/before?cache-control=max-age=60")
+                // In use first: the table prepared and an entry shared (on a loaded machine the first connection
+                // can take most of the preparation's 5 s; a cut before it ends would test an unprepared store).
+                var inUse = false
+                for index in 0..<40 where !inUse {
+                    _ = try await member.get("/cache/before\(index)?cache-control=max-age=60")
+                    inUse = try await other.get("/cache/before\(index)?cache-control=max-age=60").isFromCache
+                    if !inUse { try await Task.sleep(for: .milliseconds(250)) }
+                }
+                #expect(inUse)
                 relay.cut()
                 let start = ContinuousClock.now
                 for index in 0..<3 {  // misses, each bounded by the store's wait; none fails
