@@ -24,6 +24,8 @@ import Foundation
 /// - `cut-mid-event`: before a `drop-after` cut, an event that never completes (`id: 1000I` and a data line,
 ///   no blank line);
 /// - `id-once`: only the first event has an `id` line, and it names the last event (`id: N`);
+/// - `resumed-id-last`: on a request with a `Last-Event-ID`, only the last event (`N`) has an `id` line, so the
+///   others take the last event ID the client kept;
 /// - `pad=B`: each event's data is `{"n":I}` followed by B spaces (a large event);
 /// - `hostile`: before the first event, one whose id, type and data hold terminal control sequences (ESC, C1
 ///   CSI, an OSC 52 clipboard write).
@@ -115,8 +117,15 @@ struct EventRoutes {
             hostile =
                 "id: \u{1B}]52;c;cHduZWQ=\u{7}\(end)event: \u{1B}[2J\(end)data: \u{9B}31mred\u{1B}]0;title\u{7}\(end)\(end)"
         }
-        let idLine =
-            request.query["id-once"] == nil ? "id: \(id)\(end)" : first ? "id: \(request.int("count") ?? id)\(end)" : ""
+        let count = request.int("count") ?? 10  // as `events()` reads it
+        let idLine: String
+        if request.query["id-once"] != nil {
+            idLine = first ? "id: \(count)\(end)" : ""
+        } else if request.query["resumed-id-last"] != nil, request.header("last-event-id") != nil, id != count {
+            idLine = ""
+        } else {
+            idLine = "id: \(id)\(end)"
+        }
         let padding = String(repeating: " ", count: max(0, min(request.int("pad") ?? 0, 64 << 20)))
         return "\(hostile)\(idLine)event: tick\(end)data: {\"n\":\(id)}\(padding)\(end)\(end)"
     }

@@ -81,9 +81,10 @@ struct DownloadCLITests {
 
     /// A folder nothing can be written in (immutable, so even root is refused) fails before the request is sent,
     /// with the reason, and leaves nothing behind.
-    @Test func anUnwritableDirectoryFailsBeforeTheRequest() async throws {
+    @Test(.enabled(if: immutableFoldersExist, "this filesystem (or user) cannot make a folder immutable"))
+    func anUnwritableDirectoryFailsBeforeTheRequest() async throws {
         let directory = try temporaryDownloadDirectory()
-        guard Self.chattr("+i", directory) else { return }  // a filesystem without immutable folders: nothing to try
+        #expect(Self.chattr("+i", directory))
         defer {
             _ = Self.chattr("-i", directory)
             try? FileManager.default.removeItem(at: directory)
@@ -101,6 +102,15 @@ struct DownloadCLITests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
         }
     }
+
+    /// Whether a folder in the temporary directory can be made immutable here (`chattr +i` needs root and a
+    /// filesystem that has the flag).
+    static let immutableFoldersExist: Bool = {
+        guard let directory = try? temporaryDownloadDirectory() else { return false }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        guard chattr("+i", directory) else { return false }
+        return chattr("-i", directory)
+    }()
 
     /// Runs `chattr FLAG PATH`; whether it worked.
     static func chattr(_ flag: String, _ url: URL) -> Bool {

@@ -280,14 +280,14 @@ struct DownloadManagerTests {
         }
     }
 
-    @Test func aKeyOfTheCallersOwnFindsAndSelectsADownloadAlsoAfterARestore() async throws {
+    @Test func aKeyAndATagOfTheCallersOwnFindAndSelectADownloadAlsoAfterARestore() async throws {
         try await withStateDirectory { state, server, directory, session in
             let first = try DownloadManager(session: session, configuration: .init(stateDirectory: state))
             let target = directory.appendingPathComponent("keyed.bin")
             let download = try await first.add(
                 slow(server, "keyed"),
                 to: .file(target),
-                options: DownloadOptions(key: "report-42")
+                options: DownloadOptions(key: "report-42", tag: "reports")
             )
             #expect(await first.download(key: "report-42") === download)
             #expect(await first.download(key: "other") == nil)
@@ -308,7 +308,7 @@ struct DownloadManagerTests {
                 try await first.add(
                     slow(server, "keyed"),
                     to: .file(target),
-                    options: DownloadOptions(key: "report-42"),
+                    options: DownloadOptions(key: "report-42", tag: "reports"),
                     startsImmediately: false
                 ) === download
             )
@@ -317,7 +317,12 @@ struct DownloadManagerTests {
             _ = await second.restore()
             let restored = try #require(await second.download(key: "report-42"))
             #expect(restored.destination.lastPathComponent == "keyed.bin" && restored.options.key == "report-42")
+            #expect(restored.options.tag == "reports")
             #expect(try await second.resume(.key("report-42")) == 1)
+            // Its requests are in the pool under its tag again, so cancelAll(tag:) still reaches it.
+            await eventually("the restored download's request is pooled under its tag") {
+                await session.pool.snapshot().contains { $0.tag == "reports" }
+            }
             _ = try await restored.completion()
             #expect(try sha256(of: target) == ServerFiles.sha256(count: 200_000))
         }

@@ -241,6 +241,11 @@ extension EventStreamTests {
             let events = try await collect(session.events(request, options: options))
             #expect(events.map(\.id) == ["1", "2", "3", "4"])
             #expect(server.requests("/events").map { $0.header("Last-Event-ID") } == [nil, "2", "4"])
+            // Events without an id line after the reconnection take the last dispatched event's id, never the cut
+            // event's (1003).
+            let resumed = Request<Data>.get("/events?count=4&drop-after=2&cut-mid-event&retry=1&resumed-id-last")
+            let inherited = try await collect(session.events(resumed, options: options))
+            #expect(inherited.map(\.id) == ["1", "2", "2", "4"])
         }
     }
 

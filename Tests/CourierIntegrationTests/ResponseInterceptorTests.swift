@@ -37,13 +37,14 @@ struct ResponseInterceptorTests {
 
     /// Answers `/offline/…` itself, with the status its last path component names.
     struct Offline: ResponseInterceptor {
+        var body = "stub"
         func answer(_ request: PreparedRequest) async throws -> ResponseBody? {
             guard request.url.path().hasPrefix("/offline/") else { return nil }
             let status = Int(request.url.lastPathComponent) ?? 200
             return ResponseBody(
                 status: HTTPResponse.Status(code: status),
                 headers: [.contentType: "text/plain"],
-                data: Data("stub".utf8)
+                data: Data(body.utf8)
             )
         }
     }
@@ -72,6 +73,9 @@ struct ResponseInterceptorTests {
         try await withServerSession({ $0.responseInterceptors = [Offline(), Mark(mark: "!")] }) { session, server in
             let stub = try await session.send(Request<String>.get("/offline/200")).value
             #expect(stub == "stub!")
+            // The session's interceptors are asked first: the request's own would answer only after them.
+            let first = try await session.send(Request<String>.get("/offline/200").intercepting(Offline(body: "own")))
+            #expect(first.value == "stub!")
             let error = await courierError { _ = try await session.send(Request<String>.get("/offline/404")) }
             #expect(error?.status?.code == 404)
             #expect(server.hits("*") == 0, "no request reached the server")
