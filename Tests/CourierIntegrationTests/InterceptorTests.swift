@@ -93,6 +93,57 @@ struct InterceptorTests {
         }
     }
 
+    /// Encrypts a request's body with AES-GCM under a key the server shares (XZNetworking's encryption hook):
+    /// the body on the wire is the sealed box, its type and length follow it.
+    struct EncryptingAdapter: RequestAdapter {
+        let key: SymmetricKey
+        func adapt(_ request: PreparedRequest) async throws -> PreparedRequest {
+            guard let plain = request.body.data, !plain.isEmpty else { return request }
+            let sealed = try AES.GCM.seal(plain, using: key)
+            var encrypted = request
+            encrypted.body = .bytes(try #require(sealed.combined))
+            encrypted.headers[.contentType] = "application/octet-stream"
+            encrypted.headers[HTTPField.Name("X-Encryption")!] = "aes-256-gcm"
+            return encrypted
+        }
+    }
+
+    /// The server opens what it received with the shared key and finds the JSON the caller wrote; the signature
+    /// added after it covers the encrypted bytes; a retried request sends them again, whole.
+    @Test func anAdapterThatEncryptsTheBodyIsWhatTheServerReceivesAndRetries() async throws {
+        let key = SymmetricKey(size: .bits256)
+        let secret = Data("s3cret".utf8)
+        let signer = HMACSigningAdapter(secret: secret, clock: { Date(timeIntervalSince1970: 1_700_000_000) })
+        try await withServerSession({
+            $0.adapters = [EncryptingAdapter(key: key), signer]
+            $0.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1))
+        }) { session, server in
+            let answer = try await session.send(
+                Request<String>.put("/flaky/encrypted?failures=1", body: .json(["card": "4111 1111 1111 1111"]))
+            )
+            #expect(answer.value == "ok after 1 failures")
+            let received = server.requests("/flaky/encrypted")
+            #expect(received.count == 2)
+            for request in received {
+                let opened = try AES.GCM.open(AES.GCM.SealedBox(combined: Data(request.body)), using: key)
+                let json = try JSONDecoder().decode([String: String].self, from: opened)
+                #expect(json == ["card": "4111 1111 1111 1111"], "the server decrypts the JSON the caller wrote")
+                #expect(!request.bodyText.contains("4111"), "no plaintext on the wire")
+                #expect(request.header("Content-Length") == String(request.body.count))
+                #expect(request.header("Content-Type") == "application/octet-stream")
+                #expect(request.header("X-Encryption") == "aes-256-gcm")
+                let bodyHash = SHA256.hash(data: Data(request.body)).map { String(format: "%02x", $0) }.joined()
+                let signature = signer.signature(
+                    method: "PUT",
+                    pathAndQuery: request.uri,
+                    timestamp: "1700000000",
+                    bodyHash: bodyHash
+                )
+                #expect(request.header("X-Signature") == signature, "signed over the encrypted bytes")
+            }
+        }
+    }
+
     @Test func anAdapterThatThrowsStopsTheRequestBeforeSending() async throws {
         struct Refusal: Error {}
         try await withServerSession({ $0.adapters = [ClosureAdapter { _ in throw Refusal() }] }) { session, server in
