@@ -11,14 +11,16 @@ fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Courier.docc/ResponseCaching.md", line: 154)
 let entry = await cache.entry(url: feedURL, parameters: ["page": 2])   // no network, any age
 #sourceLocation(file: "Sources/Courier/Courier.docc/ResponseCaching.md", line: 155)
-let all = await cache.entries(url: feedURL)                            // every query of that URL
+let all = await cache.entries(url: feedURL)                            // every query of that URL, summarised
 #sourceLocation(file: "Sources/Courier/Courier.docc/ResponseCaching.md", line: 156)
-await cache.removeAll(url: feedURL)
+let answers = await cache.answers(url: feedURL)                        // the same, with heads and bodies
 #sourceLocation(file: "Sources/Courier/Courier.docc/ResponseCaching.md", line: 157)
-await cache.purgeMemory()                                              // the disk keeps its entries
+await cache.removeAll(url: feedURL)
 #sourceLocation(file: "Sources/Courier/Courier.docc/ResponseCaching.md", line: 158)
-print(await cache.statistics().summary)
+await cache.purgeMemory()                                              // the disk keeps its entries
 #sourceLocation(file: "Sources/Courier/Courier.docc/ResponseCaching.md", line: 159)
+print(await cache.statistics().summary)
+#sourceLocation(file: "Sources/Courier/Courier.docc/ResponseCaching.md", line: 160)
 // 12 entries, 48.1 KiB on disk (3.9x compressed), 30 hits, 12 misses, 2 revalidations
 #sourceLocation()
 }

@@ -60,6 +60,34 @@ struct CacheTests {
         }
     }
 
+    /// Every stored answer of a URL, whatever its parameters, is read as a value (status, headers and body),
+    /// newest first, from the disk once the memory is purged as well.
+    @Test func theAnswersOfAURLAreReadAsValuesWithTheirBodies() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "courier-cache-\(UUID().uuidString)"
+        )
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = ResponseCache(disk: try DiskCacheStore(directory: directory))
+        try await withServerSession({
+            $0.cache = cache
+            $0.cachePolicy = .cacheElseNetwork(ttl: .seconds(60))
+        }) { session, server in
+            var bodies: [Data] = []
+            for page in [1, 2] {
+                let response = try await session.send(Request<Data>.get("/cache/read", query: ["page": .int(page)]))
+                bodies.append(response.value)
+            }
+            _ = try await session.send(Request<Data>.get("/cache/other"))
+            await cache.purgeMemory()
+            let answers = await cache.answers(url: server.url("/cache/read"))
+            #expect(answers.count == 2)
+            #expect(answers.map(\.body) == bodies.reversed(), "newest first, each with the body the server sent")
+            #expect(answers.allSatisfy { $0.status == 200 && $0.headers[.contentType] != nil })
+            #expect(answers.map(\.url).allSatisfy { $0.contains("/cache/read?page=") })
+            #expect(await cache.answers(url: server.url("/cache/none")).isEmpty)
+        }
+    }
+
     @Test func cacheElseNetworkAnswersFromTheCacheUntilTheTTL() async throws {
         try await withCachingSession(policy: .cacheElseNetwork(ttl: .milliseconds(300))) { session, server in
             let first = try await get(session, "/cache/ttl?etag=none&last-modified=none")

@@ -100,6 +100,17 @@ public final class ResponseCache: Sendable {
         return await entries().filter { CacheKey.baseURL(of: $0.url) == base }
     }
 
+    /// The stored answers for `url`, whatever their query, method or parameters, as values with their heads and
+    /// bodies, newest first: without the network and whatever their age (WYNetwork's read of several caches).
+    /// ``entries(url:)`` lists the same entries without reading their bodies.
+    public func answers(url: URL) async -> [CacheEntry] {
+        var answers: [CacheEntry] = []
+        for summary in await entries(url: url) {
+            if let entry = await lookup(CacheKey(text: summary.key)) { answers.append(entry) }
+        }
+        return answers
+    }
+
     /// Removes the entry under `key` from every store; `true` when one held it.
     @discardableResult
     public func remove(_ key: CacheKey) async -> Bool {
