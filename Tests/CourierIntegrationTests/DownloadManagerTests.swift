@@ -44,6 +44,58 @@ struct DownloadManagerTests {
         }
     }
 
+    /// A download whose bytes all arrived but whose destination cannot take them (RBEFireworks' fallback path):
+    /// the whole, verified file stays at the path the error names, for the caller to move, never lost. A file that
+    /// appeared under the name meanwhile is not replaced; a folder put there cannot be.
+    @Test func aFinishedDownloadThatCannotBePutInPlaceIsKeptWhereTheErrorSays() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServerSession { session, server in
+            let manager = try DownloadManager(session: session)
+            for (name, overwrites) in [("appeared", false), ("folder", true)] {
+                let target = directory.appendingPathComponent("\(name).bin")
+                let download = try await manager.add(
+                    server.url("/file/200000?rate=400000&key=\(name)"),
+                    to: .file(target),
+                    options: DownloadOptions(
+                        checksum: try .sha256(ServerFiles.sha256(count: 200_000)),
+                        retries: 0,
+                        overwrites: overwrites
+                    )
+                )
+                await eventually("bytes arrived") { await download.progress.completedBytes > 0 }
+                if overwrites {
+                    try FileManager.default.createDirectory(at: target, withIntermediateDirectories: false)
+                    try Data("x".utf8).write(to: target.appendingPathComponent("inside"))
+                } else {
+                    try Data("someone else's".utf8).write(to: target)
+                }
+                let error = await courierError { _ = try await download.completion() }
+                let kept = try #require(error?.partialFile, "\(String(describing: error))")
+                #expect(kept == target.partFile)
+                #expect(try sha256(of: kept) == ServerFiles.sha256(count: 200_000), "the whole file, verified")
+                #expect(error?.message.contains(kept.path) == true, "\(String(describing: error))")
+                #expect(error?.message.components(separatedBy: kept.path).count == 2, "named once")
+                if overwrites {
+                    #expect(error?.code == .fileAccess)
+                    // Once the name is free, a resume puts the kept file in place.
+                    try FileManager.default.removeItem(at: target)
+                    let requests = server.totalHits
+                    let bytes = server.counter("file-bytes:folder")
+                    #expect(try await manager.resume(.download(download)) == 1)
+                    _ = try await download.completion()
+                    #expect(try sha256(of: target) == ServerFiles.sha256(count: 200_000))
+                    #expect(server.totalHits - requests <= 1, "at most one request to confirm")
+                    #expect(server.counter("file-bytes:folder") == bytes, "nothing fetched again")
+                    #expect(!FileManager.default.fileExists(atPath: kept.path))
+                } else {
+                    #expect(error?.code == .destinationExists)
+                    #expect(try Data(contentsOf: target) == Data("someone else's".utf8))
+                }
+            }
+        }
+    }
+
     /// A download's requests are in the pool with its tag and key; a pool cancel by the tag ends the download
     /// with `cancelled`, its bytes kept, and a resume goes on from them.
     @Test func aDownloadIsInThePoolWithItsTagAndKeyAndAPoolCancelReachesIt() async throws {

@@ -265,23 +265,28 @@ struct DownloadTransfer: Sendable {
     }
 
     /// Renames the part file to the destination; without ``DownloadOptions/overwrites`` a hard link makes the
-    /// step fail instead of replacing a file that appeared meanwhile.
+    /// step fail instead of replacing a file that appeared meanwhile. When the destination cannot take it (a file
+    /// that appeared, a folder, a directory that refuses), the whole file stays where it is, and the error names
+    /// it (``CourierError/partialFile``): RBEFireworks' fallback path.
     private func moveIntoPlace() throws {
         let part = files.part.path
         let destination = files.destination.path
+        var failure: CourierError?
         if options.overwrites {
-            guard rename(part, destination) == 0 else {
-                throw PartFile.failure("cannot move into place", files.destination)
+            if rename(part, destination) != 0 {
+                failure = PartFile.failure("cannot move into place", files.destination)
             }
         } else if link(part, destination) == 0 {
             unlink(part)
         } else if errno == EEXIST {
-            throw CourierError(
-                code: .destinationExists,
-                message: "\(destination) already exists; the download is kept in \(part)"
-            )
+            failure = CourierError(code: .destinationExists, message: "\(destination) already exists")
         } else {
-            throw PartFile.failure("cannot move into place", files.destination)
+            failure = PartFile.failure("cannot move into place", files.destination)
+        }
+        if var failure {
+            failure.partialFile = files.part
+            failure.message += "; the whole download is kept in \(part)"
+            throw failure
         }
         let directory = open(files.destination.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
         if directory >= 0 {

@@ -159,7 +159,9 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     /// The name of the failing chain step.
     public var stepName: String?
     /// Where a failed download keeps the bytes it got (WYNetwork hands the path back): resume it with
-    /// ``DownloadManager/resume(_:)`` or remove it with ``DownloadManager/cancel(_:)``. `nil` when nothing was kept.
+    /// ``DownloadManager/resume(_:)`` or remove it with ``DownloadManager/cancel(_:)``. When every byte arrived
+    /// (verified, when the download has a checksum) but the destination could not take the file, it is the whole
+    /// file, for the caller to move (RBEFireworks' `downloadedContentPath`). `nil` when nothing was kept.
     public var partialFile: URL? {
         get { partialFilePath.map { URL(filePath: $0) } }
         set { partialFilePath = newValue?.path(percentEncoded: false) }
