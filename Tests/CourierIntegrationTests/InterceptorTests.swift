@@ -201,6 +201,55 @@ struct InterceptorTests {
         )
     }
 
+    /// A request's own monitors (HLNetworking's debug block per API) hear every step of that request's call, after
+    /// the session's, down to its debug message, and nothing of the requests beside it; on a stream as on a send.
+    @Test func aRequestsOwnMonitorsHearItsCallAlone() async throws {
+        let session = RecordingMonitor()
+        let own = RecordingMonitor()
+        let order = Locked<[String]>([])
+        let messages = Locked<[DebugMessage]>([])
+        struct Finish: EventMonitor {
+            let name: String
+            let order: Locked<[String]>
+            let messages: Locked<[DebugMessage]>?
+            func didFinish(with message: DebugMessage) {
+                order.withLock { $0.append(name) }
+                messages?.withLock { $0.append(message) }
+            }
+        }
+        try await withServerSession({
+            $0.monitors = [session, Finish(name: "session", order: order, messages: nil)]
+            $0.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1))
+        }) { client, _ in
+            _ = try await client.send(Request<Data>.get("/small"))
+            var watched = Request<Data>.get("/redirect/1")
+            watched.monitors = [own, Finish(name: "own", order: order, messages: messages)]
+            _ = try await client.send(watched)
+            _ = await courierError { _ = try await client.send(Request<Data>.get("/status/500")) }
+            var streamed = Request<Data>.get("/small")
+            streamed.monitors = [own]
+            let response = try await client.stream(streamed)
+            for try await _ in response.body {}
+        }
+        #expect(
+            own.all == [
+                "willSend /redirect/1", "didSend", "willSend /redirect/0", "didSend", "didReceive 200",
+                "didComplete ok",
+                "willSend /small", "didSend", "didComplete ok",
+            ],
+            "\(own.all)"
+        )
+        #expect(
+            Array(session.all.suffix(3)) == Array(own.all.suffix(3)),
+            "a stream's steps, as the session's hear them"
+        )
+        #expect(session.all.filter { $0.hasPrefix("willSend") }.count == 6, "the session's monitors hear every call")
+        #expect(order.withLock { $0 } == ["session", "session", "own", "session", "session"])
+        let message = try #require(messages.withLock { $0.first })
+        #expect(message.originalRequest.url.path() == "/redirect/1" && message.redirects.count == 1)
+        #expect(message.response?.status.code == 200)
+    }
+
     @Test func accessoriesHearStartAndStopOncePerRequestInOrder() async throws {
         let events = Locked<[String]>([])
         try await withServerSession({

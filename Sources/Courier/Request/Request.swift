@@ -209,6 +209,19 @@ public struct Request<Response: Sendable>: Sendable {
         set { writable.accessories = newValue }
     }
 
+    /// Monitors of this request alone (HLNetworking's debug block per API): told everything the session's
+    /// ``Configuration/monitors`` are told of this request's call, after them, down to its ``DebugMessage`` in
+    /// ``EventMonitor/didFinish(with:)``, and nothing of other requests.
+    ///
+    /// ```swift
+    /// var request = Request<User>.get("/users/1")
+    /// request.monitors = [DebugPrinter()]
+    /// ```
+    public var monitors: [any EventMonitor] {
+        get { storage.monitors }
+        set { writable.monitors = newValue }
+    }
+
     /// What the request does with the cookie jar under `snapshot`'s configuration: its own ``cookieHandling``, else
     /// the session's. It takes the snapshot, not a `Configuration`, so that the whole configuration is not copied
     /// to pass it.

@@ -51,6 +51,7 @@ final class RequestStorage: @unchecked Sendable {
     var usesSessionValidators: Bool = true
     var cookieHandling: CookieHandling?
     var accessories: [any RequestAccessory] = []
+    var monitors: [any EventMonitor] = []
 
     init(
         method: HTTPRequest.Method,

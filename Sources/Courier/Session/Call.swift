@@ -41,6 +41,8 @@ final class Call: Sendable {
     let cookies: CookieHandling
     /// The session's debug log with this call's id; nil while debug logging is off.
     let log: DebugLog?
+    /// Who hears of the call's steps: the session's monitors, then the request's own.
+    let monitors: [any EventMonitor]
 
     fileprivate enum Wait {
         case idle
@@ -76,7 +78,8 @@ final class Call: Sendable {
         start: Tick,
         limits: ResponseLimits,
         cookies: CookieHandling,
-        log: DebugLog?
+        log: DebugLog?,
+        monitors: [any EventMonitor] = []
     ) {
         self.request = request
         self.prepared = prepared
@@ -85,6 +88,7 @@ final class Call: Sendable {
         self.limits = limits
         self.cookies = cookies
         self.log = log
+        self.monitors = monitors
     }
 
     /// Notes a redirect the call followed, for the monitors (``DebugMessage/redirects``).

@@ -91,8 +91,8 @@ extension RequestExecutor {
             let resend = tracer.flatMap { ResendSpan.start($0, for: sending) }
             if let tracer { sending.addTraceContext(tracer: tracer, span: resend) }
             // A hop's start, read only for the monitors' record of redirects.
-            let sentAt: Tick? = configuration.monitors.isEmpty ? nil : .now
-            for monitor in configuration.monitors { monitor.willSend(sending) }
+            let sentAt: Tick? = call.monitors.isEmpty ? nil : .now
+            for monitor in call.monitors { monitor.willSend(sending) }
             call.log?.request(sending)
             var answer: Answer
             do {
@@ -112,7 +112,7 @@ extension RequestExecutor {
             answer.firstByte = .now
             opened += answer.connection?.opened ?? 0
             answer.connection?.opened = opened
-            for monitor in configuration.monitors { monitor.didSend(sending) }
+            for monitor in call.monitors { monitor.didSend(sending) }
             if configuration.cookieJar != nil {
                 await storeCookies(from: answer.headers, for: sending.url, handling: call.cookies)
             }
@@ -132,7 +132,7 @@ extension RequestExecutor {
                 return answer
             case .follow(let method, let url, let dropsBody, let stripsCredentials):
                 call.log?.redirect(from: current, status: answer.status, to: url)
-                for monitor in configuration.monitors { monitor.willRedirect(current, status: answer.status, to: url) }
+                for monitor in call.monitors { monitor.willRedirect(current, status: answer.status, to: url) }
                 try await discard(answer)
                 current.method = method
                 current.url = url

@@ -66,7 +66,7 @@ extension RequestExecutor {
         attempts: Int,
         transcript: WebSocketTranscript? = nil
     ) {
-        guard !configuration.monitors.isEmpty else { return }
+        guard !call.monitors.isEmpty else { return }
         let messages = transcript?.records
         var message = DebugMessage(
             originalRequest: call.prepared,
@@ -83,7 +83,7 @@ extension RequestExecutor {
         case .success(let body): message.response = body
         case .failure(let error): message.error = error
         }
-        for monitor in configuration.monitors {
+        for monitor in call.monitors {
             monitor.didComplete(sent, result: result, timing: timing)
             monitor.didFinish(with: message)
         }

@@ -164,7 +164,8 @@ struct RequestExecutor: Sendable {
             start: start,
             limits: limits(for: request),
             cookies: request.cookieHandling(under: snapshot),
-            log: snapshot.debugLog?.forCall()
+            log: snapshot.debugLog?.forCall(),
+            monitors: request.monitors.isEmpty ? configuration.monitors : configuration.monitors + request.monitors
         )
     }
 
@@ -208,7 +209,7 @@ struct RequestExecutor: Sendable {
                     throw error
                 }
                 if leads { led = .success(exchanged) }
-                for monitor in configuration.monitors { monitor.didReceive(exchanged, for: exchanged.sent ?? sending) }
+                for monitor in call.monitors { monitor.didReceive(exchanged, for: exchanged.sent ?? sending) }
                 return exchanged
             } next: { _, leaving in
                 // The first attempt's slot is not held through a wait, a refresh or the next attempt.
@@ -352,7 +353,7 @@ struct RequestExecutor: Sendable {
                     CourierError(code: .invalidState, message: "the call's machine met \(action) out of turn")
                 )
             case .fail(let error):
-                if error.code == .cancelled { for monitor in configuration.monitors { monitor.willCancel(prepared) } }
+                if error.code == .cancelled { for monitor in call.monitors { monitor.willCancel(prepared) } }
                 complete(call, error, attempts: machine.attempt)
                 throw error
             }
@@ -367,7 +368,7 @@ struct RequestExecutor: Sendable {
         delay: Duration,
         error: CourierError
     ) async throws {
-        for monitor in configuration.monitors {
+        for monitor in call.monitors {
             monitor.willRetry(call.prepared, attempt: attempt, delay: delay, error: error)
         }
         metrics?.retry(method: call.prepared.method)

@@ -95,7 +95,7 @@ extension RequestExecutor {
         // What the handshakes did, for the monitors when the call ends (the pool's `ended` outlives `machine`), and
         // the messages, while there are monitors to tell.
         let handshakes = Locked(HandshakeRecord())
-        let transcript = configuration.monitors.isEmpty ? nil : WebSocketTranscript()
+        let transcript = call.monitors.isEmpty ? nil : WebSocketTranscript()
         handshake = { sending, machine in
             let made = machine.attempt
             handshakes.withLock { $0.attempts = made }
