@@ -4,6 +4,7 @@ import CoreMetrics
 import Courier
 import Foundation
 
+fileprivate var session: Session { fatalError() }
 fileprivate var config: Configuration {
     get { fatalError() }
     set {}
@@ -15,7 +16,11 @@ fileprivate struct PrintDebugMessages: EventMonitor {
 #sourceLocation()
 fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Courier.docc/MetricsAndTracing.md", line: 78)
-let config = Configuration { $0.monitors = [PrintDebugMessages()] }
+let config = Configuration { $0.monitors = [PrintDebugMessages()] }      // every request of the session
+#sourceLocation(file: "Sources/Courier/Courier.docc/MetricsAndTracing.md", line: 79)
+var request = Request<Data>.get("/orders")
+#sourceLocation(file: "Sources/Courier/Courier.docc/MetricsAndTracing.md", line: 80)
+request.monitors = [PrintDebugMessages()]                               // this request alone
 #sourceLocation()
 }
 

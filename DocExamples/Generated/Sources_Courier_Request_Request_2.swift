@@ -8,11 +8,16 @@ fileprivate struct User: Codable, Sendable {
     var id: Int
     var name: String
 }
-fileprivate func snippet() async throws {
 #sourceLocation(file: "Sources/Courier/Request/Request.swift", line: 217)
+fileprivate struct PrintDebugMessage: EventMonitor {
+    func didFinish(with message: DebugMessage) { print(message) }
+}
+#sourceLocation()
+fileprivate func snippet() async throws {
+#sourceLocation(file: "Sources/Courier/Request/Request.swift", line: 220)
 var request = Request<User>.get("/users/1")
-#sourceLocation(file: "Sources/Courier/Request/Request.swift", line: 218)
-request.monitors = [DebugPrinter()]
+#sourceLocation(file: "Sources/Courier/Request/Request.swift", line: 221)
+request.monitors = [PrintDebugMessage()]
 #sourceLocation()
 }
 

@@ -214,8 +214,11 @@ public struct Request<Response: Sendable>: Sendable {
     /// ``EventMonitor/didFinish(with:)``, and nothing of other requests.
     ///
     /// ```swift
+    /// struct PrintDebugMessage: EventMonitor {
+    ///     func didFinish(with message: DebugMessage) { print(message) }
+    /// }
     /// var request = Request<User>.get("/users/1")
-    /// request.monitors = [DebugPrinter()]
+    /// request.monitors = [PrintDebugMessage()]
     /// ```
     public var monitors: [any EventMonitor] {
         get { storage.monitors }
