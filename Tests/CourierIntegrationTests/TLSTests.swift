@@ -257,6 +257,46 @@ struct TLSTests {
         }
     }
 
+    /// A request's own policy (HLNetworking's security policy per API) checks its host in place of the session's,
+    /// for that request alone, both ways: trusting what the session does not, and pinning what the session trusts.
+    /// A redirect to another host is checked by the session's policy for that host.
+    @Test func aRequestsOwnPolicyChecksItsHostForItAlone() async throws {
+        let trusting = TLSPolicy(trustRoots: .pem(authority.certificatePEM))
+        try await withTLSServer(leaf, { _ in }) { session, server in
+            await expectRejected(session, server, mentioning: "verified")  // the session's policy
+            var own = Request<Echo>.get("/echo")
+            own.tls = trusting
+            let status = try await session.send(own).status
+            #expect(status == .ok)
+            let beside = await courierError { _ = try await session.send(Request<Echo>.get("/echo")) }
+            #expect(beside?.code == .tls, "the request beside it: the session's policy")
+
+            var redirected = Request<Echo>.get(
+                "/redirect-to",
+                query: ["url": .string("https://127.0.0.1:\(server.port)/echo")]
+            )
+            redirected.tls = trusting
+            let error = await courierError { _ = try await session.send(redirected) }
+            #expect(error?.code == .tls && error?.message.contains("127.0.0.1") == true, "\(String(describing: error))")
+            #expect(server.hits("/redirect-to") == 1 && server.hits("/echo") == 1)
+        }
+        let other = try authority.issue()
+        try await withTLSServer(leaf, { $0.tls.default = trusting }) { session, server in
+            var pinned = Request<Echo>.get("/echo")
+            pinned.tls = TLSPolicy(
+                trustRoots: .pem(authority.certificatePEM),
+                pinning: .publicKeys([other.publicKeyPin])
+            )
+            let error = await courierError { _ = try await session.send(pinned) }
+            #expect(
+                error?.code == .tls && error?.message.contains("pin mismatch") == true,
+                "\(String(describing: error))"
+            )
+            #expect(server.hits("/echo") == 0)
+            try await expectAccepted(session)
+        }
+    }
+
     @Test func courierComputesTheSamePinAsTheCertificateLibrary() throws {
         #expect(try CertificatePinning.publicKeyHash(ofPEM: leaf.certificatePEM) == leaf.publicKeyPin)
         #expect(throws: CourierError.self) { try CertificatePinning.publicKeyHash(ofPEM: "not a certificate") }

@@ -225,6 +225,20 @@ public struct Request<Response: Sendable>: Sendable {
         set { writable.monitors = newValue }
     }
 
+    /// How this request checks its server's certificate (HLNetworking's security policy per API): pins, trust
+    /// roots, client identity, domain validation, in place of the session's ``Configuration/tls`` for the
+    /// request's host. A redirect to another host is checked by the session's policy for that host; `nil` (the
+    /// default) leaves every host to the session.
+    ///
+    /// ```swift
+    /// var payment = Request<Data>.post("/pay", body: .json(["amount": 12]))
+    /// payment.tls = TLSPolicy(pinning: .publicKeys(["sha256/Q7z…="]))
+    /// ```
+    public var tls: TLSPolicy? {
+        get { storage.tls }
+        set { writable.tls = newValue }
+    }
+
     /// What the request does with the cookie jar under `snapshot`'s configuration: its own ``cookieHandling``, else
     /// the session's. It takes the snapshot, not a `Configuration`, so that the whole configuration is not copied
     /// to pass it.

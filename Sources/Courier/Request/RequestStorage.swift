@@ -52,6 +52,7 @@ final class RequestStorage: @unchecked Sendable {
     var cookieHandling: CookieHandling?
     var accessories: [any RequestAccessory] = []
     var monitors: [any EventMonitor] = []
+    var tls: TLSPolicy?
 
     init(
         method: HTTPRequest.Method,

@@ -136,7 +136,7 @@ extension RequestExecutor {
                 try await discard(answer)
                 current.method = method
                 current.url = url
-                current.route(under: configuration)
+                current.route(under: configuration, own: call.request.tls, on: call.prepared.url.host())
                 if dropsBody {
                     current.body = .empty
                     current.headers[.contentType] = nil

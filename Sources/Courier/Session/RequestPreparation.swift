@@ -45,7 +45,7 @@ struct RequestPreparation {
         guard URLBuilder.absoluteURL(adapted.url.absoluteString) != nil else {
             throw CourierError.invalidURL(adapted.url.absoluteString)
         }
-        if adapted.url != prepared.url { adapted.route(under: configuration) }
+        if adapted.url != prepared.url { adapted.route(under: configuration, own: request.tls, on: adapted.url.host()) }
         return adapted
     }
 
@@ -71,7 +71,7 @@ struct RequestPreparation {
             userInfo: request.userInfo,
             timeouts: timeouts,
             deadline: start + timeouts.total,
-            tls: route.tls,
+            tls: request.tls ?? route.tls,
             proxy: route.proxy,
             httpVersion: configuration.httpVersion
         )
@@ -217,9 +217,10 @@ extension Request {
 
 extension PreparedRequest {
     /// Chooses the TLS policy and the proxy for ``url`` under `configuration` again: after an adapter or a redirect
-    /// changed the URL.
-    mutating func route(under configuration: Configuration) {
+    /// changed the URL. The request's `own` policy (``Request/tls``) stays for its own `host`.
+    mutating func route(under configuration: Configuration, own: TLSPolicy?, on host: String?) {
         (tls, proxy) = configuration.route(for: url)
+        if let own, url.host() == host { tls = own }
     }
 }
 
