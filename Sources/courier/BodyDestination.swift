@@ -44,21 +44,11 @@ final class BodyDestination {
     /// through a symbolic link to the file it names, and straight to a path that is no regular file.
     static func file(_ path: String) throws -> BodyDestination {
         signal(SIGXFSZ, SIG_IGN)  // past a file size limit, writes fail with EFBIG, told as a write error
-        var status = stat()
-        // A path the kernel makes up (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`) names an open file of this
-        // process, whatever it is: written through, as the shell's redirection or pipe behind it expects.
-        let isProcessFile = ["/dev/", "/proc/"].contains { path.hasPrefix($0) }
-        if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG || isProcessFile {
-            guard status.st_mode & S_IFMT != S_IFDIR else {
-                throw OutputFailure(message: "cannot write \"\(path)\": it is a directory")
-            }
-            let flags = status.st_mode & S_IFMT == S_IFREG ? O_WRONLY | O_TRUNC | O_CLOEXEC : O_WRONLY | O_CLOEXEC
-            let descriptor = open(path, flags)
-            guard descriptor >= 0 else {
-                throw OutputFailure(message: "cannot write \"\(path)\": \(String(cString: strerror(errno)))")
-            }
-            return BodyDestination(descriptor: descriptor, file: nil, device: path)
+        let direct: Int32?
+        do { direct = try AtomicFile.openDirectly(path) } catch {
+            throw OutputFailure(message: "cannot write \"\(path)\": \(error.description)")
         }
+        if let direct { return BodyDestination(descriptor: direct, file: nil, device: path) }
         return try temporaryFile(replacing: try SymbolicLink.target(of: path))
     }
 

@@ -61,17 +61,16 @@ package enum AtomicFile {
         package init(for url: URL, permissions: UInt32 = 0o600, userNamed: Bool = false) throws {
             let resolved = userNamed ? try AtomicFile.target(of: url.path(percentEncoded: false)) : url.path
             target = userNamed ? URL(filePath: resolved) : url
-            var status = stat()
-            let isProcessFile = ["/dev/", "/proc/"].contains { resolved.hasPrefix($0) }
-            if userNamed, stat(resolved, &status) == 0, status.st_mode & S_IFMT != S_IFREG || isProcessFile {
-                guard status.st_mode & S_IFMT != S_IFDIR else {
-                    throw Failure(description: "cannot write \(resolved): it is a directory", code: EISDIR)
+            if userNamed {
+                let direct: Int32?
+                do { direct = try AtomicFile.openDirectly(resolved) } catch {
+                    throw Failure(description: "cannot write \(resolved): \(error.description)", code: error.code)
                 }
-                let truncates = status.st_mode & S_IFMT == S_IFREG ? O_TRUNC : 0
-                temp = nil
-                descriptor = open(resolved, O_WRONLY | truncates | O_CLOEXEC)
-                guard descriptor >= 0 else { throw failure("cannot open", target) }
-                return
+                if let direct {
+                    temp = nil
+                    descriptor = direct
+                    return
+                }
             }
             // "." + name + "." + at most 20 digits + ".tmp": a long name gets a short stand-in, so any name that fits
             // fits here.
@@ -156,6 +155,25 @@ package enum AtomicFile {
     /// dies between creating and renaming it.
     package static func isLeftover(_ name: String) -> Bool {
         name.hasPrefix(".") && name.hasSuffix(".tmp")
+    }
+
+    /// The rule for a path the user named (`courier -o`, `--har`, `-c`): one that names no regular file (`/dev/null`,
+    /// a FIFO, a terminal) or one of the process's own open files (`/dev/stdout`, `/proc/self/fd/N`, whatever the
+    /// kernel makes them) is opened here to be written to directly, as curl does, instead of being replaced by a
+    /// file. `nil` for a regular file or a path that does not exist yet, which are written whole through a
+    /// temporary file. Throws for a directory (`EISDIR`) or a failed `open`, with the reason alone.
+    package static func openDirectly(_ path: String) throws(Failure) -> Int32? {
+        var status = stat()
+        let isProcessFile = ["/dev/", "/proc/"].contains { path.hasPrefix($0) }
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG || isProcessFile else { return nil }
+        guard status.st_mode & S_IFMT != S_IFDIR else { throw Failure(description: "it is a directory", code: EISDIR) }
+        let truncates = status.st_mode & S_IFMT == S_IFREG ? O_TRUNC : 0
+        let descriptor = open(path, O_WRONLY | truncates | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            throw Failure(description: SystemErrorText.text(of: code), code: code)
+        }
+        return descriptor
     }
 
     private static func failure(_ what: String, _ url: URL) -> Failure {
