@@ -215,16 +215,18 @@ public final class DownloadQueue: Sendable {
 
     // MARK: What workers do
 
-    /// Claims the most urgent job no one holds (queued, or running under a lease that ran out) for `worker`.
-    func claim(for worker: String, lease: Duration) async throws -> DownloadJob? {
+    /// Claims the most urgent job no one holds (queued, or running under a lease that ran out) for `worker`, other
+    /// than the jobs in `held`, which the worker is still working on.
+    func claim(for worker: String, lease: Duration, except held: Set<Int64> = []) async throws -> DownloadJob? {
         let seconds = lease.seconds
+        let held = Array(held)
         return try await jobs(doing: "claiming a job") { client in
             try await client.query(
                 """
                 UPDATE courier_download_jobs SET state = 'running', worker = \(worker), attempts = attempts + 1,
                     lease_until = now() + make_interval(secs => \(seconds))
                 WHERE id = (SELECT id FROM courier_download_jobs
-                            WHERE state = 'queued' OR (state = 'running' AND lease_until < now())
+                            WHERE (state = 'queued' OR (state = 'running' AND lease_until < now())) AND id <> ALL(\(held))
                             ORDER BY priority DESC, id LIMIT 1 FOR UPDATE SKIP LOCKED)
                 RETURNING \(unescaped: Self.columns)
                 """,

@@ -60,6 +60,9 @@ public actor DownloadWorker {
     private var isStopping = false
     /// One per running job, finished by ``stop()``: each job's watch ends on its own.
     private var stopSignals: [Int64: AsyncStream<Void>.Continuation] = [:]
+    /// The jobs its slots work on, from claim to end: a renewal late past the lease (a loaded machine) leaves such
+    /// a job claimable, and another slot of this worker must not claim it a second time.
+    private var held: Set<Int64> = []
 
     /// A worker on `queue` that downloads through `session`; each job's download retries `retries` transient
     /// failures in a row from the byte reached and ends on `idleTimeout` of silence (see ``/Courier/DownloadOptions``).
@@ -126,7 +129,7 @@ public actor DownloadWorker {
         while !isStopping {
             let claimed: DownloadJob?
             do {
-                claimed = try await queue.claim(for: name, lease: lease)
+                claimed = try await queue.claim(for: name, lease: lease, except: held)
             } catch {
                 tell(.waitingForDatabase(CourierError.normalized(error)))
                 try? await Task.sleep(for: pollInterval)
@@ -137,7 +140,9 @@ public actor DownloadWorker {
                 try? await Task.sleep(for: pollInterval)
                 continue
             }
+            held.insert(job.id)
             await work(on: job)
+            held.remove(job.id)
         }
     }
 

@@ -316,6 +316,35 @@ struct DownloadQueueTests {
         }
     }
 
+    @Test func aWorkersOtherSlotNeverClaimsTheJobItRunsWhenItsLeaseRanOut() async throws {
+        try await withQueue { queue, url, server, directory in
+            let id = try await queue.add(
+                server.url("/file/2000000?rate=200000&key=late"),
+                to: directory.appendingPathComponent("late")
+            )
+            try await withWorker(url, concurrency: 2) { worker in
+                let events = worker.events()
+                async let run: Void = worker.run(untilSettled: false)
+                for await event in events {
+                    if case .started = event { break }
+                }
+                // The renewal is late past the lease, as on a loaded machine: the job is claimable, but not by the
+                // worker that still runs it (its other slot polls every 100 ms, the renewal comes after 10 s).
+                _ = try await TestDatabase.withConnection(url) { database in
+                    try await TestDatabase.execute(
+                        "UPDATE courier_download_jobs SET lease_until = now() - interval '1 second' WHERE id = \(id)",
+                        on: database
+                    )
+                }
+                try await Task.sleep(for: .seconds(1))
+                let job = try #require(try await queue.job(id))
+                await worker.stop()
+                await run
+                #expect(job.state == .running && job.attempts == 1 && job.worker == worker.name, "\(job)")
+            }
+        }
+    }
+
     @Test func workersWaitForADatabaseThatGoesAwayAndGoOn() async throws {
         try await withQueue { queue, url, server, directory in
             let (relay, relayedURL) = try await relay(to: url)
