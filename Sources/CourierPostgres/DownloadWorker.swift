@@ -63,6 +63,10 @@ public actor DownloadWorker {
     /// The jobs its slots work on, from claim to end: a renewal late past the lease (a loaded machine) leaves such
     /// a job claimable, and another slot of this worker must not claim it a second time.
     private var held: Set<Int64> = []
+    /// Its slots claim one at a time: a claim sent while another is on its way would not yet know the job that
+    /// one returns, and could claim it again once its lease runs out.
+    private var isClaiming = false
+    private var waitingToClaim: [CheckedContinuation<Void, Never>] = []
 
     /// A worker on `queue` that downloads through `session`; each job's download retries `retries` transient
     /// failures in a row from the byte reached and ends on `idleTimeout` of silence (see ``/Courier/DownloadOptions``).
@@ -129,7 +133,7 @@ public actor DownloadWorker {
         while !isStopping {
             let claimed: DownloadJob?
             do {
-                claimed = try await queue.claim(for: name, lease: lease, except: held)
+                claimed = try await claimNext()
             } catch {
                 tell(.waitingForDatabase(CourierError.normalized(error)))
                 try? await Task.sleep(for: pollInterval)
@@ -140,10 +144,23 @@ public actor DownloadWorker {
                 try? await Task.sleep(for: pollInterval)
                 continue
             }
-            held.insert(job.id)
             await work(on: job)
             held.remove(job.id)
         }
+    }
+
+    /// Claims a job other than the ones this worker holds, after any claim already on its way has returned and
+    /// its job is held.
+    private func claimNext() async throws -> DownloadJob? {
+        while isClaiming { await withCheckedContinuation { waitingToClaim.append($0) } }
+        isClaiming = true
+        defer {
+            isClaiming = false
+            if !waitingToClaim.isEmpty { waitingToClaim.removeFirst().resume() }
+        }
+        let job = try await queue.claim(for: name, lease: lease, except: held)
+        if let job { held.insert(job.id) }
+        return job
     }
 
     private func work(on job: DownloadJob) async {
