@@ -102,4 +102,60 @@ struct EveryRoadIsObservedTests {
             #expect(seen.monitor.all.filter { $0 == "didComplete ok" }.count == 2)
         }
     }
+
+    /// A monitor that writes the end of each call into a shared list, so its calls interleave with accessories'.
+    struct EndMonitor: EventMonitor {
+        let events: Locked<[String]>
+        func didComplete(_ request: PreparedRequest, result: Result<ResponseBody, CourierError>, timing: Timing) {
+            events.withLock { $0.append("monitor didComplete") }
+        }
+        func didFinish(with message: DebugMessage) { events.withLock { $0.append("monitor didFinish") } }
+    }
+
+    /// A sink that keeps only the count of what it was given.
+    final class CountingSink: ResponseSink {
+        let count = Locked(0)
+        func head(_ response: StreamedResponse) throws {}
+        func write(_ chunk: ByteBuffer) throws { count.withLock { $0 += chunk.readableBytes } }
+    }
+
+    enum Kind: String, CaseIterable {
+        case send, stream, sink, webSocket
+    }
+
+    @Test(arguments: Kind.allCases)
+    func everyKindOfCallEndsInOneOrderEachStepOnce(_ kind: Kind) async throws {
+        let seen = Seen()
+        let events = Locked<[String]>([])
+        try await withServerSession({
+            seen.configure(&$0)
+            $0.monitors = [EndMonitor(events: events)]
+        }) { session, server in
+            let accessory = RecordingAccessory(name: "a", events: events)
+            switch kind {
+            case .send:
+                _ = try await session.send(Request<Data>.get("/bytes/5000").accessory(accessory))
+            case .stream:
+                let response = try await session.stream(Request<Data>.get("/bytes/5000").accessory(accessory))
+                for try await _ in response.body {}
+            case .sink:
+                let sink = CountingSink()
+                _ = try await session.stream(Request<Data>.get("/bytes/5000").accessory(accessory), into: sink)
+                #expect(sink.count.withLock { $0 } == 5000)
+            case .webSocket:
+                try await session.webSocket(Request<Data>.get("/ws/echo").accessory(accessory)) { socket in
+                    try await socket.send("hello")
+                    for try await _ in socket { break }
+                }
+            }
+            let steps = events.withLock { $0 }.map { $0.split(separator: " ").prefix(2).joined(separator: " ") }
+            #expect(
+                steps == ["a willStart", "monitor didComplete", "monitor didFinish", "a willStop", "a didStop"],
+                "\(kind): \(events.withLock { $0 })"
+            )
+            #expect(seen.tracer.finishedSpans.count == 1, "\(kind): one span")
+            let status = kind == .webSocket ? 101 : 200
+            #expect(try seen.timed("GET", status, port: server.port) == 1, "\(kind): one duration")
+        }
+    }
 }

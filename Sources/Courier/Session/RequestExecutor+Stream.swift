@@ -36,8 +36,7 @@ extension RequestExecutor {
         } catch {
             let failure = userFacing(error)
             if started == nil {  // it never reached the pool, whose end reports the rest
-                trace?.finished(status: failure.status, error: failure)
-                record(status: nil, failure: failure, method: request.method, url: nil, start: start, sentBytes: nil)
+                reportUnprepared(failure, method: request.method, start: start, trace: trace)
             }
             throw failure
         }
@@ -99,8 +98,8 @@ extension RequestExecutor {
         return streamed
     }
 
-    /// Reports a transfer's end: to its span, its accessories, the metrics, and, when its head had come (a failure
-    /// before it was told by the call's driver), the monitors.
+    /// Reports a transfer's end (``report(_:trace:)``): to its span, its accessories, the metrics, and, when its
+    /// head had come (a failure before it was told by the call's driver), the monitors.
     private func transferEnded(
         _ call: Call,
         head: (answer: TransportResponse, attempts: Int)?,
@@ -112,32 +111,31 @@ extension RequestExecutor {
             if let failure { .failure(userFacing(failure)) } else {
                 .success(ResponseBody(status: status ?? .ok, headers: head?.answer.headers ?? [:], data: Data()))
             }
-        let accessories = call.request.accessories
-        for accessory in accessories { accessory.requestWillStop(call.prepared, outcome: outcome) }
-        trace?.finished(status: status, error: failure, connection: head?.answer.connection)
-        record(
-            status: status,
-            failure: failure,
-            method: call.prepared.method,
-            url: call.prepared.url,
-            start: call.start,
-            sentBytes: call.prepared.body.length
-        )
-        if let head {
-            let timing = Timing(
-                startTick: call.start,
-                firstByteTick: head.answer.firstByte,
-                endTick: .now,
-                use: head.answer.connection
-            )
-            tellMonitors(
-                call,
+        let monitors = head.map { head in
+            CallEnd.MonitorsEnd(
+                call: call,
                 sent: head.answer.sent ?? call.prepared,
-                result: outcome,
-                timing: timing,
+                timing: Timing(
+                    startTick: call.start,
+                    firstByteTick: head.answer.firstByte,
+                    endTick: .now,
+                    use: head.answer.connection
+                ),
                 attempts: head.attempts
             )
         }
-        for accessory in accessories { accessory.requestDidStop(call.prepared, outcome: outcome) }
+        report(
+            CallEnd(
+                request: call.request,
+                prepared: call.prepared,
+                start: call.start,
+                outcome: outcome,
+                status: status,
+                connection: head?.answer.connection,
+                sentBytes: call.prepared.body.length,
+                monitors: monitors
+            ),
+            trace: trace
+        )
     }
 }

@@ -63,39 +63,42 @@ struct RequestExecutor: Sendable {
         }
         do {
             let response = try await trace.run { try await prepared() }
-            let outcome =
-                request.accessories.isEmpty
-                ? nil
-                : Result<ResponseBody, CourierError>.success(
+            if let started {
+                let outcome = Result<ResponseBody, CourierError>.success(
                     ResponseBody(status: response.status, fields: response.storage.fields, data: response.body)
                 )
-            tell(request.accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
-            trace?.finished(status: response.status, error: nil, connection: response.storage.timing.use)
-            record(
-                status: response.status,
-                failure: nil,
-                method: request.method,
-                url: started?.url,
-                start: start,
-                sentBytes: started?.body.length,
-                receivedBytes: response.body.count
-            )
-            tell(request.accessories, started, outcome) { $0.requestDidStop($1, outcome: $2) }
+                report(
+                    CallEnd(
+                        request: request,
+                        prepared: started,
+                        start: start,
+                        outcome: outcome,
+                        status: response.status,
+                        connection: response.storage.timing.use,
+                        sentBytes: started.body.length,
+                        receivedBytes: response.body.count
+                    ),
+                    trace: trace
+                )
+            }
             return response
         } catch {
             let failure = userFacing(error)
-            let outcome = Result<ResponseBody, CourierError>.failure(failure)
-            tell(request.accessories, started, outcome) { $0.requestWillStop($1, outcome: $2) }
-            trace?.finished(status: failure.status, error: failure)
-            record(
-                status: failure.status,
-                failure: failure,
-                method: request.method,
-                url: started?.url,
-                start: start,
-                sentBytes: started?.body.length
-            )
-            tell(request.accessories, started, outcome) { $0.requestDidStop($1, outcome: $2) }
+            if let started {
+                report(
+                    CallEnd(
+                        request: request,
+                        prepared: started,
+                        start: start,
+                        outcome: .failure(failure),
+                        status: failure.status,
+                        sentBytes: started.body.length
+                    ),
+                    trace: trace
+                )
+            } else {
+                reportUnprepared(failure, method: request.method, start: start, trace: trace)
+            }
             throw failure
         }
     }
@@ -137,17 +140,6 @@ struct RequestExecutor: Sendable {
             return try await runCached(request, prepared: prepared, step: step, start: start)
         }
         return try await network(request, prepared: prepared, cacheStep: nil, start: start)
-    }
-
-    /// Calls `hook` on each accessory of a request that started (`request` is `nil` when it never did).
-    private func tell(
-        _ accessories: [any RequestAccessory],
-        _ request: PreparedRequest?,
-        _ outcome: Result<ResponseBody, CourierError>?,
-        _ hook: (any RequestAccessory, PreparedRequest, Result<ResponseBody, CourierError>) -> Void
-    ) {
-        guard let request, let outcome else { return }
-        for accessory in accessories { hook(accessory, request, outcome) }
     }
 
     /// The body limits of `request`: the session's, or its own body size limit.

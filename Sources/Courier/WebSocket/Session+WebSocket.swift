@@ -307,20 +307,26 @@ extension RequestExecutor {
                     ResponseBody(status: status ?? .switchingProtocols, headers: last?.headers ?? [:], data: Data())
                 )
             }
-        for accessory in call.request.accessories { accessory.requestWillStop(call.prepared, outcome: outcome) }
-        trace?.finished(status: status, error: failure)
-        record(
-            status: status,
-            failure: failure,
-            method: call.prepared.method,
-            url: call.prepared.url,
-            start: call.start,
-            sentBytes: nil
-        )
         let timing = Timing(startTick: call.start, firstByteTick: last?.firstByte, endTick: .now, use: last?.connection)
         var sent = call.lastSent(onAttempt: attempts)
         if let last, last.sent?.url == sent.url { sent.headers = last.requestHeaders }
-        tellMonitors(call, sent: sent, result: outcome, timing: timing, attempts: attempts, transcript: transcript)
-        for accessory in call.request.accessories { accessory.requestDidStop(call.prepared, outcome: outcome) }
+        report(
+            CallEnd(
+                request: call.request,
+                prepared: call.prepared,
+                start: call.start,
+                outcome: outcome,
+                status: status,
+                connection: last?.connection,
+                monitors: CallEnd.MonitorsEnd(
+                    call: call,
+                    sent: sent,
+                    timing: timing,
+                    attempts: attempts,
+                    transcript: transcript
+                )
+            ),
+            trace: trace
+        )
     }
 }
