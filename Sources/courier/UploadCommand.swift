@@ -141,25 +141,20 @@ struct UploadCommand: AsyncParsableCommand {
             request = decided.request
             Output.stderr("\(compression.encoding.rawValue): \(decided.decision)")
         }
-        let resend = UploadResend(
-            retryPolicy: configuration.retryPolicy as? RetryPolicy,
-            redirects: configuration.redirects,
-            reporter: configuration.monitors.lazy.compactMap { $0 as? RetryReporter }.first
-        )
+        // The session retries and follows redirects itself, sending a file or a form again whole from its
+        // first byte; standard input is sent once.
         let response = try await withSession(configuration) { session in
-            try await resend.send(request) { request in
-                let upload = try session.upload(request)
-                let printer = ProgressPrinter()
-                var last: UploadProgress?
-                for await progress in upload.progress {
-                    printer.show(progress)
-                    last = progress
-                }
-                printer.end()
-                let response = try await upload.response
-                if let last { Output.stderr("sent \(ByteCount.format(last.completedBytes))") }
-                return response
+            let upload = try session.upload(request)
+            let printer = ProgressPrinter()
+            var last: UploadProgress?
+            for await progress in upload.progress {
+                printer.show(progress)
+                last = progress
             }
+            printer.end()
+            let response = try await upload.response
+            if let last { Output.stderr("sent \(ByteCount.format(last.completedBytes))") }
+            return response
         }
         try Output.stdout(response.body)
         Output.stderr("HTTP \(response.status.code)")

@@ -157,6 +157,20 @@ struct AuthenticationTests {
         }
     }
 
+    /// An upload refused for its credential is refreshed and sent again with its whole body, as a send is.
+    @Test func anUploadRefusedWith401IsRefreshedAndSentAgainWhole() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("upload.bin")
+        try ServerFiles.data(count: 200_000).write(to: file)
+        try await withAuthenticatedSession { session, server, refreshes in
+            let upload = try session.upload(Request<String>.put("/auth/resource", body: .file(file)))
+            #expect(try await upload.response.value == "ok")
+            #expect(refreshes.withLock { $0 } == 1)
+            #expect(server.requests("/auth/resource").map(\.bodyLength) == [200_000, 200_000])
+        }
+    }
+
     @Test func theCredentialNeverReachesTheLogOrACurlExport() async throws {
         let logs = CapturedLogs()
         try await withAuthenticatedSession({

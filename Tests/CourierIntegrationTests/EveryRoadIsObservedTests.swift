@@ -120,7 +120,7 @@ struct EveryRoadIsObservedTests {
     }
 
     enum Kind: String, CaseIterable {
-        case send, stream, sink, webSocket
+        case send, stream, sink, upload, download, events, webSocket, cacheThenNetwork
     }
 
     @Test(arguments: Kind.allCases)
@@ -130,6 +130,7 @@ struct EveryRoadIsObservedTests {
         try await withServerSession({
             seen.configure(&$0)
             $0.monitors = [EndMonitor(events: events)]
+            $0.retryPolicy = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10))
         }) { session, server in
             let accessory = RecordingAccessory(name: "a", events: events)
             switch kind {
@@ -142,6 +143,30 @@ struct EveryRoadIsObservedTests {
                 let sink = CountingSink()
                 _ = try await session.stream(Request<Data>.get("/bytes/5000").accessory(accessory), into: sink)
                 #expect(sink.count.withLock { $0 } == 5000)
+            case .upload:
+                // A 307 to a route that fails once with 503: the retry goes from the first URL again.
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("courier-ends-\(UUID())")
+                defer { try? FileManager.default.removeItem(at: file) }
+                try Data(repeating: 7, count: 5000).write(to: file)
+                let upload = try session.upload(
+                    Request<Data>.put("/redirect-to?status=307&url=/flaky/ends%3Ffailures%3D1", body: .file(file))
+                        .accessory(accessory)
+                )
+                _ = try await upload.response
+                #expect(server.requests("/flaky/ends").map(\.bodyLength) == [5000, 5000])
+            case .download:
+                let manager = try DownloadManager(session: session)
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-ends-\(UUID())")
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let download = try await manager.add(
+                    server.url("/bytes/5000"),
+                    to: .file(directory.appendingPathComponent("f"))
+                )
+                _ = try await download.completion()
+            case .events:
+                for try await _ in session.events(Request<Data>.get("/events?count=3").accessory(accessory)) { break }
+            case .cacheThenNetwork:
+                for try await _ in session.responses(for: Request<Data>.get("/json?max-age=60").accessory(accessory)) {}
             case .webSocket:
                 try await session.webSocket(Request<Data>.get("/ws/echo").accessory(accessory)) { socket in
                     try await socket.send("hello")
@@ -149,13 +174,21 @@ struct EveryRoadIsObservedTests {
                 }
             }
             let steps = events.withLock { $0 }.map { $0.split(separator: " ").prefix(2).joined(separator: " ") }
-            #expect(
-                steps == ["a willStart", "monitor didComplete", "monitor didFinish", "a willStop", "a didStop"],
-                "\(kind): \(events.withLock { $0 })"
-            )
-            #expect(seen.tracer.finishedSpans.count == 1, "\(kind): one span")
-            let status = kind == .webSocket ? 101 : 200
-            #expect(try seen.timed("GET", status, port: server.port) == 1, "\(kind): one duration")
+            // A download takes a URL, so it has no accessory of its own; everything else is the same.
+            let accessorySteps: Set = ["a willStart", "a willStop", "a didStop"]
+            let expected = ["a willStart", "monitor didComplete", "monitor didFinish", "a willStop", "a didStop"]
+                .filter { kind != .download || !accessorySteps.contains($0) }
+            #expect(steps == expected, "\(kind): \(events.withLock { $0 })")
+            // One span for the call; a resend (a retry, a redirect's hop) is a child span of its own.
+            let callSpans = seen.tracer.finishedSpans.filter { $0.attributes["http.request.resend_count"] == nil }
+            #expect(callSpans.count == 1, "\(kind): one span")
+            let durations = seen.metrics.timers.filter { timer in
+                timer.label == "http.client.request.duration"
+                    && timer.dimensions.contains { $0 == ("server.port", String(server.port)) }
+            }
+            #expect(durations.count == 1 && durations[0].values.count == 1, "\(kind): one duration")
+            let method = kind == .upload ? "PUT" : "GET"
+            #expect(durations.first?.dimensions.contains { $0 == ("http.request.method", method) } == true)
         }
     }
 }

@@ -2,6 +2,7 @@ import Courier
 import CourierTestSupport
 import CourierTesting
 import Foundation
+import HTTPTypes
 import NIOCore
 import Testing
 
@@ -22,6 +23,55 @@ struct UploadTests {
             #expect(values.last?.completedBytes == Int64(size) && values.last?.fraction == 1)
             #expect(zip(values, values.dropFirst()).allSatisfy { $0.completedBytes <= $1.completedBytes })
             #expect(values.allSatisfy { $0.totalBytes == Int64(size) })
+        }
+    }
+
+    /// A body that can be read again from its start (a file, a form of files and fields, a stream made
+    /// replayable) goes again whole on a retry and a 307, counted again from zero; a one-pass stream goes once.
+    @Test func anUploadThatCanBeReadAgainIsRetriedAndRedirectedWhole() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("upload.bin")
+        let size = 300_000
+        try ServerFiles.data(count: size).write(to: file)
+        var form = MultipartFormData()
+        try form.append(field: "title", value: "retried")
+        try form.append(file: file, name: "photo")
+        let formLength = try #require(try form.contentLength())
+        try await withServerSession({ $0.retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(10)) }) {
+            session,
+            server in
+            let retried = try session.upload(Request<Data>.put("/flaky/file?failures=1", body: .file(file)))
+            var values: [UploadProgress] = []
+            for await progress in retried.progress { values.append(progress) }
+            #expect(try await retried.response.status.code == 200)
+            #expect(server.requests("/flaky/file").map(\.bodyLength) == [size, size])
+            #expect(values.last?.completedBytes == Int64(size), "counted again from zero, not twice")
+
+            _ = try await session.upload(Request<Data>.put("/flaky/form?failures=1", body: try form.body())).response
+            #expect(server.requests("/flaky/form").map(\.bodyLength) == [Int(formLength), Int(formLength)])
+
+            let compressed = try await Request<Data>.put("/flaky/gzip?failures=1", body: .file(file))
+                .compressingBody(.gzip(level: 1))
+            _ = try await session.upload(compressed).response
+            let lengths = server.requests("/flaky/gzip").map(\.bodyLength)
+            #expect(lengths.count == 2 && lengths[0] == lengths[1] && lengths[0] > 0, "compressed again: \(lengths)")
+
+            let redirected = try session.upload(Request<Echo>.post("/redirect/1?status=307", body: .file(file)))
+            let echo = try await redirected.response.value
+            #expect(
+                echo.method == "POST" && echo.bodyLength == size && echo.bodySHA256 == ServerFiles.sha256(count: size)
+            )
+
+            let chunks = AsyncStream<ByteBuffer> {
+                $0.yield(ByteBuffer(repeating: 7, count: 5000))
+                $0.finish()
+            }
+            let once = try session.upload(
+                Request<Data>.put("/flaky/once?failures=1", body: .stream(chunks, length: 5000))
+            )
+            let error = await courierError { _ = try await once.response }
+            #expect(error?.status?.code == 503 && server.hits("/flaky/once") == 1, "a one-pass stream goes once")
         }
     }
 

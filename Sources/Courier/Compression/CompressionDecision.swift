@@ -156,7 +156,8 @@ extension Request {
         compressed.body = .stream(
             CompressedChunks(base: chunks, encoding: compression.encoding, setting: setting),
             length: nil,
-            contentType: body.contentType
+            contentType: body.contentType,
+            replayable: prepared.isReplayable  // each iteration compresses the body again from its first byte
         )
         compressed.headers[.contentEncoding] = compression.encoding.rawValue
         return (compressed, decision)

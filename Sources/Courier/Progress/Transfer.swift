@@ -42,8 +42,9 @@ extension Session {
     /// progress of the body received and, when the request has one, of the body sent.
     ///
     /// The call makes its own exchange, shared with no identical call (coalescing would hand it a body it did
-    /// not watch arrive). A request with a body is sent as ``upload(_:)`` sends it: streamed as it is counted, so
-    /// it is not retried or redirected with 307/308.
+    /// not watch arrive). A request with a body is sent as ``upload(_:)`` sends it: streamed as it is counted, and
+    /// sent again whole (counted again from zero) on a retry, a 307 or 308 redirect or a credential refresh when
+    /// it can be read again from the start: bytes, a file, a form of those, or a stream made `replayable`.
     public nonisolated func transfer<Value>(_ request: Request<Value>) throws -> Transfer<Value> {
         let received = ProgressMeter(total: nil)
         var call = request.withoutCoalescing()
@@ -56,9 +57,10 @@ extension Session {
             let prepared = try request.body.prepare()
             sent = ProgressMeter(total: prepared.length)
             call.body = .stream(
-                CountedChunks(base: prepared.chunks(), meter: sent),
+                CountedChunks(base: prepared.chunks(), meter: sent, total: prepared.length),
                 length: prepared.length,
-                contentType: request.body.contentType
+                contentType: request.body.contentType,
+                replayable: prepared.isReplayable
             )
         }
         let downloadProgress = received.updates.subscribe()

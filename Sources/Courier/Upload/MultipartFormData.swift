@@ -31,6 +31,9 @@ public struct MultipartFormData: Sendable {
         case gzippedFile(URL, level: Int)
         /// Bytes from a sequence, read once while the body is sent; their count when the caller knows it.
         case stream(ByteStream, length: Int64?)
+
+        /// Whether the part can be read again from its first byte.
+        var isReplayable: Bool { if case .stream(let stream, _) = self { stream.isReplayable } else { true } }
     }
 
     /// One part: its header block (already rendered) and its content.
@@ -177,9 +180,15 @@ public struct MultipartFormData: Sendable {
         return total
     }
 
-    /// The request body: streamed, with its length and content type.
+    /// The request body: streamed, with its length and content type. It can be sent again (a retry, a 307 or 308
+    /// redirect) unless a part is a one-pass stream.
     public func body() throws -> RequestBody {
-        .stream(MultipartChunks(parts: parts, closing: closing), length: try contentLength(), contentType: contentType)
+        .stream(
+            MultipartChunks(parts: parts, closing: closing),
+            length: try contentLength(),
+            contentType: contentType,
+            replayable: parts.allSatisfy(\.content.isReplayable)
+        )
     }
 
     /// The whole form as bytes when every part is held in memory (text fields and data), `nil` when a part is a

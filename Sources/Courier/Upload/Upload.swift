@@ -29,7 +29,9 @@ public struct Upload<Value: Sendable>: Sendable {
 extension Session {
     /// Starts sending `request` and returns at once with an ``Upload`` that reports how many body bytes have
     /// gone out: a ``transfer(_:)`` that shows the sending side. The body is streamed (files are read from disk as
-    /// the connection accepts them), so it is not replayed: an upload is never retried or redirected with 307/308.
+    /// the connection accepts them). A body that can be read again from the start (bytes, a file, a form of
+    /// those, a stream made `replayable`) is sent again whole on a retry, a 307 or 308 redirect or a credential
+    /// refresh, and its progress starts again from zero; a one-pass stream is sent once.
     ///
     /// Unless the request sets its own total timeout, an upload may take up to seven days (URLSession's resource
     /// timeout), since the session's total is sized for ordinary requests; the read-idle timeout still ends a
@@ -47,12 +49,17 @@ extension Session {
 }
 
 /// A body's chunks, cut to at most 1 MiB so progress moves smoothly, each counted as the transport takes it.
+/// Each iteration (the body sent again) counts from zero.
 struct CountedChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let base: ByteStream
     let meter: ProgressMeter
+    let total: Int64?
 
-    func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), meter: meter) }
+    func makeAsyncIterator() -> Iterator {
+        meter.start(total: total)
+        return Iterator(base: base.makeAsyncIterator(), meter: meter)
+    }
 
     struct Iterator: AsyncIteratorProtocol {
         var base: ByteStream.AsyncIterator
