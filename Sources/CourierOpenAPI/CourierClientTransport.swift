@@ -61,7 +61,7 @@ public struct CourierClientTransport: ClientTransport {
             return (HTTPResponse(status: response.status, headerFields: headers), body)
         }
         let accept = request.headerFields[.accept]
-        let response = try await session.streamDecoded(outgoing, boundsLength: !MediaTypes.runOn(accept))
+        let response = try await session.streamWithinLimits(outgoing, boundsLength: !MediaTypes.runOn(accept))
         let length = response.headers[.contentLength].flatMap(Int64.init).map(HTTPBody.Length.known) ?? .unknown
         let body = HTTPBody(
             response.body.map { ArraySlice($0.readableBytesView) },

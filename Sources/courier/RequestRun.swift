@@ -123,7 +123,7 @@ struct RequestRun {
         heads: @escaping (ResponseHeadText, Delivery) throws -> BodyWriter
     ) async throws -> Answer {
         let sink = WriterSink { head in try heads(head, .streamed) }
-        let response = try await session.stream(request, into: sink)
+        let response = try await session.streamAsSent(request, into: sink)
         let head = ResponseHeadText(version: response.version, status: response.status, headers: response.headers)
         let received = try sink.finish()
         return Answer(

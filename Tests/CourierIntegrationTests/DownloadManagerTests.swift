@@ -21,6 +21,20 @@ struct DownloadManagerTests {
         }
     }
 
+    /// A download keeps the bytes as the server sent them, coded or not (a `.tar.gz` served with
+    /// `Content-Encoding: gzip` stays gzip), where a stream of the same answer is decoded.
+    @Test func aDownloadKeepsACodedBodyAsItWasSent() async throws {
+        let directory = try temporaryDownloadDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await withServerSession { session, server in
+            let manager = try DownloadManager(session: session)
+            let target = directory.appendingPathComponent("document.json.gz")
+            let download = try await manager.add(server.url("/gzip"), to: .file(target))
+            let file = try await download.completion()
+            #expect(try Data(contentsOf: file).starts(with: [0x1f, 0x8b]))
+        }
+    }
+
     /// WYNetwork hands back where a failed download keeps its bytes; so does the error here.
     @Test func aFailedDownloadsErrorSaysWhereItsPartialFileIsKept() async throws {
         let directory = try temporaryDownloadDirectory()

@@ -37,11 +37,12 @@ struct StreamPipelineTests {
         }
     }
 
-    /// `decompressed(within:)` decodes gzip as the body is read, and refuses a body cut short and a bomb.
-    @Test func aStreamedBodyIsDecompressedWithinTheLimits() async throws {
+    /// A streamed body is decoded as a whole one is, read as a sequence or handed to a sink: gzip decoded as it
+    /// is read, a body cut short and a bomb refused; with decompression off it comes as it was sent.
+    @Test func aStreamedBodyIsDecodedAsAWholeOneIs() async throws {
         try await withServerSession { session, _ in
-            func read(_ path: String, _ limits: ResponseLimits = ResponseLimits()) async throws -> (HTTPFields, Data) {
-                let response = try await session.stream(Request<Data>.get(path)).decompressed(within: limits)
+            func read(_ path: String) async throws -> (HTTPFields, Data) {
+                let response = try await session.stream(Request<Data>.get(path))
                 var data = Data()
                 for try await chunk in response.body { data.append(contentsOf: chunk.readableBytesView) }
                 return (response.headers, data)
@@ -53,19 +54,32 @@ struct StreamPipelineTests {
             let cut = await courierError { _ = try await read("/fault/truncated-gzip") }
             #expect(cut?.code == .decompression)
             let bomb = await courierError { _ = try await read("/fault/bomb") }
-            #expect(bomb?.code == .decompression || bomb?.code == .bodyTooLarge)
-            let small = await courierError { _ = try await read("/gzip", ResponseLimits(maxBodyBytes: 100)) }
-            #expect(small?.code == .bodyTooLarge)
+            #expect(bomb?.code == .decompression)
+
+            let sink = CollectingSink()
+            let head = try await session.stream(Request<Data>.get("/deflate"), into: sink)
+            #expect(head.headers[.contentEncoding] == nil)
+            #expect(String(decoding: sink.data.withLock { $0 }, as: UTF8.self) == ServerFiles.jsonDocument(items: 200))
+            let sunkCut = await courierError {
+                _ = try await session.stream(Request<Data>.get("/fault/truncated-gzip"), into: CollectingSink())
+            }
+            #expect(sunkCut?.code == .decompression)
+        }
+        try await withServerSession({ $0.decompressesResponses = false }) { session, _ in
+            let response = try await session.stream(Request<Data>.get("/gzip"))
+            var data = Data()
+            for try await chunk in response.body { data.append(contentsOf: chunk.readableBytesView) }
+            #expect(response.headers[.contentEncoding] == "gzip" && data.starts(with: [0x1f, 0x8b]))
         }
     }
 
     /// Each decoded chunk is at most 64 KiB however far its compressed chunk expands, and the ratio is checked per
     /// window, so a bomb that follows megabytes of incompressible bytes is refused as soon as it starts.
     @Test func decodedChunksAreBoundedAndTheRatioIsCheckedPerWindow() async throws {
-        try await withServerSession { session, _ in
-            let unlimited = ResponseLimits(maxBodyBytes: .max, maxDecompressionRatio: .max)
+        try await withServerSession({ $0.limits = ResponseLimits(maxBodyBytes: .max, maxDecompressionRatio: .max) }) {
+            session,
+            _ in
             let response = try await session.stream(Request<Data>.get("/fault/bomb", query: ["mib": 32]))
-                .decompressed(within: unlimited)
             var total = 0
             var largest = 0
             for try await chunk in response.body {
@@ -74,18 +88,27 @@ struct StreamPipelineTests {
             }
             #expect(total == 32 << 20)
             #expect(largest <= 64 * 1024, "a chunk of \(largest) bytes")
+        }
+        try await withServerSession { session, _ in
             // 8 MiB that do not compress first: the whole body's ratio stays under 200 for a gigabyte, a window's
             // passes it at once.
             let late = await courierError {
                 let response = try await session.stream(
                     Request<Data>.get("/fault/bomb", query: ["mib": 64, "prefix": 8])
-                ).decompressed(within: ResponseLimits(maxBodyBytes: .max))
+                )
                 var read = 0
                 for try await chunk in response.body { read += chunk.readableBytes }
                 Issue.record("read \(read) bytes of the bomb")
             }
             #expect(late?.code == .decompression)
         }
+    }
+
+    /// A sink that keeps what it was given.
+    final class CollectingSink: ResponseSink {
+        let data = Locked(Data())
+        func head(_ response: StreamedResponse) throws {}
+        func write(_ chunk: ByteBuffer) throws { data.withLock { $0.append(contentsOf: chunk.readableBytesView) } }
     }
 
     @Test func aBodyDroppedUnreadEndsTheTransfer() async throws {

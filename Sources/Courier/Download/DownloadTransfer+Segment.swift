@@ -75,7 +75,7 @@ extension DownloadTransfer {
     /// Sends `writer`'s request and hands it the answer: the head, then each chunk once the bandwidth limits let
     /// it through.
     private func fetch(_ writer: SegmentWriter) async throws {
-        let response = try await session.stream(writer.request)
+        let response = try await session.streamAsSent(writer.request)
         try writer.head(response)
         for try await chunk in response.body {
             for limit in limits { try await limit.take(chunk.readableBytes) }

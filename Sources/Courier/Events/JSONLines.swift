@@ -108,7 +108,7 @@ final class JSONLinesReader<Value: Decodable> {
         }
         let response: StreamedResponse
         do {
-            response = try await lines.session.streamDecoded(request, boundsLength: false)
+            response = try await lines.session.streamWithinLimits(request, boundsLength: false)
         } catch {
             isFinished = true
             throw CourierError.normalized(error)

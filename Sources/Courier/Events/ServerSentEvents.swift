@@ -196,7 +196,7 @@ final class EventStreamReader {
         hasConnected = true
         let response: StreamedResponse
         do {
-            response = try await session.streamDecoded(streamRequest(), boundsLength: false)
+            response = try await session.streamWithinLimits(streamRequest(), boundsLength: false)
         } catch {
             let error = CourierError.normalized(error)
             guard failedReconnects > 0, error.code != .cancelled, error.code != .sessionClosed else {

@@ -122,9 +122,22 @@ struct LeasedBody: AsyncSequence, Sendable {
     private let sinkable: (any SinkableBody)?
     private let lease: PoolLease
     private let failure: @Sendable (any Error) -> CourierError
+    /// How the body is decoded on its way to its reader, when it is.
+    private let decoding: StreamDecoding?
 
-    init(_ response: TransportResponse, lease: PoolLease, failure: @escaping @Sendable (any Error) -> CourierError) {
-        base = response.body
+    init(
+        _ response: TransportResponse,
+        lease: PoolLease,
+        failure: @escaping @Sendable (any Error) -> CourierError,
+        decoding: StreamDecoding?
+    ) {
+        base =
+            decoding.map {
+                ByteStream(
+                    DecompressedChunks(base: response.body, contentEncoding: $0.contentEncoding, limits: $0.limits)
+                )
+            } ?? response.body
+        self.decoding = decoding
         sinkable = response.sinkable
         self.lease = lease
         self.failure = failure
@@ -145,7 +158,11 @@ struct LeasedBody: AsyncSequence, Sendable {
             // The caller's task is not suspended on the body as a reader of a sequence is, so its cancellation
             // is passed on here.
             try await withTaskCancellationHandler {
-                if let sinkable {
+                if let sinkable, let decoding {
+                    let decoder = try DecodingSink(watched, decoding: decoding)
+                    try await sinkable.deliver(into: decoder, suspension: lease.call)
+                    try decoder.finish()
+                } else if let sinkable {
                     try await sinkable.deliver(into: watched, suspension: lease.call)
                 } else {
                     // Through this body's own iterator: it holds each chunk back while the call is suspended.

@@ -19,17 +19,29 @@ extension RequestExecutor {
     ///
     /// With a `sink`, the sink gets the head, then each chunk of the body where it arrives (see
     /// ``Session/stream(_:into:)``), and this returns the head once the body has ended.
+    ///
+    /// The body is decoded as a whole body is (``Configuration/decompressesResponses``), unless `decodesBody` is
+    /// false: a download's ranges count the bytes as the server sent them.
     nonisolated(nonsending) func stream(
         _ request: ErasedRequest,
         known: ResolvedURL? = nil,
-        into sink: (any ResponseSink)? = nil
+        into sink: (any ResponseSink)? = nil,
+        decodesBody: Bool = true
     ) async throws -> StreamedResponse {
         let start = Tick.now
         let trace = tracer.map { RequestTrace(tracer: $0, method: request.method) }
         var started: PreparedRequest?
         do {
             return try await trace.run {
-                try await open(request, known: known, start: start, trace: trace, sink: sink, started: &started)
+                try await open(
+                    request,
+                    known: known,
+                    start: start,
+                    trace: trace,
+                    sink: sink,
+                    decodesBody: decodesBody,
+                    started: &started
+                )
             }
         } catch let error as SinkFailure {
             throw error.thrown  // the sink's own error, as it threw it; the transfer's end reported it
@@ -51,6 +63,7 @@ extension RequestExecutor {
         start: Tick,
         trace: RequestTrace?,
         sink: (any ResponseSink)?,
+        decodesBody: Bool,
         started: inout PreparedRequest?
     ) async throws -> StreamedResponse {
         let prepared = try await begin(request, known: known, start: start, trace: trace)
@@ -77,14 +90,16 @@ extension RequestExecutor {
         let response = opened.answer
         let sent = response.sent ?? prepared  // set on every answer the exchange returns
         call.log?.responseHead(response.status, response.headers, for: sent, since: start)
-        let body = LeasedBody(response, lease: lease, failure: failure)
+        let decoding =
+            decodesBody ? StreamDecoding(response, sent: sent, configuration: configuration) : nil
+        let body = LeasedBody(response, lease: lease, failure: failure, decoding: decoding)
         var streamed = StreamedResponse(
             url: sent.url,
             status: response.status,
             headers: response.headers,
             version: response.version,
             body: ByteStream(body),
-            isContentDecoded: response.isContentDecoded,
+            isContentDecoded: response.isContentDecoded || decoding != nil,
             timing: Timing(
                 startTick: start,
                 firstByteTick: response.firstByte,
@@ -92,6 +107,10 @@ extension RequestExecutor {
                 use: response.connection
             )
         )
+        if decoding != nil {  // the headers describe the body its reader gets
+            streamed.headers[.contentEncoding] = nil
+            streamed.headers[.contentLength] = nil
+        }
         guard let sink else { return streamed }
         streamed.body = .empty
         try await body.deliver(streamed, into: sink)

@@ -16,8 +16,9 @@ public struct StreamedResponse: Sendable {
     public var headers: HTTPFields
     /// The HTTP version that carried the answer (`HTTP/1.1`, `HTTP/2`); `nil` when the transport does not say.
     public var version: String?
-    /// The body as it arrives, not decompressed (see ``decompressed(within:)``); iterate it once. Errors thrown
-    /// while iterating are ``CourierError``s.
+    /// The body as it arrives, decoded as ``Session/send(_:)`` decodes one (gzip and deflate, while
+    /// ``Configuration/decompressesResponses`` is on); iterate it once. Errors thrown while iterating are
+    /// ``CourierError``s.
     public var body: ByteStream
     /// Whether the transport decoded the body already (`URLSession` does), though the headers still name the coding.
     var isContentDecoded = false
@@ -35,9 +36,12 @@ extension Session {
     /// ``Session/pool`` tracks it until its body has been read, failed or been dropped, so its controls (cancel by
     /// id, URL or tag, drain) and the request's total timeout reach the body too: raise the timeout for long
     /// transfers. A transfer takes no slot under the pool's concurrency limits, so a long one never holds up
-    /// short requests. The validators and the cache do not apply, since the caller reads the body itself, and the
-    /// body is not decompressed: call ``StreamedResponse/decompressed(within:)`` to have it decoded as it is read,
-    /// or ask for `Accept-Encoding: identity` when you need the bytes as stored.
+    /// short requests. The validators and the cache do not apply, since the caller reads the body itself.
+    ///
+    /// The body is decoded as it is read, as a whole body is: a gzip or deflate answer arrives decoded, within the
+    /// session's ratio bound (``ResponseLimits/maxDecompressionRatio``; a stream has no bound on bytes), and its
+    /// headers lose `Content-Encoding` and `Content-Length`, which described the coded bytes. For the bytes as the server sent them, turn
+    /// ``Configuration/decompressesResponses`` off, or ask for `Accept-Encoding: identity`.
     ///
     /// ```swift
     /// let response = try await session.stream(Request<Data>.get("/big").timeout(.seconds(3600)))
@@ -81,6 +85,27 @@ extension Session {
         let erased = request.erased
         let (executor, known) = try executor(for: erased)
         return try await executor.stream(erased, known: known, into: sink)
+    }
+}
+
+extension Session {
+    /// ``stream(_:)`` with the body as the server sent it, coded or not: a download's ranges count the coded bytes,
+    /// and the command line counts what arrived as it decodes what it shows.
+    package nonisolated func streamAsSent(_ request: Request<Data>) async throws -> StreamedResponse {
+        let erased = request.erased
+        let (executor, known) = try executor(for: erased)
+        return try await executor.stream(erased, known: known, decodesBody: false)
+    }
+
+    /// ``stream(_:into:)`` with the body as the server sent it (see ``streamAsSent(_:)``).
+    @discardableResult
+    package nonisolated func streamAsSent(
+        _ request: Request<Data>,
+        into sink: some ResponseSink
+    ) async throws -> StreamedResponse {
+        let erased = request.erased
+        let (executor, known) = try executor(for: erased)
+        return try await executor.stream(erased, known: known, into: sink, decodesBody: false)
     }
 }
 

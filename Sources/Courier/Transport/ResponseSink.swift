@@ -12,7 +12,7 @@ public protocol ResponseSink: AnyObject, Sendable {
     /// chunk; its `body` is empty, since the chunks come to ``write(_:)``. Throwing ends the call with that error.
     func head(_ response: StreamedResponse) throws
 
-    /// The next chunk of the body, as it came (not decompressed). Throwing stops the exchange, and the call throws
+    /// The next chunk of the body, decoded as ``Session/stream(_:)`` decodes one. Throwing stops the exchange, and the call throws
     /// that error. With ``AsyncHTTPClientTransport`` it runs on the event loop: it must not wait for anything but
     /// the write it does.
     func write(_ chunk: ByteBuffer) throws
