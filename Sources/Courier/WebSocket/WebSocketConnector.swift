@@ -157,10 +157,13 @@ struct WebSocketConnector: Sendable {
         }
         let timeout = request.timeouts.readIdle
         let timer = loop.scheduleTask(in: TimeAmount(timeout)) {
-            outcome.complete(
+            // Only a handshake the timeout ended is closed: an upgrade that came first is the caller's connection,
+            // though the caller (on a loaded machine) may not have woken to cancel this timer yet.
+            if outcome.complete(
                 .failure(.timeout(.readIdle, after: timeout, url: Redactor.standard.redact(url: url)))
-            )
-            channel.close(promise: nil)
+            ) {
+                channel.close(promise: nil)
+            }
         }
         cancellation.onCancel {
             outcome.complete(.failure(.cancelled()))
@@ -222,7 +225,9 @@ private final class HandshakeOutcome: Sendable {
 
     var future: EventLoopFuture<WebSocketHandshakeHandler.Outcome> { promise.futureResult }
 
-    func complete(_ result: Result<WebSocketHandshakeHandler.Outcome, CourierError>) {
+    /// Completes the outcome with `result` unless it is complete already; returns whether this call completed it.
+    @discardableResult
+    func complete(_ result: Result<WebSocketHandshakeHandler.Outcome, CourierError>) -> Bool {
         let first = isComplete.withLock { complete in
             defer { complete = true }
             return !complete
@@ -230,9 +235,10 @@ private final class HandshakeOutcome: Sendable {
         guard first else {
             // A connection upgraded after a timeout or a cancel won: nobody will use it.
             if case .success(.upgraded(let link, _, _)) = result { link.channel.channel.close(promise: nil) }
-            return
+            return false
         }
         promise.completeWith(result.mapError { $0 as any Error })
+        return true
     }
 }
 
