@@ -64,12 +64,8 @@ struct RequestExecutor: Sendable {
         do {
             let response = try await trace.run { try await prepared() }
             if let started {
-                // The answer is handed on only to accessories that hear it (a send's monitors heard it where it was
-                // delivered): without any, an empty one stands for it and nothing of the answer is retained.
                 let outcome = Result<ResponseBody, CourierError>.success(
-                    request.accessories.isEmpty
-                        ? ResponseBody(status: response.status, headers: [:], data: Data())
-                        : ResponseBody(status: response.status, fields: response.storage.fields, data: response.body)
+                    ResponseBody(status: response.status, fields: response.storage.fields, data: response.body)
                 )
                 report(
                     CallEnd(
